@@ -1,0 +1,7 @@
+# The demo program (scripts/demo traces it).  It links libcuda through the
+# test double's directory, whose soname is libcuda.so.1: at run time the
+# real driver or the double serves it, whichever the loader finds.
+noinst_PROGRAMS += examples/demo
+examples_demo_SOURCES = examples/demo.c
+examples_demo_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
+EXTRA_examples_demo_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1

@@ -1,0 +1,196 @@
+/*
+ * cubatchtrace: the shared vocabularies.
+ *
+ * Every list the shim, the trace catalogue, the cubatchtrace tool and the
+ * documentation have in common is written here once, as an X-macro.  The
+ * numeric values are recorded in traces: never renumber an entry, only
+ * append.
+ *
+ * This header has no dependency besides <stdint.h>; it is safe to include
+ * from the tracepoint header, from the pure validator and from the reader.
+ */
+#ifndef CUBATCHTRACE_CATALOG_H
+#define CUBATCHTRACE_CATALOG_H
+
+#include <stdint.h>
+
+/* X(ID, value, "name") : the function the call was made to. */
+#define CBT_API_LIST(X)                                                        \
+    X(CBT_API_V2, 0, "cuMemcpy3DBatchAsync_v2")                               \
+    X(CBT_API_V2_PTSZ, 1, "cuMemcpy3DBatchAsync_v2_ptsz")                     \
+    X(CBT_API_V1, 2, "cuMemcpy3DBatchAsync")                                  \
+    X(CBT_API_V1_PTSZ, 3, "cuMemcpy3DBatchAsync_ptsz")
+
+/* X(ID, value, "name") : how the caller reached the shim. */
+#define CBT_DOOR_LIST(X)                                                       \
+    X(CBT_DOOR_SYMBOL, 0, "symbol")                                           \
+    X(CBT_DOOR_GETPROCADDRESS, 1, "getprocaddress")                           \
+    X(CBT_DOOR_BINDING, 2, "binding")
+
+/* X(ID, value, "name") : what a batch became. */
+#define CBT_OUTCOME_LIST(X)                                                    \
+    X(CBT_OUTCOME_FORWARDED, 0, "forwarded")                                  \
+    X(CBT_OUTCOME_REFUSED, 1, "refused")                                      \
+    X(CBT_OUTCOME_NO_DRIVER, 2, "no_driver")
+
+/* X(ID, value, "name") : CUmemcpy3DOperandType as recorded. */
+#define CBT_OPERAND_LIST(X)                                                    \
+    X(CBT_OPERAND_INVALID, 0, "INVALID")                                      \
+    X(CBT_OPERAND_POINTER, 1, "POINTER")                                      \
+    X(CBT_OPERAND_ARRAY, 2, "ARRAY")
+
+/* X(ID, value, "name") : CUmemcpySrcAccessOrder as recorded. */
+#define CBT_ACCESS_ORDER_LIST(X)                                               \
+    X(CBT_ORDER_INVALID, 0, "INVALID")                                        \
+    X(CBT_ORDER_STREAM, 1, "STREAM")                                          \
+    X(CBT_ORDER_DURING_API_CALL, 2, "DURING_API_CALL")                        \
+    X(CBT_ORDER_ANY, 3, "ANY")
+
+/* X(ID, value, "name") : CUmemLocationType of a locHint. */
+#define CBT_LOCATION_LIST(X)                                                   \
+    X(CBT_LOC_NONE, 0, "NONE")                                                \
+    X(CBT_LOC_DEVICE, 1, "DEVICE")                                            \
+    X(CBT_LOC_HOST, 2, "HOST")                                                \
+    X(CBT_LOC_HOST_NUMA, 3, "HOST_NUMA")                                      \
+    X(CBT_LOC_HOST_NUMA_CURRENT, 4, "HOST_NUMA_CURRENT")
+
+/* X(ID, value, "name") : the memory an operand lives in, as the shim learned it. */
+#define CBT_MEMKIND_LIST(X)                                                    \
+    X(CBT_MEM_UNKNOWN, 0, "unknown")                                          \
+    X(CBT_MEM_DEVICE, 1, "device")                                            \
+    X(CBT_MEM_HOST_PINNED, 2, "host_pinned")                                  \
+    X(CBT_MEM_HOST_PAGEABLE, 3, "host_pageable")                              \
+    X(CBT_MEM_MANAGED, 4, "managed")                                          \
+    X(CBT_MEM_ARRAY, 5, "array")                                              \
+    X(CBT_MEM_UNMAPPED, 6, "unmapped")
+
+/* X(ID, value, "name") : CUstreamCaptureStatus. */
+#define CBT_CAPTURE_LIST(X)                                                    \
+    X(CBT_CAPTURE_NONE, 0, "NONE")                                            \
+    X(CBT_CAPTURE_ACTIVE, 1, "ACTIVE")                                        \
+    X(CBT_CAPTURE_INVALIDATED, 2, "INVALIDATED")                              \
+    X(CBT_CAPTURE_UNKNOWN, 255, "UNKNOWN")
+
+/* X(ID, value, "name") : which operand of an op a finding is about. */
+#define CBT_SIDE_LIST(X)                                                       \
+    X(CBT_SIDE_NONE, 0, "none")                                               \
+    X(CBT_SIDE_SRC, 1, "src")                                                 \
+    X(CBT_SIDE_DST, 2, "dst")
+
+/* X(ID, value, "name") : the CUresult values a batch call is seen to return. */
+#define CBT_CURESULT_LIST(X)                                                   \
+    X(CBT_CU_SUCCESS, 0, "CUDA_SUCCESS")                                      \
+    X(CBT_CU_INVALID_VALUE, 1, "CUDA_ERROR_INVALID_VALUE")                    \
+    X(CBT_CU_OUT_OF_MEMORY, 2, "CUDA_ERROR_OUT_OF_MEMORY")                    \
+    X(CBT_CU_NOT_INITIALIZED, 3, "CUDA_ERROR_NOT_INITIALIZED")                \
+    X(CBT_CU_DEINITIALIZED, 4, "CUDA_ERROR_DEINITIALIZED")                    \
+    X(CBT_CU_NO_DEVICE, 100, "CUDA_ERROR_NO_DEVICE")                          \
+    X(CBT_CU_INVALID_DEVICE, 101, "CUDA_ERROR_INVALID_DEVICE")                \
+    X(CBT_CU_INVALID_CONTEXT, 201, "CUDA_ERROR_INVALID_CONTEXT")              \
+    X(CBT_CU_SHARED_OBJECT_INIT_FAILED, 303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED") \
+    X(CBT_CU_INVALID_HANDLE, 400, "CUDA_ERROR_INVALID_HANDLE")                \
+    X(CBT_CU_NOT_FOUND, 500, "CUDA_ERROR_NOT_FOUND")                          \
+    X(CBT_CU_ILLEGAL_ADDRESS, 700, "CUDA_ERROR_ILLEGAL_ADDRESS")              \
+    X(CBT_CU_NOT_PERMITTED, 800, "CUDA_ERROR_NOT_PERMITTED")                  \
+    X(CBT_CU_NOT_SUPPORTED, 801, "CUDA_ERROR_NOT_SUPPORTED")                  \
+    X(CBT_CU_CAPTURE_UNSUPPORTED, 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED") \
+    X(CBT_CU_CAPTURE_INVALIDATED, 901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED") \
+    X(CBT_CU_UNKNOWN, 999, "CUDA_ERROR_UNKNOWN")
+
+/* X(ID, value, "name") */
+#define CBT_SEVERITY_LIST(X)                                                   \
+    X(CBT_SEV_ERROR, 0, "error")                                              \
+    X(CBT_SEV_HAZARD, 1, "hazard")                                            \
+    X(CBT_SEV_WARNING, 2, "warning")
+
+/*
+ * X(name, value, severity, "one line of explanation")
+ * The rule names are part of the interface (trace, tool, documentation).
+ */
+#define CBT_RULE_LIST(X)                                                                                       \
+    X(num_ops_zero, 0, CBT_SEV_ERROR, "numOps is 0: the driver returns CUDA_ERROR_INVALID_VALUE")                \
+    X(op_list_null, 1, CBT_SEV_ERROR, "opList is NULL with numOps > 0")                                        \
+    X(flags_nonzero, 2, CBT_SEV_ERROR, "the batch flags argument is not 0")                                    \
+    X(stream_null, 3, CBT_SEV_ERROR, "the stream is NULL (the legacy default stream is not allowed)")           \
+    X(stream_legacy, 4, CBT_SEV_ERROR, "the stream is CU_STREAM_LEGACY")                                       \
+    X(extent_zero, 5, CBT_SEV_ERROR, "a width, height or depth of the extent is 0")                            \
+    X(row_length_too_small, 6, CBT_SEV_ERROR, "a pointer operand's rowLength is neither 0 nor >= the width")  \
+    X(layer_height_too_small, 7, CBT_SEV_ERROR, "a pointer operand's layerHeight is neither 0 nor >= the height") \
+    X(access_order_invalid, 8, CBT_SEV_ERROR, "srcAccessOrder is not STREAM, DURING_API_CALL or ANY")          \
+    X(op_flags_invalid, 9, CBT_SEV_ERROR, "the op's flags hold a bit other than PREFER_OVERLAP_WITH_COMPUTE")   \
+    X(operand_type_invalid, 10, CBT_SEV_ERROR, "an operand type is neither POINTER nor ARRAY")                 \
+    X(pointer_null, 11, CBT_SEV_ERROR, "a pointer operand is NULL")                                            \
+    X(pointer_unmapped, 12, CBT_SEV_ERROR,                                                                     \
+      "a pointer operand is neither CUDA memory nor mapped host memory (the driver crashes on it)")             \
+    X(array_null, 13, CBT_SEV_ERROR, "an array operand's CUarray is NULL")                                     \
+    X(array_out_of_bounds, 14, CBT_SEV_ERROR, "offset + extent runs past the CUDA array's size")               \
+    X(array_element_size_mismatch, 15, CBT_SEV_ERROR,                                                          \
+      "an array-to-array copy between arrays whose element sizes differ")                                      \
+    X(device_out_of_bounds, 16, CBT_SEV_ERROR, "the operand's footprint runs past the end of its allocation")  \
+    X(overlap_dst_dst, 17, CBT_SEV_HAZARD, "two ops of the batch write the same bytes (copies have no order)")  \
+    X(overlap_src_dst, 18, CBT_SEV_HAZARD, "one op reads bytes another op of the batch writes")                \
+    X(overlap_self, 19, CBT_SEV_HAZARD, "an op's source and destination overlap")                              \
+    X(lochint_ignored, 20, CBT_SEV_WARNING,                                                                    \
+      "a locHint on memory that is neither managed nor pageable: the driver ignores it")                       \
+    X(lochint_invalid, 21, CBT_SEV_WARNING,                                                                    \
+      "a locHint type outside the enum or a device id the system lacks (silently accepted)")                   \
+    X(pageable_stream_order, 22, CBT_SEV_WARNING,                                                              \
+      "a pageable host source copied with srcAccessOrder STREAM (the driver stages it synchronously)")         \
+    X(during_api_call_device_source, 23, CBT_SEV_WARNING,                                                      \
+      "DURING_API_CALL on a device-memory source, where it buys nothing")
+
+#define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
+enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 4 };
+enum cbt_door { CBT_DOOR_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_outcome { CBT_OUTCOME_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_operand_kind { CBT_OPERAND_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_access_order { CBT_ACCESS_ORDER_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_location { CBT_LOCATION_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_memkind { CBT_MEMKIND_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_capture { CBT_CAPTURE_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_side { CBT_SIDE_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_severity { CBT_SEVERITY_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_curesult { CBT_CURESULT_LIST(CBT_ENUM_ENTRY_) };
+#undef CBT_ENUM_ENTRY_
+
+#define CBT_RULE_ENUM_ENTRY_(name, val, sev, text) CBT_RULE_##name = val,
+enum cbt_rule { CBT_RULE_LIST(CBT_RULE_ENUM_ENTRY_) CBT_RULE_COUNT };
+#undef CBT_RULE_ENUM_ENTRY_
+
+struct cbt_rule_info {
+    const char *name;
+    enum cbt_severity severity;
+    const char *text;
+};
+
+/*
+ * Name lookups for the enumerations above; NULL for a value outside the
+ * list.  Defined as static inline so the shim, the tool and tests share
+ * them without a library.
+ */
+#define CBT_NAME_CASE_(ID, val, name) \
+    case val:                         \
+        return name;
+static inline const char *cbt_api_name(unsigned v) { switch (v) { CBT_API_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_door_name(unsigned v) { switch (v) { CBT_DOOR_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_outcome_name(unsigned v) { switch (v) { CBT_OUTCOME_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_operand_name(unsigned v) { switch (v) { CBT_OPERAND_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_access_order_name(unsigned v) { switch (v) { CBT_ACCESS_ORDER_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_location_name(unsigned v) { switch (v) { CBT_LOCATION_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_memkind_name(unsigned v) { switch (v) { CBT_MEMKIND_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_capture_name(unsigned v) { switch (v) { CBT_CAPTURE_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_side_name(unsigned v) { switch (v) { CBT_SIDE_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_severity_name(unsigned v) { switch (v) { CBT_SEVERITY_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_curesult_name(unsigned v) { switch (v) { CBT_CURESULT_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+#undef CBT_NAME_CASE_
+
+#define CBT_RULE_INFO_ENTRY_(name, val, sev, text) [val] = {#name, sev, text},
+static const struct cbt_rule_info cbt_rules[CBT_RULE_COUNT] = {CBT_RULE_LIST(CBT_RULE_INFO_ENTRY_)};
+#undef CBT_RULE_INFO_ENTRY_
+
+static inline const struct cbt_rule_info *cbt_rule(unsigned v)
+{
+    return v < CBT_RULE_COUNT ? &cbt_rules[v] : (const struct cbt_rule_info *)0;
+}
+
+#endif /* CUBATCHTRACE_CATALOG_H */

@@ -1,0 +1,93 @@
+/*
+ * cubatchtrace validator: check a cuMemcpy3DBatchAsync op list without a GPU.
+ *
+ * The validator is pure: ops in, findings out.  It never calls the driver
+ * and never traces.  What only the driver can tell (the memory kind of a
+ * pointer, the bounds of its allocation, the size and format of a CUDA
+ * array) is handed in through struct cbt_operand_info; leave it zeroed
+ * (CBT_MEM_UNKNOWN) and the rules that need it stay silent.
+ *
+ * Link with -lcubatchtrace-validate.
+ */
+#ifndef CUBATCHTRACE_VALIDATE_H
+#define CUBATCHTRACE_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda.h>
+
+#include <cubatchtrace/catalog.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What is known about one operand of one op. All-zero means "nothing known". */
+struct cbt_operand_info {
+    uint8_t kind;          /* enum cbt_memkind */
+    int32_t device;        /* device ordinal the memory lives on; -1: host or unknown */
+    uint64_t alloc_base;   /* pointer operands: the allocation holding the pointer ... */
+    uint64_t alloc_size;   /* ... and its size in bytes; 0: bounds unknown */
+    /* Array operands (kind CBT_MEM_ARRAY), from cuArray3DGetDescriptor: */
+    uint64_t array_width;  /* in elements */
+    uint64_t array_height; /* 0 for a 1D array: treated as 1 */
+    uint64_t array_depth;  /* 0 for a 1D or 2D array: treated as 1 */
+    uint32_t elem_size;    /* bytes per element (format size * channels); 0: unknown */
+};
+
+/* Facts about the batch as a whole. */
+struct cbt_batch_view {
+    size_t num_ops;
+    const CUDA_MEMCPY3D_BATCH_OP *ops;
+    unsigned long long flags;
+    CUstream stream;
+    const struct cbt_operand_info *src_info; /* num_ops entries, or NULL */
+    const struct cbt_operand_info *dst_info; /* num_ops entries, or NULL */
+    int device_count;                        /* devices in the system; <= 0: unknown */
+};
+
+#define CBT_NO_OP ((uint64_t)-1)
+
+struct cbt_finding {
+    uint16_t rule;     /* enum cbt_rule */
+    uint8_t severity;  /* enum cbt_severity (== cbt_rules[rule].severity) */
+    uint8_t side;      /* enum cbt_side: the operand at fault, if any */
+    uint64_t op;       /* index of the op; CBT_NO_OP for batch-level rules */
+    uint64_t other_op; /* overlaps: the other op; CBT_NO_OP otherwise */
+    uint64_t value;    /* the value at fault (a rowLength, a width, an end offset...) */
+    uint64_t limit;    /* what it was checked against */
+};
+
+/* Reusable state (scratch memory for the overlap sweep). Not thread-safe: one per thread. */
+struct cbt_validator;
+
+struct cbt_validator *cbt_validator_new(void);
+void cbt_validator_free(struct cbt_validator *v);
+
+/*
+ * Check a batch.  Writes at most `cap` findings to `out` (which may be NULL
+ * when cap is 0) in a stable order: batch-level findings first, then by op
+ * index, then overlaps.  Returns the total number of findings, which may be
+ * larger than cap; returns (size_t)-1 only if scratch memory could not be
+ * allocated (the structural rules were then still checked and written).
+ *
+ * Overlaps are exact: an operand's footprint is its rows (pitch from rowLength,
+ * layerHeight and the element size), not its bounding box; arrays overlap when
+ * their 3D boxes on the same CUarray intersect.  Cost is O(n log n) in ops.
+ */
+size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *batch, struct cbt_finding *out,
+                    size_t cap);
+
+/* Bytes an op moves (extent * element size; element size 1 for pointer-to-pointer). */
+uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                      const struct cbt_operand_info *dst);
+
+/* Element size an op copies with: 1 for pointer-to-pointer, else the array's (0 if unknown). */
+uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                          const struct cbt_operand_info *dst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUBATCHTRACE_VALIDATE_H */

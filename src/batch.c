@@ -1,0 +1,303 @@
+/*
+ * The common path behind every door: validate the batch (when anyone will
+ * hear of it), record it, refuse it in strict mode, forward it.
+ *
+ * Cost discipline: with CUBATCHTRACE_MODE=observe, no session listening and
+ * no stderr report, a batch costs two loads and a few branches on top of the
+ * driver call; operand queries, validation and clock reads only happen when
+ * their result goes somewhere.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shim.h"
+#include "tp.h"
+
+/* Per-thread scratch memory, grown on demand and reused, so the steady state
+ * allocates nothing.  Only a pointer lives in TLS (initial-exec TLS is scarce
+ * when the shim is dlopened rather than preloaded). */
+struct scratch {
+    struct cbt_validator *validator;
+    size_t cap_ops;
+    struct cbt_operand_info *src, *dst;
+    size_t cap_findings;
+    struct cbt_finding *findings;
+    struct cbt_tp_ops ops;
+};
+
+static CBT_TLS struct scratch *tls_scratch;
+static CBT_TLS int tls_depth; /* > 0 while this thread is inside cbt_batch */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
+static uint64_t next_batch_id;
+static int no_driver_warned, no_memory_warned;
+
+static void scratch_free(void *p)
+{
+    struct scratch *s = p;
+    if (!s)
+        return;
+    cbt_validator_free(s->validator);
+    free(s->src);
+    free(s->dst);
+    free(s->findings);
+    free(s);
+}
+
+static void make_scratch_key(void) { (void)pthread_key_create(&scratch_key, scratch_free); }
+
+static bool grow(void **p, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 64;
+    while (n < want)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+static struct scratch *scratch_for(size_t num_ops)
+{
+    struct scratch *s = tls_scratch;
+    if (cbt_unlikely(!s)) {
+        pthread_once(&scratch_key_once, make_scratch_key);
+        s = calloc(1, sizeof *s);
+        if (!s || !(s->validator = cbt_validator_new())) {
+            free(s);
+            return NULL;
+        }
+        tls_scratch = s;
+        (void)pthread_setspecific(scratch_key, s);
+    }
+    if (num_ops > s->cap_ops) {
+        size_t c1 = s->cap_ops, c2 = s->cap_ops;
+        if (!grow((void **)&s->src, &c1, num_ops, sizeof *s->src) ||
+            !grow((void **)&s->dst, &c2, num_ops, sizeof *s->dst))
+            return NULL;
+        s->cap_ops = c1 < c2 ? c1 : c2;
+    }
+    if (!s->findings && !grow((void **)&s->findings, &s->cap_findings, 64, sizeof *s->findings))
+        return NULL;
+    return s;
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static CUresult forward(enum cbt_api api, void *fn, size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                        unsigned long long flags, CUstream stream)
+{
+    if (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)
+        return ((cbt_batch_v1_fn)fn)(n, ops, fail_idx, flags, stream);
+    return ((cbt_batch_v2_fn)fn)(n, ops, flags, stream);
+}
+
+static CUresult no_driver(enum cbt_api api)
+{
+    const struct cbt_real *real = cbt_real();
+    cbt_warn_once(&no_driver_warned, "%s; %s returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+                  real->error[0] ? real->error : "the CUDA driver lacks this function", cbt_api_name(api));
+    return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+}
+
+/* Fill the structure-of-arrays chunk [first, first+count) of the ops. */
+static void fill_ops(struct cbt_tp_ops *t, uint64_t batch_id, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t first,
+                     uint32_t count, const struct cbt_operand_info *src, const struct cbt_operand_info *dst)
+{
+    t->batch_id = batch_id;
+    t->first = first;
+    t->count = count;
+    for (uint32_t k = 0; k < count; k++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &ops[first + k];
+        const struct cbt_operand_info *si = &src[first + k], *di = &dst[first + k];
+#define OPERAND(side, o, info)                                                              \
+        t->side##_type[k] = (uint8_t)(o).type;                                             \
+        t->side##_mem[k] = (info)->kind;                                                   \
+        t->side##_device[k] = (info)->device;                                              \
+        if ((o).type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {                                    \
+            t->side##_addr[k] = (uint64_t)(uintptr_t)(o).op.array.array;                   \
+            t->side##_row_length[k] = t->side##_layer_height[k] = 0;                       \
+            t->side##_lochint_type[k] = 0;                                                 \
+            t->side##_lochint_id[k] = 0;                                                   \
+            t->side##_x[k] = (o).op.array.offset.x;                                        \
+            t->side##_y[k] = (o).op.array.offset.y;                                        \
+            t->side##_z[k] = (o).op.array.offset.z;                                        \
+        } else {                                                                           \
+            t->side##_addr[k] = (uint64_t)(o).op.ptr.ptr;                                  \
+            t->side##_row_length[k] = (o).op.ptr.rowLength;                                \
+            t->side##_layer_height[k] = (o).op.ptr.layerHeight;                            \
+            t->side##_lochint_type[k] = (uint8_t)(o).op.ptr.locHint.type;                  \
+            t->side##_lochint_id[k] = (o).op.ptr.locHint.id;                               \
+            t->side##_x[k] = t->side##_y[k] = t->side##_z[k] = 0;                          \
+        }
+        OPERAND(src, op->src, si)
+        OPERAND(dst, op->dst, di)
+#undef OPERAND
+        t->width[k] = op->extent.width;
+        t->height[k] = op->extent.height;
+        t->depth[k] = op->extent.depth;
+        t->access_order[k] = (uint8_t)op->srcAccessOrder;
+        t->op_flags[k] = op->flags;
+        t->elem_size[k] = cbt_op_elem_size(op, si, di);
+        t->bytes[k] = cbt_op_bytes(op, si, di);
+    }
+}
+
+/* Stream, context, device and capture state of a batch, for the record. */
+static void describe_stream(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_tp_batch *b)
+{
+    int ptsz = api == CBT_API_V2_PTSZ || api == CBT_API_V1_PTSZ;
+    unsigned long long id = 0;
+    CUcontext ctx = NULL;
+    CUstreamCaptureStatus cap;
+    b->capture = CBT_CAPTURE_UNKNOWN;
+    b->device = -1;
+    if (real->stream_get_id[ptsz] && real->stream_get_id[ptsz](stream, &id) == CUDA_SUCCESS)
+        b->stream_id = id;
+    if (real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS) {
+        b->context = (uint64_t)(uintptr_t)ctx;
+        CUdevice dev;
+        if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
+            b->device = dev;
+    }
+    if (real->stream_is_capturing[ptsz] && real->stream_is_capturing[ptsz](stream, &cap) == CUDA_SUCCESS)
+        b->capture = (uint8_t)cap;
+}
+
+static void record_batch(struct scratch *s, struct cbt_tp_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, void *caller)
+{
+    size_t n = ops ? (size_t)b->num_ops : 0;
+    bool per_op = cbt_tp_enabled(op);
+    size_t first = 0;
+    do {
+        uint32_t count = n - first < CBT_TP_OPS_PER_EVENT ? (uint32_t)(n - first) : CBT_TP_OPS_PER_EVENT;
+        fill_ops(&s->ops, b->batch_id, ops, first, count, s->src, s->dst);
+        if (first == 0)
+            cbt_tp(batch, b, &s->ops, caller);
+        else
+            cbt_tp(batch_ops, &s->ops, caller);
+        if (per_op)
+            for (uint32_t k = 0; k < count; k++)
+                cbt_tp(op, &s->ops, k, caller);
+        first += count;
+    } while (first < n);
+}
+
+CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+                   CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
+                   void *caller)
+{
+    const struct cbt_config *cfg = cbt_config();
+    /* Off, or a batch the driver makes from inside a batch: pass straight through. */
+    if (cfg->mode == CBT_MODE_OFF || tls_depth > 0)
+        return real_fn ? forward(api, real_fn, num_ops, ops, fail_idx, flags, stream) : no_driver(api);
+    tls_depth++;
+    cbt_tracing_init();
+
+    bool trace_batch = cbt_tp_enabled(batch);
+    bool trace_findings = cbt_tp_enabled(finding);
+    bool want_findings = trace_findings || cfg->report_stderr || cfg->mode == CBT_MODE_STRICT;
+    const struct cbt_real *real = cbt_real();
+    uint64_t id = __atomic_fetch_add(&next_batch_id, 1, __ATOMIC_RELAXED);
+    struct scratch *s = NULL;
+    size_t nf = 0;
+    bool refuse = false;
+    uint64_t first_bad = UINT64_MAX;
+
+    if (trace_batch || want_findings) {
+        s = scratch_for(num_ops);
+        if (!s) {
+            cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation or record");
+            trace_batch = want_findings = false;
+        }
+    }
+    if (s) {
+        size_t n = ops ? num_ops : 0;
+        if (n)
+            cbt_learn_operands(real, n, ops, s->src, s->dst);
+        struct cbt_batch_view view = {
+            .num_ops = num_ops, .ops = ops, .flags = flags, .stream = stream,
+            .src_info = n ? s->src : NULL, .dst_info = n ? s->dst : NULL,
+            .device_count = cbt_device_count(real),
+        };
+        nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
+        if (nf != (size_t)-1 && nf > s->cap_findings &&
+            grow((void **)&s->findings, &s->cap_findings, nf, sizeof *s->findings))
+            nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
+        if (nf == (size_t)-1)
+            nf = 0;
+        size_t kept = nf < s->cap_findings ? nf : s->cap_findings;
+        for (size_t i = 0; i < kept; i++) {
+            const struct cbt_finding *f = &s->findings[i];
+            if (trace_findings) {
+                struct cbt_tp_finding tf = {
+                    .batch_id = id, .rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
+                    .other_op = f->other_op, .value = f->value, .limit = f->limit,
+                    .caller = (uint64_t)(uintptr_t)caller,
+                };
+                cbt_tp(finding, &tf, caller);
+            }
+            if (cfg->report_stderr)
+                cbt_report_finding(f, ops, num_ops, id, api, door, caller);
+            if (cfg->mode == CBT_MODE_STRICT &&
+                (f->severity == CBT_SEV_ERROR || (cfg->strict_hazards && f->severity == CBT_SEV_HAZARD))) {
+                refuse = true;
+                if (f->op < first_bad)
+                    first_bad = f->op;
+            }
+        }
+    }
+
+    CUresult res;
+    uint8_t outcome;
+    uint64_t t0 = 0, t1 = 0;
+    if (refuse) {
+        /* Refused before the driver sees it; the 12.8 ABI learns the first bad op. */
+        res = CUDA_ERROR_INVALID_VALUE;
+        outcome = CBT_OUTCOME_REFUSED;
+        if (fail_idx)
+            *fail_idx = first_bad == UINT64_MAX ? SIZE_MAX : (size_t)first_bad;
+    } else if (cbt_unlikely(!real_fn)) {
+        res = no_driver(api);
+        outcome = CBT_OUTCOME_NO_DRIVER;
+    } else {
+        if (trace_batch)
+            t0 = now_ns();
+        res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
+        if (trace_batch)
+            t1 = now_ns();
+        outcome = CBT_OUTCOME_FORWARDED;
+    }
+
+    if (trace_batch) {
+        struct cbt_tp_batch b = {
+            .batch_id = id, .api = (uint8_t)api, .door = (uint8_t)door, .outcome = outcome,
+            .capture = CBT_CAPTURE_UNKNOWN, .num_ops = num_ops, .flags = flags,
+            .op_list = (uint64_t)(uintptr_t)ops, .stream = (uint64_t)(uintptr_t)stream, .device = -1,
+            .result = (uint32_t)res,
+            .fail_idx = (fail_idx && (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)) ? (uint64_t)*fail_idx
+                                                                                   : UINT64_MAX,
+            .driver_ns = t1 - t0, .caller = (uint64_t)(uintptr_t)caller, .findings = (uint32_t)nf,
+            .validated = 1,
+        };
+        /* Never query a stream the shim refused or could not forward: it may be garbage. */
+        if (outcome == CBT_OUTCOME_FORWARDED)
+            describe_stream(real, api, stream, &b);
+        record_batch(s, &b, ops, caller);
+    }
+    tls_depth--;
+    return res;
+}

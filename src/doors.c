@@ -1,0 +1,237 @@
+/*
+ * The doors: every way a program reaches cuMemcpy3DBatchAsync.  Each one is a
+ * thin function that names its API variant and door and hands over to
+ * cbt_batch(); none holds logic of its own.
+ *
+ *   symbol          the four exported batch functions (direct link, dlsym)
+ *   getprocaddress  the wrappers cuGetProcAddress(_v2) hands out
+ *   binding         memcpy_3d_batch_async_v2(), the binding-shaped entry
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define CALLER() __builtin_return_address(0)
+
+/* Forward to the real driver's exported function of that variant. */
+#define REAL(api) (cbt_real()->batch[api])
+
+/* ---- door "symbol" ---- */
+
+CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                            unsigned long long flags, CUstream hStream)
+{
+    return cbt_batch(CBT_API_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_V2), numOps, opList, NULL, flags, hStream, CALLER());
+}
+
+CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                                 unsigned long long flags, CUstream hStream)
+{
+    return cbt_batch(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V2_PTSZ), numOps, opList, NULL, flags, hStream,
+                     CALLER());
+}
+
+/* The CUDA 12.8 ABI (cuda.h 13 no longer declares it). */
+CBT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                                         unsigned long long flags, CUstream hStream)
+{
+    return cbt_batch(CBT_API_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_V1), numOps, opList, failIdx, flags, hStream,
+                     CALLER());
+}
+
+CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+                                              unsigned long long flags, CUstream hStream)
+{
+    return cbt_batch(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags,
+                     hStream, CALLER());
+}
+
+/* ---- door "binding" ---- */
+
+/*
+ * The binding-shaped entry of cuda.bindings' memcpy_3d_batch_async_v2:
+ * integers for the op list and the stream, so any FFI (ctypes, cffi, Julia,
+ * Rust) can call it.  Validates, records and forwards to
+ * cuMemcpy3DBatchAsync_v2; returns the CUresult.
+ */
+CBT_EXPORT CUresult memcpy_3d_batch_async_v2(size_t num_ops, intptr_t op_list, unsigned long long flags,
+                                             intptr_t h_stream)
+{
+    return cbt_batch(CBT_API_V2, CBT_DOOR_BINDING, REAL(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list,
+                     NULL, flags, (CUstream)h_stream, CALLER());
+}
+
+/* ---- door "getprocaddress" ---- */
+
+/*
+ * The pointer the driver handed out for each variant.  It is the exported
+ * symbol on the drivers measured, but the wrappers call what the driver
+ * handed out, so a driver that answers with another address is still
+ * forwarded to exactly what the caller would have called.
+ */
+static void *gpa_target[CBT_API_COUNT_];
+
+static void *gpa_fn(enum cbt_api api)
+{
+    void *p = __atomic_load_n(&gpa_target[api], __ATOMIC_ACQUIRE);
+    return p ? p : REAL(api);
+}
+
+static CUresult gpa_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    return cbt_batch(CBT_API_V2, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2), n, ops, NULL, flags, s, CALLER());
+}
+
+static CUresult gpa_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    return cbt_batch(CBT_API_V2_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2_PTSZ), n, ops, NULL, flags, s,
+                     CALLER());
+}
+
+static CUresult gpa_v1(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags, CUstream s)
+{
+    return cbt_batch(CBT_API_V1, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1), n, ops, fail, flags, s, CALLER());
+}
+
+static CUresult gpa_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags,
+                            CUstream s)
+{
+    return cbt_batch(CBT_API_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1_PTSZ), n, ops, fail, flags, s,
+                     CALLER());
+}
+
+static void *const gpa_wrapper[CBT_API_COUNT_] = {
+    [CBT_API_V2] = (void *)gpa_v2,
+    [CBT_API_V2_PTSZ] = (void *)gpa_v2_ptsz,
+    [CBT_API_V1] = (void *)gpa_v1,
+    [CBT_API_V1_PTSZ] = (void *)gpa_v1_ptsz,
+};
+
+static void *const symbol_door[CBT_API_COUNT_] = {
+    [CBT_API_V2] = (void *)cuMemcpy3DBatchAsync_v2,
+    [CBT_API_V2_PTSZ] = (void *)cuMemcpy3DBatchAsync_v2_ptsz,
+    [CBT_API_V1] = (void *)cuMemcpy3DBatchAsync,
+    [CBT_API_V1_PTSZ] = (void *)cuMemcpy3DBatchAsync_ptsz,
+};
+
+CBT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+CBT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult *symbolStatus);
+
+static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip);
+
+void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, enum cbt_door door)
+{
+    if (!p)
+        return p;
+    const struct cbt_real *real = cbt_real();
+    /* By pointer: what the driver returned is one of its exported entries. */
+    for (int a = 0; a < CBT_API_COUNT_; a++) {
+        if (p == real->batch[a]) {
+            trace_lookup(door == CBT_DOOR_SYMBOL ? "dlsym" : "cuGetProcAddress", symbol, version, flags, a, p);
+            return door == CBT_DOOR_SYMBOL ? symbol_door[a] : gpa_wrapper[a];
+        }
+    }
+    if (p == (void *)real->gpa5)
+        return (void *)cuGetProcAddress_v2;
+    if (p == (void *)real->gpa4)
+        return (void *)cuGetProcAddress;
+    /* By name, version and flags (the driver's table) for a driver that hands
+     * out internal addresses: remember the pointer and hand out the wrapper. */
+    if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuMemcpy3DBatchAsync")) {
+        bool ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+        enum cbt_api a = version >= 13000 ? (ptsz ? CBT_API_V2_PTSZ : CBT_API_V2)
+                                          : (ptsz ? CBT_API_V1_PTSZ : CBT_API_V1);
+        __atomic_store_n(&gpa_target[a], p, __ATOMIC_RELEASE);
+        trace_lookup("cuGetProcAddress", symbol, version, flags, a, p);
+        return gpa_wrapper[a];
+    }
+    if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
+        return version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    return p;
+}
+
+static int no_driver_warned;
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
+{
+    const struct cbt_real *real = cbt_real();
+    if (cbt_unlikely(!real->gpa5)) {
+        cbt_warn_once(&no_driver_warned, "%s; cuGetProcAddress_v2 returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+                      real->error[0] ? real->error : "the CUDA driver has no cuGetProcAddress_v2");
+        if (pfn)
+            *pfn = NULL;
+        return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+    }
+    CUresult r = real->gpa5(symbol, pfn, cudaVersion, flags, symbolStatus);
+    if (r == CUDA_SUCCESS && pfn && cbt_config()->mode != CBT_MODE_OFF)
+        *pfn = cbt_wrap_proc(symbol, *pfn, cudaVersion, flags, CBT_DOOR_GETPROCADDRESS);
+    return r;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    const struct cbt_real *real = cbt_real();
+    if (cbt_unlikely(!real->gpa4)) {
+        cbt_warn_once(&no_driver_warned, "%s; cuGetProcAddress returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+                      real->error[0] ? real->error : "the CUDA driver has no cuGetProcAddress");
+        if (pfn)
+            *pfn = NULL;
+        return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+    }
+    CUresult r = real->gpa4(symbol, pfn, cudaVersion, flags);
+    if (r == CUDA_SUCCESS && pfn && cbt_config()->mode != CBT_MODE_OFF)
+        *pfn = cbt_wrap_proc(symbol, *pfn, cudaVersion, flags, CBT_DOOR_GETPROCADDRESS);
+    return r;
+}
+
+/* ---- dlsym ---- */
+
+/*
+ * Called by the dlsym entry stub (dlsym_stub.S) with the caller's arguments.
+ * Returns the shim's door when the lookup would have found one of the real
+ * driver's hooked functions, or NULL: the stub then jumps to the real dlsym
+ * with the caller's own return address, so RTLD_NEXT and RTLD_DEFAULT are
+ * resolved from the caller's point of view, exactly as without the shim.
+ */
+void *cbt_dlsym_hook(void *handle, const char *name) __attribute__((visibility("hidden")));
+void *cbt_dlsym_hook(void *handle, const char *name)
+{
+    /* Cheap filter first: every name of interest starts with "cu" and is one of six. */
+    if (!name || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") &&
+        strncmp(name, "cuMemcpy3DBatchAsync", 20))
+        return NULL;
+    if (cbt_config()->mode == CBT_MODE_OFF)
+        return NULL;
+    /* Resolved from the shim's point of view; for RTLD_NEXT that finds the
+     * driver where the caller's view might have found this shim first: both
+     * map to the shim's door. */
+    void *p = cbt_real_dlsym(handle, name);
+    void *w = cbt_wrap_proc(name, p, 0, 0, CBT_DOOR_SYMBOL);
+    return w != p ? w : NULL;
+}
+
+/* ---- lookup events ---- */
+
+#include "tp.h"
+
+static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip)
+{
+    cbt_trace_lookup(via, symbol ? symbol : "", version, flags, api, ip);
+}
+
+#if !defined(__x86_64__)
+/* Without the assembly stub, lookups are made from the shim's point of view:
+ * RTLD_NEXT and RTLD_DEFAULT then search as if the shim had called. */
+CBT_EXPORT void *dlsym(void *handle, const char *name)
+{
+    void *w = cbt_dlsym_hook(handle, name);
+    return w ? w : cbt_real_dlsym(handle, name);
+}
+#endif

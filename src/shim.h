@@ -1,0 +1,89 @@
+/*
+ * Internal interfaces of the preload library.  Every exported door (doors.c)
+ * hands over to cbt_batch() (batch.c); the real driver is found once
+ * (driver.c); what the shim learns about operands is operands.c; findings go
+ * to the trace and, on request, to stderr (report.c).
+ */
+#ifndef CBT_SHIM_H
+#define CBT_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#undef cuGetProcAddress
+#undef cuMemcpy3DBatchAsync
+
+#include <cubatchtrace/catalog.h>
+#include <cubatchtrace/validate.h>
+
+#define CBT_EXPORT __attribute__((visibility("default")))
+#define CBT_TLS __attribute__((tls_model("initial-exec"))) __thread
+#define cbt_likely(x) __builtin_expect(!!(x), 1)
+#define cbt_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The two ABIs of the batch function. */
+typedef CUresult (*cbt_batch_v2_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*cbt_batch_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+typedef CUresult (*cbt_gpa4_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*cbt_gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+/* The real driver's entry points the shim uses.  A NULL entry was not found. */
+struct cbt_real {
+    void *handle;              /* dlopen handle of the real libcuda; NULL if not loaded */
+    void *batch[CBT_API_COUNT_]; /* the four exported batch functions, by enum cbt_api */
+    cbt_gpa4_fn gpa4;          /* cuGetProcAddress (4 arguments) */
+    cbt_gpa5_fn gpa5;          /* cuGetProcAddress_v2 */
+    CUresult (*pointer_get_attributes)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+    CUresult (*mem_get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*array3d_get_descriptor)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
+    CUresult (*device_get_count)(int *);
+    CUresult (*stream_get_ctx[2])(CUstream, CUcontext *);      /* [1]: _ptsz */
+    CUresult (*stream_get_id[2])(CUstream, unsigned long long *);
+    CUresult (*stream_is_capturing[2])(CUstream, CUstreamCaptureStatus *);
+    CUresult (*ctx_get_device_v2)(CUdevice *, CUcontext);
+    char error[256];           /* why the driver could not be loaded */
+};
+
+/* The real driver, found once (thread-safe; safe to call from any constructor). */
+const struct cbt_real *cbt_real(void);
+
+/* The real dlsym, found without going through the shim's own. */
+void *cbt_real_dlsym(void *handle, const char *name);
+
+/* Print one line on stderr, prefixed "cubatchtrace: ", at most once per `once` flag. */
+void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Configuration, read once with secure_getenv. */
+enum cbt_mode { CBT_MODE_OBSERVE, CBT_MODE_OFF, CBT_MODE_STRICT };
+struct cbt_config {
+    enum cbt_mode mode;
+    bool strict_hazards;  /* CUBATCHTRACE_STRICT=hazards */
+    bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
+};
+const struct cbt_config *cbt_config(void);
+
+/* The common path behind every door. fail_idx is non-NULL only for the 12.8 ABI. */
+CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+                   CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
+                   void *caller);
+
+/* Map a pointer the driver handed out (by cuGetProcAddress or dlsym) to the
+ * shim's wrapper for it; returns `p` itself when it is not one the shim hooks. */
+void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, enum cbt_door door);
+
+/* Tracing: load the provider on first use; true when any cubatchtrace event is enabled. */
+void cbt_tracing_init(void);
+
+/* operands.c: learn what the driver knows about every operand of a batch. */
+struct cbt_operand_cache;
+void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                        struct cbt_operand_info *src, struct cbt_operand_info *dst);
+int cbt_device_count(const struct cbt_real *real);
+
+/* report.c: one line on stderr per (rule, call site). */
+void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
+                        uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * Tracepoint definitions and the loading of the provider.
+ *
+ * The probes live in libcubatchtrace-tp.so (tracepoints/), which links
+ * LTTng-UST.  The shim loads it at its first batch, so a program that never
+ * makes a batch never starts LTTng-UST's threads; without the provider (no
+ * LTTng-UST on the machine) every tracepoint stays disabled and the shim
+ * still validates, reports and forwards.
+ */
+#include "config.h"
+
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
+#include "tp.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
+static int provider_warned;
+
+static void load_provider(void)
+{
+    char path[PATH_MAX];
+    const char *env = secure_getenv("CUBATCHTRACE_TP_LIB");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else {
+        /* Beside the shim itself, wherever it was installed or built. */
+        Dl_info info;
+        if (!dladdr((void *)load_provider, &info) || !info.dli_fname) {
+            cbt_warn_once(&provider_warned, "tracing off: cannot tell where libcubatchtrace.so is");
+            return;
+        }
+        const char *slash = strrchr(info.dli_fname, '/');
+        int dirlen = slash ? (int)(slash - info.dli_fname) : 1;
+        snprintf(path, sizeof path, "%.*s/libcubatchtrace-tp.so", dirlen, slash ? info.dli_fname : ".");
+    }
+    if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+        const char *e = dlerror();
+        cbt_warn_once(&provider_warned, "tracing off: cannot load %s: %s", path, e ? e : "?");
+    }
+}
+
+void cbt_tracing_init(void) { pthread_once(&provider_once, load_provider); }
+
+void cbt_trace_lookup(const char *via, const char *symbol, int version, uint64_t flags, int api, void *ip)
+{
+    if (cbt_tp_enabled(lookup))
+        cbt_tp(lookup, via, symbol, version, flags, api, ip);
+}

@@ -1,0 +1,1209 @@
+/*
+ * fakecuda: a test double of the NVIDIA driver (libcuda.so.1).
+ *
+ * It exists so that the shim, its tests and the demo run on machines without
+ * a GPU.  "Device" memory is host memory kept in a registry, so that pointer
+ * attributes, allocation bounds and the batch copies behave like the real
+ * driver's.  The accept/reject rules of the cuMemcpy3DBatchAsync entry points
+ * follow the table measured on an H200 (shared/facts/h200-driver.md) and are
+ * pinned by tests/fakecuda/test_fakecuda_table.c: change both together.
+ *
+ * Ground rules, because the double runs inside other people's processes:
+ *  - never print, never exit or abort: report through CUresult only;
+ *  - every shared structure is behind one mutex;
+ *  - what cuGetProcAddress hands out is the library's own address of the
+ *    exported symbol, never an interposed one (see FC_ENTRY).
+ */
+#include <cuda.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+/*
+ * cuda.h renames these to their newest versions; the double also exports the
+ * old spellings (the CUDA 12.8 batch ABI, the 4-argument cuGetProcAddress),
+ * so it needs the plain names back.
+ */
+#undef cuMemcpy3DBatchAsync
+#undef cuGetProcAddress
+
+#define FC_DRIVER_VERSION 13000
+#define FC_MAX_DEVICES 8
+
+/*
+ * FC_ENTRY(ret, name, params) { body } defines the static function fc_<name>
+ * and exports <name> as an alias of it.  Inside the library we only ever take
+ * the address of fc_<name>: with default visibility, &name would go through
+ * the GOT and yield whatever a preloaded library (the shim) interposes, and
+ * cuGetProcAddress would then hand the shim its own wrapper back.
+ */
+#define FC_ENTRY(ret, name, params)                                                               \
+    static ret fc_##name params;                                                                  \
+    extern __typeof__(fc_##name) name __attribute__((alias("fc_" #name), visibility("default"))); \
+    static ret fc_##name params
+
+#define FC_EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------ state */
+
+enum fc_mem_kind { FC_MEM_DEVICE, FC_MEM_PINNED, FC_MEM_MANAGED };
+
+struct fc_alloc {
+    uintptr_t base;
+    size_t size;
+    enum fc_mem_kind kind;
+    int device;
+    CUcontext ctx;
+    unsigned long long buffer_id;
+};
+
+/* Contexts, streams and arrays are validated by membership in these lists,
+ * never by dereferencing a handle the caller made up. */
+struct fc_ctx {
+    int device;
+    bool primary;
+    unsigned retain;
+    struct fc_ctx *next;
+};
+
+struct fc_stream {
+    struct fc_ctx *ctx;
+    unsigned long long id;
+    struct fc_stream *next;
+};
+
+struct fc_array {
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    size_t w, h, d; /* Height/Depth 0 counted as 1 */
+    size_t elem;    /* bytes per element: format size x channels */
+    unsigned char *data;
+    struct fc_ctx *ctx;
+    struct fc_array *next;
+};
+
+static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Sorted by base, non-overlapping (they are real heap blocks), so a binary
+ * search finds the allocation that contains an interior pointer. */
+static struct fc_alloc *fc_allocs;
+static size_t fc_nallocs, fc_cap_allocs;
+
+static struct fc_ctx fc_primary[FC_MAX_DEVICES];
+static struct fc_ctx *fc_contexts; /* created with cuCtxCreate */
+static struct fc_stream *fc_streams;
+static struct fc_array *fc_arrays;
+
+static __thread struct fc_ctx *fc_current;
+static __thread unsigned long long fc_ptds_id; /* per-thread stream's id, 0 until asked */
+
+static atomic_ullong fc_batch_count;
+static atomic_ullong fc_next_id = 16; /* stream and buffer ids; small ids reserved */
+#define FC_LEGACY_STREAM_ID 1ULL
+
+static pthread_once_t fc_once = PTHREAD_ONCE_INIT;
+static int fc_ndevices = 1;
+
+static void fc_read_env(void)
+{
+    const char *s = getenv("FAKECUDA_DEVICE_COUNT");
+    if (s && *s) {
+        char *end;
+        errno = 0;
+        long n = strtol(s, &end, 10);
+        if (!errno && *end == '\0' && n >= 0)
+            fc_ndevices = n > FC_MAX_DEVICES ? FC_MAX_DEVICES : (int)n;
+    }
+    for (int i = 0; i < FC_MAX_DEVICES; i++) {
+        fc_primary[i].device = i;
+        fc_primary[i].primary = true;
+    }
+}
+
+static int fc_device_count(void)
+{
+    pthread_once(&fc_once, fc_read_env);
+    return fc_ndevices;
+}
+
+static bool fc_device_ok(CUdevice dev) { return dev >= 0 && dev < fc_device_count(); }
+
+/* Callers hold fc_lock. */
+static bool fc_ctx_known_locked(CUcontext c)
+{
+    struct fc_ctx *x = (struct fc_ctx *)c;
+    if (x >= &fc_primary[0] && x < &fc_primary[FC_MAX_DEVICES])
+        return x->device < fc_ndevices;
+    for (struct fc_ctx *p = fc_contexts; p; p = p->next)
+        if (p == x)
+            return true;
+    return false;
+}
+
+static struct fc_stream *fc_stream_find_locked(CUstream s)
+{
+    for (struct fc_stream *p = fc_streams; p; p = p->next)
+        if ((CUstream)p == s)
+            return p;
+    return NULL;
+}
+
+static struct fc_array *fc_array_find_locked(CUarray a)
+{
+    for (struct fc_array *p = fc_arrays; p; p = p->next)
+        if ((CUarray)p == a)
+            return p;
+    return NULL;
+}
+
+/* Index of the last allocation whose base is <= p, or fc_nallocs when none. */
+static size_t fc_alloc_floor_locked(uintptr_t p)
+{
+    size_t lo = 0, hi = fc_nallocs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fc_allocs[mid].base <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? fc_nallocs : lo - 1;
+}
+
+/* Copies out the allocation containing p; false for memory the driver does
+ * not know (pageable host memory, or nothing at all). */
+static bool fc_alloc_lookup(uintptr_t p, struct fc_alloc *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&fc_lock);
+    size_t i = fc_alloc_floor_locked(p);
+    if (i < fc_nallocs && p - fc_allocs[i].base < fc_allocs[i].size) {
+        *out = fc_allocs[i];
+        found = true;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    return found;
+}
+
+static CUresult fc_alloc_new(size_t size, size_t align, enum fc_mem_kind kind, void **out)
+{
+    struct fc_ctx *ctx = fc_current;
+    if (!out || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *mem = NULL;
+    if (posix_memalign(&mem, align, size) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+
+    pthread_mutex_lock(&fc_lock);
+    if (fc_nallocs == fc_cap_allocs) {
+        size_t cap = fc_cap_allocs ? fc_cap_allocs * 2 : 64;
+        struct fc_alloc *grown = realloc(fc_allocs, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&fc_lock);
+            free(mem);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        fc_allocs = grown;
+        fc_cap_allocs = cap;
+    }
+    uintptr_t base = (uintptr_t)mem;
+    size_t i = fc_alloc_floor_locked(base);
+    i = i == fc_nallocs ? 0 : i + 1;
+    memmove(&fc_allocs[i + 1], &fc_allocs[i], (fc_nallocs - i) * sizeof *fc_allocs);
+    fc_allocs[i] = (struct fc_alloc){ .base = base, .size = size, .kind = kind,
+                                      .device = ctx->device, .ctx = (CUcontext)ctx,
+                                      .buffer_id = atomic_fetch_add(&fc_next_id, 1) };
+    fc_nallocs++;
+    pthread_mutex_unlock(&fc_lock);
+    *out = mem;
+    return CUDA_SUCCESS;
+}
+
+/* Frees the allocation that starts exactly at p if its kind is allowed;
+ * interior pointers and foreign memory are INVALID_VALUE, as in the driver. */
+static CUresult fc_alloc_free(uintptr_t p, bool host_api)
+{
+    pthread_mutex_lock(&fc_lock);
+    size_t i = fc_alloc_floor_locked(p);
+    if (i == fc_nallocs || fc_allocs[i].base != p ||
+        (fc_allocs[i].kind == FC_MEM_PINNED) != host_api) {
+        pthread_mutex_unlock(&fc_lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memmove(&fc_allocs[i], &fc_allocs[i + 1], (fc_nallocs - i - 1) * sizeof *fc_allocs);
+    fc_nallocs--;
+    pthread_mutex_unlock(&fc_lock);
+    free((void *)p);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------- introspection (tests) */
+
+FC_EXPORT unsigned long long fakecuda_batch_calls(void) { return atomic_load(&fc_batch_count); }
+
+FC_EXPORT void fakecuda_reset_counts(void) { atomic_store(&fc_batch_count, 0); }
+
+/* ------------------------------------------------------- errors, version */
+
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} fc_errors[] = {
+    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+    { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
+    { CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+    { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+};
+
+FC_ENTRY(CUresult, cuGetErrorName, (CUresult error, const char **pStr))
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof fc_errors / sizeof fc_errors[0]; i++)
+        if (fc_errors[i].code == error) {
+            *pStr = fc_errors[i].name;
+            return CUDA_SUCCESS;
+        }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FC_ENTRY(CUresult, cuGetErrorString, (CUresult error, const char **pStr))
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof fc_errors / sizeof fc_errors[0]; i++)
+        if (fc_errors[i].code == error) {
+            *pStr = fc_errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FC_ENTRY(CUresult, cuInit, (unsigned int Flags))
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_device_count() > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+
+FC_ENTRY(CUresult, cuDriverGetVersion, (int *driverVersion))
+{
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = FC_DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+FC_ENTRY(CUresult, cuDeviceGetCount, (int *count))
+{
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = fc_device_count();
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuDeviceGet, (CUdevice *device, int ordinal))
+{
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_device_ok(ordinal))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuDeviceGetName, (char *name, int len, CUdevice dev))
+{
+    static const char fake[] = "NVIDIA H200 (fakecuda)";
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_device_ok(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    size_t n = (size_t)len - 1 < sizeof fake - 1 ? (size_t)len - 1 : sizeof fake - 1;
+    memcpy(name, fake, n);
+    name[n] = '\0';
+    return CUDA_SUCCESS;
+}
+
+/* --------------------------------------------------------------- contexts */
+
+FC_ENTRY(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_device_ok(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fc_lock);
+    fc_primary[dev].retain++;
+    pthread_mutex_unlock(&fc_lock);
+    *pctx = (CUcontext)&fc_primary[dev];
+    return CUDA_SUCCESS;
+}
+
+/* The primary context object lives for the whole process, so a handle kept
+ * past the last release stays harmless (the real one is merely inactive). */
+FC_ENTRY(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))
+{
+    if (!fc_device_ok(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fc_lock);
+    if (fc_primary[dev].retain == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        fc_primary[dev].retain--;
+    pthread_mutex_unlock(&fc_lock);
+    return r;
+}
+
+static CUresult fc_ctx_create(CUcontext *pctx, CUdevice dev)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_device_ok(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    struct fc_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    c->device = dev;
+    pthread_mutex_lock(&fc_lock);
+    c->next = fc_contexts;
+    fc_contexts = c;
+    pthread_mutex_unlock(&fc_lock);
+    fc_current = c; /* a new context is made current, as cuCtxCreate does */
+    *pctx = (CUcontext)c;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxCreate_v2, (CUcontext *pctx, unsigned int flags, CUdevice dev))
+{
+    return fc_ctx_create(pctx, dev);
+}
+
+FC_ENTRY(CUresult, cuCtxCreate_v3,
+         (CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice dev))
+{
+    return fc_ctx_create(pctx, dev);
+}
+
+FC_ENTRY(CUresult, cuCtxCreate_v4,
+         (CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev))
+{
+    return fc_ctx_create(pctx, dev);
+}
+
+/* Destroying a context frees what was made in it, like the driver; other
+ * threads that still have it current are the caller's problem, as there. */
+FC_ENTRY(CUresult, cuCtxDestroy_v2, (CUcontext ctx))
+{
+    struct fc_ctx *c = (struct fc_ctx *)ctx;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_ctx **pp = &fc_contexts;
+    while (*pp && *pp != c)
+        pp = &(*pp)->next;
+    if (!c || !*pp) {
+        pthread_mutex_unlock(&fc_lock);
+        return CUDA_ERROR_INVALID_CONTEXT; /* unknown, or a primary context */
+    }
+    *pp = c->next;
+    for (struct fc_stream **sp = &fc_streams; *sp;) {
+        struct fc_stream *s = *sp;
+        if (s->ctx == c) {
+            *sp = s->next;
+            free(s);
+        } else {
+            sp = &s->next;
+        }
+    }
+    for (struct fc_array **ap = &fc_arrays; *ap;) {
+        struct fc_array *a = *ap;
+        if (a->ctx == c) {
+            *ap = a->next;
+            free(a->data);
+            free(a);
+        } else {
+            ap = &a->next;
+        }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < fc_nallocs; i++) {
+        if (fc_allocs[i].ctx == ctx)
+            free((void *)fc_allocs[i].base);
+        else
+            fc_allocs[kept++] = fc_allocs[i];
+    }
+    fc_nallocs = kept;
+    pthread_mutex_unlock(&fc_lock);
+    if (fc_current == c)
+        fc_current = NULL;
+    free(c);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxSetCurrent, (CUcontext ctx))
+{
+    if (ctx) {
+        pthread_once(&fc_once, fc_read_env);
+        pthread_mutex_lock(&fc_lock);
+        bool ok = fc_ctx_known_locked(ctx);
+        pthread_mutex_unlock(&fc_lock);
+        if (!ok)
+            return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    fc_current = (struct fc_ctx *)ctx;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxGetCurrent, (CUcontext *pctx))
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = (CUcontext)fc_current;
+    return CUDA_SUCCESS;
+}
+
+/* NULL means the calling thread's current context (CUDA 13 _v2 APIs). */
+static CUresult fc_ctx_resolve(CUcontext ctx, struct fc_ctx **out)
+{
+    if (!ctx) {
+        if (!fc_current)
+            return CUDA_ERROR_INVALID_CONTEXT;
+        *out = fc_current;
+        return CUDA_SUCCESS;
+    }
+    pthread_once(&fc_once, fc_read_env);
+    pthread_mutex_lock(&fc_lock);
+    bool ok = fc_ctx_known_locked(ctx);
+    pthread_mutex_unlock(&fc_lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *out = (struct fc_ctx *)ctx;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxGetDevice, (CUdevice *device))
+{
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *device = fc_current->device;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxGetDevice_v2, (CUdevice *device, CUcontext ctx))
+{
+    struct fc_ctx *c;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_ctx_resolve(ctx, &c);
+    if (r == CUDA_SUCCESS)
+        *device = c->device;
+    return r;
+}
+
+/* Every operation completes before its call returns, so there is nothing to
+ * wait for. */
+FC_ENTRY(CUresult, cuCtxSynchronize, (void))
+{
+    return fc_current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+FC_ENTRY(CUresult, cuCtxSynchronize_v2, (CUcontext ctx))
+{
+    struct fc_ctx *c;
+    return fc_ctx_resolve(ctx, &c);
+}
+
+/* ----------------------------------------------------------------- memory */
+
+/* Device allocations of the real driver are at least 256-byte aligned;
+ * callers may rely on it for vector accesses. */
+FC_ENTRY(CUresult, cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize))
+{
+    void *p;
+    CUresult r = fc_alloc_new(bytesize, 256, FC_MEM_DEVICE, &p);
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+FC_ENTRY(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
+{
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    return fc_alloc_free((uintptr_t)dptr, false);
+}
+
+FC_ENTRY(CUresult, cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags))
+{
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p;
+    CUresult r = fc_alloc_new(bytesize, 4096, FC_MEM_MANAGED, &p);
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+FC_ENTRY(CUresult, cuMemAllocHost_v2, (void **pp, size_t bytesize))
+{
+    return fc_alloc_new(bytesize, 4096, FC_MEM_PINNED, pp);
+}
+
+FC_ENTRY(CUresult, cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags))
+{
+    return fc_alloc_new(bytesize, 4096, FC_MEM_PINNED, pp);
+}
+
+FC_ENTRY(CUresult, cuMemFreeHost, (void *p)) { return fc_alloc_free((uintptr_t)p, true); }
+
+FC_ENTRY(CUresult, cuMemGetAddressRange_v2, (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr))
+{
+    struct fc_alloc a;
+    if (!fc_alloc_lookup((uintptr_t)dptr, &a))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = (CUdeviceptr)a.base;
+    if (psize)
+        *psize = a.size;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * One attribute of one pointer.  known == false is memory the driver does not
+ * know: cuPointerGetAttribute reports INVALID_VALUE for it, cuPointerGetAttributes
+ * writes the documented "NULL" defaults instead.  Boolean attributes are
+ * written as one byte (C bool), so callers must not read them into an
+ * uninitialised int.
+ */
+static CUresult fc_pointer_attr(void *data, CUpointer_attribute attr, CUdeviceptr ptr, bool known,
+                                const struct fc_alloc *a, bool defaults)
+{
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!known && !defaults)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = known ? a->ctx : NULL;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = !known ? 0u
+                                : a->kind == FC_MEM_PINNED ? (unsigned)CU_MEMORYTYPE_HOST
+                                                           : (unsigned)CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(CUdeviceptr *)data = known ? ptr : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        /* Plain device memory has no host address. */
+        if (known && a->kind == FC_MEM_DEVICE && !defaults)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = known && a->kind != FC_MEM_DEVICE ? (void *)(uintptr_t)ptr : NULL;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(bool *)data = known && a->kind == FC_MEM_MANAGED;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = known ? a->device : -2; /* -2: the runtime's cudaInvalidDeviceId */
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(CUdeviceptr *)data = known ? (CUdeviceptr)a->base : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = known ? a->size : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = known ? a->buffer_id : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+        *(bool *)data = known;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+        *(bool *)data = false;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        *(bool *)data = known && a->kind == FC_MEM_DEVICE;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+FC_ENTRY(CUresult, cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
+{
+    struct fc_alloc a;
+    bool known = fc_alloc_lookup((uintptr_t)ptr, &a);
+    return fc_pointer_attr(data, attribute, ptr, known, &a, false);
+}
+
+FC_ENTRY(CUresult, cuPointerGetAttributes,
+         (unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr))
+{
+    if (numAttributes == 0 || !attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_alloc a;
+    bool known = fc_alloc_lookup((uintptr_t)ptr, &a);
+    for (unsigned i = 0; i < numAttributes; i++) {
+        CUresult r = fc_pointer_attr(data[i], attributes[i], ptr, known, &a, true);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+FC_ENTRY(CUresult, cuStreamCreate, (CUstream *phStream, unsigned int Flags))
+{
+    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct fc_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->ctx = fc_current;
+    s->id = atomic_fetch_add(&fc_next_id, 1);
+    pthread_mutex_lock(&fc_lock);
+    s->next = fc_streams;
+    fc_streams = s;
+    pthread_mutex_unlock(&fc_lock);
+    *phStream = (CUstream)s;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuStreamDestroy_v2, (CUstream hStream))
+{
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream **pp = &fc_streams;
+    while (*pp && (CUstream)*pp != hStream)
+        pp = &(*pp)->next;
+    struct fc_stream *s = *pp;
+    if (s)
+        *pp = s->next;
+    pthread_mutex_unlock(&fc_lock);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+enum fc_stream_kind { FC_STREAM_LEGACY, FC_STREAM_PTDS, FC_STREAM_USER };
+
+/*
+ * Classifies a handle for the stream queries.  NULL is the default stream:
+ * the legacy one for the plain entry points, the per-thread one for _ptsz.
+ */
+static CUresult fc_stream_classify(CUstream h, bool ptsz, enum fc_stream_kind *kind, struct fc_stream *copy)
+{
+    if (h == NULL)
+        *kind = ptsz ? FC_STREAM_PTDS : FC_STREAM_LEGACY;
+    else if (h == CU_STREAM_LEGACY)
+        *kind = FC_STREAM_LEGACY;
+    else if (h == CU_STREAM_PER_THREAD)
+        *kind = FC_STREAM_PTDS;
+    else {
+        pthread_mutex_lock(&fc_lock);
+        struct fc_stream *s = fc_stream_find_locked(h);
+        if (s && copy)
+            *copy = *s;
+        pthread_mutex_unlock(&fc_lock);
+        if (!s)
+            return CUDA_ERROR_INVALID_HANDLE;
+        *kind = FC_STREAM_USER;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_stream_sync(CUstream h, bool ptsz)
+{
+    enum fc_stream_kind k;
+    return fc_stream_classify(h, ptsz, &k, NULL);
+}
+
+FC_ENTRY(CUresult, cuStreamSynchronize, (CUstream hStream)) { return fc_stream_sync(hStream, false); }
+FC_ENTRY(CUresult, cuStreamSynchronize_ptsz, (CUstream hStream)) { return fc_stream_sync(hStream, true); }
+
+static CUresult fc_stream_get_ctx(CUstream h, bool ptsz, CUcontext *pctx, CUgreenCtx *pgreen)
+{
+    enum fc_stream_kind k;
+    struct fc_stream s;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct fc_ctx *c = k == FC_STREAM_USER ? s.ctx : fc_current;
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *pctx = (CUcontext)c;
+    if (pgreen)
+        *pgreen = NULL; /* the double has no green contexts */
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuStreamGetCtx, (CUstream hStream, CUcontext *pctx))
+{
+    return fc_stream_get_ctx(hStream, false, pctx, NULL);
+}
+FC_ENTRY(CUresult, cuStreamGetCtx_ptsz, (CUstream hStream, CUcontext *pctx))
+{
+    return fc_stream_get_ctx(hStream, true, pctx, NULL);
+}
+FC_ENTRY(CUresult, cuStreamGetCtx_v2, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx))
+{
+    return fc_stream_get_ctx(hStream, false, pCtx, pGreenCtx);
+}
+FC_ENTRY(CUresult, cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx))
+{
+    return fc_stream_get_ctx(hStream, true, pCtx, pGreenCtx);
+}
+
+/* Ids are unique in the process; each thread's per-thread stream has its own. */
+static CUresult fc_stream_get_id(CUstream h, bool ptsz, unsigned long long *id)
+{
+    enum fc_stream_kind k;
+    struct fc_stream s;
+    if (!id)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    switch (k) {
+    case FC_STREAM_LEGACY:
+        *id = FC_LEGACY_STREAM_ID;
+        break;
+    case FC_STREAM_PTDS:
+        if (!fc_ptds_id)
+            fc_ptds_id = atomic_fetch_add(&fc_next_id, 1);
+        *id = fc_ptds_id;
+        break;
+    case FC_STREAM_USER:
+        *id = s.id;
+        break;
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuStreamGetId, (CUstream hStream, unsigned long long *streamId))
+{
+    return fc_stream_get_id(hStream, false, streamId);
+}
+FC_ENTRY(CUresult, cuStreamGetId_ptsz, (CUstream hStream, unsigned long long *streamId))
+{
+    return fc_stream_get_id(hStream, true, streamId);
+}
+
+/* The double never captures. */
+static CUresult fc_stream_is_capturing(CUstream h, bool ptsz, CUstreamCaptureStatus *st)
+{
+    enum fc_stream_kind k;
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    if (r == CUDA_SUCCESS)
+        *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return r;
+}
+
+FC_ENTRY(CUresult, cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
+{
+    return fc_stream_is_capturing(hStream, false, captureStatus);
+}
+FC_ENTRY(CUresult, cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
+{
+    return fc_stream_is_capturing(hStream, true, captureStatus);
+}
+
+/* ----------------------------------------------------------------- arrays */
+
+static size_t fc_format_size(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 4;
+    default:
+        return 0; /* packed, YUV and block-compressed formats: not modelled */
+    }
+}
+
+FC_ENTRY(CUresult, cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc))
+{
+    if (!pHandle || !desc)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t fsize = fc_format_size(desc->Format);
+    unsigned ch = desc->NumChannels;
+    if (fsize == 0 || (ch != 1 && ch != 2 && ch != 4) || desc->Width == 0 ||
+        (desc->Height == 0 && desc->Depth != 0 && !(desc->Flags & CUDA_ARRAY3D_LAYERED)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+
+    struct fc_array *a = calloc(1, sizeof *a);
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->desc = *desc;
+    a->w = desc->Width;
+    a->h = desc->Height ? desc->Height : 1;
+    a->d = desc->Depth ? desc->Depth : 1;
+    a->elem = fsize * ch;
+    a->ctx = fc_current;
+    size_t bytes;
+    if (__builtin_mul_overflow(a->w, a->h, &bytes) || __builtin_mul_overflow(bytes, a->d, &bytes) ||
+        __builtin_mul_overflow(bytes, a->elem, &bytes) || !(a->data = calloc(1, bytes))) {
+        free(a);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&fc_lock);
+    a->next = fc_arrays;
+    fc_arrays = a;
+    pthread_mutex_unlock(&fc_lock);
+    *pHandle = (CUarray)a;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuArray3DGetDescriptor_v2, (CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray))
+{
+    if (!pArrayDescriptor)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_array *a = fc_array_find_locked(hArray);
+    if (a)
+        *pArrayDescriptor = a->desc;
+    pthread_mutex_unlock(&fc_lock);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FC_ENTRY(CUresult, cuArrayDestroy, (CUarray hArray))
+{
+    pthread_mutex_lock(&fc_lock);
+    struct fc_array **pp = &fc_arrays;
+    while (*pp && (CUarray)*pp != hArray)
+        pp = &(*pp)->next;
+    struct fc_array *a = *pp;
+    if (a)
+        *pp = a->next;
+    pthread_mutex_unlock(&fc_lock);
+    if (!a)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(a->data);
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------- the batch */
+
+/* Where one side of an op starts and how it steps, in bytes. */
+struct fc_side {
+    unsigned char *origin;
+    size_t row_pitch, layer_pitch;
+};
+
+/* An array operand, looked up and copied out under the lock. */
+struct fc_array_ref {
+    size_t w, h, d, elem;
+    unsigned char *data;
+};
+
+static bool fc_array_ref(CUarray h, struct fc_array_ref *out)
+{
+    if (!h)
+        return false;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_array *a = fc_array_find_locked(h);
+    if (a)
+        *out = (struct fc_array_ref){ a->w, a->h, a->d, a->elem, a->data };
+    pthread_mutex_unlock(&fc_lock);
+    return a != NULL;
+}
+
+static bool fc_fits(size_t off, size_t len, size_t limit)
+{
+    return off <= limit && len <= limit - off;
+}
+
+/*
+ * A pointer operand.  Only device and managed allocations are bounds-checked:
+ * pinned memory is not, and memory the driver does not know is pageable host
+ * memory that is simply touched (an unmapped address crashes, as on the H200).
+ */
+static CUresult fc_resolve_pointer(const CUmemcpy3DOperand *o, const CUextent3D *ext, size_t elem,
+                                   struct fc_side *side)
+{
+    if (o->op.ptr.ptr == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (o->op.ptr.rowLength != 0 && o->op.ptr.rowLength < ext->width)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (o->op.ptr.layerHeight != 0 && o->op.ptr.layerHeight < ext->height)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t row_len = o->op.ptr.rowLength ? o->op.ptr.rowLength : ext->width;
+    size_t layer_h = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : ext->height;
+    size_t row_pitch, layer_pitch, rows, span, row_bytes, footprint;
+    if (__builtin_mul_overflow(row_len, elem, &row_pitch) ||
+        __builtin_mul_overflow(layer_h, row_pitch, &layer_pitch) ||
+        __builtin_mul_overflow(ext->depth - 1, layer_h, &rows) ||
+        __builtin_add_overflow(rows, ext->height - 1, &rows) ||
+        __builtin_mul_overflow(rows, row_pitch, &span) ||
+        __builtin_mul_overflow(ext->width, elem, &row_bytes) ||
+        __builtin_add_overflow(span, row_bytes, &footprint))
+        return CUDA_ERROR_INVALID_VALUE;
+
+    uintptr_t p = (uintptr_t)o->op.ptr.ptr;
+    struct fc_alloc a;
+    if (fc_alloc_lookup(p, &a) && a.kind != FC_MEM_PINNED && !fc_fits(p - a.base, footprint, a.size))
+        return CUDA_ERROR_INVALID_VALUE;
+    *side = (struct fc_side){ (unsigned char *)p, row_pitch, layer_pitch };
+    return CUDA_SUCCESS;
+}
+
+/* An array operand: offset and extent are in elements. */
+static CUresult fc_resolve_array(const CUmemcpy3DOperand *o, const CUextent3D *ext, const struct fc_array_ref *a,
+                                 struct fc_side *side)
+{
+    const CUoffset3D *off = &o->op.array.offset;
+    if (!fc_fits(off->x, ext->width, a->w) || !fc_fits(off->y, ext->height, a->h) ||
+        !fc_fits(off->z, ext->depth, a->d))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t row_pitch = a->w * a->elem, layer_pitch = row_pitch * a->h;
+    side->origin = a->data + off->z * layer_pitch + off->y * row_pitch + off->x * a->elem;
+    side->row_pitch = row_pitch;
+    side->layer_pitch = layer_pitch;
+    return CUDA_SUCCESS;
+}
+
+/* Checks one op as the H200 does; on success fills in what the copy needs. */
+static CUresult fc_resolve_op(const CUDA_MEMCPY3D_BATCH_OP *op, struct fc_side *src, struct fc_side *dst,
+                              size_t *row_bytes)
+{
+    const CUextent3D *ext = &op->extent;
+    if (op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ext->width == 0 || ext->height == 0 || ext->depth == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+
+    const CUmemcpy3DOperand *ops[2] = { &op->src, &op->dst };
+    struct fc_array_ref arr[2];
+    size_t elem = 1; /* pointer <-> pointer copies count in bytes */
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+            if (!fc_array_ref(ops[i]->op.array.array, &arr[i]))
+                return CUDA_ERROR_INVALID_VALUE;
+            elem = arr[i].elem;
+        } else if (ops[i]->type != CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    if (ops[0]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && ops[1]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY &&
+        arr[0].elem != arr[1].elem)
+        return CUDA_ERROR_INVALID_VALUE;
+
+    struct fc_side *sides[2] = { src, dst };
+    for (int i = 0; i < 2; i++) {
+        CUresult r = ops[i]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY
+                         ? fc_resolve_array(ops[i], ext, &arr[i], sides[i])
+                         : fc_resolve_pointer(ops[i], ext, elem, sides[i]);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    *row_bytes = ext->width * elem; /* cannot overflow: checked for the operands */
+    return CUDA_SUCCESS;
+}
+
+/*
+ * The common body of the four entry points.  All ops are checked before any
+ * is copied, so a rejected batch leaves memory as it was; the copies are
+ * synchronous, so every stream is always idle.
+ */
+static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
+                         CUstream hStream)
+{
+    atomic_fetch_add(&fc_batch_count, 1);
+    if (failIdx)
+        *failIdx = SIZE_MAX;
+    if (numOps == 0 || !opList || flags != 0 || hStream == NULL || hStream == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hStream != CU_STREAM_PER_THREAD) {
+        pthread_mutex_lock(&fc_lock);
+        bool known = fc_stream_find_locked(hStream) != NULL;
+        pthread_mutex_unlock(&fc_lock);
+        if (!known)
+            return CUDA_ERROR_INVALID_HANDLE;
+    }
+
+    struct fc_side src, dst;
+    size_t row_bytes;
+    for (size_t i = 0; i < numOps; i++) {
+        CUresult r = fc_resolve_op(&opList[i], &src, &dst, &row_bytes);
+        if (r != CUDA_SUCCESS) {
+            if (failIdx)
+                *failIdx = i;
+            return r;
+        }
+    }
+    for (size_t i = 0; i < numOps; i++) {
+        fc_resolve_op(&opList[i], &src, &dst, &row_bytes);
+        for (size_t z = 0; z < opList[i].extent.depth; z++)
+            for (size_t y = 0; y < opList[i].extent.height; y++)
+                memmove(dst.origin + z * dst.layer_pitch + y * dst.row_pitch,
+                        src.origin + z * src.layer_pitch + y * src.row_pitch, row_bytes);
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DBatchAsync_v2,
+         (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(numOps, opList, NULL, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DBatchAsync_v2_ptsz,
+         (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(numOps, opList, NULL, flags, hStream);
+}
+
+/* The CUDA 12.8 ABI, still exported by the 13.0 driver. */
+FC_ENTRY(CUresult, cuMemcpy3DBatchAsync,
+         (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(numOps, opList, failIdx, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DBatchAsync_ptsz,
+         (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(numOps, opList, failIdx, flags, hStream);
+}
+
+/* ------------------------------------------------------ cuGetProcAddress */
+
+/*
+ * name, the first CUDA version at which this ABI is handed out, and the
+ * function for the legacy and the per-thread default stream.  A name may
+ * appear several times: the entry with the highest version not above the
+ * caller's wins, as in the driver (e.g. "cuCtxGetDevice" becomes the
+ * two-argument cuCtxGetDevice_v2 from 13000 on, "cuStreamGetCtx" the
+ * three-argument cuStreamGetCtx_v2 from 12050 on).
+ */
+static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *status);
+
+FC_ENTRY(CUresult, cuGetProcAddress_v2,
+         (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus))
+{
+    return fc_get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+FC_ENTRY(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags))
+{
+    return fc_get_proc(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+#define FC_FN(f) ((void *)(f))
+static const struct fc_proc {
+    const char *name;
+    int since;
+    void *fn, *fn_ptsz;
+} fc_procs[] = {
+    { "cuGetErrorString", 6000, FC_FN(fc_cuGetErrorString), NULL },
+    { "cuGetErrorName", 6000, FC_FN(fc_cuGetErrorName), NULL },
+    { "cuInit", 2000, FC_FN(fc_cuInit), NULL },
+    { "cuDriverGetVersion", 2020, FC_FN(fc_cuDriverGetVersion), NULL },
+    { "cuDeviceGet", 2000, FC_FN(fc_cuDeviceGet), NULL },
+    { "cuDeviceGetCount", 2000, FC_FN(fc_cuDeviceGetCount), NULL },
+    { "cuDeviceGetName", 2000, FC_FN(fc_cuDeviceGetName), NULL },
+    { "cuDevicePrimaryCtxRetain", 7000, FC_FN(fc_cuDevicePrimaryCtxRetain), NULL },
+    { "cuDevicePrimaryCtxRelease", 11000, FC_FN(fc_cuDevicePrimaryCtxRelease_v2), NULL },
+    { "cuCtxCreate", 3020, FC_FN(fc_cuCtxCreate_v2), NULL },
+    { "cuCtxCreate", 11040, FC_FN(fc_cuCtxCreate_v3), NULL },
+    { "cuCtxCreate", 12050, FC_FN(fc_cuCtxCreate_v4), NULL },
+    { "cuCtxDestroy", 4000, FC_FN(fc_cuCtxDestroy_v2), NULL },
+    { "cuCtxSetCurrent", 4000, FC_FN(fc_cuCtxSetCurrent), NULL },
+    { "cuCtxGetCurrent", 4000, FC_FN(fc_cuCtxGetCurrent), NULL },
+    { "cuCtxGetDevice", 2000, FC_FN(fc_cuCtxGetDevice), NULL },
+    { "cuCtxGetDevice", 13000, FC_FN(fc_cuCtxGetDevice_v2), NULL },
+    { "cuCtxSynchronize", 2000, FC_FN(fc_cuCtxSynchronize), NULL },
+    { "cuCtxSynchronize", 13000, FC_FN(fc_cuCtxSynchronize_v2), NULL },
+    { "cuMemAlloc", 3020, FC_FN(fc_cuMemAlloc_v2), NULL },
+    { "cuMemFree", 3020, FC_FN(fc_cuMemFree_v2), NULL },
+    { "cuMemGetAddressRange", 3020, FC_FN(fc_cuMemGetAddressRange_v2), NULL },
+    { "cuMemAllocHost", 3020, FC_FN(fc_cuMemAllocHost_v2), NULL },
+    { "cuMemFreeHost", 2000, FC_FN(fc_cuMemFreeHost), NULL },
+    { "cuMemHostAlloc", 2020, FC_FN(fc_cuMemHostAlloc), NULL },
+    { "cuMemAllocManaged", 6000, FC_FN(fc_cuMemAllocManaged), NULL },
+    { "cuPointerGetAttribute", 4000, FC_FN(fc_cuPointerGetAttribute), NULL },
+    { "cuPointerGetAttributes", 7000, FC_FN(fc_cuPointerGetAttributes), NULL },
+    { "cuStreamCreate", 2000, FC_FN(fc_cuStreamCreate), NULL },
+    { "cuStreamDestroy", 4000, FC_FN(fc_cuStreamDestroy_v2), NULL },
+    { "cuStreamSynchronize", 2000, FC_FN(fc_cuStreamSynchronize), FC_FN(fc_cuStreamSynchronize_ptsz) },
+    { "cuStreamGetCtx", 9020, FC_FN(fc_cuStreamGetCtx), FC_FN(fc_cuStreamGetCtx_ptsz) },
+    { "cuStreamGetCtx", 12050, FC_FN(fc_cuStreamGetCtx_v2), FC_FN(fc_cuStreamGetCtx_v2_ptsz) },
+    { "cuStreamGetId", 12000, FC_FN(fc_cuStreamGetId), FC_FN(fc_cuStreamGetId_ptsz) },
+    { "cuStreamIsCapturing", 10000, FC_FN(fc_cuStreamIsCapturing), FC_FN(fc_cuStreamIsCapturing_ptsz) },
+    { "cuArray3DCreate", 3020, FC_FN(fc_cuArray3DCreate_v2), NULL },
+    { "cuArray3DGetDescriptor", 3020, FC_FN(fc_cuArray3DGetDescriptor_v2), NULL },
+    { "cuArrayDestroy", 2000, FC_FN(fc_cuArrayDestroy), NULL },
+    { "cuMemcpy3DBatchAsync", 12080, FC_FN(fc_cuMemcpy3DBatchAsync), FC_FN(fc_cuMemcpy3DBatchAsync_ptsz) },
+    { "cuMemcpy3DBatchAsync", 13000, FC_FN(fc_cuMemcpy3DBatchAsync_v2), FC_FN(fc_cuMemcpy3DBatchAsync_v2_ptsz) },
+    { "cuGetProcAddress", 11030, FC_FN(fc_cuGetProcAddress), NULL },
+    { "cuGetProcAddress", 12000, FC_FN(fc_cuGetProcAddress_v2), NULL },
+};
+
+static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct fc_proc *best = NULL;
+    bool named = false;
+    for (size_t i = 0; i < sizeof fc_procs / sizeof fc_procs[0]; i++) {
+        const struct fc_proc *p = &fc_procs[i];
+        if (strcmp(p->name, symbol) != 0)
+            continue;
+        named = true;
+        if (p->since <= version && (!best || p->since > best->since))
+            best = p;
+    }
+    void *fn = NULL;
+    if (best)
+        fn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->fn_ptsz ? best->fn_ptsz : best->fn;
+    *pfn = fn;
+    if (status)
+        *status = fn ? CU_GET_PROC_ADDRESS_SUCCESS
+                : named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                        : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}

@@ -1,0 +1,21 @@
+/*
+ * fakecuda: test-only introspection of the fake libcuda.so.1.
+ *
+ * The fake driver exports these next to the CUDA driver API so that tests
+ * can tell whether a batch call actually reached "the driver" (for instance
+ * that the shim's strict mode refused a batch instead of forwarding it).
+ * Resolve them with dlsym(): a program that links them directly would not
+ * run against a real libcuda.
+ */
+#ifndef CBT_TESTS_FAKECUDA_H
+#define CBT_TESTS_FAKECUDA_H
+
+/* Calls that reached any of the four cuMemcpy3DBatchAsync entry points,
+ * rejected ones included, since load or the last fakecuda_reset_counts(). */
+unsigned long long fakecuda_batch_calls(void);
+void fakecuda_reset_counts(void);
+
+typedef unsigned long long (*fakecuda_batch_calls_fn)(void);
+typedef void (*fakecuda_reset_counts_fn)(void);
+
+#endif

@@ -1,0 +1,45 @@
+# tests/fakecuda: the test double of the NVIDIA driver.
+#
+# Built by plain `make` (the demo uses it too) as a libtool module, then
+# placed in tests/fakecuda/lib/ under the names a program asks the dynamic
+# loader for (libcuda.so.1; libcuda.so for -lcuda links), so that pointing
+# LD_LIBRARY_PATH or a dlopen() path at that folder stands it in for the
+# real driver.  Files, not symlinks: the folder must work once copied
+# elsewhere (a device machine, an install tree of the tests).
+
+noinst_LTLIBRARIES += tests/fakecuda/libfakecuda.la
+tests_fakecuda_libfakecuda_la_SOURCES = tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h
+# Hidden by default: only the driver API and the two introspection calls are
+# exported, each with visibility("default") in the source.
+tests_fakecuda_libfakecuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_fakecuda_libfakecuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+
+# lib/ holds the driver under its real names.  Not a plain copy of
+# .libs/libfakecuda.so: libtool stamps that with the soname libfakecuda.so
+# (and puts its own -soname last, so it cannot be overridden), and a program
+# linked with -lcuda against lib/libcuda.so would then ask the loader for
+# libfakecuda.so.  So the PIC object libtool compiled is linked once more with
+# the real driver's soname, and libcuda.so is a copy of that file.
+FAKECUDA_PIC_OBJ = tests/fakecuda/.libs/libfakecuda_la-fakecuda.o
+tests/fakecuda/lib/libcuda.so.1: tests/fakecuda/libfakecuda.la
+	$(AM_V_GEN)$(MKDIR_P) tests/fakecuda/lib && \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -fPIC -Wl,-soname,libcuda.so.1 \
+		-o tests/fakecuda/lib/libcuda.so.1 $(FAKECUDA_PIC_OBJ) $(LIBS) && \
+	cp -f tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so
+
+all-local: tests/fakecuda/lib/libcuda.so.1
+
+clean-local: clean-local-fakecuda
+.PHONY: clean-local-fakecuda
+clean-local-fakecuda:
+	-rm -rf tests/fakecuda/lib
+
+CLEANFILES += tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so
+
+# The double pinned to the H200 accept/reject table.
+check_PROGRAMS += tests/fakecuda/test_fakecuda_table
+TESTS += tests/fakecuda/test_fakecuda_table
+tests_fakecuda_test_fakecuda_table_SOURCES = tests/fakecuda/test_fakecuda_table.c tests/tap.h
+tests_fakecuda_test_fakecuda_table_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+# The test interposes cuMemcpy3DBatchAsync_v2 itself, as the shim would.
+tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic

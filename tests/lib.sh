@@ -1,0 +1,61 @@
+# Shell helpers for the TAP tests (sourced).  The harness exports top_srcdir,
+# top_builddir, CBT_SHIM, CBT_FAKECUDA_DIR, LTTNG, BABELTRACE2, PYTHON3 and
+# sources tests/sessiond.env (CBT_SESSIOND=1 when a daemon is up).
+set -u
+_tap_n=0
+_tap_failed=0
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+ok() { # ok COND-EXIT-STATUS DESCRIPTION
+    _tap_n=$((_tap_n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $_tap_n - $2"; else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
+}
+is() { # is GOT WANT DESCRIPTION
+    if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
+}
+diag() { echo "# $*"; }
+done_testing() { echo "1..$_tap_n"; [ $_tap_failed -eq 0 ]; exit $?; }
+
+# A scratch directory removed on exit.
+CBT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cbt-test.XXXXXX")
+trap 'cbt_cleanup' EXIT
+_cbt_sessions=""
+cbt_cleanup() {
+    for s in $_cbt_sessions; do "$LTTNG" destroy "$s" >/dev/null 2>&1; done
+    rm -rf "$CBT_TMP"
+}
+
+need_sessiond() {
+    [ -n "${CBT_SESSIOND:-}" ] || skip_all "no LTTng session daemon: ${CBT_NO_SESSIOND:-run through make check}"
+    [ -n "${BABELTRACE2:-}" ] || skip_all "babeltrace2 not installed"
+}
+
+# cbt_session_start NAME [EVENT-PATTERN...]: a session recording to $CBT_TMP/NAME
+# through a blocking channel (nothing is discarded) with vpid/vtid/procname contexts.
+cbt_session_start() {
+    _name=$1; shift
+    [ $# -gt 0 ] || set -- 'cubatchtrace:*'
+    "$LTTNG" create "$_name" --output="$CBT_TMP/$_name" >/dev/null || return 1
+    _cbt_sessions="$_cbt_sessions $_name"
+    "$LTTNG" enable-channel -u -s "$_name" --blocking-timeout=inf --subbuf-size=1M --num-subbuf=8 ch >/dev/null || return 1
+    for ev in "$@"; do "$LTTNG" enable-event -u -s "$_name" -c ch "$ev" >/dev/null || return 1; done
+    "$LTTNG" add-context -u -s "$_name" -c ch -t vpid -t vtid -t procname >/dev/null || return 1
+    "$LTTNG" start "$_name" >/dev/null
+}
+cbt_session_stop() {
+    "$LTTNG" stop "$1" >/dev/null && "$LTTNG" destroy "$1" >/dev/null
+}
+# cbt_trace_text NAME: the session's trace as babeltrace2 text, one event per line.
+cbt_trace_text() { "$BABELTRACE2" "$CBT_TMP/$1" 2>&1; }
+
+# cbt_run CMD...: run CMD with the shim preloaded over the test double.
+cbt_run() {
+    env LD_PRELOAD="$CBT_SHIM${LD_PRELOAD:+:$LD_PRELOAD}" \
+        LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        LTTNG_UST_ALLOW_BLOCKING=1 "$@"
+}
+# cbt_run_bare CMD...: the same program over the test double without the shim.
+cbt_run_bare() {
+    env LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+}
