@@ -33,7 +33,7 @@ __attribute__((format(printf, 2, 3))) static inline int tap_ok(int cond, const c
     return cond;
 }
 
-static inline void tap_diag(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static inline void tap_diag(const char *fmt, ...)
 {
     va_list ap;
     printf("# ");

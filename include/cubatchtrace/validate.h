@@ -73,7 +73,14 @@ void cbt_validator_free(struct cbt_validator *v);
  *
  * Overlaps are exact: an operand's footprint is its rows (pitch from rowLength,
  * layerHeight and the element size), not its bounding box; arrays overlap when
- * their 3D boxes on the same CUarray intersect.  Cost is O(n log n) in ops.
+ * their 3D boxes on the same CUarray intersect.  Cost is O(n log n + K) in
+ * ops, K being the pairs of written/touched footprints whose address ranges
+ * intersect (an exact row-level test runs on each); K stays small unless many
+ * ops interleave in one region (then up to n^2/2).
+ *
+ * Overlap findings: overlap_self has other_op == op; overlap_dst_dst is
+ * reported once per pair, on the lower op; overlap_src_dst on the writer.
+ * `value` is a byte both footprints touch (the CUarray handle for arrays).
  */
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *batch, struct cbt_finding *out,
                     size_t cap);

@@ -1,0 +1,808 @@
+/*
+ * cubatchtrace validator: the rules of docs/rules.md, applied to one
+ * cuMemcpy3DBatchAsync op list.
+ *
+ * Pure: ops in, findings out.  No driver calls, no tracing, no I/O.  A
+ * struct cbt_validator holds scratch memory for the overlap sweep; it grows
+ * to the largest batch seen and is reused, so checking batches of a steady
+ * size allocates nothing.  One validator per thread.
+ *
+ * Structure of a call:
+ *   1. batch-level rules (CBT_NO_OP);
+ *   2. per op, in index order: its errors, then its warnings; ops without
+ *      an error contribute their operand footprints to the sweep;
+ *   3. hazards: sort the footprints' bounding intervals, sweep, and run an
+ *      exact row-level test on each candidate pair; one finding at most per
+ *      (op, rule), naming the lowest other op; emitted by op index.
+ *
+ * Cost of step 3, honestly:
+ *   O(n log n) for the sort, plus O(K * t) where K is the number of
+ *   candidate pairs (a dst against a dst, or a dst against a src, of two
+ *   different ops, whose bounding intervals intersect) and t the cost of one
+ *   exact test.  src/src pairs are never enumerated (two readers are no
+ *   hazard), and a pair is skipped without a test when it could not lower the
+ *   "other op" already recorded.  For batches whose ops touch disjoint or
+ *   only locally interleaved memory K is O(n); the worst case is n operands
+ *   all interleaving in one region (K = n^2 / 2), e.g. n ops each copying one
+ *   column of the same pitched matrix.
+ *   The exact test is O(log pitch) for 2D footprints (a Euclid-like search
+ *   for the first row of one operand that meets a row of the other; it never
+ *   enumerates rows) and O((layers_a + layers_b) * log pitch) for two 3D
+ *   footprints, counting only the layers inside the intersection of their
+ *   bounding intervals.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include <cubatchtrace/catalog.h>
+#include <cubatchtrace/validate.h>
+
+__extension__ typedef unsigned __int128 cbt_u128;
+__extension__ typedef __int128 cbt_i128;
+
+#define NONE64 UINT64_MAX
+#define NONE128 (~(cbt_u128)0)
+
+/* ---- scratch ---------------------------------------------------------- */
+
+/* A pointer footprint, normalised: D layers at base + z*L, each H rows at
+ * + y*P, each row wb bytes.  P >= wb, L >= (H-1)*P + wb, all >= 1.  Rows
+ * that touch are merged (P == wb collapses a layer into one row; a layer of
+ * one row becomes a row of a 2D footprint). */
+struct fp {
+    uint64_t base, end; /* [base, end): the bounding interval */
+    uint64_t wb, P, H, L, D;
+};
+
+/* An array footprint: a box of elements on one CUarray. */
+struct box {
+    uint64_t x0, x1, y0, y1, z0, z1;
+};
+
+struct item {
+    uint64_t op;
+    uint8_t side;  /* CBT_SIDE_SRC / CBT_SIDE_DST */
+    uint8_t array; /* 0: struct fp in the UVA space; 1: struct box on a CUarray */
+    union {
+        struct fp p;
+        struct box a;
+    } g;
+};
+
+/* Sort key: space 0 is the flat virtual address space; an array's space is
+ * its CUarray handle (never 0: a NULL array is an error, so never swept). */
+struct key {
+    uint64_t space, lo, hi;
+    uint64_t op;  /* the op, so that the sweep touches items only to test a pair */
+    uint64_t idx; /* into items, times 2, plus 1 for a dst */
+};
+#define KEY_ITEM(k) ((k)->idx >> 1)
+#define KEY_IS_DST(k) ((k)->idx & 1)
+
+/* Per-op hazard record: the lowest other op found so far and a location. */
+struct hz {
+    uint64_t dd, dd_at; /* overlap_dst_dst: this op < other op */
+    uint64_t sd, sd_at; /* overlap_src_dst: this op writes, other reads */
+    uint64_t self_at;   /* overlap_self; NONE64: none */
+    uint8_t self;
+};
+
+struct cbt_validator {
+    struct item *items;
+    size_t items_cap;
+    struct key *keys, *tmp;
+    size_t keys_cap;
+    uint64_t *act_src, *act_dst;
+    size_t act_cap;
+    struct hz *hz;
+    size_t hz_cap;
+    uint64_t *src_item, *dst_item; /* per op: item index or NONE64 */
+    size_t opi_cap;
+};
+
+struct cbt_validator *cbt_validator_new(void)
+{
+    return calloc(1, sizeof(struct cbt_validator));
+}
+
+void cbt_validator_free(struct cbt_validator *v)
+{
+    if (!v)
+        return;
+    free(v->items);
+    free(v->keys);
+    free(v->tmp);
+    free(v->act_src);
+    free(v->act_dst);
+    free(v->hz);
+    free(v->src_item);
+    free(v->dst_item);
+    free(v);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (*cap >= need)
+        return 1;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return 0;
+        n *= 2;
+    }
+    if (n > SIZE_MAX / elem)
+        return 0;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+/* Several arrays share a capacity: grow each, record the capacity once all succeed. */
+static int grow_n(void **ps[], const size_t elems[], int k, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return 1;
+    size_t c = 0;
+    for (int i = 0; i < k; i++) {
+        c = *cap;
+        if (!grow(ps[i], &c, need, elems[i]))
+            return 0;
+    }
+    *cap = c;
+    return 1;
+}
+
+static int scratch_reserve(struct cbt_validator *v, size_t num_ops)
+{
+    if (num_ops > SIZE_MAX / 2)
+        return 0;
+    size_t n2 = 2 * num_ops;
+    if (!grow((void **)&v->items, &v->items_cap, n2, sizeof(struct item)))
+        return 0;
+    {
+        void **ps[] = {(void **)&v->keys, (void **)&v->tmp};
+        const size_t el[] = {sizeof(struct key), sizeof(struct key)};
+        if (!grow_n(ps, el, 2, &v->keys_cap, n2))
+            return 0;
+    }
+    {
+        void **ps[] = {(void **)&v->act_src, (void **)&v->act_dst};
+        const size_t el[] = {sizeof(uint64_t), sizeof(uint64_t)};
+        if (!grow_n(ps, el, 2, &v->act_cap, n2))
+            return 0;
+    }
+    if (!grow((void **)&v->hz, &v->hz_cap, num_ops, sizeof(struct hz)))
+        return 0;
+    {
+        void **ps[] = {(void **)&v->src_item, (void **)&v->dst_item};
+        const size_t el[] = {sizeof(uint64_t), sizeof(uint64_t)};
+        if (!grow_n(ps, el, 2, &v->opi_cap, num_ops))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int mul_ovf(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_mul_overflow(a, b, r); }
+static int add_ovf(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_add_overflow(a, b, r); }
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static int is_ptr(const CUmemcpy3DOperand *o) { return o->type == CU_MEMCPY_OPERAND_TYPE_POINTER; }
+static int is_arr(const CUmemcpy3DOperand *o) { return o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY; }
+
+static const struct cbt_operand_info *known(const struct cbt_operand_info *i)
+{
+    return i && i->kind != CBT_MEM_UNKNOWN ? i : NULL;
+}
+
+uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                          const struct cbt_operand_info *dst)
+{
+    if (!op)
+        return 0;
+    if (is_ptr(&op->src) && is_ptr(&op->dst))
+        return 1;
+    if (is_arr(&op->src) && (is_arr(&op->dst) || is_ptr(&op->dst)))
+        return src && src->kind == CBT_MEM_ARRAY ? src->elem_size : 0;
+    if (is_ptr(&op->src) && is_arr(&op->dst))
+        return dst && dst->kind == CBT_MEM_ARRAY ? dst->elem_size : 0;
+    return 0; /* an operand type that is neither: nothing is copied */
+}
+
+/* Saturates at UINT64_MAX when the product does not fit. */
+uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                      const struct cbt_operand_info *dst)
+{
+    uint32_t es = cbt_op_elem_size(op, src, dst);
+    uint64_t r;
+    if (!es)
+        return 0;
+    if (mul_ovf(op->extent.width, op->extent.height, &r) || mul_ovf(r, op->extent.depth, &r) ||
+        mul_ovf(r, es, &r))
+        return UINT64_MAX;
+    return r;
+}
+
+/*
+ * The footprint of a pointer operand.  Returns 0 when its end does not fit
+ * in 64 bits (then *end_out is UINT64_MAX).  Extent must be non-zero and es
+ * >= 1; rowLength/layerHeight 0 mean "the extent's".
+ */
+static int fp_make(struct fp *f, uint64_t ptr, uint64_t row_length, uint64_t layer_height, uint64_t W,
+                   uint64_t H, uint64_t D, uint64_t es)
+{
+    uint64_t rl = row_length ? row_length : W, lh = layer_height ? layer_height : H;
+    uint64_t wb, P, L = 0, off = 0, t, end;
+    f->end = UINT64_MAX;
+    if (mul_ovf(W, es, &wb) || mul_ovf(rl, es, &P))
+        return 0;
+    if (mul_ovf(H - 1, P, &off) || add_ovf(off, wb, &off)) /* one layer's span */
+        return 0;
+    if (D > 1) {
+        if (mul_ovf(lh, P, &L) || mul_ovf(D - 1, L, &t) || add_ovf(off, t, &off))
+            return 0;
+    }
+    if (add_ovf(ptr, off, &end))
+        return 0;
+    f->base = ptr;
+    f->end = end;
+    /* Normalise (only meaningful for a well-formed operand: P >= wb, lh >= H). */
+    if (H > 1 && P == wb) {
+        wb *= H; /* fits: <= the span computed above */
+        H = 1;
+    }
+    if (H == 1) {
+        P = wb;
+        if (D > 1) {
+            H = D;
+            P = L;
+            D = 1;
+            if (P == wb) {
+                wb *= H;
+                H = 1;
+            }
+        }
+    }
+    if (H == 1)
+        P = wb;
+    if (D == 1)
+        L = (H - 1) * P + wb;
+    f->wb = wb;
+    f->P = P;
+    f->H = H;
+    f->L = L;
+    f->D = D;
+    return 1;
+}
+
+/* ---- the exact tests ---------------------------------------------------- */
+
+/*
+ * Smallest x >= 0 with l <= (a*x) mod m <= r, or NONE128.
+ * Requires 0 <= a < m and 0 <= l <= r < m.  A Euclid-like recursion: depth
+ * O(log m).
+ */
+static cbt_u128 mod_first_hit(uint64_t a, uint64_t m, uint64_t l, uint64_t r)
+{
+    if (l == 0)
+        return 0;
+    if (a == 0)
+        return NONE128;
+    cbt_u128 k = ((cbt_u128)l + a - 1) / a; /* first x with a*x >= l; a*x < m here */
+    if (k * a <= r)
+        return k;
+    /* No multiple of a in [l, r], so r - l < a and l % a != 0.  a*x - m*y in
+     * [l, r] for the smallest y with (m*y) mod a in [a - r%a, a - l%a]. */
+    cbt_u128 y = mod_first_hit(m % a, a, a - r % a, a - l % a);
+    if (y == NONE128)
+        return NONE128;
+    return ((cbt_u128)m * y + l + a - 1) / a;
+}
+
+/* Smallest x in [0, n) with (c + a*x) mod m >= t (0 < t < m), or NONE128. */
+static cbt_u128 first_at_least(uint64_t c, uint64_t a, uint64_t m, uint64_t t, cbt_u128 n)
+{
+    a %= m;
+    c %= m;
+    /* (a*x) mod m in [t - c, m - 1 - c] taken mod m */
+    uint64_t lo = (uint64_t)(((cbt_u128)t + m - c) % m), hi = (uint64_t)(((cbt_u128)m - 1 + m - c) % m);
+    cbt_u128 x;
+    if (lo <= hi) {
+        x = mod_first_hit(a, m, lo, hi);
+    } else {
+        cbt_u128 x1 = mod_first_hit(a, m, 0, hi), x2 = mod_first_hit(a, m, lo, m - 1);
+        x = x1 < x2 ? x1 : x2;
+    }
+    return x < n ? x : NONE128;
+}
+
+/*
+ * Do two 2D row sets meet?  A: rows a + i*pa (i < ha), wa bytes each; B:
+ * likewise.  On a hit *at is a byte both touch.  O(log pb).
+ */
+static int rows_meet(uint64_t a, uint64_t wa, uint64_t pa, uint64_t ha, uint64_t b, uint64_t wb, uint64_t pb,
+                     uint64_t hb, uint64_t *at)
+{
+    cbt_u128 span_b = (cbt_u128)(hb - 1) * pb + wb;
+    /* rows of A that reach into B's bounding interval: i in [i_lo, i_hi] */
+    cbt_u128 i_lo, i_hi;
+    if ((cbt_u128)a + wa > b)
+        i_lo = 0;
+    else
+        i_lo = ((cbt_u128)b - a - wa) / pa + 1;
+    if ((cbt_u128)a >= b + span_b)
+        return 0;
+    i_hi = ((cbt_u128)b + span_b - a - 1) / pa;
+    if (i_hi > ha - 1)
+        i_hi = ha - 1;
+    if (i_lo > i_hi)
+        return 0;
+    /* t = a + i*pa - b, signed.  Row i meets B iff some j in [0, hb) has
+     * j*pb in (t - wb, t + wa); within [i_lo, i_hi] the bounds on j hold. */
+    cbt_i128 t0 = (cbt_i128)a + (cbt_i128)i_lo * pa - (cbt_i128)b;
+    cbt_u128 i;
+    if (t0 < (cbt_i128)wb || (cbt_u128)wa + wb > pb) {
+        i = i_lo; /* t < wb: row 0 of B; wa + wb > pb: every window holds a multiple */
+    } else {
+        /* r = (t - wb) mod pb must be >= pb - wa - wb + 1 */
+        uint64_t c = (uint64_t)(t0 - wb);
+        cbt_u128 x = first_at_least(c, pa, pb, pb - wa - wb + 1, i_hi - i_lo + 1);
+        if (x == NONE128)
+            return 0;
+        i = i_lo + x;
+    }
+    cbt_i128 t = (cbt_i128)a + (cbt_i128)i * pa - (cbt_i128)b;
+    cbt_u128 j = 0;
+    if (t - (cbt_i128)wb >= 0)
+        j = (cbt_u128)((t - (cbt_i128)wb) / pb) + 1;
+    uint64_t ra = (uint64_t)(a + i * pa), rb = (uint64_t)(b + j * pb);
+    *at = max64(ra, rb);
+    return 1;
+}
+
+/* First layer of f whose span ends after lo. */
+static uint64_t first_layer(const struct fp *f, uint64_t lo)
+{
+    uint64_t span = (f->H - 1) * f->P + f->wb;
+    if (lo < f->base || lo - f->base < span)
+        return 0;
+    return (lo - f->base - span) / f->L + 1;
+}
+
+/* Exact intersection of two pointer footprints: merge their layers inside the
+ * intersection of the bounding intervals, test each overlapping layer pair. */
+static int fp_meet(const struct fp *A, const struct fp *B, uint64_t *at)
+{
+    if (A->end <= B->base || B->end <= A->base)
+        return 0;
+    uint64_t lo = max64(A->base, B->base), hi = min64(A->end, B->end);
+    uint64_t sa = (A->H - 1) * A->P + A->wb, sb = (B->H - 1) * B->P + B->wb;
+    uint64_t za = first_layer(A, lo), zb = first_layer(B, lo);
+    while (za < A->D && zb < B->D) {
+        uint64_t la = A->base + za * A->L, lb = B->base + zb * B->L;
+        if (la >= hi || lb >= hi)
+            break;
+        uint64_t ea = la + sa, eb = lb + sb;
+        if (la < eb && lb < ea && rows_meet(la, A->wb, A->P, A->H, lb, B->wb, B->P, B->H, at))
+            return 1;
+        if (ea <= eb)
+            za++;
+        else
+            zb++;
+    }
+    return 0;
+}
+
+static int box_meet(const struct box *a, const struct box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1 && a->z0 < b->z1 && b->z0 < a->z1;
+}
+
+static int item_meet(const struct item *p, const struct item *q, const struct key *kp, uint64_t *at)
+{
+    if (p->array) {
+        *at = kp->space; /* the CUarray handle */
+        return box_meet(&p->g.a, &q->g.a);
+    }
+    return fp_meet(&p->g.p, &q->g.p, at);
+}
+
+/* ---- emitting ----------------------------------------------------------- */
+
+struct out {
+    struct cbt_finding *f;
+    size_t cap, n;
+};
+
+static void emit(struct out *o, enum cbt_rule rule, enum cbt_side side, uint64_t op, uint64_t other,
+                 uint64_t value, uint64_t limit)
+{
+    if (o->n < o->cap) {
+        struct cbt_finding *f = &o->f[o->n];
+        memset(f, 0, sizeof *f); /* padding too: findings may be recorded as raw bytes */
+        f->rule = (uint16_t)rule;
+        f->severity = (uint8_t)cbt_rules[rule].severity;
+        f->side = (uint8_t)side;
+        f->op = op;
+        f->other_op = other;
+        f->value = value;
+        f->limit = limit;
+    }
+    o->n++;
+}
+
+/* ---- per-op rules ------------------------------------------------------- */
+
+static int extent_ok(const CUDA_MEMCPY3D_BATCH_OP *op)
+{
+    return op->extent.width && op->extent.height && op->extent.depth;
+}
+
+/* Errors of one pointer operand; returns how many. */
+static int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
+                         const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, uint32_t es)
+{
+    int errs = 0;
+    uint64_t ptr = x->op.ptr.ptr, rl = x->op.ptr.rowLength, lh = x->op.ptr.layerHeight;
+    if (!ptr) {
+        emit(o, CBT_RULE_pointer_null, side, i, CBT_NO_OP, 0, 0);
+        errs++;
+    }
+    if (rl && rl < op->extent.width) {
+        emit(o, CBT_RULE_row_length_too_small, side, i, CBT_NO_OP, rl, op->extent.width);
+        errs++;
+    }
+    if (lh && lh < op->extent.height) {
+        emit(o, CBT_RULE_layer_height_too_small, side, i, CBT_NO_OP, lh, op->extent.height);
+        errs++;
+    }
+    info = known(info);
+    if (errs || !info)
+        return errs;
+    if (info->kind == CBT_MEM_UNMAPPED) {
+        emit(o, CBT_RULE_pointer_unmapped, side, i, CBT_NO_OP, ptr, 0);
+        return 1;
+    }
+    if ((info->kind == CBT_MEM_DEVICE || info->kind == CBT_MEM_MANAGED) && info->alloc_size && es &&
+        extent_ok(op)) {
+        struct fp f;
+        int fits = fp_make(&f, ptr, rl, lh, op->extent.width, op->extent.height, op->extent.depth, es);
+        if (ptr < info->alloc_base) {
+            emit(o, CBT_RULE_device_out_of_bounds, side, i, CBT_NO_OP, ptr, info->alloc_base);
+            return 1;
+        }
+        /* value: the footprint's end as an offset into the allocation; limit: its size */
+        uint64_t end_off = fits ? f.end - info->alloc_base : UINT64_MAX;
+        if (end_off > info->alloc_size) {
+            emit(o, CBT_RULE_device_out_of_bounds, side, i, CBT_NO_OP, end_off, info->alloc_size);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_array(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
+                       const CUmemcpy3DOperand *x, const struct cbt_operand_info *info)
+{
+    if (!x->op.array.array) {
+        emit(o, CBT_RULE_array_null, side, i, CBT_NO_OP, 0, 0);
+        return 1;
+    }
+    info = known(info);
+    if (!info || info->kind != CBT_MEM_ARRAY || !info->array_width || !extent_ok(op))
+        return 0;
+    const uint64_t off[3] = {x->op.array.offset.x, x->op.array.offset.y, x->op.array.offset.z};
+    const uint64_t ext[3] = {op->extent.width, op->extent.height, op->extent.depth};
+    const uint64_t dim[3] = {info->array_width, info->array_height ? info->array_height : 1,
+                             info->array_depth ? info->array_depth : 1};
+    for (int k = 0; k < 3; k++) {
+        uint64_t e;
+        if (add_ovf(off[k], ext[k], &e))
+            e = UINT64_MAX;
+        if (e > dim[k]) {
+            emit(o, CBT_RULE_array_out_of_bounds, side, i, CBT_NO_OP, e, dim[k]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CUmemcpy3DOperand *x,
+                         const struct cbt_operand_info *info, int device_count)
+{
+    uint32_t type = (uint32_t)x->op.ptr.locHint.type;
+    int id = x->op.ptr.locHint.id;
+    if (type > CBT_LOC_HOST_NUMA_CURRENT) {
+        emit(o, CBT_RULE_lochint_invalid, side, i, CBT_NO_OP, type, CBT_LOC_HOST_NUMA_CURRENT);
+        return;
+    }
+    if (type == CBT_LOC_DEVICE && (id < 0 || (device_count > 0 && id >= device_count))) {
+        emit(o, CBT_RULE_lochint_invalid, side, i, CBT_NO_OP, (uint64_t)(int64_t)id,
+             device_count > 0 ? (uint64_t)device_count : 0);
+        return;
+    }
+    info = known(info);
+    if (type != CBT_LOC_NONE && info && (info->kind == CBT_MEM_DEVICE || info->kind == CBT_MEM_HOST_PINNED))
+        emit(o, CBT_RULE_lochint_ignored, side, i, CBT_NO_OP, type, info->kind);
+}
+
+/* Adds op i's operand x to the sweep; returns the item index or NONE64. */
+static uint64_t add_item(struct cbt_validator *v, size_t *n_items, uint64_t i, enum cbt_side side,
+                         const CUDA_MEMCPY3D_BATCH_OP *op, const CUmemcpy3DOperand *x, uint32_t es)
+{
+    struct item *it = &v->items[*n_items];
+    struct key *k = &v->keys[*n_items];
+    it->op = i;
+    it->side = (uint8_t)side;
+    if (is_ptr(x)) {
+        if (!es) /* pointer <-> array with the array's element size unknown */
+            return NONE64;
+        it->array = 0;
+        if (!fp_make(&it->g.p, x->op.ptr.ptr, x->op.ptr.rowLength, x->op.ptr.layerHeight, op->extent.width,
+                     op->extent.height, op->extent.depth, es))
+            return NONE64; /* footprint wraps the address space: left out */
+        k->space = 0;
+        k->lo = it->g.p.base;
+        k->hi = it->g.p.end;
+    } else {
+        struct box *b = &it->g.a;
+        it->array = 1;
+        b->x0 = x->op.array.offset.x;
+        b->y0 = x->op.array.offset.y;
+        b->z0 = x->op.array.offset.z;
+        if (add_ovf(b->x0, op->extent.width, &b->x1) || add_ovf(b->y0, op->extent.height, &b->y1) ||
+            add_ovf(b->z0, op->extent.depth, &b->z1))
+            return NONE64;
+        k->space = (uint64_t)(uintptr_t)x->op.array.array;
+        k->lo = b->x0;
+        k->hi = b->x1;
+    }
+    k->op = i;
+    k->idx = (uint64_t)*n_items << 1 | (side == CBT_SIDE_DST);
+    return (*n_items)++;
+}
+
+/* ---- sort: bottom-up merge sort on (space, lo, idx), no allocation ------- */
+
+static int key_lt(const struct key *a, const struct key *b)
+{
+    if (a->space != b->space)
+        return a->space < b->space;
+    if (a->lo != b->lo)
+        return a->lo < b->lo;
+    return a->idx < b->idx;
+}
+
+static struct key *sort_keys(struct key *a, struct key *tmp, size_t n)
+{
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t s = 0; s < n; s += 2 * w) {
+            size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;
+            size_t i = s, j = m, k = s;
+            while (i < m && j < e)
+                tmp[k++] = key_lt(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < m)
+                tmp[k++] = a[i++];
+            while (j < e)
+                tmp[k++] = a[j++];
+        }
+        struct key *t = a;
+        a = tmp;
+        tmp = t;
+        if (w > SIZE_MAX / 2)
+            break;
+    }
+    return a;
+}
+
+/* ---- the sweep ---------------------------------------------------------- */
+
+/* A dst item p against an item q of another op. */
+static void pair(struct cbt_validator *v, const struct key *kp, uint64_t p, uint64_t q)
+{
+    const struct item *P = &v->items[p], *Q = &v->items[q];
+    uint64_t at;
+    if (Q->side == CBT_SIDE_DST) {
+        uint64_t lo = min64(P->op, Q->op), hi = max64(P->op, Q->op);
+        struct hz *h = &v->hz[lo];
+        if (h->dd <= hi)
+            return;
+        if (item_meet(P, Q, kp, &at)) {
+            h->dd = hi;
+            h->dd_at = at;
+        }
+    } else {
+        struct hz *h = &v->hz[P->op]; /* P writes, Q reads */
+        if (h->sd <= Q->op)
+            return;
+        if (item_meet(P, Q, kp, &at)) {
+            h->sd = Q->op;
+            h->sd_at = at;
+        }
+    }
+}
+
+static void sweep(struct cbt_validator *v, size_t n_items)
+{
+    struct key *k = sort_keys(v->keys, v->tmp, n_items);
+    size_t ns = 0, nd = 0;
+    uint64_t space = 0;
+    for (size_t x = 0; x < n_items; x++) {
+        const struct key *cur = &k[x];
+        if (x == 0 || cur->space != space) {
+            ns = nd = 0;
+            space = cur->space;
+        }
+        /* Drop actives that end at or before this start; the rest intersect it. */
+        size_t w = 0;
+        for (size_t y = 0; y < nd; y++)
+            if (k[v->act_dst[y]].hi > cur->lo)
+                v->act_dst[w++] = v->act_dst[y];
+        nd = w;
+        if (KEY_IS_DST(cur)) {
+            w = 0;
+            for (size_t y = 0; y < ns; y++)
+                if (k[v->act_src[y]].hi > cur->lo)
+                    v->act_src[w++] = v->act_src[y];
+            ns = w;
+            for (size_t y = 0; y < nd; y++) {
+                const struct key *o = &k[v->act_dst[y]];
+                if (o->op != cur->op)
+                    pair(v, cur, KEY_ITEM(cur), KEY_ITEM(o));
+            }
+            for (size_t y = 0; y < ns; y++) {
+                const struct key *o = &k[v->act_src[y]];
+                if (o->op != cur->op)
+                    pair(v, cur, KEY_ITEM(cur), KEY_ITEM(o));
+            }
+            v->act_dst[nd++] = x;
+        } else {
+            for (size_t y = 0; y < nd; y++) {
+                const struct key *o = &k[v->act_dst[y]];
+                if (o->op != cur->op)
+                    pair(v, cur, KEY_ITEM(o), KEY_ITEM(cur));
+            }
+            v->act_src[ns++] = x;
+        }
+    }
+}
+
+/* ---- the entry point ------------------------------------------------------ */
+
+size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out, size_t cap)
+{
+    struct out o = {out, out ? cap : 0, 0};
+    if (!b)
+        return 0;
+    struct cbt_validator *own = NULL;
+    if (!v)
+        v = own = cbt_validator_new();
+
+    if (b->num_ops == 0)
+        emit(&o, CBT_RULE_num_ops_zero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 1);
+    if (!b->ops && b->num_ops > 0)
+        emit(&o, CBT_RULE_op_list_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+    if (b->flags)
+        emit(&o, CBT_RULE_flags_nonzero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, b->flags, 0);
+    if (b->stream == NULL)
+        emit(&o, CBT_RULE_stream_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+    else if (b->stream == CU_STREAM_LEGACY)
+        emit(&o, CBT_RULE_stream_legacy, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
+    if (b->num_ops == 0 || !b->ops) {
+        cbt_validator_free(own);
+        return o.n;
+    }
+
+    const size_t n = b->num_ops;
+    int have_scratch = v && scratch_reserve(v, n);
+    size_t n_items = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        const struct cbt_operand_info *si = b->src_info ? &b->src_info[i] : NULL;
+        const struct cbt_operand_info *di = b->dst_info ? &b->dst_info[i] : NULL;
+        const uint32_t es = cbt_op_elem_size(op, si, di);
+        const uint32_t order = (uint32_t)op->srcAccessOrder;
+        int errs = 0;
+
+        if (!extent_ok(op)) {
+            uint64_t dim = !op->extent.width ? 0 : !op->extent.height ? 1 : 2;
+            emit(&o, CBT_RULE_extent_zero, CBT_SIDE_NONE, i, CBT_NO_OP, 0, dim);
+            errs++;
+        }
+        if (order < CBT_ORDER_STREAM || order > CBT_ORDER_ANY) {
+            emit(&o, CBT_RULE_access_order_invalid, CBT_SIDE_NONE, i, CBT_NO_OP, order, CBT_ORDER_ANY);
+            errs++;
+        }
+        if (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) {
+            emit(&o, CBT_RULE_op_flags_invalid, CBT_SIDE_NONE, i, CBT_NO_OP, op->flags,
+                 CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
+            errs++;
+        }
+        const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
+        const struct cbt_operand_info *is[2] = {si, di};
+        const enum cbt_side sides[2] = {CBT_SIDE_SRC, CBT_SIDE_DST};
+        for (int s = 0; s < 2; s++) {
+            if (!is_ptr(xs[s]) && !is_arr(xs[s])) {
+                emit(&o, CBT_RULE_operand_type_invalid, sides[s], i, CBT_NO_OP, (uint32_t)xs[s]->type,
+                     CU_MEMCPY_OPERAND_TYPE_ARRAY);
+                errs++;
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            if (is_ptr(xs[s]))
+                errs += check_pointer(&o, i, sides[s], op, xs[s], is[s], es);
+            else if (is_arr(xs[s]))
+                errs += check_array(&o, i, sides[s], op, xs[s], is[s]);
+        }
+        if (is_arr(&op->src) && is_arr(&op->dst) && si && di && si->kind == CBT_MEM_ARRAY &&
+            di->kind == CBT_MEM_ARRAY && si->elem_size && di->elem_size && si->elem_size != di->elem_size) {
+            emit(&o, CBT_RULE_array_element_size_mismatch, CBT_SIDE_NONE, i, CBT_NO_OP, si->elem_size,
+                 di->elem_size);
+            errs++;
+        }
+
+        /* warnings */
+        for (int s = 0; s < 2; s++)
+            if (is_ptr(xs[s]))
+                warn_lochint(&o, i, sides[s], xs[s], is[s], b->device_count);
+        const struct cbt_operand_info *ks = known(si);
+        if (is_ptr(&op->src) && ks) {
+            if (ks->kind == CBT_MEM_HOST_PAGEABLE && order == CBT_ORDER_STREAM)
+                emit(&o, CBT_RULE_pageable_stream_order, CBT_SIDE_SRC, i, CBT_NO_OP, order, 0);
+            if (ks->kind == CBT_MEM_DEVICE && order == CBT_ORDER_DURING_API_CALL)
+                emit(&o, CBT_RULE_during_api_call_device_source, CBT_SIDE_SRC, i, CBT_NO_OP, order, 0);
+        }
+
+        if (have_scratch) {
+            struct hz *h = &v->hz[i];
+            h->dd = h->sd = NONE64;
+            h->self = 0;
+            v->src_item[i] = v->dst_item[i] = NONE64;
+            if (!errs) {
+                v->src_item[i] = add_item(v, &n_items, i, CBT_SIDE_SRC, op, &op->src, es);
+                v->dst_item[i] = add_item(v, &n_items, i, CBT_SIDE_DST, op, &op->dst, es);
+            }
+        }
+    }
+
+    if (!have_scratch) {
+        cbt_validator_free(own);
+        return (size_t)-1;
+    }
+
+    /* overlap_self: per op, O(1) pairs. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = v->src_item[i], d = v->dst_item[i], at;
+        if (s == NONE64 || d == NONE64)
+            continue;
+        const struct item *S = &v->items[s], *D = &v->items[d];
+        if (S->array != D->array || v->keys[s].space != v->keys[d].space)
+            continue;
+        if (item_meet(S, D, &v->keys[s], &at)) {
+            v->hz[i].self = 1;
+            v->hz[i].self_at = at;
+        }
+    }
+    sweep(v, n_items);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct hz *h = &v->hz[i];
+        if (h->dd != NONE64)
+            emit(&o, CBT_RULE_overlap_dst_dst, CBT_SIDE_DST, i, h->dd, h->dd_at, 0);
+        if (h->sd != NONE64)
+            emit(&o, CBT_RULE_overlap_src_dst, CBT_SIDE_DST, i, h->sd, h->sd_at, 0);
+        if (h->self)
+            emit(&o, CBT_RULE_overlap_self, CBT_SIDE_NONE, i, i, h->self_at, 0);
+    }
+    cbt_validator_free(own);
+    return o.n;
+}

@@ -1,0 +1,49 @@
+# tests/unit: the pure validator's tests (TAP), its libFuzzer target and the rules-doc check.
+
+unit_validate_tests = \
+	tests/unit/test_validate_rules \
+	tests/unit/test_validate_table \
+	tests/unit/test_validate_overlap \
+	tests/unit/test_rules_doc
+
+check_PROGRAMS += $(unit_validate_tests)
+TESTS += $(unit_validate_tests) tests/unit/fuzz_validate.sh
+
+tests_unit_test_validate_rules_SOURCES = tests/unit/test_validate_rules.c tests/unit/vtest.h
+tests_unit_test_validate_rules_LDADD = libcubatchtrace-validate.la
+tests_unit_test_validate_table_SOURCES = tests/unit/test_validate_table.c tests/unit/vtest.h
+tests_unit_test_validate_table_LDADD = libcubatchtrace-validate.la
+tests_unit_test_validate_overlap_SOURCES = tests/unit/test_validate_overlap.c tests/unit/vtest.h tests/unit/ref_overlap.h
+tests_unit_test_validate_overlap_LDADD = libcubatchtrace-validate.la
+# Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
+tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c
+
+EXTRA_DIST += tests/unit/fuzz_validate.sh tests/unit/fuzz_validate.c
+CLEANFILES += tests/unit/fuzz_validate-bin tests/unit/fuzz_validate.skip tests/unit/fuzz_validate.stamp
+
+# The libFuzzer target is built by clang, outside libtool, from the sources
+# themselves.  The rule never fails the build: when clang cannot link a
+# trivial fuzzer (no libclang_rt.fuzzer, e.g. Debian's libclang-rt-N-dev
+# missing) it writes the reason to fuzz_validate.skip and the test skips.
+if HAVE_CLANG
+check_SCRIPTS += tests/unit/fuzz_validate.stamp
+tests/unit/fuzz_validate.stamp: $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/tests/unit/ref_overlap.h \
+		$(srcdir)/src/validate.c $(srcdir)/include/cubatchtrace/validate.h $(srcdir)/include/cubatchtrace/catalog.h
+	@$(MKDIR_P) tests/unit
+	$(AM_V_GEN)rm -f tests/unit/fuzz_validate-bin tests/unit/fuzz_validate.skip; \
+	probe=tests/unit/fuzz_probe.$$$$; \
+	printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' > $$probe.c; \
+	if ! $(CLANG) -fsanitize=fuzzer,address,undefined $$probe.c -o $$probe >$$probe.log 2>&1; then \
+	  echo "$(CLANG) cannot link a libFuzzer program: $$(grep -m1 -i error $$probe.log)" > tests/unit/fuzz_validate.skip; \
+	elif ! $(CLANG) $(AM_CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -Wall -Wextra -Wno-unused-parameter \
+	    $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/src/validate.c -o tests/unit/fuzz_validate-bin; then \
+	  rm -f $$probe*; exit 1; \
+	fi; \
+	rm -f $$probe*; touch $@
+else
+check_SCRIPTS += tests/unit/fuzz_validate.stamp
+tests/unit/fuzz_validate.stamp:
+	@$(MKDIR_P) tests/unit
+	$(AM_V_GEN)echo "configure found no clang" > tests/unit/fuzz_validate.skip; touch $@
+endif
