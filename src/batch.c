@@ -34,7 +34,7 @@ static CBT_TLS int tls_depth; /* > 0 while this thread is inside cbt_batch */
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
 static uint64_t next_batch_id;
-static int no_driver_warned, no_memory_warned;
+static int no_memory_warned;
 
 static void scratch_free(void *p)
 {
@@ -107,9 +107,7 @@ static CUresult forward(enum cbt_api api, void *fn, size_t n, CUDA_MEMCPY3D_BATC
 
 static CUresult no_driver(enum cbt_api api)
 {
-    const struct cbt_real *real = cbt_real();
-    cbt_warn_once(&no_driver_warned, "%s; %s returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-                  real->error[0] ? real->error : "the CUDA driver lacks this function", cbt_api_name(api));
+    cbt_warn_no_driver(cbt_api_name(api));
     return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 }
 

@@ -154,15 +154,12 @@ void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, 
     return p;
 }
 
-static int no_driver_warned;
-
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus)
 {
     const struct cbt_real *real = cbt_real();
     if (cbt_unlikely(!real->gpa5)) {
-        cbt_warn_once(&no_driver_warned, "%s; cuGetProcAddress_v2 returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-                      real->error[0] ? real->error : "the CUDA driver has no cuGetProcAddress_v2");
+        cbt_warn_no_driver("cuGetProcAddress_v2");
         if (pfn)
             *pfn = NULL;
         return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
@@ -177,8 +174,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 {
     const struct cbt_real *real = cbt_real();
     if (cbt_unlikely(!real->gpa4)) {
-        cbt_warn_once(&no_driver_warned, "%s; cuGetProcAddress returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-                      real->error[0] ? real->error : "the CUDA driver has no cuGetProcAddress");
+        cbt_warn_no_driver("cuGetProcAddress");
         if (pfn)
             *pfn = NULL;
         return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;

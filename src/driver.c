@@ -107,6 +107,19 @@ static const char *const api_symbol[CBT_API_COUNT_] = {
 #undef CBT_SYM_
 };
 
+static const char *real_error(void)
+{
+    return real.error[0] ? real.error : "the CUDA driver lacks this function";
+}
+
+static int no_driver_warned;
+
+void cbt_warn_no_driver(const char *function)
+{
+    cbt_warn_once(&no_driver_warned, "%s; %s returns CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+                  real_error(), function);
+}
+
 static void *lookup(void *h, const char *name) { return h ? cbt_real_dlsym(h, name) : NULL; }
 
 /* The exported batch function of this very library, to tell it apart from the driver's. */

@@ -52,6 +52,9 @@ const struct cbt_real *cbt_real(void);
 /* The real dlsym, found without going through the shim's own. */
 void *cbt_real_dlsym(void *handle, const char *name);
 
+/* The one stderr line said when the real driver cannot be had (once per process). */
+void cbt_warn_no_driver(const char *function);
+
 /* Print one line on stderr, prefixed "cubatchtrace: ", at most once per `once` flag. */
 void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -27,6 +27,13 @@ static int provider_warned;
 
 static void load_provider(void)
 {
+    /* Register the shim's tracepoints now: when a batch comes from another
+     * library's constructor, the shim's own constructors (which normally do
+     * this) may not have run yet.  Both functions count their calls, so the
+     * constructors running later change nothing. */
+    lttng_ust__tracepoints__init();
+    lttng_ust__tracepoints__ptrs_init();
+
     char path[PATH_MAX];
     const char *env = secure_getenv("CUBATCHTRACE_TP_LIB");
     if (env && *env) {

@@ -1,6 +1,6 @@
 # Shell helpers for the TAP tests (sourced).  The harness exports top_srcdir,
 # top_builddir, CBT_SHIM, CBT_FAKECUDA_DIR, LTTNG, BABELTRACE2, PYTHON3 and
-# sources tests/sessiond.env (CBT_SESSIOND=1 when a daemon is up).
+# need_sessiond makes sure a session daemon runs.
 set -u
 _tap_n=0
 _tap_failed=0
@@ -26,9 +26,20 @@ cbt_cleanup() {
     rm -rf "$CBT_TMP"
 }
 
+# need_sessiond: skip unless a session daemon can be had; start a private one
+# when none runs (tests/sessiond.sh).  The shared lock held on fd 9 for the
+# test's whole run tells the daemon's watchdog that a test still needs it.
 need_sessiond() {
-    [ -n "${CBT_SESSIOND:-}" ] || skip_all "no LTTng session daemon: ${CBT_NO_SESSIOND:-run through make check}"
+    [ -n "${LTTNG:-}" ] || skip_all "lttng (lttng-tools) not installed"
     [ -n "${BABELTRACE2:-}" ] || skip_all "babeltrace2 not installed"
+    command -v flock >/dev/null 2>&1 || skip_all "flock (util-linux) not installed"
+    _cbt_state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$(id -u)
+    mkdir -p "$_cbt_state"
+    exec 9>>"$_cbt_state/lock"
+    flock -s 9
+    _cbt_env=$(sh "$top_srcdir/tests/sessiond.sh" use 9>&-) || skip_all "no LTTng session daemon: $_cbt_env"
+    eval "$_cbt_env"
+    CBT_SESSIOND=1
 }
 
 # cbt_session_start NAME [EVENT-PATTERN...]: a session recording to $CBT_TMP/NAME

@@ -1,71 +1,92 @@
 #!/bin/sh
-# Start or stop the LTTng session daemon `make check` runs against.
-#   tests/sessiond.sh start DIR   start a private daemon (or note a running one), write DIR/sessiond.env
-#   tests/sessiond.sh stop DIR    stop the daemon started by `start`, by its pid
-# As root the daemon's run directory is /var/run/lttng whatever LTTNG_HOME says;
-# a daemon already running there is used and left running.
+# The LTTng session daemon the tests run against.
+#
+#   tests/sessiond.sh use     make sure a daemon runs (start a private one if
+#                             none does); print the shell lines a test evals
+#   tests/sessiond.sh stop    stop the daemon this script started, by its pid
+#
+# Tests call `use` through need_sessiond (tests/lib.sh) while holding a shared
+# lock on $state/lock for their whole run.  A daemon started here comes with a
+# watchdog that stops it, by pid, once no test has held that lock for a few
+# seconds: `make check` (and `make distcheck`, which shares it) start one
+# daemon and leave nothing behind, whether the tests pass or fail.
+#
+# As root the daemon's run directory is /var/run/lttng whatever LTTNG_HOME
+# says; a daemon already running there that this script did not start is
+# used and left alone.  Other users get a private LTTNG_HOME.
 set -u
-cmd=${1:?start|stop}
-dir=${2:?directory}
-mkdir -p "$dir"
-env_file="$dir/sessiond.env"
-pid_file="$dir/sessiond.pid"
+cmd=${1:?use|stop}
+uid=$(id -u)
+state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$uid
+mkdir -p "$state"
 : "${LTTNG_SESSIOND:=$(command -v lttng-sessiond 2>/dev/null || true)}"
-: "${LTTNG:=$(command -v lttng 2>/dev/null || true)}"
-
-if [ "$(id -u)" = 0 ]; then
+if [ "$uid" = 0 ]; then
     rundir=/var/run/lttng
-    home_line=""
+    env_lines=""
 else
-    LTTNG_HOME="$dir/lttng-home"; export LTTNG_HOME
+    LTTNG_HOME=$state/home
+    export LTTNG_HOME
     mkdir -p "$LTTNG_HOME"
-    rundir="$LTTNG_HOME/.lttng"
-    home_line="LTTNG_HOME='$LTTNG_HOME'; export LTTNG_HOME;"
+    rundir=$LTTNG_HOME/.lttng
+    env_lines="LTTNG_HOME='$LTTNG_HOME'; export LTTNG_HOME;"
 fi
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-
-case $cmd in
-start)
-    rm -f "$pid_file"
-    if [ -z "$LTTNG_SESSIOND" ] || [ -z "$LTTNG" ]; then
-        echo "CBT_NO_SESSIOND='lttng-sessiond or lttng not installed'; export CBT_NO_SESSIOND;" >"$env_file"
-        echo "sessiond.sh: lttng-tools missing: tracing tests will skip" >&2
-        exit 0
-    fi
-    if alive "$rundir/lttng-sessiond.pid"; then
-        echo "sessiond.sh: using the session daemon already running (pid $(cat "$rundir/lttng-sessiond.pid"))" >&2
-    else
-        "$LTTNG_SESSIOND" --daemonize --no-kernel >"$dir/sessiond.log" 2>&1 </dev/null
-        i=0
-        while ! alive "$rundir/lttng-sessiond.pid"; do
-            i=$((i + 1))
-            if [ $i -gt 100 ]; then
-                echo "CBT_NO_SESSIOND='lttng-sessiond did not start (see $dir/sessiond.log)'; export CBT_NO_SESSIOND;" >"$env_file"
-                echo "sessiond.sh: lttng-sessiond did not start; see $dir/sessiond.log" >&2
-                exit 0
-            fi
-            sleep 0.1
-        done
-        cp "$rundir/lttng-sessiond.pid" "$pid_file"
-        echo "sessiond.sh: started lttng-sessiond (pid $(cat "$pid_file"))" >&2
-    fi
-    echo "$home_line CBT_SESSIOND=1; export CBT_SESSIOND;" >"$env_file"
-    ;;
-stop)
-    if [ -f "$pid_file" ]; then
-        pid=$(cat "$pid_file")
+stop_ours() {
+    if [ -f "$state/pid" ]; then
+        pid=$(cat "$state/pid")
         kill "$pid" 2>/dev/null
         i=0
         while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
         kill -9 "$pid" 2>/dev/null
-        rm -f "$pid_file"
-        echo "sessiond.sh: stopped lttng-sessiond (pid $pid)" >&2
+        rm -f "$state/pid"
     fi
-    rm -f "$env_file"
+}
+
+case $cmd in
+use)
+    [ -n "$LTTNG_SESSIOND" ] || { echo "lttng-sessiond is not installed"; exit 1; }
+    exec 8>>"$state/start.lock"
+    flock -x 8
+    if ! alive "$rundir/lttng-sessiond.pid"; then
+        rm -f "$state/pid"
+        "$LTTNG_SESSIOND" --daemonize --no-kernel >"$state/log" 2>&1 </dev/null 8>&- 9>&-
+        i=0
+        while ! alive "$rundir/lttng-sessiond.pid"; do
+            i=$((i + 1))
+            [ $i -gt 100 ] && { echo "lttng-sessiond did not start (see $state/log)"; exit 1; }
+            sleep 0.1
+        done
+        cp "$rundir/lttng-sessiond.pid" "$state/pid"
+        # The watchdog: stop our daemon once no test has held the lock for 3 s.
+        (
+            idle=0
+            while [ -f "$state/pid" ]; do
+                sleep 1
+                if flock -xn "$state/lock" true; then idle=$((idle + 1)); else idle=0; fi
+                if [ $idle -ge 3 ]; then
+                    # Under the start lock, so no test can be starting to use it.
+                    exec 8>>"$state/start.lock"
+                    flock -x 8
+                    if flock -xn "$state/lock" true; then
+                        stop_ours
+                        exit 0
+                    fi
+                    flock -u 8
+                    idle=0
+                fi
+            done
+        ) >/dev/null 2>&1 </dev/null 8>&- 9>&- &
+    fi
+    echo "$env_lines"
+    ;;
+stop)
+    exec 8>>"$state/start.lock"
+    flock -x 8
+    stop_ours
     ;;
 *)
-    echo "usage: $0 start|stop DIR" >&2
+    echo "usage: $0 use|stop" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,66 @@
+# Helpers of the door tests (sourced after tests/lib.sh).
+#
+# Sessions record every process of the user and tests run in parallel, so
+# every check reads only the events of the client's own vpid.
+
+CLIENTS="$top_builddir/tests/clients"
+CLIENTS_SRC="$top_srcdir/tests/clients"
+# The wrapper libraries of the dlsym clients live beside them.
+LD_LIBRARY_PATH="$CLIENTS/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; export LD_LIBRARY_PATH
+SIZE_MAX=18446744073709551615
+
+# traced NAME CMD...: CMD through cbt_run (the shim over the double) while
+# session NAME records.  Sets $pid to the program's own pid (the background
+# subshell execs env, which execs CMD: inside it `env` is made to exec) and
+# $st to its exit status; leaves $CBT_TMP/NAME.out, .err, .all (the whole
+# trace as text) and .trace (this pid's events).
+traced() {
+    _t=$1; shift
+    cbt_session_start "$_t" || { echo "Bail out! cannot create the LTTng session $_t"; exit 1; }
+    ( env() { exec env "$@"; }; cbt_run "$@" ) >"$CBT_TMP/$_t.out" 2>"$CBT_TMP/$_t.err" &
+    pid=$!
+    wait $pid
+    st=$?
+    cbt_session_stop "$_t"
+    cbt_trace_text "$_t" >"$CBT_TMP/$_t.all"
+    pid_events "$CBT_TMP/$_t.all" "$pid" >"$CBT_TMP/$_t.trace"
+}
+
+# bare NAME CMD...: CMD over the double without the shim; $bst, NAME.bare.out/.err.
+bare() {
+    _t=$1; shift
+    cbt_run_bare "$@" >"$CBT_TMP/$_t.bare.out" 2>"$CBT_TMP/$_t.bare.err"
+    bst=$?
+}
+
+out() { cat "$CBT_TMP/$1.out"; }
+err() { cat "$CBT_TMP/$1.err"; }
+bare_out() { cat "$CBT_TMP/$1.bare.out"; }
+
+# pid_events FILE PID: the events of that process.
+pid_events() { grep -F "vpid = $2," "$1" || true; }
+
+# nbatches FILE: how many cubatchtrace:batch events.
+nbatches() { grep -c ' cubatchtrace:batch: ' "$1" || true; }
+
+# batches FILE: one line per cubatchtrace:batch event, in order:
+#   api door outcome result num_ops fail_idx   (fail_idx SIZE_MAX as -)
+batches() {
+    grep ' cubatchtrace:batch: ' "$1" | sed \
+        -e 's/.* api = ( "\([^"]*\)".* door = ( "\([^"]*\)".* outcome = ( "\([^"]*\)".* result = ( "\([^"]*\)".* num_ops = \([0-9]*\),.* fail_idx = \([0-9]*\),.*/\1 \2 \3 \4 \5 \6/' \
+        -e "s/ $SIZE_MAX\$/ -/"
+}
+
+# findings FILE: one line per cubatchtrace:finding event: batch_id rule severity op
+findings() {
+    sed -n 's/.* cubatchtrace:finding: .* batch_id = \([0-9]*\), rule = ( "\([^"]*\)".* severity = ( "\([^"]*\)".* op = \([0-9]*\),.*/\1 \2 \3 \4/p' "$1" |
+        sed -e "s/ $SIZE_MAX\$/ -/"
+}
+
+# batch_results FILE: batch_id result, one line per batch event.
+batch_results() {
+    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.* result = ( "\([^"]*\)".*/\1 \2/p' "$1"
+}
+
+# lines N TEXT...: TEXT repeated N times, one per line (expected tables).
+lines() { _n=$1; shift; _i=0; while [ $_i -lt "$_n" ]; do echo "$*"; _i=$((_i + 1)); done; }

@@ -1,0 +1,26 @@
+#!/bin/sh
+# 8 threads at once, each 25 batches of 6 ops through the exported
+# cuMemcpy3DBatchAsync_v2 (door symbol).  The blocking channel loses nothing,
+# so the counts are exact; per-thread scratch and the thread-safe first use
+# of the driver (src/batch.c, src/driver.c) are what this covers.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+K=25; M=6
+bare thr "$CLIENTS/client_threads" $K $M
+traced "thr-$$" "$CLIENTS/client_threads" $K $M
+t="$CBT_TMP/thr-$$.trace"
+is "$st" 0 "8 threads: exits 0 (every batch's bytes checked)"
+is "$(out "thr-$$")" "$(bare_out thr)" "8 threads: same summary as without the shim"
+is "$(bare_out thr)" "batches=$((8 * K)) ops=$((8 * K * M)) bytes=$((K * M * (64 + 65 + 66 + 67 + 68 + 69 + 70 + 71)))" \
+    "8 threads: the client made 8 x $K batches of $M ops"
+is "$(nbatches "$t")" $((8 * K)) "8 threads: exactly $((8 * K)) batch events for the vpid"
+is "$(batches "$t" | sort -u)" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS $M -" \
+    "8 threads: every batch recorded as cuMemcpy3DBatchAsync_v2 via symbol with $M ops"
+per_thread=$(grep ' cubatchtrace:batch: ' "$t" | sed 's/.* vtid = \([0-9]*\),.*/\1/' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+nthreads=$(grep ' cubatchtrace:batch: ' "$t" | sed 's/.* vtid = \([0-9]*\),.*/\1/' | sort -u | wc -l)
+is "$nthreads $per_thread" "8 $K " "8 threads: 8 distinct vtids with $K batch events each"
+ids=$(batch_results "$t" | awk '{print $1}' | sort -n | uniq | wc -l)
+is "$ids" $((8 * K)) "8 threads: every batch_id distinct"
+done_testing

@@ -1,0 +1,91 @@
+# tests/clients: programs that reach cuMemcpy3DBatchAsync through every door
+# of the shim; tests/doors: the TAP scripts that run them under the shim and
+# read the trace.  Paths are relative to the top directory (non-recursive).
+
+# Clients that call the driver directly link the test double under the
+# driver's own name; at run time LD_LIBRARY_PATH=$CBT_FAKECUDA_DIR finds it
+# (tests/lib.sh: cbt_run, cbt_run_bare).  It must exist before they link.
+CBT_CLIENT_CUDA_LIBS = -L$(top_builddir)/tests/fakecuda/lib -lcuda
+CBT_CLIENT_COMMON = tests/clients/common.c tests/clients/common.h
+CBT_CLIENT_DIRECT = $(CBT_CLIENT_COMMON) tests/clients/common_direct.c
+
+check_PROGRAMS += tests/clients/client_direct tests/clients/client_direct_ptsz
+
+tests_clients_client_direct_SOURCES = tests/clients/client_direct.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_direct_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_direct_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# The same source with cuda.h's per-thread default stream mapping (_v2_ptsz).
+tests_clients_client_direct_ptsz_SOURCES = tests/clients/client_direct.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_direct_ptsz_CPPFLAGS = $(AM_CPPFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1
+tests_clients_client_direct_ptsz_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_direct_ptsz_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# Clients linked to libcuda (the double at run time).
+check_PROGRAMS += tests/clients/client_abi128 tests/clients/client_threads tests/clients/client_fork \
+	tests/clients/client_ctor tests/clients/client_rtld tests/clients/client_strict
+
+tests_clients_client_abi128_SOURCES = tests/clients/client_abi128.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_abi128_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_abi128_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+tests_clients_client_threads_SOURCES = tests/clients/client_threads.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_threads_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
+EXTRA_tests_clients_client_threads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+tests_clients_client_fork_SOURCES = tests/clients/client_fork.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_fork_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_fork_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+tests_clients_client_strict_SOURCES = tests/clients/client_strict.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_strict_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_strict_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# A library whose constructor makes a batch while the program loads.
+check_LTLIBRARIES += tests/clients/libctorbatch.la
+tests_clients_libctorbatch_la_SOURCES = tests/clients/ctor_batch.c
+tests_clients_libctorbatch_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
+tests_clients_libctorbatch_la_LIBADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_libctorbatch_la_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+tests_clients_client_ctor_SOURCES = tests/clients/client_ctor.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_ctor_LDADD = tests/clients/libctorbatch.la $(CBT_CLIENT_CUDA_LIBS)
+tests_clients_client_ctor_LDFLAGS = -no-install
+
+# dlsym from the caller's point of view: RTLD_NEXT wrappers (libcbtnext over
+# libcbtbase and libc's puts) and RTLD_DEFAULT from a plugin opened with
+# RTLD_LOCAL whose dependency (libcbtdep) only it can see.
+check_LTLIBRARIES += tests/clients/libcbtbase.la tests/clients/libcbtnext.la tests/clients/libcbtdep.la \
+	tests/clients/libcbtplugin.la
+tests_clients_libcbtbase_la_SOURCES = tests/clients/rtld_base.c
+tests_clients_libcbtbase_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtnext_la_SOURCES = tests/clients/rtld_next.c
+tests_clients_libcbtnext_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtnext_la_LIBADD = tests/clients/libcbtbase.la -ldl
+tests_clients_libcbtdep_la_SOURCES = tests/clients/rtld_dep.c
+tests_clients_libcbtdep_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtplugin_la_SOURCES = tests/clients/rtld_plugin.c
+tests_clients_libcbtplugin_la_LDFLAGS = -module -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtplugin_la_LIBADD = tests/clients/libcbtdep.la -ldl
+tests_clients_client_rtld_SOURCES = tests/clients/client_rtld.c $(CBT_CLIENT_DIRECT)
+# libcbtnext before libcbtbase: its cbt_who is the one the program binds.
+tests_clients_client_rtld_LDADD = tests/clients/libcbtnext.la tests/clients/libcbtbase.la $(CBT_CLIENT_CUDA_LIBS) -ldl
+tests_clients_client_rtld_LDFLAGS = -no-install
+EXTRA_tests_clients_client_rtld_DEPENDENCIES = tests/clients/libcbtplugin.la tests/fakecuda/lib/libcuda.so.1
+
+# Clients that do not link libcuda (-ldl only).
+check_PROGRAMS += tests/clients/client_runtime_seq tests/clients/client_pyseq tests/clients/client_nolib
+tests_clients_client_runtime_seq_SOURCES = tests/clients/client_runtime_seq.c $(CBT_CLIENT_COMMON)
+tests_clients_client_runtime_seq_LDADD = -ldl
+tests_clients_client_pyseq_SOURCES = tests/clients/client_pyseq.c $(CBT_CLIENT_COMMON)
+tests_clients_client_pyseq_LDADD = -ldl
+tests_clients_client_nolib_SOURCES = tests/clients/client_nolib.c
+tests_clients_client_nolib_LDADD = -ldl
+
+# The tests.  tests/doors/doors.sh holds their shared helpers.
+CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/runtime_seq.sh \
+	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
+	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh \
+	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh
+TESTS += $(CBT_DOOR_TESTS)
+EXTRA_DIST += $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
+	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py
