@@ -30,14 +30,22 @@ cbt_cleanup() {
 # when none runs (tests/sessiond.sh).  The shared lock held on fd 9 for the
 # test's whole run tells the daemon's watchdog that a test still needs it.
 need_sessiond() {
-    [ -n "${LTTNG:-}" ] || skip_all "lttng (lttng-tools) not installed"
-    [ -n "${BABELTRACE2:-}" ] || skip_all "babeltrace2 not installed"
-    command -v flock >/dev/null 2>&1 || skip_all "flock (util-linux) not installed"
+    want_sessiond || skip_all "$CBT_NO_SESSIOND"
+}
+# want_sessiond: the same, but returns 1 (reason in $CBT_NO_SESSIOND) instead of skipping.
+want_sessiond() {
+    [ -n "${CBT_SESSIOND:-}" ] && return 0
+    if [ -z "${LTTNG:-}" ]; then CBT_NO_SESSIOND="lttng (lttng-tools) not installed"; return 1; fi
+    if [ -z "${BABELTRACE2:-}" ]; then CBT_NO_SESSIOND="babeltrace2 not installed"; return 1; fi
+    if ! command -v flock >/dev/null 2>&1; then CBT_NO_SESSIOND="flock (util-linux) not installed"; return 1; fi
     _cbt_state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$(id -u)
     mkdir -p "$_cbt_state"
     exec 9>>"$_cbt_state/lock"
     flock -s 9
-    _cbt_env=$(sh "$top_srcdir/tests/sessiond.sh" use 9>&-) || skip_all "no LTTng session daemon: $_cbt_env"
+    if ! _cbt_env=$(sh "$top_srcdir/tests/sessiond.sh" use 9>&-); then
+        CBT_NO_SESSIOND="no LTTng session daemon: $_cbt_env"
+        return 1
+    fi
     eval "$_cbt_env"
     CBT_SESSIOND=1
 }

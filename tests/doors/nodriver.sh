@@ -29,7 +29,7 @@ ok $? "no driver: CUBATCHTRACE_LIBCUDA naming the shim is refused as 'cubatchtra
 is "$(LD_LIBRARY_PATH="$CLIENTS/.libs" "$CLIENTS/client_nolib")" "no cuMemcpy3DBatchAsync in the process" \
     "no driver: without the shim the client has no batch function (so the 303s above are the shim's)"
 
-if [ -n "${CBT_SESSIOND:-}" ] && [ -n "${BABELTRACE2:-}" ]; then
+if want_sessiond; then
     # cbt_run puts the double on LD_LIBRARY_PATH; CUBATCHTRACE_LIBCUDA overrides it.
     traced "nd-$$" env CUBATCHTRACE_LIBCUDA=/nonexistent/libcuda.so.1 "$CLIENTS/client_nolib"
     is "$(batches "$CBT_TMP/nd-$$.trace")" "cuMemcpy3DBatchAsync_v2 symbol no_driver CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 1 -
@@ -37,6 +37,6 @@ cuMemcpy3DBatchAsync_v2 symbol no_driver CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 1 
 cuMemcpy3DBatchAsync symbol no_driver CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 1 7" \
         "no driver: batches recorded with outcome no_driver and result 303 (fail_idx left as the caller set it)"
 else
-    ok 0 "# SKIP no session daemon: trace of the no-driver outcome not checked"
+    ok 0 "# SKIP $CBT_NO_SESSIOND: trace of the no-driver outcome not checked"
 fi
 done_testing
