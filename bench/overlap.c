@@ -6,9 +6,16 @@
  *   interleaved  tiles of 4 ops writing interleaved 64-byte columns of one
  *                pitched 256-byte-wide tile: bounding intervals overlap, rows
  *                never do, so every tile needs the exact row-level test
- *   one-region   the worst case, shown honestly: op i writes byte column i of
- *                one n-byte-pitched matrix, so all n bounding intervals
- *                intersect and the sweep makes n^2/2 exact tests (up to 4096)
+ *   one-region   op i writes byte column i of one n-byte-pitched matrix: all
+ *                n bounding intervals intersect (n^2/2 candidate pairs for a
+ *                bounding-interval sweep; the same-pitch rectangle sweep
+ *                finds none)
+ *   tiles        a 2D matrix of ceil(sqrt(n)) x ceil(sqrt(n)) tiles of 16x16
+ *                bytes (pitch padded by 64 bytes) scattered into by n ops,
+ *                one tile each: each tile's bounding interval meets those of
+ *                its whole tile row (n^1.5/2 candidate pairs by intervals)
+ *   array-tiles  the same scatter into a 2D CUDA array of 4-byte elements:
+ *                n disjoint 16x16 boxes on one CUarray
  *
  * Ops are listed in a shuffled order (the sort does real work), with device
  * infos (the bounds checks run too).  Each figure is the median of 7 samples;
@@ -53,6 +60,16 @@ static uint64_t next(void)
     return rng;
 }
 
+static size_t isqrt_up(size_t n)
+{
+    size_t t = (size_t)sqrt((double)n);
+    while (t * t < n)
+        t++;
+    while (t > 1 && (t - 1) * (t - 1) >= n)
+        t--;
+    return t;
+}
+
 static void build(size_t n, int variant, CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt_operand_info *si,
                   struct cbt_operand_info *di)
 {
@@ -71,7 +88,27 @@ static void build(size_t n, int variant, CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt
         op->src.type = op->dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
         op->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
         op->src.op.ptr.ptr = SRC_BASE + s * 4096;
-        if (variant == 2) {
+        memset(&si[i], 0, sizeof si[i]);
+        memset(&di[i], 0, sizeof di[i]);
+        if (variant == 3 || variant == 4) {
+            size_t t = isqrt_up(n), tx = s % t, ty = s / t;
+            op->extent.width = 16;
+            op->extent.height = 16;
+            op->extent.depth = 1;
+            if (variant == 3) {
+                uint64_t pitch = t * 16 + 64;
+                op->dst.op.ptr.ptr = DST_BASE + ty * 16 * pitch + tx * 16;
+                op->dst.op.ptr.rowLength = pitch;
+            } else {
+                op->dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+                op->dst.op.array.array = (CUarray)(uintptr_t)0xa000;
+                op->dst.op.array.offset.x = tx * 16;
+                op->dst.op.array.offset.y = ty * 16;
+                di[i].kind = CBT_MEM_ARRAY;
+                di[i].array_width = di[i].array_height = t * 16;
+                di[i].elem_size = 4;
+            }
+        } else if (variant == 2) {
             op->dst.op.ptr.ptr = DST_BASE + s;
             op->dst.op.ptr.rowLength = n;
             op->extent.width = 1;
@@ -90,12 +127,14 @@ static void build(size_t n, int variant, CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt
             op->extent.height = 4;
             op->extent.depth = 2;
         }
-        memset(&si[i], 0, sizeof si[i]);
-        memset(&di[i], 0, sizeof di[i]);
-        si[i].kind = di[i].kind = 1; /* CBT_MEM_DEVICE */
+        si[i].kind = CBT_MEM_DEVICE;
         si[i].alloc_base = SRC_BASE;
-        di[i].alloc_base = DST_BASE;
-        si[i].alloc_size = di[i].alloc_size = (uint64_t)n * 4096 + 4096;
+        si[i].alloc_size = (uint64_t)n * 4096 + 4096;
+        if (variant != 4) {
+            di[i].kind = CBT_MEM_DEVICE;
+            di[i].alloc_base = DST_BASE;
+            di[i].alloc_size = (uint64_t)n * 4096 + 4096;
+        }
     }
     free(slot);
 }
@@ -114,9 +153,9 @@ int main(int argc, char **argv)
     printf("cbt_validate: CPU time of the validator alone (thread CPU time, median of %d samples)\n\n", SAMPLES);
     printf("| variant     |    ops |     ns total | ns per op | ns/(n log2 n) | findings |\n");
     printf("| ----------- | ------ | ------------ | --------- | ------------- | -------- |\n");
-    static const char *names[3] = {"disjoint", "interleaved", "one-region"};
-    for (int variant = 0; variant < 3; variant++) {
-        for (size_t n = 1; n <= max && (variant < 2 || n <= 4096); n *= 4) {
+    static const char *names[5] = {"disjoint", "interleaved", "one-region", "tiles", "array-tiles"};
+    for (int variant = 0; variant < 5; variant++) {
+        for (size_t n = 1; n <= max; n *= 4) {
             build(n, variant, ops, si, di);
             struct cbt_batch_view b;
             memset(&b, 0, sizeof b);

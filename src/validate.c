@@ -11,20 +11,31 @@
  *   1. batch-level rules (CBT_NO_OP);
  *   2. per op, in index order: its errors, then its warnings; ops without
  *      an error contribute their operand footprints to the sweep;
- *   3. hazards: sort the footprints' bounding intervals, sweep, and run an
- *      exact row-level test on each candidate pair; one finding at most per
- *      (op, rule), naming the lowest other op; emitted by op index.
+ *   3. hazards: sort the footprints' bounding intervals; footprints that are
+ *      rectangles of a pitch grid (2D, or 3D with back-to-back layers, rows
+ *      not wrapping the pitch) are grouped by pitch, array boxes by CUarray;
+ *      pairs inside a group come from a rectangle sweep, every other pair
+ *      from the bounding-interval sweep followed by an exact row-level test;
+ *      one finding at most per (op, rule), naming the lowest other op;
+ *      emitted by op index.
  *
  * Cost of step 3, honestly:
- *   O(n log n) for the sort, plus O(K * t) where K is the number of
- *   candidate pairs (a dst against a dst, or a dst against a src, of two
- *   different ops, whose bounding intervals intersect) and t the cost of one
- *   exact test.  src/src pairs are never enumerated (two readers are no
- *   hazard), and a pair is skipped without a test when it could not lower the
- *   "other op" already recorded.  For batches whose ops touch disjoint or
- *   only locally interleaved memory K is O(n); the worst case is n operands
- *   all interleaving in one region (K = n^2 / 2), e.g. n ops each copying one
- *   column of the same pitched matrix.
+ *   O(n log n) for the sorts, plus O(k log n) for the k pairs of one group
+ *   that really overlap (the rectangle sweep never visits a disjoint pair:
+ *   n tiles or columns scattered into one pitched matrix cost O(n log n)),
+ *   plus O(K * t) where K is the number of candidate pairs of the interval
+ *   sweep (a dst against a dst, or a dst against a src, of two different
+ *   ops, not both of one group, whose bounding intervals intersect) and t
+ *   the cost of one exact test.  src/src pairs are never enumerated (two
+ *   readers are no hazard), and a pair is skipped without a test when it
+ *   could not lower the "other op" already recorded.  What stays
+ *   super-linear: many ops that really overlap one another (k up to n^2/2,
+ *   e.g. n ops writing the same tile), and footprints outside the groups
+ *   that interleave in one region (3D with gaps between layers, rows that
+ *   wrap the pitch, or two different pitches over the same bytes: K up to
+ *   n^2/2).  Array boxes are swept on the two axes on which they overlap
+ *   least and the third is tested per pair, so boxes that meet on those two
+ *   axes but not the third are candidates too.
  *   The exact test is O(log pitch) for 2D footprints (a Euclid-like search
  *   for the first row of one operand that meets a row of the other; it never
  *   enumerates rows) and O((layers_a + layers_b) * log pitch) for two 3D
@@ -90,6 +101,17 @@ struct hz {
     uint8_t self;
 };
 
+struct rect {
+    uint64_t r0, r1, c0, c1, f0, f1; /* sweep axis, tree axis, filter axis: [lo, hi) each */
+    uint64_t grp, item;
+    uint64_t at; /* pointer groups: the pitch; arrays: the CUarray handle */
+};
+
+/* A generic sort record: (k0, k1, idx). */
+struct sk {
+    uint64_t k0, k1, idx;
+};
+
 struct cbt_validator {
     struct item *items;
     size_t items_cap;
@@ -101,6 +123,13 @@ struct cbt_validator {
     size_t hz_cap;
     uint64_t *src_item, *dst_item; /* per op: item index or NONE64 */
     size_t opi_cap;
+    /* structured groups (see sweep_rects): per item or per rect, n_items each */
+    struct rect *rects;
+    struct sk *sk_a, *sk_b, *sk_c, *sk_t;
+    uint64_t *irect, *rank, *lnext, *hd, *hs, *cd, *cs;
+    size_t grp_cap;
+    uint64_t *tree; /* two max trees of one group: 4 * n_items + 4 */
+    size_t tree_cap;
 };
 
 struct cbt_validator *cbt_validator_new(void)
@@ -120,6 +149,19 @@ void cbt_validator_free(struct cbt_validator *v)
     free(v->hz);
     free(v->src_item);
     free(v->dst_item);
+    free(v->rects);
+    free(v->sk_a);
+    free(v->sk_b);
+    free(v->sk_c);
+    free(v->sk_t);
+    free(v->irect);
+    free(v->rank);
+    free(v->lnext);
+    free(v->hd);
+    free(v->hs);
+    free(v->cd);
+    free(v->cs);
+    free(v->tree);
     free(v);
 }
 
@@ -185,6 +227,19 @@ static int scratch_reserve(struct cbt_validator *v, size_t num_ops)
         if (!grow_n(ps, el, 2, &v->opi_cap, num_ops))
             return 0;
     }
+    {
+        /* classes of the pointer sweep: one per group plus one, n2 + 1 at most */
+        void **ps[] = {(void **)&v->rects, (void **)&v->sk_a, (void **)&v->sk_b, (void **)&v->sk_c,
+                       (void **)&v->sk_t,  (void **)&v->irect, (void **)&v->rank, (void **)&v->lnext,
+                       (void **)&v->hd,    (void **)&v->hs,   (void **)&v->cd,   (void **)&v->cs};
+        const size_t el[] = {sizeof(struct rect), sizeof(struct sk), sizeof(struct sk), sizeof(struct sk),
+                             sizeof(struct sk),   sizeof(uint64_t),  sizeof(uint64_t),  sizeof(uint64_t),
+                             sizeof(uint64_t),    sizeof(uint64_t),  sizeof(uint64_t),  sizeof(uint64_t)};
+        if (!grow_n(ps, el, 12, &v->grp_cap, n2 + 1))
+            return 0;
+    }
+    if (n2 > (SIZE_MAX - 4) / 4 || !grow((void **)&v->tree, &v->tree_cap, 4 * n2 + 4, sizeof(uint64_t)))
+        return 0;
     return 1;
 }
 
@@ -603,7 +658,70 @@ static struct key *sort_keys(struct key *a, struct key *tmp, size_t n)
     return a;
 }
 
+/* ---- structured groups ---------------------------------------------------
+ *
+ * Two 2D pointer footprints with the same row pitch P whose rows do not wrap
+ * (col + wb <= P, col = base % P) are rectangles [col, col + wb) x [row0,
+ * row0 + H) on the (col, row = addr / P) grid, and they share a byte iff the
+ * rectangles intersect (a byte has one (row, col)).  A 3D footprint whose
+ * layers follow each other in the row sequence (L == H*P) is such a 2D
+ * footprint of H*D rows.  Such footprints are grouped by P; pairs inside a
+ * group are found by a rectangle sweep, never through bounding intervals.
+ * Array boxes of one CUarray form a group too: swept on two of their three
+ * axes (the two on which the boxes overlap least), the third tested per pair.
+ */
+static int sk_lt(const struct sk *a, const struct sk *b)
+{
+    if (a->k0 != b->k0)
+        return a->k0 < b->k0;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1;
+    return a->idx < b->idx;
+}
+
+static struct sk *sort_sk(struct sk *a, struct sk *tmp, size_t n)
+{
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t s = 0; s < n; s += 2 * w) {
+            size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;
+            size_t i = s, j = m, k = s;
+            while (i < m && j < e)
+                tmp[k++] = sk_lt(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < m)
+                tmp[k++] = a[i++];
+            while (j < e)
+                tmp[k++] = a[j++];
+        }
+        struct sk *t = a;
+        a = tmp;
+        tmp = t;
+        if (w > SIZE_MAX / 2)
+            break;
+    }
+    return a;
+}
+
 /* ---- the sweep ---------------------------------------------------------- */
+
+/* Record a hazard already known to be one: dst item p meets item q of another op at `at`. */
+static void record(struct cbt_validator *v, uint64_t p, uint64_t q, uint64_t at)
+{
+    const struct item *P = &v->items[p], *Q = &v->items[q];
+    if (Q->side == CBT_SIDE_DST) {
+        uint64_t lo = min64(P->op, Q->op), hi = max64(P->op, Q->op);
+        struct hz *h = &v->hz[lo];
+        if (h->dd > hi) {
+            h->dd = hi;
+            h->dd_at = at;
+        }
+    } else {
+        struct hz *h = &v->hz[P->op];
+        if (h->sd > Q->op) {
+            h->sd = Q->op;
+            h->sd_at = at;
+        }
+    }
+}
 
 /* A dst item p against an item q of another op. */
 static void pair(struct cbt_validator *v, const struct key *kp, uint64_t p, uint64_t q)
@@ -612,67 +730,321 @@ static void pair(struct cbt_validator *v, const struct key *kp, uint64_t p, uint
     uint64_t at;
     if (Q->side == CBT_SIDE_DST) {
         uint64_t lo = min64(P->op, Q->op), hi = max64(P->op, Q->op);
-        struct hz *h = &v->hz[lo];
-        if (h->dd <= hi)
+        if (v->hz[lo].dd <= hi)
             return;
-        if (item_meet(P, Q, kp, &at)) {
-            h->dd = hi;
-            h->dd_at = at;
-        }
-    } else {
-        struct hz *h = &v->hz[P->op]; /* P writes, Q reads */
-        if (h->sd <= Q->op)
-            return;
-        if (item_meet(P, Q, kp, &at)) {
-            h->sd = Q->op;
-            h->sd_at = at;
-        }
+    } else if (v->hz[P->op].sd <= Q->op) {
+        return;
     }
+    if (item_meet(P, Q, kp, &at))
+        record(v, p, q, at);
+}
+
+/*
+ * The bounding-interval sweep over pointer footprints (keys [0, n0), sorted
+ * by start).  Active keys are kept in one list per class (0: footprints in no
+ * group, g + 1: group g), dsts and srcs apart; a key of group g skips group
+ * g's lists, whose pairs the rectangle sweep finds.  Every live entry visited
+ * is a candidate pair; an expired one is unlinked once.
+ */
+struct lists {
+    uint64_t *head; /* per class: first key, or NONE64 */
+    uint64_t *cls;  /* classes whose list is non-empty */
+    size_t n;
+};
+
+static void visit(struct cbt_validator *v, const struct key *k, size_t x, struct lists *L, uint64_t skip,
+                  int cur_dst)
+{
+    const struct key *cur = &k[x];
+    uint64_t *nx = v->lnext;
+    for (size_t a = 0; a < L->n;) {
+        uint64_t c = L->cls[a];
+        if (c == skip) {
+            a++;
+            continue;
+        }
+        uint64_t *pp = &L->head[c];
+        while (*pp != NONE64) {
+            uint64_t y = *pp;
+            if (k[y].hi <= cur->lo) {
+                *pp = nx[y];
+                continue;
+            }
+            if (k[y].op != cur->op) {
+                if (cur_dst)
+                    pair(v, cur, KEY_ITEM(cur), KEY_ITEM(&k[y]));
+                else
+                    pair(v, cur, KEY_ITEM(&k[y]), KEY_ITEM(cur));
+            }
+            pp = &nx[y];
+        }
+        if (L->head[c] == NONE64)
+            L->cls[a] = L->cls[--L->n];
+        else
+            a++;
+    }
+}
+
+static void sweep_ptr(struct cbt_validator *v, const struct key *k, size_t n0, size_t ncls)
+{
+    struct lists D = {v->hd, v->cd, 0}, S = {v->hs, v->cs, 0};
+    for (size_t c = 0; c < ncls; c++)
+        D.head[c] = S.head[c] = NONE64;
+    for (size_t x = 0; x < n0; x++) {
+        const struct key *cur = &k[x];
+        uint64_t r = v->irect[KEY_ITEM(cur)];
+        uint64_t c = r == NONE64 ? 0 : v->rects[r].grp + 1;
+        uint64_t skip = c ? c : NONE64;
+        int dst = (int)KEY_IS_DST(cur);
+        visit(v, k, x, &D, skip, dst);
+        if (dst)
+            visit(v, k, x, &S, skip, dst);
+        struct lists *L = dst ? &D : &S;
+        if (L->head[c] == NONE64)
+            L->cls[L->n++] = c;
+        v->lnext[x] = L->head[c];
+        L->head[c] = x;
+    }
+}
+
+/* Max segment tree over leaves [0, pw): report leaves < lim whose value > t. */
+struct tq {
+    struct cbt_validator *v;
+    const uint64_t *t;
+    size_t pw, lim;
+    uint64_t thr;
+    const struct sk *seg; /* the side's rects sorted by tree-axis start: leaf l is seg[l] */
+    const struct rect *q; /* the querying rect */
+    int q_dst;
+};
+
+static void tree_set(uint64_t *t, size_t pw, size_t leaf, uint64_t val)
+{
+    size_t i = pw + leaf;
+    t[i] = val;
+    for (i >>= 1; i; i >>= 1)
+        t[i] = max64(t[2 * i], t[2 * i + 1]);
+}
+
+static void hit(struct tq *c, const struct rect *o)
+{
+    const struct rect *q = c->q;
+    struct cbt_validator *v = c->v;
+    if (v->items[o->item].op == v->items[q->item].op || !(q->f0 < o->f1 && o->f0 < q->f1))
+        return;
+    uint64_t at = q->at;
+    if (!v->items[q->item].array)
+        at = max64(q->r0, o->r0) * q->at + max64(q->c0, o->c0);
+    if (c->q_dst)
+        record(v, q->item, o->item, at);
+    else
+        record(v, o->item, q->item, at);
+}
+
+static void tree_report(struct tq *c, size_t node, size_t lo, size_t hi)
+{
+    if (lo >= c->lim || c->t[node] <= c->thr)
+        return;
+    if (node >= c->pw) {
+        hit(c, &c->v->rects[c->seg[node - c->pw].idx]);
+        return;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    tree_report(c, 2 * node, lo, mid);
+    tree_report(c, 2 * node + 1, mid, hi);
+}
+
+static size_t pow2_at_least(size_t m)
+{
+    size_t p = 1;
+    while (p < m)
+        p *= 2;
+    return p;
+}
+
+/* First position in seg[0, m) whose k1 (tree-axis start) is >= x. */
+static size_t lower_bound(const struct sk *seg, size_t m, uint64_t x)
+{
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (seg[mid].k1 < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Rectangle sweep of every group: rects by sweep-axis start, expiring by
+ * sweep-axis end; the active ones sit in two max trees (dsts, srcs) over
+ * their rank by tree-axis start, valued by their tree-axis end.  A new rect
+ * reports the active dsts (and, for a dst, srcs) that start before its end
+ * and end after its start: O(log n) per rect plus O(log n) per pair found.
+ */
+static void sweep_rects(struct cbt_validator *v, size_t nr)
+{
+    struct rect *R = v->rects;
+    struct sk *ev = v->sk_a, *ex = v->sk_b, *cs = v->sk_c;
+    for (size_t r = 0; r < nr; r++) {
+        ev[r] = (struct sk){R[r].grp, R[r].r0, r};
+        ex[r] = (struct sk){R[r].grp, R[r].r1, r};
+        cs[r] = (struct sk){R[r].grp << 1 | (v->items[R[r].item].side == CBT_SIDE_DST), R[r].c0, r};
+    }
+    ev = sort_sk(ev, v->sk_t, nr);
+    struct sk *spare = ev == v->sk_a ? v->sk_t : v->sk_a;
+    ex = sort_sk(ex, spare, nr);
+    spare = ex == v->sk_b ? spare : v->sk_b;
+    cs = sort_sk(cs, spare, nr);
+    for (size_t p = 0; p < nr; p++)
+        v->rank[cs[p].idx] = p;
+
+    for (size_t gs = 0; gs < nr;) {
+        uint64_t g = ev[gs].k0;
+        size_t ge = gs;
+        while (ge < nr && ev[ge].k0 == g)
+            ge++;
+        size_t ms = 0; /* srcs come first in cs */
+        while (gs + ms < ge && !(cs[gs + ms].k0 & 1))
+            ms++;
+        size_t md = ge - gs - ms;
+        const struct sk *seg_s = cs + gs, *seg_d = cs + gs + ms;
+        size_t pws = pow2_at_least(ms ? ms : 1), pwd = pow2_at_least(md ? md : 1);
+        uint64_t *ts = v->tree, *td = v->tree + 2 * pws;
+        memset(ts, 0, 2 * pws * sizeof *ts);
+        memset(td, 0, 2 * pwd * sizeof *td);
+        size_t y = gs;
+        for (size_t x = gs; x < ge; x++) {
+            const struct rect *q = &R[ev[x].idx];
+            for (; y < ge && ex[y].k1 <= q->r0; y++) {
+                uint64_t o = ex[y].idx, pos = v->rank[o];
+                if (pos >= gs + ms)
+                    tree_set(td, pwd, pos - gs - ms, 0);
+                else
+                    tree_set(ts, pws, pos - gs, 0);
+            }
+            int dst = v->items[q->item].side == CBT_SIDE_DST;
+            struct tq c = {v, td, pwd, lower_bound(seg_d, md, q->c1), q->c0, seg_d, q, dst};
+            tree_report(&c, 1, 0, pwd);
+            if (dst) {
+                c.t = ts;
+                c.pw = pws;
+                c.lim = lower_bound(seg_s, ms, q->c1);
+                c.seg = seg_s;
+                tree_report(&c, 1, 0, pws);
+            }
+            uint64_t pos = v->rank[ev[x].idx];
+            if (dst)
+                tree_set(td, pwd, pos - gs - ms, q->c1);
+            else
+                tree_set(ts, pws, pos - gs, q->c1);
+        }
+        gs = ge;
+    }
+}
+
+/* A pointer footprint as a rectangle of its pitch's grid; 0 if it is none. */
+static int fp_rect(const struct fp *f, struct rect *r)
+{
+    uint64_t H = f->H;
+    if (H < 2 || f->P <= f->wb)
+        return 0;
+    if (f->D > 1) {
+        if (f->L / f->P != H || f->L % f->P)
+            return 0;
+        H *= f->D; /* fits: (H*D - 1)*P + wb is the footprint's span */
+    }
+    uint64_t col = f->base % f->P;
+    if (col + f->wb > f->P)
+        return 0;
+    r->r0 = f->base / f->P;
+    r->r1 = r->r0 + H;
+    r->c0 = col;
+    r->c1 = col + f->wb;
+    r->f0 = 0;
+    r->f1 = 1;
+    r->at = f->P;
+    return 1;
 }
 
 static void sweep(struct cbt_validator *v, size_t n_items)
 {
     struct key *k = sort_keys(v->keys, v->tmp, n_items);
-    size_t ns = 0, nd = 0;
-    uint64_t space = 0;
-    for (size_t x = 0; x < n_items; x++) {
-        const struct key *cur = &k[x];
-        if (x == 0 || cur->space != space) {
-            ns = nd = 0;
-            space = cur->space;
-        }
-        /* Drop actives that end at or before this start; the rest intersect it. */
-        size_t w = 0;
-        for (size_t y = 0; y < nd; y++)
-            if (k[v->act_dst[y]].hi > cur->lo)
-                v->act_dst[w++] = v->act_dst[y];
-        nd = w;
-        if (KEY_IS_DST(cur)) {
-            w = 0;
-            for (size_t y = 0; y < ns; y++)
-                if (k[v->act_src[y]].hi > cur->lo)
-                    v->act_src[w++] = v->act_src[y];
-            ns = w;
-            for (size_t y = 0; y < nd; y++) {
-                const struct key *o = &k[v->act_dst[y]];
-                if (o->op != cur->op)
-                    pair(v, cur, KEY_ITEM(cur), KEY_ITEM(o));
-            }
-            for (size_t y = 0; y < ns; y++) {
-                const struct key *o = &k[v->act_src[y]];
-                if (o->op != cur->op)
-                    pair(v, cur, KEY_ITEM(cur), KEY_ITEM(o));
-            }
-            v->act_dst[nd++] = x;
-        } else {
-            for (size_t y = 0; y < nd; y++) {
-                const struct key *o = &k[v->act_dst[y]];
-                if (o->op != cur->op)
-                    pair(v, cur, KEY_ITEM(o), KEY_ITEM(cur));
-            }
-            v->act_src[ns++] = x;
+    size_t n0 = 0, nr = 0, npr;
+    uint64_t grp = 0;
+    while (n0 < n_items && k[n0].space == 0)
+        n0++;
+    for (size_t i = 0; i < n_items; i++)
+        v->irect[i] = NONE64;
+
+    /* Pointer groups: rects keyed by pitch, numbered in pitch order. */
+    for (size_t x = 0; x < n0; x++) {
+        uint64_t it = KEY_ITEM(&k[x]);
+        struct rect *r = &v->rects[nr];
+        if (fp_rect(&v->items[it].g.p, r)) {
+            r->item = it;
+            v->sk_a[nr] = (struct sk){r->at, 0, nr};
+            nr++;
         }
     }
+    npr = nr;
+    {
+        struct sk *s = sort_sk(v->sk_a, v->sk_t, npr);
+        for (size_t a = 0; a < npr; a++) {
+            if (a && s[a].k0 != s[a - 1].k0)
+                grp++;
+            v->rects[s[a].idx].grp = grp;
+            v->irect[v->rects[s[a].idx].item] = s[a].idx;
+        }
+        if (npr)
+            grp++;
+    }
+    /* Array groups: one per CUarray, keys [s, e) sorted by space. */
+    for (size_t s = n0, e; s < n_items; s = e) {
+        double sum[3] = {0, 0, 0};
+        uint64_t lo[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, hi[3] = {0, 0, 0};
+        for (e = s; e < n_items && k[e].space == k[s].space; e++) {
+            const struct box *b = &v->items[KEY_ITEM(&k[e])].g.a;
+            const uint64_t bl[3] = {b->x0, b->y0, b->z0}, bh[3] = {b->x1, b->y1, b->z1};
+            for (int d = 0; d < 3; d++) {
+                sum[d] += (double)(bh[d] - bl[d]);
+                lo[d] = min64(lo[d], bl[d]);
+                hi[d] = max64(hi[d], bh[d]);
+            }
+        }
+        /* The axis on which the boxes overlap most (extent covered per unit of
+         * range) is only filtered on; the sweep runs on the other two. */
+        int f = 0;
+        double best = -1;
+        for (int d = 0; d < 3; d++) {
+            double dens = sum[d] / (double)(hi[d] - lo[d]);
+            if (dens > best) {
+                best = dens;
+                f = d;
+            }
+        }
+        int a0 = f == 0 ? 1 : 0, a1 = f == 2 ? 1 : 2;
+        for (size_t x = s; x < e; x++) {
+            uint64_t it = KEY_ITEM(&k[x]);
+            const struct box *b = &v->items[it].g.a;
+            const uint64_t bl[3] = {b->x0, b->y0, b->z0}, bh[3] = {b->x1, b->y1, b->z1};
+            struct rect *r = &v->rects[nr];
+            r->r0 = bl[a0];
+            r->r1 = bh[a0];
+            r->c0 = bl[a1];
+            r->c1 = bh[a1];
+            r->f0 = bl[f];
+            r->f1 = bh[f];
+            r->at = k[x].space;
+            r->grp = grp;
+            r->item = it;
+            v->irect[it] = nr++;
+        }
+        grp++;
+    }
+    sweep_ptr(v, k, n0, grp + 1);
+    sweep_rects(v, nr);
 }
 
 /* ---- the entry point ------------------------------------------------------ */

@@ -50,12 +50,17 @@ want_sessiond() {
     CBT_SESSIOND=1
 }
 
+# tracing_alone: wait until no other test holds the daemon, and keep it so
+# until this test ends.  For tests whose session must see no other test's
+# processes (`cubatchtrace run` records every process of the user).
+tracing_alone() { flock -x 9; }
+
 # cbt_session_start NAME [EVENT-PATTERN...]: a session recording to $CBT_TMP/NAME
 # through a blocking channel (nothing is discarded) with vpid/vtid/procname contexts.
 cbt_session_start() {
     _name=$1; shift
     [ $# -gt 0 ] || set -- 'cubatchtrace:*'
-    "$LTTNG" create "$_name" --output="$CBT_TMP/$_name" >/dev/null || return 1
+    "$LTTNG" --no-sessiond create "$_name" --output="$CBT_TMP/$_name" >/dev/null || return 1
     _cbt_sessions="$_cbt_sessions $_name"
     "$LTTNG" enable-channel -u -s "$_name" --blocking-timeout=inf --subbuf-size=1M --num-subbuf=8 ch >/dev/null || return 1
     for ev in "$@"; do "$LTTNG" enable-event -u -s "$_name" -c ch "$ev" >/dev/null || return 1; done

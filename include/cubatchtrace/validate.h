@@ -73,10 +73,12 @@ void cbt_validator_free(struct cbt_validator *v);
  *
  * Overlaps are exact: an operand's footprint is its rows (pitch from rowLength,
  * layerHeight and the element size), not its bounding box; arrays overlap when
- * their 3D boxes on the same CUarray intersect.  Cost is O(n log n + K) in
- * ops, K being the pairs of written/touched footprints whose address ranges
- * intersect (an exact row-level test runs on each); K stays small unless many
- * ops interleave in one region (then up to n^2/2).
+ * their 3D boxes on the same CUarray intersect.  Cost is O(n log n) plus
+ * O(log n) per pair of ops that really overlap, for the usual layouts
+ * (footprints that are rectangles on one row pitch, boxes on one CUarray);
+ * footprints outside those layouts that pile up in one address range (3D
+ * with gaps between layers, rows wrapping the pitch, mixed pitches) can
+ * still cost up to n^2/2 exact pair tests.
  *
  * Overlap findings: overlap_self has other_op == op; overlap_dst_dst is
  * reported once per pair, on the lower op; overlap_src_dst on the writer.

@@ -256,6 +256,274 @@ static void big_cases(void)
                  "finding");
 }
 
+/*
+ * After op m's dst was moved onto the dsts of ops who[0..n) (none of them m,
+ * meeting at at[k]): the findings are exactly dst_dst at each who[k] < m
+ * (other m), plus one at m naming the lowest who[k] > m.
+ */
+static int expect_moved(size_t m, const size_t *who, const uint64_t *at, size_t n, unsigned rule)
+{
+    size_t want = 0, low = SIZE_MAX;
+    uint64_t low_at = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (who[k] < m) {
+            int seen = 0;
+            for (size_t f = 0; f < R.n; f++)
+                seen |= R.f[f].rule == rule && R.f[f].op == who[k] && R.f[f].other_op == m && R.f[f].value == at[k];
+            if (!seen)
+                return 0;
+            want++;
+        } else if (who[k] < low) {
+            low = who[k];
+            low_at = at[k];
+        }
+    }
+    if (low != SIZE_MAX) {
+        int seen = 0;
+        for (size_t f = 0; f < R.n; f++)
+            seen |= R.f[f].rule == rule && R.f[f].op == m && R.f[f].other_op == low && R.f[f].value == low_at;
+        if (!seen)
+            return 0;
+        want++;
+    }
+    return R.n == want;
+}
+
+/*
+ * The common scatter: n ops each writing one 16x16-byte tile of one pitched
+ * matrix.  Every tile's bounding interval meets its whole tile row's, so a
+ * bounding-interval sweep alone would make n^1.5/2 exact tests; the
+ * same-pitch rectangle sweep makes none.
+ */
+#define TILES 65536
+#define TILE_T 256 /* tiles per matrix row: TILE_T * TILE_T == TILES */
+#define TILE_PITCH (TILE_T * 16 + 64)
+
+static uint64_t tile_addr(size_t s)
+{
+    return P0 + (uint64_t)(s / TILE_T) * 16 * TILE_PITCH + (s % TILE_T) * 16;
+}
+
+static void tile_cases(void)
+{
+    static CUDA_MEMCPY3D_BATCH_OP ops[TILES], saved[TILES];
+    /* op i writes tile slot[i] (a shuffled order), reading its own 256 bytes */
+    static size_t slot[TILES];
+    for (size_t i = 0; i < TILES; i++)
+        slot[i] = i;
+    for (size_t i = TILES; i > 1; i--) {
+        size_t j = rnd(NULL) % i, t = slot[i - 1];
+        slot[i - 1] = slot[j];
+        slot[j] = t;
+    }
+    for (size_t i = 0; i < TILES; i++)
+        ops[i] = vt_op(vt_ptr(S0 + i * 256), vt_pitched(tile_addr(slot[i]), TILE_PITCH, 0), 16, 16, 1);
+    memcpy(saved, ops, sizeof ops);
+    run(TILES, ops);
+    expect_clean("65,536 ops scattering 16x16 tiles into one pitched matrix: 0 findings");
+
+    int good = 1;
+    for (int t = 0; t < 20 && good; t++) {
+        size_t a = rnd(NULL) % TILES, b = rnd(NULL) % TILES;
+        if (a == b)
+            b = (a + 1) % TILES;
+        size_t lo = a < b ? a : b, hi = a < b ? b : a;
+        memcpy(ops, saved, sizeof ops);
+        ops[b].dst = ops[a].dst;
+        run(TILES, ops);
+        good = R.n == 1 && R.f[0].rule == CBT_RULE_overlap_dst_dst && R.f[0].op == lo && R.f[0].other_op == hi &&
+               R.f[0].value == tile_addr(slot[a]);
+        if (!good) {
+            tap_diag("planted tile dst/dst %zu,%zu", a, b);
+            vt_dump(&R);
+            break;
+        }
+        memcpy(ops, saved, sizeof ops);
+        ops[b].src = ops[a].dst;
+        run(TILES, ops);
+        good = R.n == 1 && R.f[0].rule == CBT_RULE_overlap_src_dst && R.f[0].op == a && R.f[0].other_op == b &&
+               R.f[0].value == tile_addr(slot[a]);
+        if (!good) {
+            tap_diag("planted tile src/dst %zu,%zu", a, b);
+            vt_dump(&R);
+        }
+    }
+    tap_ok(good, "65,536 tile ops: a tile written twice, or read by another op, at 20 random positions is the "
+                 "one finding (lowest other op, the tile's first byte)");
+
+    /* One op's tile moved by (+8 rows, +8 bytes): it meets the tiles right,
+     * below and diagonal of its old place. */
+    memcpy(ops, saved, sizeof ops);
+    size_t m = 0;
+    while (slot[m] % TILE_T == TILE_T - 1 || slot[m] / TILE_T == TILE_T - 1)
+        m++;
+    ops[m].dst.op.ptr.ptr = tile_addr(slot[m]) + 8 * TILE_PITCH + 8;
+    const size_t nb[3] = {slot[m] + 1, slot[m] + TILE_T, slot[m] + TILE_T + 1};
+    const uint64_t at[3] = {tile_addr(nb[0]) + 8 * TILE_PITCH, tile_addr(nb[1]) + 8, tile_addr(nb[2])};
+    size_t who[3];
+    for (size_t i = 0; i < TILES; i++)
+        for (int k = 0; k < 3; k++)
+            if (slot[i] == nb[k])
+                who[k] = i;
+    run(TILES, ops);
+    if (!tap_ok(expect_moved(m, who, at, 3, CBT_RULE_overlap_dst_dst),
+                "a tile moved by (+8 rows, +8 bytes) meets its 3 old neighbours, each at their shared corner"))
+        vt_dump(&R);
+}
+
+/* The same scatter into a 2D CUDA array: n disjoint boxes on one CUarray. */
+static void array_tile_cases(void)
+{
+    enum { N = 16384, T = 128 };
+    static CUDA_MEMCPY3D_BATCH_OP ops[N];
+    static struct cbt_operand_info si[N], di[N];
+    const uintptr_t A = 0xa000;
+    for (size_t i = 0; i < N; i++) {
+        size_t s = (i * 7919) % N; /* 7919 is prime to N: a permutation */
+        ops[i] = vt_op(vt_ptr(S0 + i * 1024), vt_arr(A, (s % T) * 16, (s / T) * 16, 0), 16, 16, 1);
+        si[i] = vt_mem(CBT_MEM_DEVICE, S0, 64 * VT_MIB);
+        di[i] = vt_array_info(T * 16, T * 16, 0, 4);
+    }
+    struct cbt_batch_view b = vt_batch(N, ops, si, di);
+    vt_run(V, &b, &R);
+    expect_clean("16,384 disjoint 16x16 boxes on one 2D CUarray: 0 findings");
+    {
+        /* op 9000's box moved onto the bottom-right corner of op 4000's: it
+         * meets op 4000's box and the 3 right of / below / diagonal to it */
+        size_t s4 = (4000 * 7919) % N, who[4];
+        const uint64_t at[4] = {A, A, A, A};
+        const size_t nb[4] = {s4, s4 + 1, s4 + T, s4 + T + 1};
+        int inner = s4 % T != T - 1 && s4 / T != T - 1;
+        for (size_t i = 0; i < N; i++)
+            for (int k = 0; k < 4; k++)
+                if ((i * 7919) % N == nb[k])
+                    who[k] = i;
+        ops[9000].dst.op.array.offset.x = ops[4000].dst.op.array.offset.x + 15;
+        ops[9000].dst.op.array.offset.y = ops[4000].dst.op.array.offset.y + 15;
+        vt_run(V, &b, &R);
+        if (!tap_ok(inner && expect_moved(9000, who, at, 4, CBT_RULE_overlap_dst_dst),
+                    "a box moved onto the corner of 4 others on the CUarray: dst_dst with each, lowest op first"))
+            vt_dump(&R);
+    }
+    /* Layers of a 3D array, one op per z slice of the full x/y plane. */
+    for (size_t i = 0; i < 4096; i++) {
+        ops[i] = vt_op(vt_ptr(S0 + i * 1024), vt_arr(A, 0, 0, (i * 2053) % 4096), 64, 64, 1);
+        di[i] = vt_array_info(64, 64, 4096, 4);
+    }
+    b.num_ops = 4096;
+    vt_run(V, &b, &R);
+    expect_clean("4,096 ops each writing one full z slice of a 3D CUarray: 0 findings");
+    ops[100].dst.op.array.offset.z = ops[50].dst.op.array.offset.z;
+    vt_run(V, &b, &R);
+    expect_only("...and two ops writing the same slice: the one finding", CBT_RULE_overlap_dst_dst, 50, 100, A);
+}
+
+/* 3D footprints whose layers follow each other (layerHeight == height) are 2D tiles of height*depth rows. */
+static void contiguous_3d_cases(void)
+{
+    CUDA_MEMCPY3D_BATCH_OP ops[3];
+    ops[0] = pitched_dst(0, P0, 8, 4, 3, 64, 4);            /* rows 0..11, bytes [0, 8) */
+    ops[1] = pitched_dst(1, P0 + 10 * 64 + 8, 8, 4, 1, 64, 0); /* rows 10..13, bytes [8, 16) */
+    run(2, ops);
+    expect_clean("3D block of contiguous layers beside a 2D tile of the same pitch: clean");
+    ops[1] = pitched_dst(1, P0 + 10 * 64 + 4, 8, 4, 1, 64, 0); /* rows 10..13, bytes [4, 12) */
+    run(2, ops);
+    expect_only("...moved 4 bytes left they share row 10, bytes [4, 8)", CBT_RULE_overlap_dst_dst, 0, 1,
+                P0 + 10 * 64 + 4);
+    ops[2] = vt_op(vt_pitched(P0 + 11 * 64 + 2, 64, 0), vt_ptr(S0 + 4 * VT_MIB), 4, 2, 1);
+    run(3, ops);
+    {
+        int good = R.n == 3 && R.f[0].rule == CBT_RULE_overlap_dst_dst && R.f[1].rule == CBT_RULE_overlap_src_dst &&
+                   R.f[1].op == 0 && R.f[1].other_op == 2 && R.f[1].value == P0 + 11 * 64 + 2 &&
+                   R.f[2].rule == CBT_RULE_overlap_src_dst && R.f[2].op == 1 && R.f[2].other_op == 2 &&
+                   R.f[2].value == P0 + 11 * 64 + 4;
+        if (!tap_ok(good, "a reader of rows 11..12, bytes [2, 6), is the src_dst other op of both writers"))
+            vt_dump(&R);
+    }
+}
+
+/* Random small batches biased to tiles of one pitched matrix (some of
+ * another pitch, some 3D, some arrays), against the byte-set reference. */
+static void tile_gen(struct small_batch *b, uint64_t *seed)
+{
+    memset(b, 0, sizeof *b);
+    b->n = 1 + rnd(seed) % REF_MAXOPS;
+    uint64_t P = 8 + rnd(seed) % 57, P2 = 8 + rnd(seed) % 57;
+    uint64_t rows = REF_PSPACE / 64 - 1; /* rows of pitch <= 64 that stay inside the universe */
+    for (size_t i = 0; i < b->n; i++) {
+        CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        size_t w = 1 + rnd(seed) % 8, h = 1 + rnd(seed) % 6, d = rnd(seed) % 4 == 0 ? 2 + rnd(seed) % 2 : 1;
+        op->extent.width = w;
+        op->extent.height = h;
+        op->extent.depth = d;
+        op->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        CUmemcpy3DOperand *x[2] = {&op->src, &op->dst};
+        struct cbt_operand_info *inf[2] = {&b->si[i], &b->di[i]};
+        for (int s = 0; s < 2; s++) {
+            uint32_t k = rnd(seed) % 16;
+            if (k == 0) {
+                x[s]->type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+                x[s]->op.array.array = REF_HANDLE(1 + rnd(seed) % 2);
+                x[s]->op.array.offset.x = rnd(seed) % (REF_AX - (w < REF_AX ? w : REF_AX) + 1);
+                x[s]->op.array.offset.y = rnd(seed) % (REF_AY - h + 1);
+                x[s]->op.array.offset.z = rnd(seed) % (REF_AZ - d + 1);
+                if (w > REF_AX)
+                    op->extent.width = w = REF_AX;
+                inf[s]->kind = CBT_MEM_ARRAY;
+                inf[s]->array_width = REF_AX;
+                inf[s]->array_height = REF_AY;
+                inf[s]->array_depth = REF_AZ;
+                inf[s]->elem_size = 1;
+                continue;
+            }
+            uint64_t p = k < 11 ? P : k < 14 ? P2 : w; /* k >= 14: contiguous rows */
+            if (p < w)
+                p = w;
+            uint64_t lh = d > 1 && rnd(seed) % 2 ? h : h + rnd(seed) % 3; /* contiguous layers or gaps */
+            uint64_t span_rows = (d - 1) * lh + h;
+            uint64_t col = rnd(seed) % 3 ? rnd(seed) % (p - w + 1) : rnd(seed) % p; /* mostly non-wrapping */
+            uint64_t row = rnd(seed) % (rows - span_rows);
+            x[s]->type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+            x[s]->op.ptr.ptr = REF_PBASE + row * p + col;
+            x[s]->op.ptr.rowLength = p == w && rnd(seed) % 2 ? 0 : p;
+            x[s]->op.ptr.layerHeight = lh == h && rnd(seed) % 2 ? 0 : lh;
+            inf[s]->kind = CBT_MEM_DEVICE;
+            inf[s]->alloc_base = REF_PBASE;
+            inf[s]->alloc_size = REF_PSPACE;
+        }
+        if (op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY && op->dst.type == CU_MEMCPY_OPERAND_TYPE_POINTER)
+            b->di[i].kind = CBT_MEM_DEVICE;
+    }
+}
+
+static void tile_cross_check(void)
+{
+    uint64_t seed = 0x7a11e5u;
+    const int N = 20000;
+    int bad = 0, hazards = 0, errors = 0;
+    char why[256];
+    static struct small_batch sb;
+    for (int k = 0; k < N; k++) {
+        tile_gen(&sb, &seed);
+        if (!ref_check(V, &sb, why, sizeof why)) {
+            tap_diag("tile batch %d disagrees: %s", k, why);
+            if (++bad > 3)
+                break;
+        }
+        struct cbt_batch_view v = ref_view(&sb);
+        struct cbt_finding f[512];
+        size_t n = cbt_validate(V, &v, f, 512);
+        for (size_t i = 0; i < n && i < 512; i++) {
+            hazards += f[i].severity == CBT_SEV_HAZARD;
+            errors += f[i].severity == CBT_SEV_ERROR;
+        }
+    }
+    tap_ok(bad == 0, "%d random tile-biased batches (one pitch, some another, 3D, arrays): hazards equal the "
+                     "byte-set reference", N);
+    tap_ok(hazards > N && errors < N / 10, "the tile batches exercise the hazard rules (%d hazards, %d errors)",
+           hazards, errors);
+}
+
 static void cross_check(void)
 {
     uint64_t seed = 0x1234567u;
@@ -297,7 +565,11 @@ int main(void)
     pointer_cases();
     array_cases();
     big_cases();
+    tile_cases();
+    array_tile_cases();
+    contiguous_3d_cases();
     cross_check();
+    tile_cross_check();
     cbt_validator_free(V);
     return tap_done();
 }

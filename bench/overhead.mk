@@ -1,0 +1,7 @@
+# bench/overhead: host time the shim adds to cuMemcpy3DBatchAsync_v2 (not run
+# by make check; see bench/README.md).  It dlopens libcuda.so.1 and the shim
+# at run time: never link libcuda or the shim here.
+noinst_PROGRAMS += bench/overhead
+bench_overhead_SOURCES = bench/overhead.c
+bench_overhead_LDADD = -ldl
+EXTRA_DIST += bench/profile bench/README.md

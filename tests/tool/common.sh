@@ -1,0 +1,43 @@
+# Shared by the tests of the cubatchtrace tool (sourced after tests/lib.sh).
+CBT="$top_builddir/tools/cubatchtrace"
+GEN="$top_builddir/tests/tool/cbt-gen"
+EXPECT="$top_srcdir/tests/tool/expect.py"
+CATALOG="$top_srcdir/include/cubatchtrace/catalog.h"
+
+# gen_trace NAME GEN-ARGS...: record cbt-gen GEN-ARGS in a session of its own
+# ($CBT_TMP/NAME); the generator's pid is appended to $CBT_TMP/NAME.pids.
+# Sessions record every process of the user: always read with --pid.
+gen_session() { cbt_session_start "$1-$$" 'cubatchtrace:*' 'lttng_ust_statedump:*'; }
+gen_run() { # gen_run NAME GEN-ARGS...
+    _n=$1; shift
+    LTTNG_UST_ALLOW_BLOCKING=1 "$GEN" "$@" &
+    _p=$!
+    wait $_p
+    _st=$?
+    echo $_p >>"$CBT_TMP/$_n.pids"
+    return $_st
+}
+gen_stop() { cbt_session_stop "$1-$$"; }
+pids_of() { for _p in $(cat "$CBT_TMP/$1.pids"); do printf ' --pid %s' "$_p"; done; }
+trace_of() { echo "$CBT_TMP/$1-$$"; }
+
+# compare_expect SUMMARY_JSON SPEC...: one test per figure expect.py computes
+compare_expect() {
+    _json=$1; shift
+    "$PYTHON3" "$EXPECT" "$CATALOG" "$_json" -- "$@" >"$CBT_TMP/expect.out" || { ok 1 "expect.py ran"; return; }
+    while IFS="$(printf '\t')" read -r _k _want _got; do
+        is "$_got" "$_want" "$_k"
+    done <"$CBT_TMP/expect.out"
+}
+
+# one_line_error DESCRIPTION STATUS STDOUT-FILE STDERR-FILE [PATTERN]
+one_line_error() {
+    is "$2" 2 "$1: exit status 2"
+    is "$(wc -c <"$3" | tr -d ' ')" 0 "$1: nothing on stdout"
+    is "$(wc -l <"$4" | tr -d ' ')" 1 "$1: exactly one line on stderr"
+    if [ -n "${5:-}" ]; then
+        grep -q -- "$5" "$4"; ok $? "$1: the line says '$5'"
+    fi
+    grep -q '^cubatchtrace: ' "$4"; ok $? "$1: the line starts with cubatchtrace:"
+    [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# End to end: `cubatchtrace run -- examples/demo` over the test double of the
+# driver, with the real shim.  The summary's totals must equal what the demo
+# itself counts of the batches it issued, the overlapping batch must show up
+# as the one overlap_dst_dst finding, and `check` must turn that into exit 1
+# (default threshold hazard) but exit 0 with --fail-on error.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/tool/common.sh"
+need_sessiond
+tracing_alone
+DEMO="$top_builddir/examples/demo"
+[ -x "$DEMO" ] || skip_all "examples/demo not built"
+unset CUBATCHTRACE_SHIM
+export LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+"$CBT" run -o "$CBT_TMP/demo" --json -- "$DEMO" >"$CBT_TMP/demo.json" 2>"$CBT_TMP/demo.err"
+is "$?" 0 "cubatchtrace run -- examples/demo exits with the demo's status 0"
+line=$(grep '^demo: ' "$CBT_TMP/demo.json")
+ok $? "the demo's own output passes through: $line"
+want=$(echo "$line" | sed -n 's/^demo: \([0-9]*\) batches, \([0-9]*\) ops, \([0-9]*\) bytes; all checked bytes arrived$/\1 \2 \3/p')
+[ -n "$want" ]; ok $? "the demo says every checked byte arrived"
+grep -v '^demo: ' "$CBT_TMP/demo.json" >"$CBT_TMP/summary.json"
+got=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["bytes"])' "$CBT_TMP/summary.json")
+is "$got" "$want" "summary batches/ops/bytes equal the demo's own count"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["discarded_events"], d["failed_batches"], d["refused_batches"])' "$CBT_TMP/summary.json")" \
+   "0 0 0" "no discarded events, no failed or refused batch"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%d" % (f["rule"], f["severity"], f["count"]) for f in d["findings"]))' "$CBT_TMP/summary.json")" \
+   "overlap_dst_dst:hazard:1" "the overlapping batch is the one finding: overlap_dst_dst"
+dirs=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%d" % (r["name"], r["ops"]) for r in d["by_direction"])))' "$CBT_TMP/summary.json")
+is "$dirs" "AtoD=1 DtoA=1 DtoD=18 DtoH=3 HtoD=8" "ops by direction: 8 HtoD, 16+2 DtoD, 1 DtoA, 1 AtoD, 3 DtoH"
+
+"$CBT" check "$CBT_TMP/demo" >"$CBT_TMP/check.out" 2>&1
+is "$?" 1 "check exits 1: a hazard at the default threshold"
+grep -q 'overlap_dst_dst' "$CBT_TMP/check.out"; ok $? "check names the finding"
+"$CBT" check --fail-on error "$CBT_TMP/demo" >/dev/null 2>&1
+is "$?" 0 "check --fail-on error exits 0: no error finding"
+done_testing

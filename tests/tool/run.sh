@@ -1,0 +1,61 @@
+#!/bin/sh
+# `cubatchtrace run -- PROGRAM`: records the program, prints the summary,
+# exits with the program's status (128+N when killed by signal N), and leaves
+# no session and no daemon of its own behind.
+# The program is the generator and the "shim" the tracepoint provider (a
+# harmless stand-in: the shim and its test double get their own test).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/tool/common.sh"
+need_sessiond
+CUBATCHTRACE_SHIM="$top_builddir/src/.libs/libcubatchtrace-tp.so"; export CUBATCHTRACE_SHIM
+[ -f "$CUBATCHTRACE_SHIM" ] || skip_all "libcubatchtrace-tp.so not built"
+
+run_bg() { # run_bg OUT-DIR CBT-RUN-ARGS...: runs in the background, sets $st and $runpid
+    _o=$1; shift
+    "$CBT" run -o "$_o" "$@" >"$CBT_TMP/run.out" 2>"$CBT_TMP/run.err" &
+    runpid=$!
+    wait $runpid
+    st=$?
+}
+
+run_bg "$CBT_TMP/t1" --json -- "$GEN" --pidfile "$CBT_TMP/t1.pid" n=4,ops=3,bytes=10 --exit 3
+is "$st" 3 "the program's exit status 3 is propagated"
+grep -q "^cubatchtrace: trace written to $CBT_TMP/t1\$" "$CBT_TMP/run.err"; ok $? "one line on stderr says where the trace is"
+"$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["batches"] >= 4 and d["ops"] >= 12))' "$CBT_TMP/run.out"
+ok $? "run --json prints the summary (at least the program's 4 batches)"
+"$CBT" summary --json --pid "$(cat "$CBT_TMP/t1.pid")" "$CBT_TMP/t1" >"$CBT_TMP/t1.json"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["bytes"])' "$CBT_TMP/t1.json")" \
+   "4 12 120" "the trace holds exactly the program's batches"
+"$LTTNG" list 2>/dev/null | grep -q "cubatchtrace-$runpid-"; is $? 1 "no session of ours is left"
+
+# the channel run creates: blocking, with the contexts and events asked for
+"$BABELTRACE2" "$CBT_TMP/t1" 2>/dev/null | grep "vpid = $(cat "$CBT_TMP/t1.pid")" | grep -q 'cubatchtrace:batch.*ip = [0-9]'
+ok $? "events carry the vpid and ip contexts"
+"$BABELTRACE2" "$CBT_TMP/t1" 2>/dev/null | grep "vpid = $(cat "$CBT_TMP/t1.pid")" | grep -q 'lttng_ust_statedump:bin_info'
+ok $? "the statedump is recorded"
+
+run_bg "$CBT_TMP/t2" -- "$GEN" n=1 --raise 15
+is "$st" 143 "a program killed by SIGTERM gives 128+15"
+run_bg "$CBT_TMP/t3" -- "$CBT_TMP/no-such-program"
+is "$st" 127 "a program that cannot be found gives 127"
+"$LTTNG" list 2>/dev/null | grep -q "cubatchtrace-$runpid-"; is $? 1 "no session left after a failed exec"
+run_bg "$CBT_TMP/t1" -- "$GEN" n=1
+is "$st" 2 "an output directory that is not empty is refused"
+
+# the private daemon path: as a user with no daemon of their own
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$CBT" 2>/dev/null; then
+    mkdir -p "$CBT_TMP/nobody/tmp" && chmod -R 777 "$CBT_TMP/nobody" && chmod 755 "$CBT_TMP"
+    before=$(pgrep -u nobody -x lttng-sessiond | wc -l)
+    env -i PATH="$PATH" HOME=/nonexistent TMPDIR="$CBT_TMP/nobody/tmp" CUBATCHTRACE_SHIM="$CUBATCHTRACE_SHIM" \
+        setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        "$CBT" run -o "$CBT_TMP/nobody/t" --json -- "$GEN" n=2,ops=5 --exit 5 >"$CBT_TMP/nobody.json" 2>"$CBT_TMP/nobody.err"
+    is $? 5 "private daemon: exit status propagated"
+    is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"])' "$CBT_TMP/nobody.json")" \
+       "2 10" "private daemon: the summary holds the program's batches"
+    is "$(pgrep -u nobody -x lttng-sessiond | wc -l)" "$before" "private daemon: stopped afterwards"
+    is "$(ls -A "$CBT_TMP/nobody/tmp" | wc -l)" 0 "private daemon: its temporary LTTNG_HOME is removed"
+else
+    diag "private-daemon path not tested (needs root, setpriv and a build tree user nobody can read)"
+fi
+done_testing

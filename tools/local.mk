@@ -1,0 +1,31 @@
+# The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
+# schema, and the summary benchmark (bench/summary.sh).
+bin_PROGRAMS += tools/cubatchtrace
+tools_cubatchtrace_SOURCES = tools/main.c tools/reader.c tools/agg.c tools/callsite.c tools/run.c tools/cbt.h
+tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
+	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
+tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS)
+tools_cubatchtrace_LDADD = $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
+dist_man1_MANS += docs/cubatchtrace.1
+dist_doc_DATA += docs/json-schema.md
+
+# The event generator: synthetic batches through the real tracepoint provider,
+# for the tests (known totals) and the benchmark (large traces).
+noinst_PROGRAMS += tests/tool/cbt-gen
+tests_tool_cbt_gen_SOURCES = tests/tool/cbt-gen.c
+tests_tool_cbt_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tracepoints
+tests_tool_cbt_gen_CFLAGS = $(AM_CFLAGS) $(LTTNG_UST_CFLAGS) -Wno-missing-field-initializers -Wno-shadow
+tests_tool_cbt_gen_LDADD = src/libcubatchtrace-tp.la $(LTTNG_UST_LIBS)
+
+TOOL_TESTS = \
+	tests/tool/rules.sh \
+	tests/tool/usage.sh \
+	tests/tool/bad-input.sh \
+	tests/tool/bad-trace.sh \
+	tests/tool/summary-totals.sh \
+	tests/tool/check.sh \
+	tests/tool/run.sh \
+	tests/tool/demo.sh
+TESTS += $(TOOL_TESTS)
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/expect.py tests/tool/mkctf.py bench/summary.sh

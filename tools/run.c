@@ -1,0 +1,566 @@
+/*
+ * cubatchtrace run: trace one program from start to end.
+ *
+ * Finds a running session daemon (as root always the one of /var/run/lttng,
+ * whatever LTTNG_HOME says) or starts a private one as our own child (so we
+ * know its pid and stop exactly it); creates a uniquely named session with a
+ * blocking channel; runs the program with the shim preloaded; stops (which
+ * waits for the data), destroys, stops the daemon we started, summarises.
+ * Daemons and the lttng client never inherit our stdout/stderr: their output
+ * goes to a log file, so a caller reading our output through a pipe is never
+ * kept waiting by them.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cbt.h"
+
+#ifndef CBT_LIBDIR
+#define CBT_LIBDIR "/usr/local/lib"
+#endif
+#ifndef CBT_BUILDDIR
+#define CBT_BUILDDIR ""
+#endif
+#ifndef CBT_LTTNG
+#define CBT_LTTNG ""
+#endif
+#ifndef CBT_LTTNG_SESSIOND
+#define CBT_LTTNG_SESSIOND ""
+#endif
+
+#define DEFAULT_SUBBUF "1M"
+#define DEFAULT_NUM_SUBBUF "8"
+
+static const char usage_run[] =
+    "Usage: cubatchtrace run [OPTIONS] -- PROGRAM [ARGS...]\n"
+    "Trace every cuMemcpy3DBatchAsync batch of PROGRAM (and of its children), then\n"
+    "print the summary.  Exits with PROGRAM's status (128+N when killed by signal N).\n"
+    "\n"
+    "  -o, --output DIR      write the trace there (default ./cubatchtrace-YYYYmmdd-HHMMSS)\n"
+    "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
+    "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
+    "      --json            print the summary as JSON (docs/json-schema.md)\n"
+    "      --per-op-events   also record the DEBUG events (one per op: ~10x the cost)\n"
+    "      --subbuf-size S   channel sub-buffer size (default " DEFAULT_SUBBUF ")\n"
+    "      --num-subbuf N    channel sub-buffers per CPU (default " DEFAULT_NUM_SUBBUF ")\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "The channel is BLOCKING (--blocking-timeout=inf; the program runs with\n"
+    "LTTNG_UST_ALLOW_BLOCKING=1): when the consumer falls behind, the program waits\n"
+    "instead of losing events, and the buffers stay at their set size (per CPU:\n"
+    "--num-subbuf x --subbuf-size).  Recorded: cubatchtrace:* at TRACE_INFO and more\n"
+    "severe, lttng_ust_statedump:* (to name call sites), contexts vpid, vtid,\n"
+    "procname and ip.\n"
+    "\n"
+    "Session daemon: the one already running is used; otherwise a private one is\n"
+    "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
+    "The shim: $CUBATCHTRACE_SHIM, else libcubatchtrace.so of the build tree when\n"
+    "this program runs from it, else " CBT_LIBDIR "/libcubatchtrace.so.\n";
+
+/* ---------------------------------------------------------------- state */
+
+static volatile sig_atomic_t got_signal;
+static volatile pid_t child_pid;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+struct run {
+    char tmp[PATH_MAX / 2];  /* our scratch directory (logs, private LTTNG_HOME) */
+    char log[PATH_MAX / 2 + 16];
+    const char *lttng, *sessiond;
+    char session[128];
+    bool session_created;
+    pid_t daemon;            /* the daemon we started, 0 if none */
+    char rundir[PATH_MAX + 64];
+};
+
+static bool executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
+
+static const char *find_tool(const char *env, const char *configured, const char *name, char *buf, size_t len)
+{
+    const char *e = getenv(env);
+    if (executable(e))
+        return e;
+    if (executable(configured))
+        return configured;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    while (*path) {
+        const char *c = strchr(path, ':');
+        size_t n = c ? (size_t)(c - path) : strlen(path);
+        snprintf(buf, len, "%.*s/%s", (int)n, path, name);
+        if (n && executable(buf))
+            return buf;
+        path += n + (c != NULL);
+    }
+    return NULL;
+}
+
+/* Run argv with stdin from /dev/null and stdout+stderr appended to the log; its exit status. */
+static int spawn(struct run *r, char *const argv[])
+{
+    int logfd = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (logfd >= 0) {
+        dprintf(logfd, "$");
+        for (int i = 0; argv[i]; i++)
+            dprintf(logfd, " %s", argv[i]);
+        dprintf(logfd, "\n");
+    }
+    pid_t p = fork();
+    if (p < 0) {
+        if (logfd >= 0)
+            close(logfd);
+        return -1;
+    }
+    if (p == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        if (logfd >= 0) {
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+        }
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (logfd >= 0)
+        close(logfd);
+    int st;
+    while (waitpid(p, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The last non-empty line of the log (what lttng said when it failed). */
+static void last_log_line(struct run *r, char *buf, size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(r->log, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        size_t l = strlen(line);
+        while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
+            line[--l] = 0;
+        if (l && line[0] != '$')
+            snprintf(buf, len, "%s", line);
+    }
+    fclose(f);
+}
+
+static int lttng(struct run *r, const char *what, char *const args[])
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)r->lttng;
+    argv[n++] = (char *)"--no-sessiond"; /* never let the client spawn a daemon we would not stop */
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    int st = spawn(r, argv);
+    if (st != 0) {
+        char line[1024];
+        last_log_line(r, line, sizeof(line));
+        cbt_err("run: `lttng %s` failed (status %d): %s", what, st, *line ? line : "no output");
+        return -1;
+    }
+    return 0;
+}
+
+static bool pid_alive(pid_t p) { return p > 0 && (kill(p, 0) == 0 || errno == EPERM); }
+
+static pid_t read_pidfile(const char *dir)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof(p), "%s/lttng-sessiond.pid", dir);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    long v = 0;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = 0;
+    fclose(f);
+    return (pid_t)v;
+}
+
+static void rm_rf(const char *path)
+{
+    /* our own scratch dir only: a few files and sockets, two levels deep */
+    char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
+    pid_t p = fork();
+    if (p == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (p > 0)
+        while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
+static int start_daemon(struct run *r)
+{
+    bool root = geteuid() == 0;
+    if (root) {
+        snprintf(r->rundir, sizeof(r->rundir), "/var/run/lttng");
+    } else {
+        const char *home = getenv("LTTNG_HOME");
+        if (!home || !*home)
+            home = getenv("HOME");
+        snprintf(r->rundir, sizeof(r->rundir), "%s/.lttng", home ? home : "/tmp");
+    }
+    if (pid_alive(read_pidfile(r->rundir)))
+        return 0; /* reuse */
+    if (!r->sessiond) {
+        cbt_err("run: no session daemon is running and lttng-sessiond was not found (install lttng-tools)");
+        return -1;
+    }
+    if (!root) {
+        char home[PATH_MAX / 2 + 16];
+        snprintf(home, sizeof(home), "%s/home", r->tmp);
+        mkdir(home, 0700);
+        setenv("LTTNG_HOME", home, 1);
+        snprintf(r->rundir, sizeof(r->rundir), "%s/.lttng", home);
+    }
+    char dlog[PATH_MAX + 32];
+    snprintf(dlog, sizeof(dlog), "%s/sessiond.log", r->tmp);
+    pid_t p = fork();
+    if (p < 0) {
+        cbt_err("run: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (p == 0) {
+        setsid(); /* the terminal's ^C goes to the program, not to the daemon */
+        int in = open("/dev/null", O_RDONLY), out = open(dlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in >= 0)
+            dup2(in, 0);
+        if (out >= 0) {
+            dup2(out, 1);
+            dup2(out, 2);
+        }
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execl(r->sessiond, r->sessiond, "--no-kernel", (char *)NULL);
+        _exit(127);
+    }
+    r->daemon = p;
+    for (int i = 0; i < 200; i++) { /* 10 s */
+        if (read_pidfile(r->rundir) == p)
+            return 0;
+        int st;
+        if (waitpid(p, &st, WNOHANG) == p) {
+            r->daemon = 0;
+            if (pid_alive(read_pidfile(r->rundir)))
+                return 0; /* another one won the race: use it */
+            cbt_err("run: lttng-sessiond exited at start (see %s)", dlog);
+            return -1;
+        }
+        usleep(50000);
+    }
+    cbt_err("run: lttng-sessiond did not come up within 10 s (see %s)", dlog);
+    return -1;
+}
+
+static void stop_daemon(struct run *r)
+{
+    if (r->daemon <= 0)
+        return;
+    kill(r->daemon, SIGTERM);
+    for (int i = 0; i < 200; i++) {
+        int st;
+        pid_t w = waitpid(r->daemon, &st, WNOHANG);
+        if (w == r->daemon || (w < 0 && errno == ECHILD)) {
+            r->daemon = 0;
+            return;
+        }
+        usleep(50000);
+    }
+    kill(r->daemon, SIGKILL);
+    waitpid(r->daemon, NULL, 0);
+    r->daemon = 0;
+}
+
+static int find_shim(char *buf, size_t len)
+{
+    const char *e = getenv("CUBATCHTRACE_SHIM");
+    if (e && *e) {
+        if (access(e, R_OK) != 0) {
+            cbt_err("run: CUBATCHTRACE_SHIM=%s: %s", e, strerror(errno));
+            return -1;
+        }
+        snprintf(buf, len, "%s", e);
+        return 0;
+    }
+    char exe[PATH_MAX], build[PATH_MAX], inst[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = 0;
+    snprintf(build, sizeof(build), "%s/src/.libs/libcubatchtrace.so", CBT_BUILDDIR);
+    snprintf(inst, sizeof(inst), "%s/libcubatchtrace.so", CBT_LIBDIR);
+    size_t bl = strlen(CBT_BUILDDIR);
+    bool in_build = bl && strncmp(exe, CBT_BUILDDIR, bl) == 0 && exe[bl] == '/';
+    const char *order[2] = {in_build ? build : inst, in_build ? inst : build};
+    for (int i = 0; i < 2; i++)
+        if (bl || order[i] != build)
+            if (access(order[i], R_OK) == 0) {
+                snprintf(buf, len, "%s", order[i]);
+                return 0;
+            }
+    cbt_err("run: the shim libcubatchtrace.so was found neither at %s nor at %s: set CUBATCHTRACE_SHIM", inst,
+            bl ? build : "(no build tree)");
+    return -1;
+}
+
+static bool dir_nonempty(const char *p)
+{
+    struct stat st;
+    if (stat(p, &st) != 0)
+        return false;
+    if (!S_ISDIR(st.st_mode))
+        return true;
+    DIR *d = opendir(p);
+    if (!d)
+        return true;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n > 0;
+}
+
+int cbt_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"strict", no_argument, NULL, 's'},
+        {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
+        {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
+        {"num-subbuf", required_argument, NULL, 'N'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+    };
+    const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
+    bool strict = false, json = false, per_op = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 's': strict = true; break;
+        case 'r':
+            if (strcmp(optarg, "stderr") != 0) {
+                cbt_err("run: --report %s: only `stderr` is supported", optarg);
+                return 2;
+            }
+            report = optarg;
+            break;
+        case 'j': json = true; break;
+        case 'P': per_op = true; break;
+        case 'S': subbuf = optarg; break;
+        case 'N': nsubbuf = optarg; break;
+        case 'h': fputs(usage_run, stdout); return 0;
+        default: fputs(usage_run, stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        cbt_err("run: no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
+        return 2;
+    }
+    char **prog = argv + optind;
+
+    struct run r;
+    memset(&r, 0, sizeof(r));
+    char shim[PATH_MAX], lbuf[PATH_MAX], sbuf[PATH_MAX], outdir[2 * PATH_MAX + 2];
+    if (find_shim(shim, sizeof(shim)) != 0)
+        return 2;
+    r.lttng = find_tool("LTTNG", CBT_LTTNG, "lttng", lbuf, sizeof(lbuf));
+    r.sessiond = find_tool("LTTNG_SESSIOND", CBT_LTTNG_SESSIOND, "lttng-sessiond", sbuf, sizeof(sbuf));
+    if (!r.lttng) {
+        cbt_err("run: the lttng command was not found (install lttng-tools)");
+        return 2;
+    }
+
+    /* the output directory, absolute */
+    char rel[PATH_MAX];
+    if (output) {
+        snprintf(rel, sizeof(rel), "%s", output);
+    } else {
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(rel, sizeof(rel), "cubatchtrace-%Y%m%d-%H%M%S", &tm);
+    }
+    if (rel[0] == '/') {
+        snprintf(outdir, sizeof(outdir), "%s", rel);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd))) {
+            cbt_err("run: getcwd: %s", strerror(errno));
+            return 2;
+        }
+        snprintf(outdir, sizeof(outdir), "%s/%s", cwd, rel);
+    }
+    if (dir_nonempty(outdir)) {
+        cbt_err("run: %s already exists and is not empty: choose another --output", outdir);
+        return 2;
+    }
+
+    const char *tmpbase = getenv("TMPDIR");
+    snprintf(r.tmp, sizeof(r.tmp), "%s/cubatchtrace-run.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
+    if (!mkdtemp(r.tmp)) {
+        cbt_err("run: cannot create a temporary directory under %s: %s", tmpbase ? tmpbase : "/tmp", strerror(errno));
+        return 2;
+    }
+    snprintf(r.log, sizeof(r.log), "%s/lttng.log", r.tmp);
+    snprintf(r.session, sizeof(r.session), "cubatchtrace-%ld-%" PRIu64, (long)getpid(), (uint64_t)(cbt_now_ns() % 1000000000u));
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+
+    int status = 2, ran = 0;
+    bool keep_tmp = false;
+    char outarg[2 * PATH_MAX + 16];
+    snprintf(outarg, sizeof(outarg), "--output=%s", outdir);
+    char subarg[64], numarg[64];
+    snprintf(subarg, sizeof(subarg), "--subbuf-size=%s", subbuf);
+    snprintf(numarg, sizeof(numarg), "--num-subbuf=%s", nsubbuf);
+
+    if (start_daemon(&r) != 0) {
+        keep_tmp = true;
+        goto cleanup;
+    }
+    {
+        char *a1[] = {"create", r.session, outarg, NULL};
+        if (lttng(&r, "create", a1) != 0)
+            goto fail;
+        r.session_created = true;
+        char *a2[] = {"enable-channel", "-u", "-s", r.session, "--blocking-timeout=inf", subarg, numarg, "cbt", NULL};
+        char *a3[] = {"enable-event", "-u", "-s", r.session, "-c", "cbt", "cubatchtrace:*", "--loglevel=TRACE_INFO", NULL};
+        if (per_op)
+            a3[7] = NULL;
+        char *a4[] = {"enable-event", "-u", "-s", r.session, "-c", "cbt", "lttng_ust_statedump:*", NULL};
+        char *a5[] = {"add-context", "-u", "-s", r.session, "-c", "cbt", "-t", "vpid", "-t", "vtid",
+                      "-t", "procname", "-t", "ip", NULL};
+        char *a6[] = {"start", r.session, NULL};
+        if (lttng(&r, "enable-channel", a2) || lttng(&r, "enable-event", a3) || lttng(&r, "enable-event", a4) ||
+            lttng(&r, "add-context", a5) || lttng(&r, "start", a6))
+            goto fail;
+    }
+    if (got_signal)
+        goto fail;
+
+    /* the program */
+    {
+        const char *old = getenv("LD_PRELOAD");
+        size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(CBT_LTTNG_UST_FORK_LIB) + 4;
+        char *preload = malloc(need);
+        if (!preload)
+            goto fail;
+        snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
+                 *CBT_LTTNG_UST_FORK_LIB ? ":" : "", CBT_LTTNG_UST_FORK_LIB);
+        fflush(NULL);
+        pid_t p = fork();
+        if (p < 0) {
+            cbt_err("run: fork: %s", strerror(errno));
+            free(preload);
+            goto fail;
+        }
+        if (p == 0) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
+            signal(SIGQUIT, SIG_DFL);
+            setenv("LD_PRELOAD", preload, 1);
+            setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1);
+            if (strict)
+                setenv("CUBATCHTRACE_MODE", "strict", 1);
+            if (report)
+                setenv("CUBATCHTRACE_REPORT", report, 1);
+            execvp(prog[0], prog);
+            int e = errno;
+            fprintf(stderr, "%s: run: cannot execute %s: %s\n", CBT_PROG, prog[0], strerror(e));
+            _exit(e == ENOENT ? 127 : 126);
+        }
+        free(preload);
+        child_pid = p;
+        int st;
+        while (waitpid(p, &st, 0) < 0)
+            if (errno != EINTR) {
+                st = 0;
+                break;
+            }
+        child_pid = 0;
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        ran = 1;
+    }
+
+    {
+        char *a7[] = {"stop", r.session, NULL};
+        char *a8[] = {"destroy", r.session, NULL};
+        lttng(&r, "stop", a7); /* a failure is reported; destroy anyway */
+        if (lttng(&r, "destroy", a8) == 0)
+            r.session_created = false;
+    }
+    stop_daemon(&r);
+    fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
+    {
+        struct cbt_agg *a = cbt_agg_new(0);
+        const char *inputs[1] = {outdir};
+        struct cbt_read_opts ro = {inputs, 1, NULL, 0, true};
+        if (a && cbt_read(&ro, a) == 0) {
+            cbt_agg_finish(a);
+            if (json)
+                cbt_agg_print_json(a, stdout, inputs, 1);
+            else
+                cbt_agg_print_text(a, stdout, inputs, 1);
+        }
+        cbt_agg_free(a);
+    }
+    goto cleanup;
+
+fail:
+    if (!ran && got_signal)
+        status = 128 + got_signal;
+cleanup:
+    if (r.session_created) {
+        char *a8[] = {"destroy", r.session, NULL};
+        lttng(&r, "destroy", a8);
+    }
+    stop_daemon(&r);
+    if (!keep_tmp) /* else keep the daemon's log named in the error line */
+        rm_rf(r.tmp);
+    return status;
+}
