@@ -25,20 +25,21 @@
 struct cache {
     struct {
         uint64_t lo, hi; /* [lo, hi): the allocation, the host page, or the CUarray handle */
+        bool array;      /* CUarray handles and addresses are different name spaces */
         struct cbt_operand_info info;
     } slot[CACHE_SLOTS];
     unsigned used, next;
 };
 
-static const struct cbt_operand_info *cache_find(const struct cache *c, uint64_t key)
+static const struct cbt_operand_info *cache_find(const struct cache *c, uint64_t key, bool array)
 {
     for (unsigned i = 0; i < c->used; i++)
-        if (key >= c->slot[i].lo && key < c->slot[i].hi)
+        if (c->slot[i].array == array && key >= c->slot[i].lo && key < c->slot[i].hi)
             return &c->slot[i].info;
     return NULL;
 }
 
-static void cache_put(struct cache *c, uint64_t lo, uint64_t hi, const struct cbt_operand_info *info)
+static void cache_put(struct cache *c, uint64_t lo, uint64_t hi, bool array, const struct cbt_operand_info *info)
 {
     unsigned i = c->next;
     c->next = (c->next + 1) % CACHE_SLOTS;
@@ -46,6 +47,7 @@ static void cache_put(struct cache *c, uint64_t lo, uint64_t hi, const struct cb
         c->used++;
     c->slot[i].lo = lo;
     c->slot[i].hi = hi;
+    c->slot[i].array = array;
     c->slot[i].info = *info;
 }
 
@@ -97,7 +99,7 @@ static bool host_mapped(uint64_t p, uint64_t page)
 static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_operand_info *o, struct cache *c,
                           uint64_t page)
 {
-    const struct cbt_operand_info *hit = cache_find(c, p);
+    const struct cbt_operand_info *hit = cache_find(c, p, false);
     if (hit) {
         *o = *hit;
         return;
@@ -118,7 +120,7 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
         /* Not CUDA memory: plain host memory, or nothing at all. */
         o->kind = host_mapped(p, page) ? CBT_MEM_HOST_PAGEABLE : CBT_MEM_UNMAPPED;
         o->device = -1;
-        cache_put(c, p & ~(page - 1), (p & ~(page - 1)) + page, o);
+        cache_put(c, p & ~(page - 1), (p & ~(page - 1)) + page, false, o);
         return;
     }
     if (managed & 0xff)
@@ -139,13 +141,13 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
     o->alloc_base = start;
     o->alloc_size = size;
     if (size)
-        cache_put(c, start, start + size, o);
+        cache_put(c, start, start + size, false, o);
 }
 
 static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_operand_info *o, struct cache *c)
 {
     uint64_t key = (uint64_t)(uintptr_t)a;
-    const struct cbt_operand_info *hit = cache_find(c, key);
+    const struct cbt_operand_info *hit = cache_find(c, key, true);
     if (hit) {
         *o = *hit;
         return;
@@ -160,7 +162,7 @@ static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_opera
     o->array_depth = d.Depth;
     uint32_t fb = format_bytes(d.Format);
     o->elem_size = has_channels_in_format(d.Format) ? fb : fb * d.NumChannels;
-    cache_put(c, key, key + 1, o);
+    cache_put(c, key, key + 1, true, o);
 }
 
 static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cbt_operand_info *o,

@@ -2,11 +2,10 @@
  * CUBATCHTRACE_REPORT=stderr: each finding once per (rule, call site), in
  * the manner of a sanitizer, for users with no tracing set up.
  *
- *   cubatchtrace: error: row_length_too_small in op 0 (src): value 100, limit 256
+ *   cubatchtrace: error: row_length_too_small in op 0 (src): rowLength 100 < width 256, extent 256x4x2
  *     a pointer operand's rowLength is neither 0 nor >= the width
  *     batch 0 (cuMemcpy3DBatchAsync_v2 via symbol) called from ./app(copy_tiles+0x4c)
  */
-#define _GNU_SOURCE
 #include "config.h"
 
 #include <dlfcn.h>
@@ -56,13 +55,69 @@ static void name_caller(void *caller, char *buf, size_t len)
     }
 }
 
+/* The fields at fault, in the words of the API (docs/rules.md says what
+ * value and limit hold for each rule). */
+static void describe(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *op, char *buf, size_t len)
+{
+    static const char *const dims[] = {"width", "height", "depth"};
+    uint64_t v = f->value, l = f->limit;
+    switch (f->rule) {
+    case CBT_RULE_num_ops_zero: snprintf(buf, len, "numOps 0"); break;
+    case CBT_RULE_op_list_null: snprintf(buf, len, "opList NULL"); break;
+    case CBT_RULE_flags_nonzero: snprintf(buf, len, "flags 0x%" PRIx64, v); break;
+    case CBT_RULE_stream_null: snprintf(buf, len, "hStream NULL"); break;
+    case CBT_RULE_stream_legacy: snprintf(buf, len, "hStream CU_STREAM_LEGACY"); break;
+    case CBT_RULE_extent_zero: snprintf(buf, len, "extent %s 0", l < 3 ? dims[l] : "?"); break;
+    case CBT_RULE_row_length_too_small: snprintf(buf, len, "rowLength %" PRIu64 " < width %" PRIu64, v, l); break;
+    case CBT_RULE_layer_height_too_small:
+        snprintf(buf, len, "layerHeight %" PRIu64 " < height %" PRIu64, v, l);
+        break;
+    case CBT_RULE_access_order_invalid: snprintf(buf, len, "srcAccessOrder %" PRIu64, v); break;
+    case CBT_RULE_op_flags_invalid: snprintf(buf, len, "flags 0x%" PRIx64, v); break;
+    case CBT_RULE_operand_type_invalid: snprintf(buf, len, "type %" PRIu64, v); break;
+    case CBT_RULE_pointer_null: snprintf(buf, len, "ptr NULL"); break;
+    case CBT_RULE_pointer_unmapped: snprintf(buf, len, "ptr 0x%" PRIx64 " is not mapped", v); break;
+    case CBT_RULE_array_null: snprintf(buf, len, "array NULL"); break;
+    case CBT_RULE_array_out_of_bounds:
+        snprintf(buf, len, "offset+extent %" PRIu64 " > array size %" PRIu64, v, l);
+        break;
+    case CBT_RULE_array_element_size_mismatch:
+        snprintf(buf, len, "element sizes %" PRIu64 " and %" PRIu64 " bytes", v, l);
+        break;
+    case CBT_RULE_device_out_of_bounds:
+        snprintf(buf, len, "footprint ends at byte %" PRIu64 " of a %" PRIu64 "-byte allocation", v, l);
+        break;
+    case CBT_RULE_overlap_dst_dst:
+    case CBT_RULE_overlap_src_dst:
+    case CBT_RULE_overlap_self: snprintf(buf, len, "both touch 0x%" PRIx64, v); break;
+    case CBT_RULE_lochint_invalid:
+        if (op && (f->side == CBT_SIDE_SRC || f->side == CBT_SIDE_DST)) {
+            const CUmemLocation *h = f->side == CBT_SIDE_SRC ? &op->src.op.ptr.locHint : &op->dst.op.ptr.locHint;
+            snprintf(buf, len, "locHint type %d id %d", (int)h->type, h->id);
+        } else {
+            snprintf(buf, len, "value %" PRIu64 ", limit %" PRIu64, v, l);
+        }
+        break;
+    case CBT_RULE_lochint_ignored:
+        snprintf(buf, len, "locHint type %s on %s memory", cbt_location_name((unsigned)v) ?: "?",
+                 cbt_memkind_name((unsigned)l) ?: "?");
+        break;
+    case CBT_RULE_pageable_stream_order: snprintf(buf, len, "pageable source, srcAccessOrder STREAM"); break;
+    case CBT_RULE_during_api_call_device_source:
+        snprintf(buf, len, "device source, srcAccessOrder DURING_API_CALL");
+        break;
+    default: snprintf(buf, len, "value %" PRIu64 ", limit %" PRIu64, v, l); break;
+    }
+}
+
 void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
                         uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller)
 {
     if (!first_time(f->rule, caller))
         return;
     const struct cbt_rule_info *r = cbt_rule(f->rule);
-    char where[96] = "", other[48] = "", extent[96] = "", site[512];
+    char where[96] = "", other[48] = "", extent[96] = "", site[512], what[128];
+    describe(f, ops && f->op < num_ops ? &ops[f->op] : NULL, what, sizeof what);
     if (f->op != CBT_NO_OP) {
         snprintf(where, sizeof where, " in op %" PRIu64 "%s%s%s", f->op, f->side ? " (" : "",
                  f->side ? cbt_side_name(f->side) : "", f->side ? ")" : "");
@@ -75,11 +130,10 @@ void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_O
     name_caller(caller, site, sizeof site);
     char line[1400];
     int n = snprintf(line, sizeof line,
-                     "cubatchtrace: %s: %s%s%s: value %" PRIu64 " (0x%" PRIx64 "), limit %" PRIu64 "%s\n"
+                     "cubatchtrace: %s: %s%s%s: %s%s\n"
                      "  %s\n"
                      "  batch %" PRIu64 " (%s via %s) called from %s\n",
-                     cbt_severity_name(f->severity), r ? r->name : "?", where, other, f->value, f->value, f->limit,
-                     extent, r ? r->text : "", batch_id, cbt_api_name(api), cbt_door_name(door), site);
+                     cbt_severity_name(f->severity), r ? r->name : "?", where, other, what, extent, r ? r->text : "", batch_id, cbt_api_name(api), cbt_door_name(door), site);
     if (n > 0)
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

@@ -1,0 +1,31 @@
+# tests/gpu: the GPU test suite.  It needs an NVIDIA GPU and runs by hand on
+# the GPU machine (tests/gpu/README.md):
+#
+#   bash tests/gpu/build && bash tests/gpu/run docs/gpu-results.md
+#
+# or, from a build tree, `make check-gpu`.  `make check` only dry-runs the
+# suite's own logic over the CPU test double (tests/gpu/dryrun.sh): the
+# driver-API clients linked against tests/fakecuda, the same trace parsing
+# and verdicts, the CUDA-runtime and cuda-bindings cases left out.
+
+EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.py tests/gpu/btparse.py \
+	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c \
+	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py
+
+check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table
+tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
+tests_gpu_drv_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-missing-field-initializers
+# Linked against the test double under the driver's soname (libcuda.so.1),
+# so the same binary runs over the real driver.
+tests_gpu_drv_LDADD = -Ltests/fakecuda/lib -lcuda -ldl
+tests_gpu_drv_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+tests_gpu_gpa_table_SOURCES = tests/gpu/clients/gpa_table.c
+tests_gpu_gpa_table_LDADD = -ldl
+
+TESTS += tests/gpu/dryrun.sh
+
+.PHONY: check-gpu
+check-gpu: all
+	CBT_GPU_SHIM='$(abs_top_builddir)/src/.libs/libcubatchtrace.so' \
+	CBT_GPU_BIN='$(abs_top_builddir)/tests/gpu/bin' \
+	$(SHELL) '$(abs_top_srcdir)/tests/gpu/run' '$(abs_top_builddir)/gpu-results.md'

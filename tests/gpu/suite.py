@@ -1,0 +1,772 @@
+"""The GPU test suite of cubatchtrace (driven by tests/gpu/run; see tests/gpu/README.md).
+
+Every case runs one client (tests/gpu/clients, built into CBT_GPU_BIN by
+tests/gpu/build) with the shim preloaded under its own LTTng session, then
+holds the client's manifest (what it called, what came back, whether the
+bytes arrived) against the trace that babeltrace2 prints, filtered by the
+client's vpid.  One line per case on stdout, a Markdown report in --out, a
+final "N passed, N failed" line; exit status 1 when a case failed.
+
+Environment (set by tests/gpu/run):
+  CBT_GPU_BIN        prebuilt clients              CBT_GPU_SHIM     libcubatchtrace.so
+  CBT_GPU_LTTNG      the lttng command             CBT_GPU_BT2      babeltrace2 command line (shell words)
+  CBT_GPU_LIBDIRS    extra LD_LIBRARY_PATH for clients and tools (LTTng's libraries, the driver)
+  CBT_GPU_PYTHON     python for the cuda-bindings clients (default python3)
+  CBT_GPU_SITE       --target folder the pinned cuda-bindings wheel was installed to ("" = none)
+  CBT_GPU_FAKECUDA   dry run over the CPU test double in this folder (cases it cannot serve are skipped)
+  CBT_GPU_CASES      comma-separated case names or prefixes to run (default: all)
+  CBT_GPU_DEADLINE   seconds for the whole suite (default 420)
+"""
+import argparse
+import datetime
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import btparse  # noqa: E402
+
+ENV = os.environ
+BIN = ENV.get("CBT_GPU_BIN", ".device/gpu-bin")
+SHIM = ENV.get("CBT_GPU_SHIM", ".device/build/src/.libs/libcubatchtrace.so")
+LTTNG = ENV.get("CBT_GPU_LTTNG", "lttng")
+BT2 = shlex.split(ENV.get("CBT_GPU_BT2", "babeltrace2"))
+LIBDIRS = ENV.get("CBT_GPU_LIBDIRS", "")
+PYTHON = ENV.get("CBT_GPU_PYTHON", "python3")
+SITE = ENV.get("CBT_GPU_SITE", "")
+FAKE = ENV.get("CBT_GPU_FAKECUDA", "")
+SELECT = [s for s in ENV.get("CBT_GPU_CASES", "").split(",") if s]
+DEADLINE = time.time() + float(ENV.get("CBT_GPU_DEADLINE", "420"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYCLIENT = os.path.join(HERE, "clients", "pyclient.py")
+
+API_V2, API_V2_PTSZ, API_V1, API_V1_PTSZ = ("cuMemcpy3DBatchAsync_v2", "cuMemcpy3DBatchAsync_v2_ptsz",
+                                            "cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync_ptsz")
+RESULT_NAMES = {0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE"}
+
+
+def lib_path(extra=""):
+    parts = [p for p in (FAKE, extra, LIBDIRS, ENV.get("LD_LIBRARY_PATH", "")) if p]
+    return ":".join(parts)
+
+
+def tool_env():
+    e = dict(ENV)
+    e["LD_LIBRARY_PATH"] = lib_path()
+    return e
+
+
+def sh(cmd, timeout=30, env=None):
+    """Run a tool; (rc, stdout, stderr).  Never raises."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           env=env or tool_env(), universal_newlines=True, stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "", "timed out after %ss: %s" % (timeout, " ".join(cmd))
+    except OSError as e:
+        return 127, "", "%s: %s" % (cmd[0], e)
+
+
+def run_client(cmd, timeout, shim=True, extra_env=None):
+    """Run a client in its own process group; returns (rc, stdout, stderr); rc 124 on timeout."""
+    e = dict(ENV)
+    e["LD_LIBRARY_PATH"] = lib_path()
+    e["LTTNG_UST_ALLOW_BLOCKING"] = "1"
+    e.pop("LD_PRELOAD", None)
+    for k in ("CUBATCHTRACE_MODE", "CUBATCHTRACE_REPORT", "CUBATCHTRACE_STRICT"):
+        e.pop(k, None)
+    if shim:
+        e["LD_PRELOAD"] = os.path.abspath(SHIM)
+    for k, v in (extra_env or {}).items():
+        if v is None:
+            e.pop(k, None)  # unset, not empty: cuda-bindings reads an empty value as set
+        else:
+            e[k] = v
+    budget = max(5, min(timeout, DEADLINE - time.time()))
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, universal_newlines=True,
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as ex:
+        return 127, "", "%s: %s" % (cmd[0], ex)
+    try:
+        out, err = p.communicate(timeout=budget)
+        return p.returncode, out, err
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = p.communicate()
+        return 124, out, err + "\n[killed after %.0fs]" % budget
+
+
+class Session:
+    """One LTTng session recording every cubatchtrace event, with vpid/vtid/procname, to a folder of its own."""
+
+    def __init__(self, name, workdir):
+        self.name = "cbtgpu-%d-%s" % (os.getpid(), re.sub(r'[^A-Za-z0-9_-]', '_', name))
+        self.dir = os.path.join(workdir, self.name)
+        self.started = False
+        self.error = ""
+
+    def start(self):
+        steps = [
+            # --no-sessiond: never let lttng spawn a daemon of its own (tests/gpu/run manages it)
+            [LTTNG, "--no-sessiond", "create", self.name, "--output=" + self.dir],
+            [LTTNG, "enable-channel", "-u", "-s", self.name, "--blocking-timeout=inf", "--subbuf-size=1M",
+             "--num-subbuf=8", "ch"],
+            [LTTNG, "enable-event", "-u", "-s", self.name, "-c", "ch", "cubatchtrace:*"],
+            [LTTNG, "add-context", "-u", "-s", self.name, "-c", "ch", "-t", "vpid", "-t", "vtid", "-t", "procname"],
+            [LTTNG, "start", self.name],
+        ]
+        for i, cmd in enumerate(steps):
+            rc, out, err = sh(cmd)
+            if rc != 0:
+                self.error = "%s: %s" % (" ".join(cmd[:2]), (err or out).strip()[-300:])
+                if i > 0:
+                    sh([LTTNG, "destroy", self.name])
+                return False
+        self.started = True
+        return True
+
+    def stop(self):
+        if not self.started:
+            return
+        sh([LTTNG, "stop", self.name], timeout=60)
+        sh([LTTNG, "destroy", self.name], timeout=60)
+        self.started = False
+
+    def text(self):
+        if not os.path.isdir(self.dir):
+            return "", "no trace folder %s" % self.dir
+        rc, out, err = sh(BT2 + [self.dir], timeout=120)
+        if rc == 0:
+            return out, ""
+        if "No source component" in err or "No trace" in err:
+            return out, "no trace was recorded (no CTF stream in %s)" % self.dir
+        lines = [x.strip() for x in err.splitlines() if x.strip()]
+        return out, "exit %d: %s" % (rc, lines[-1] if lines else "")
+
+
+# ------------------------------------------------------------------ manifests
+
+def parse_manifest(out):
+    m = {"pid": None, "childpid": None, "batches": {}, "ops": {}, "checks": [], "result": None, "cases": [],
+         "rows": None, "info": {}, "crash": None, "gpa": []}
+    for line in out.splitlines():
+        w = line.split(" ", 1)
+        tag, rest = w[0], (w[1] if len(w) > 1 else "")
+        if tag == "PID":
+            m["pid"] = int(rest)
+        elif tag == "CHILDPID":
+            m["childpid"] = int(rest)
+        elif tag == "BATCH":
+            k, kv = rest.split(" ", 1)
+            m["batches"][int(k)] = dict(x.split("=", 1) for x in kv.split())
+        elif tag == "OP":
+            k, i, kv = rest.split(" ", 2)
+            m["ops"].setdefault(int(k), {})[int(i)] = dict(x.split("=", 1) for x in kv.split())
+        elif tag == "CHECK":
+            parts = rest.split(" ", 2)
+            m["checks"].append((parts[0], parts[1] if len(parts) > 1 else "?", parts[2] if len(parts) > 2 else ""))
+        elif tag == "RESULT":
+            m["result"] = rest.strip()
+        elif tag == "CASE":
+            mm = re.match(r'(\d+) batch=(\d+) want=(\w+) rc=(-?\d+) failidx=(\S+) wantidx=(\S+) name=(.*)$', rest)
+            if mm:
+                m["cases"].append({"row": int(mm.group(1)), "batch": int(mm.group(2)), "want": mm.group(3),
+                                   "rc": int(mm.group(4)), "failidx": mm.group(5), "wantidx": mm.group(6),
+                                   "name": mm.group(7)})
+        elif tag == "ROWS":
+            m["rows"] = int(rest)
+        elif tag == "CRASH":
+            m["crash"] = rest.strip()
+        elif tag == "GPA":
+            m["gpa"].append(dict(x.split("=", 1) for x in rest.split()))
+        elif tag in ("BINDINGS", "BUILD", "RUNTIME", "PTDS_ENV", "LIBCUDA", "DRIVER_VERSION", "DEVICE_NAME",
+                     "DEVICE_COUNT", "EXCEPTION"):
+            m["info"][tag] = rest.strip()
+    return m
+
+
+def to_int(v):
+    return int(v, 16) if v.startswith(("0x", "0X")) else int(v)
+
+
+def failed_checks(m):
+    return ["%s: %s" % (n, d) if d else n for n, st, d in m["checks"] if st == "FAIL"]
+
+
+# ------------------------------------------------------------------ results
+
+class Case:
+    def __init__(self, name, what, fn, needs=()):
+        self.name, self.what, self.fn, self.needs = name, what, fn, needs
+        self.status, self.detail, self.seconds, self.notes = "not run", "", 0.0, []
+
+
+RESULTS = []
+EXTRA = {"table_rows": {}, "gpa": [], "driver": {}, "facts_diff": [], "versions": {}}
+
+
+def trace_for(sess, pid):
+    text, err = sess.text()
+    events, bad = btparse.parse_text(text)
+    return btparse.Trace(events, pid) if pid is not None else None, events, bad, err
+
+
+def check_data_trace(m, tr, api, door, problems, notes):
+    """The trace must hold every batch and op of the manifest with the right api and door."""
+    want_batches = sorted(m["batches"])
+    got = sorted(tr.batches)
+    if got != want_batches:
+        problems.append("trace batch ids %s, manifest %s" % (got, want_batches))
+    if tr.duplicates:
+        problems.append("batch ids recorded twice: %s" % tr.duplicates)
+    total_ops = 0
+    for k in want_batches:
+        mb = m["batches"][k]
+        b = tr.batches.get(k)
+        if b is None:
+            continue
+        n = int(mb["n"])
+        total_ops += n
+        if b["api"] != api:
+            problems.append("batch %d api %s, want %s" % (k, b["api"], api))
+        if b["door"] != door:
+            problems.append("batch %d door %s, want %s" % (k, b["door"], door))
+        if b["num_ops"] != n:
+            problems.append("batch %d num_ops %d, manifest %d" % (k, b["num_ops"], n))
+        if b["outcome"] != "forwarded":
+            problems.append("batch %d outcome %s" % (k, b["outcome"]))
+        rc = int(mb["rc"])
+        if rc in RESULT_NAMES and b["result"] != RESULT_NAMES[rc]:
+            problems.append("batch %d result %s, client saw %d" % (k, b["result"], rc))
+        if mb.get("failidx", "-") != "-" and b["fail_idx"] != int(mb["failidx"]):
+            problems.append("batch %d fail_idx %d, client saw %s" % (k, b["fail_idx"], mb["failidx"]))
+        if api in (API_V2, API_V2_PTSZ) and b["fail_idx"] != (1 << 64) - 1:
+            problems.append("batch %d: fail_idx %d on a _v2 call" % (k, b["fail_idx"]))
+        errs = tr.errors(k)
+        if mb["expect"] == "ok" and errs:
+            problems.append("batch %d succeeded but has error findings %s" % (k, [str(f["rule"]) for f in errs]))
+        if mb["expect"] == "fail" and not errs:
+            problems.append("batch %d failed but no error finding was recorded" % k)
+        others = tr.rules(k)
+        if others:
+            notes.append("batch %d findings: %s" % (k, ", ".join(sorted(set(others)))))
+        ops = b["ops"]
+        if len(ops) != n:
+            problems.append("batch %d: %d ops in the trace, %d in the manifest" % (k, len(ops), n))
+            continue
+        for i, mop in sorted(m["ops"].get(k, {}).items()):
+            top = ops[i]
+            for key, v in mop.items():
+                if key not in top:
+                    problems.append("batch %d op %d: no field %s in the trace" % (k, i, key))
+                    continue
+                want = to_int(v)
+                if top[key] != want:
+                    problems.append("batch %d op %d: %s = %s in the trace, %s in the client" % (
+                        k, i, key, hex(top[key]) if key.endswith("addr") else top[key], v))
+        if len(tr.op_events.get(k, [])) != n:
+            problems.append("batch %d: %d cubatchtrace:op events, want %d" % (k, len(tr.op_events.get(k, [])), n))
+    extra = set(tr.batches) - set(want_batches)
+    if extra:
+        problems.append("unexpected batches in the trace: %s" % sorted(extra))
+    notes.append("%d batches, %d ops matched" % (len(want_batches), total_ops))
+
+
+def data_case(cmd, api, door, timeout=90, extra_env=None, want_bindings=None):
+    def fn(case, workdir):
+        sess = Session(case.name, workdir)
+        if not sess.start():
+            return False, "lttng session: " + sess.error
+        try:
+            rc, out, err = run_client(cmd, timeout, extra_env=extra_env)
+        finally:
+            sess.stop()
+        m = parse_manifest(out)
+        problems, notes = [], []
+        if rc != 0 or m["result"] != "ok":
+            problems.append("client exit %d, RESULT %s; %s" % (rc, m["result"], "; ".join(failed_checks(m)) or
+                                                                 err.strip()[-400:]))
+        data = [c for c in m["checks"] if c[0].startswith("data-")]
+        if not any(st == "ok" for n, st, d in data):
+            problems.append("no data check passed")
+        for k in ("BINDINGS", "BUILD", "RUNTIME", "PTDS_ENV"):
+            if k in m["info"]:
+                notes.append("%s %s" % (k.lower(), m["info"][k]))
+        if want_bindings and not m["info"].get("BINDINGS", "").startswith(want_bindings + " "):
+            problems.append("cuda-bindings %s, want %s" % (m["info"].get("BINDINGS", "?"), want_bindings))
+        if m["pid"] is None:
+            problems.append("the client printed no PID")
+        else:
+            tr, events, bad, bterr = trace_for(sess, m["pid"])
+            if bterr and m["batches"]:
+                problems.append("babeltrace2: " + bterr[-300:])
+            if bad:
+                problems.append("%d unparsable trace lines, first: %s" % (len(bad), bad[0][:160]))
+            check_data_trace(m, tr, api, door, problems, notes)
+        case.notes = notes
+        return not problems, "; ".join(problems[:6]) or "; ".join(notes[-1:])
+    return fn
+
+
+# ------------------------------------------------------------------ the accept/reject table
+
+def row_store(case_name, rows):
+    EXTRA["table_rows"][case_name] = rows
+
+
+def stderr_error_batches(err):
+    out = {}
+    for mm in re.finditer(r'cubatchtrace: (\w+): (\w+)[^\n]*\n  [^\n]*\n  batch (\d+) \(([^ ]+) via ([^)]+)\)', err):
+        out.setdefault(int(mm.group(3)), []).append((mm.group(1), mm.group(2)))
+    return out
+
+
+def table_case(door, mode):
+    """mode: observe (trace verdicts), report (stderr verdicts), strict, bare (driver vs facts)."""
+    def fn(case, workdir):
+        args = [os.path.join(BIN, "drv"), "table", door] + (["unmapped"] if mode == "strict" else [])
+        env = {}
+        if mode == "report":
+            env["CUBATCHTRACE_REPORT"] = "stderr"
+        if mode == "strict":
+            env["CUBATCHTRACE_MODE"] = "strict"
+        sess = None
+        if mode in ("observe", "strict"):
+            sess = Session(case.name, workdir)
+            if not sess.start():
+                return False, "lttng session: " + sess.error
+        try:
+            rc, out, err = run_client(args, 120, shim=(mode != "bare"), extra_env=env)
+        finally:
+            if sess:
+                sess.stop()
+        m = parse_manifest(out)
+        problems = []
+        if rc != 0 or m["rows"] is None:
+            problems.append("client exit %d (%s), %s rows printed; %s" % (
+                rc, "signal %d" % -rc if rc < 0 else "status", len(m["cases"]), err.strip()[-300:]))
+        tr = None
+        if sess and m["pid"] is not None:
+            tr, events, bad, bterr = trace_for(sess, m["pid"])
+            if bterr:
+                problems.append("babeltrace2: " + bterr[-300:])
+        rep = stderr_error_batches(err) if mode == "report" else {}
+        rows = []
+        for c in m["cases"]:
+            k = c["batch"]
+            row = {"name": c["name"], "want": c["want"], "rc": c["rc"], "failidx": c["failidx"], "verdict": None,
+                   "rules": "", "agree": None, "note": ""}
+            driver_fail = c["rc"] != 0
+            if mode in ("observe", "strict"):
+                b = tr.batches.get(k) if tr else None
+                errs = tr.errors(k) if tr else []
+                row["verdict"] = "reject" if errs else "accept"
+                row["rules"] = ",".join(sorted(set(str(f["rule"]) for f in errs)))
+                if b is None:
+                    row["note"] = "no batch %d in the trace" % k
+                    row["agree"] = False
+                elif mode == "observe":
+                    ok = (bool(errs) == driver_fail and b["outcome"] == "forwarded" and
+                          b["result"] == RESULT_NAMES.get(c["rc"], b["result"]))
+                    if c["failidx"] != "-" and b["fail_idx"] != int(c["failidx"]):
+                        ok = False
+                        row["note"] = "trace fail_idx %d, client %s" % (b["fail_idx"], c["failidx"])
+                    row["agree"] = ok
+                else:  # strict: refused exactly when an error was found; refused calls answer INVALID_VALUE
+                    refused = b["outcome"] == "refused"
+                    ok = refused == bool(errs) and (not refused or c["rc"] == 1)
+                    if c["want"] == "crash":
+                        ok = ok and refused and "pointer_unmapped" in row["rules"]
+                    row["outcome"] = str(b["outcome"])
+                    row["agree"] = ok
+            elif mode == "report":
+                errs = [r for sev, r in rep.get(k, []) if sev == "error"]
+                row["verdict"] = "reject" if errs else "accept"
+                row["rules"] = ",".join(sorted(set(errs)))
+                row["agree"] = bool(errs) == driver_fail
+            else:  # bare: the driver against the facts file
+                want_rc = 0 if c["want"] == "ok" else 1
+                ok = c["rc"] == want_rc
+                if c["wantidx"] != "-" and c["failidx"] != c["wantidx"]:
+                    ok = False
+                    row["note"] = "failIdx %s, facts %s" % (c["failidx"], c["wantidx"])
+                row["agree"] = ok
+                if not ok:
+                    EXTRA["facts_diff"].append("%s via %s: driver %s%s, facts %s" % (
+                        c["name"], door, RESULT_NAMES.get(c["rc"], c["rc"]),
+                        (" failIdx " + c["failidx"]) if c["failidx"] != "-" else "",
+                        "CUDA_SUCCESS" if want_rc == 0 else "CUDA_ERROR_INVALID_VALUE"))
+            rows.append(row)
+        row_store(case.name, rows)
+        bad_rows = [r for r in rows if not r["agree"]]
+        for r in bad_rows[:5]:
+            problems.append("row '%s': rc %d, verdict %s %s %s" % (r["name"], r["rc"], r["verdict"], r["rules"],
+                                                                r["note"]))
+        if len(bad_rows) > 5:
+            problems.append("... %d rows disagree" % len(bad_rows))
+        if mode == "strict" and not any(c["want"] == "crash" for c in m["cases"]):
+            problems.append("the unmapped-pointer row did not run (did the process survive it?)")
+        if tr is not None:
+            extra = set(tr.batches) - set(c["batch"] for c in m["cases"])
+            if extra:
+                problems.append("unexpected batches in the trace: %s" % sorted(extra))
+        summary = "%d rows, %d agree" % (len(rows), len(rows) - len(bad_rows))
+        return not problems, "; ".join(problems) or summary
+    return fn
+
+
+def crash_case(shim):
+    def fn(case, workdir):
+        sess = None
+        if shim:
+            sess = Session(case.name, workdir)
+            if not sess.start():
+                return False, "lttng session: " + sess.error
+        try:
+            rc, out, err = run_client([os.path.join(BIN, "drv"), "crash", "v2"], 90, shim=shim)
+        finally:
+            if sess:
+                sess.stop()
+        m = parse_manifest(out)
+        problems = []
+        if m["crash"] != "signal=%d" % signal.SIGSEGV:
+            problems.append("child ended with %s, want signal=%d (SIGSEGV); %s" % (m["crash"], signal.SIGSEGV,
+                                                                                 err.strip()[-200:]))
+        if rc != 0:
+            problems.append("parent exit %d" % rc)
+        detail = "child %s" % m["crash"]
+        if shim:
+            if m["childpid"] is None:
+                problems.append("no CHILDPID")
+            else:
+                tr, events, bad, bterr = trace_for(sess, m["childpid"])
+                found = [f for fs in tr.findings.values() for f in fs
+                         if f.get("rule") == "pointer_unmapped" and f.get("severity") == "error"]
+                if not found:
+                    problems.append("no pointer_unmapped error recorded for the child (vpid %d) before it died; "
+                                    "findings: %s" % (m["childpid"], [str(f["rule"]) for fs in tr.findings.values()
+                                                                      for f in fs]))
+                else:
+                    detail += ", pointer_unmapped recorded before the crash"
+        return not problems, "; ".join(problems) or detail
+    return fn
+
+
+def gpa_case(case, workdir):
+    rc, out, err = run_client([os.path.join(BIN, "gpa_table")], 60, shim=False)
+    m = parse_manifest(out)
+    EXTRA["gpa"] = m["gpa"]
+    for k in ("DRIVER_VERSION", "DEVICE_NAME", "DEVICE_COUNT", "LIBCUDA"):
+        if k in m["info"]:
+            EXTRA["driver"][k] = m["info"][k]
+    bad = [g for g in m["gpa"] if g.get("match") != "yes"]
+    if rc != 0 or not m["gpa"] or bad:
+        return False, "exit %d; %d of %d requests differ: %s %s" % (
+            rc, len(bad), len(m["gpa"]), ", ".join("%s(%s,%s)=%s" % (g["symbol"], g["version"], g["flags"],
+                                                                      g["gotsym"]) for g in bad), err.strip()[-200:])
+    return True, "%d requests, every address equals dlsym's" % len(m["gpa"])
+
+
+# ------------------------------------------------------------------ the cases
+
+def b(name):
+    return os.path.join(BIN, name)
+
+
+def py(mode):
+    return [PYTHON, PYCLIENT, mode]
+
+
+def build_cases():
+    site_env = {"PYTHONPATH": SITE + ((":" + ENV["PYTHONPATH"]) if ENV.get("PYTHONPATH") else "")} if SITE else {}
+    C = [
+        Case("gpa-vs-dlsym", "bare driver: cuGetProcAddress_v2 hands out the exported symbols (dlsym) for the four "
+             "batch variants and for cuGetProcAddress itself", gpa_case),
+        Case("drv-v2", "direct link, cuMemcpy3DBatchAsync_v2: data arrives; trace api _v2, door symbol",
+             data_case([b("drv"), "data", "v2"], API_V2, "symbol")),
+        Case("drv-v2_ptsz", "direct link, cuMemcpy3DBatchAsync_v2_ptsz: data; api _v2_ptsz, door symbol",
+             data_case([b("drv"), "data", "v2_ptsz"], API_V2_PTSZ, "symbol")),
+        Case("drv-dlsym_v2", "dlsym(libcuda, \"cuMemcpy3DBatchAsync_v2\"): data; api _v2, door symbol",
+             data_case([b("drv"), "data", "dlsym_v2"], API_V2, "symbol")),
+        Case("drv-dlsym_v1", "dlsym(libcuda, \"cuMemcpy3DBatchAsync\") (12.8 ABI, failIdx): data; api "
+             "cuMemcpy3DBatchAsync, door symbol", data_case([b("drv"), "data", "dlsym_v1"], API_V1, "symbol")),
+        Case("drv-gpa13000", "cuGetProcAddress_v2(..., 13000, 0): data; api _v2, door getprocaddress",
+             data_case([b("drv"), "data", "gpa13000"], API_V2, "getprocaddress")),
+        Case("drv-gpa12080", "cuGetProcAddress_v2(..., 12080, 0), 12.8 ABI: data, failIdx SIZE_MAX / 2; api "
+             "cuMemcpy3DBatchAsync, door getprocaddress",
+             data_case([b("drv"), "data", "gpa12080"], API_V1, "getprocaddress")),
+        Case("drv-gpa12080_ptsz", "cuGetProcAddress_v2(..., 12080, PER_THREAD): data, failIdx; api "
+             "cuMemcpy3DBatchAsync_ptsz, door getprocaddress",
+             data_case([b("drv"), "data", "gpa12080_ptsz"], API_V1_PTSZ, "getprocaddress")),
+        Case("rt-static", "cudaMemcpy3DBatchAsync, nvcc default (static cudart): data; api _v2, door getprocaddress",
+             data_case([b("rt_static"), "batch"], API_V2, "getprocaddress"), needs=("cudart",)),
+        Case("rt-shared", "cudaMemcpy3DBatchAsync, --cudart shared: data; api _v2, door getprocaddress",
+             data_case([b("rt_shared"), "batch"], API_V2, "getprocaddress"), needs=("cudart",)),
+        Case("rt-static-ptds", "cudaMemcpy3DBatchAsync, --default-stream per-thread (static): data; api _v2_ptsz",
+             data_case([b("rt_static_ptds"), "batch"], API_V2_PTSZ, "getprocaddress"), needs=("cudart",)),
+        Case("rt-shared-ptds", "cudaMemcpy3DBatchAsync, --default-stream per-thread --cudart shared: data; api "
+             "_v2_ptsz", data_case([b("rt_shared_ptds"), "batch"], API_V2_PTSZ, "getprocaddress"),
+             needs=("cudart",)),
+        Case("rt-entry", "cudaGetDriverEntryPoint(cuMemcpy3DBatchAsync, cudaEnableDefault): data; api _v2, door "
+             "getprocaddress", data_case([b("rt_static"), "entry"], API_V2, "getprocaddress"), needs=("cudart",)),
+        Case("rt-entry-ptds", "cudaGetDriverEntryPoint(..., cudaEnablePerThreadDefaultStream): data; api _v2_ptsz",
+             data_case([b("rt_static"), "entry_ptds"], API_V2_PTSZ, "getprocaddress"), needs=("cudart",)),
+        Case("rt-byversion-12080", "cudaGetDriverEntryPointByVersion(..., 12080): 12.8 ABI, failIdx; api "
+             "cuMemcpy3DBatchAsync, door getprocaddress",
+             data_case([b("rt_static"), "bv12080"], API_V1, "getprocaddress"), needs=("cudart",)),
+        Case("rt-byversion-13000", "cudaGetDriverEntryPointByVersion(..., 13000): data; api _v2",
+             data_case([b("rt_static"), "bv13000"], API_V2, "getprocaddress"), needs=("cudart",)),
+        Case("py-bindings", "cuda-python (installed) cuda.bindings.driver.cuMemcpy3DBatchAsync: data; api _v2, door "
+             "getprocaddress", data_case(py("bindings"), API_V2, "getprocaddress",
+                                         extra_env={"CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM": None})),
+        Case("py-bindings-ptds", "the same with CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1: api _v2_ptsz",
+             data_case(py("bindings"), API_V2_PTSZ, "getprocaddress",
+                       extra_env={"CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM": "1"})),
+        Case("py-bindings-13.5.0-v2", "pinned cuda-bindings 13.5.0 (.whl): cuda.bindings._v2.driver."
+             "memcpy_3d_batch_async_v2: data; api _v2, door getprocaddress",
+             data_case(py("bindings_v2"), API_V2, "getprocaddress", extra_env=dict(site_env, CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=None),
+                       want_bindings="13.5.0"),
+             needs=("site",)),
+        Case("py-ctypes-binding", "the shim's binding entry memcpy_3d_batch_async_v2 through ctypes: data; api _v2, "
+             "door binding", data_case(py("ctypes"), API_V2, "binding")),
+        Case("table-observe-v2", "the facts' accept/reject table via _v2: the validator's verdict (error finding in "
+             "the trace) agrees with the driver's return code on every row", table_case("v2", "observe")),
+        Case("table-observe-v2_ptsz", "the same via _v2_ptsz", table_case("v2_ptsz", "observe")),
+        Case("table-observe-gpa12080", "the same via the 12.8 ABI (cuGetProcAddress 12080); the trace's fail_idx "
+             "equals what the caller got", table_case("gpa12080", "observe")),
+        Case("table-report-stderr", "the table with CUBATCHTRACE_REPORT=stderr: the stderr error lines agree with "
+             "the driver's return codes", table_case("v2", "report")),
+        Case("table-strict", "the table with CUBATCHTRACE_MODE=strict, the unmapped 0xdead0000 row in-process: the "
+             "process survives; refused exactly the rows with errors", table_case("v2", "strict")),
+        Case("crash-observe", "observe mode, 0xdead0000 in a forked child: SIGSEGV, with pointer_unmapped recorded "
+             "before the crash", crash_case(True)),
+        Case("table-bare-v2", "bare driver (no shim) against the facts table via _v2", table_case("v2", "bare")),
+        Case("table-bare-gpa12080", "bare driver against the facts table via the 12.8 ABI (failIdx)",
+             table_case("gpa12080", "bare")),
+        Case("crash-bare", "bare driver: 0xdead0000 kills a forked child with SIGSEGV", crash_case(False)),
+    ]
+    return C
+
+
+def selected(name):
+    return not SELECT or any(name == s or name.startswith(s) for s in SELECT)
+
+
+def can_run(case):
+    """Cases a dry run over the CPU test double cannot serve."""
+    if not FAKE:
+        return ""
+    if "cudart" in case.needs:
+        return "the CUDA runtime needs the real driver"
+    if case.name.startswith("crash") or case.name == "table-strict":
+        return ""
+    return ""
+
+
+# ------------------------------------------------------------------ the report
+
+def md_escape(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def versions():
+    v = {}
+    rc, out, err = sh(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], timeout=30)
+    if rc == 0 and out.strip():
+        v["nvidia-smi"] = out.strip().splitlines()[0]
+    rc, out, err = sh([LTTNG, "--version"])
+    if rc == 0:
+        v["lttng"] = out.strip().splitlines()[0] if out.strip() else "?"
+    rc, out, err = sh(BT2 + ["--version"])
+    if rc == 0:
+        v["babeltrace2"] = (out or err).strip().splitlines()[0]
+    e = dict(tool_env())
+    e.pop("PYTHONPATH", None)
+    rc, out, err = sh([PYTHON, "-c", "import cuda.bindings as b; print(getattr(b, '__version__', '?'))"], env=e)
+    v["cuda-bindings (installed)"] = out.strip() if rc == 0 else "not importable"
+    if SITE:
+        e["PYTHONPATH"] = SITE
+        rc, out, err = sh([PYTHON, "-c", "import cuda.bindings as b; print(b.__version__)"], env=e)
+        v["cuda-bindings (%s)" % SITE] = out.strip() if rc == 0 else "not importable"
+    binfo = os.path.join(BIN, "BUILDINFO")
+    if os.path.exists(binfo):
+        v["clients built"] = open(binfo).read().strip().replace("\n", "; ")
+    return v
+
+
+def write_report(path, cases, started, outfile_arg):
+    passed = sum(1 for c in cases if c.status == "pass")
+    failed = sum(1 for c in cases if c.status == "FAIL")
+    skipped = sum(1 for c in cases if c.status == "skip")
+    d = EXTRA["driver"]
+    vv = EXTRA["versions"]
+    L = []
+    L.append("# cubatchtrace on a real GPU")
+    L.append("")
+    L.append("Written by `tests/gpu/run` (the GPU test suite, `tests/gpu/`); not edited by hand.")
+    L.append("")
+    L.append("| | |")
+    L.append("| --- | --- |")
+    L.append("| date | %s |" % started.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    L.append("| host | %s, %s, glibc %s |" % (md_escape(platform.node()), md_escape(platform.platform()),
+                                              md_escape(platform.libc_ver()[1])))
+    L.append("| GPU | %s (%s device(s)) |" % (md_escape(d.get("DEVICE_NAME", "?")), d.get("DEVICE_COUNT", "?")))
+    L.append("| driver | `cuDriverGetVersion` = %s; nvidia-smi: %s |" % (
+        d.get("DRIVER_VERSION", "?"), md_escape(vv.get("nvidia-smi", "not available"))))
+    L.append("| libcuda | %s |" % md_escape(d.get("LIBCUDA", "?")))
+    for k in ("lttng", "babeltrace2", "cuda-bindings (installed)"):
+        L.append("| %s | %s |" % (k, md_escape(vv.get(k, "?"))))
+    for k in sorted(vv):
+        if k.startswith("cuda-bindings (/"):
+            L.append("| %s | %s |" % (k, md_escape(vv[k])))
+    if "clients built" in vv:
+        L.append("| clients | %s |" % md_escape(vv["clients built"]))
+    if FAKE:
+        L.append("| **dry run** | over the CPU test double in `%s`, not a GPU |" % md_escape(FAKE))
+    L.append("")
+    L.append("**%d passed, %d failed%s** (%.0f s)." % (passed, failed, (", %d skipped" % skipped) if skipped else "",
+                                                       time.time() - started.timestamp()))
+    L.append("")
+    L.append("## Cases")
+    L.append("")
+    L.append("| case | what it checks | result | details |")
+    L.append("| --- | --- | --- | --- |")
+    for c in cases:
+        L.append("| `%s` | %s | %s | %s |" % (c.name, md_escape(c.what), "pass" if c.status == "pass" else
+                                             "**%s**" % c.status, md_escape(c.detail[:600])))
+    rows = EXTRA["table_rows"]
+    if rows:
+        L.append("")
+        L.append("## The accept/reject table, row by row")
+        L.append("")
+        L.append("Facts: `shared/facts/h200-driver.md`. *driver*: the return code through the shim in observe mode "
+                 "(`table-observe-v2`; the 0xdead0000 row only runs in strict mode and in a forked child). "
+                 "*verdict*: the error findings the validator recorded for that batch.")
+        L.append("")
+        base = rows.get("table-observe-v2") or next(iter(rows.values()))
+        names = [r["name"] for r in base]
+        for case_rows in rows.values():
+            for r in case_rows:
+                if r["name"] not in names:
+                    names.append(r["name"])
+        cols = [k for k in ("table-bare-v2", "table-bare-gpa12080", "table-observe-v2", "table-observe-v2_ptsz",
+                            "table-observe-gpa12080", "table-report-stderr", "table-strict") if k in rows]
+        L.append("| row | facts | " + " | ".join("`%s`" % k for k in cols) + " |")
+        L.append("| --- | --- | " + " | ".join("---" for _ in cols) + " |")
+        idx = {k: {r["name"]: r for r in rows[k]} for k in cols}
+        for n in names:
+            want = next((idx[k][n]["want"] for k in cols if n in idx[k]), "?")
+            cells = []
+            for k in cols:
+                r = idx[k].get(n)
+                if not r:
+                    cells.append("")
+                    continue
+                rc = {0: "SUCCESS", 1: "INVALID_VALUE"}.get(r["rc"], str(r["rc"]))
+                if r["failidx"] not in ("-", str((1 << 64) - 1)):
+                    rc += " (failIdx %s)" % r["failidx"]
+                if r["verdict"]:
+                    rc += "; %s%s" % (r["verdict"], (" " + r["rules"]) if r["rules"] else "")
+                if r.get("outcome"):
+                    rc += "; " + r["outcome"]
+                cells.append(("" if r["agree"] else "**differs:** ") + md_escape(rc + ((" " + r["note"]) if r["note"]
+                                                                                  else "")))
+            L.append("| %s | %s | %s |" % (md_escape(n), {"ok": "SUCCESS", "iv": "INVALID_VALUE",
+                                                         "crash": "SIGSEGV"}.get(want, want), " | ".join(cells)))
+    L.append("")
+    L.append("## Driver against the facts file")
+    L.append("")
+    if EXTRA["facts_diff"]:
+        L.append("The bare driver now answers differently from `shared/facts/h200-driver.md` on:")
+        L.append("")
+        for x in EXTRA["facts_diff"]:
+            L.append("- %s" % md_escape(x))
+    elif any(k.startswith("table-bare") for k in rows):
+        L.append("Every row measured on the bare driver matches the facts file.")
+    else:
+        L.append("Not measured in this run.")
+    if EXTRA["gpa"]:
+        L.append("")
+        L.append("## `cuGetProcAddress_v2` against `dlsym` (bare driver)")
+        L.append("")
+        L.append("| request | rc | status | handed out | exported symbol | same address |")
+        L.append("| --- | --- | --- | --- | --- | --- |")
+        for g in EXTRA["gpa"]:
+            L.append("| `(\"%s\", %s, %s)` | %s | %s | `%s` %s | `%s` %s | %s |" % (
+                g["symbol"], g["version"], g["flags"], g["rc"], g["status"], g["gotsym"], g["got"], g["want"],
+                g["wantaddr"], g["match"]))
+    L.append("")
+    L.append("## How to rerun")
+    L.append("")
+    L.append("On the GPU machine, from the repository root (after building the shim into `.device/build` and the "
+             "clients with `bash tests/gpu/build`): `bash tests/gpu/run %s`. One case or a group: "
+             "`CBT_GPU_CASES=table-,drv-v2 bash tests/gpu/run %s`." % (outfile_arg, outfile_arg))
+    L.append("")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(L))
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------ main
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rerun-arg", default="docs/gpu-results.md")
+    a = ap.parse_args()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    workdir = tempfile.mkdtemp(prefix="cbt-gpu-")
+    cases = [c for c in build_cases() if selected(c.name)]
+    EXTRA["versions"] = versions()
+    width = max(len(c.name) for c in cases) if cases else 10
+    for c in cases:
+        why = can_run(c)
+        t0 = time.time()
+        if why:
+            c.status, c.detail = "skip", why
+        elif time.time() > DEADLINE:
+            c.status, c.detail = "FAIL", "not run: the suite's deadline passed"
+        else:
+            try:
+                ok, detail = c.fn(c, workdir)
+                c.status, c.detail = ("pass" if ok else "FAIL"), detail
+            except Exception as e:  # one broken case must not stop the others
+                import traceback
+                c.status = "FAIL"
+                c.detail = "suite error: %s: %s" % (type(e).__name__, traceback.format_exc().strip().splitlines()[-3:])
+        c.seconds = time.time() - t0
+        c.detail = " ".join(str(c.detail).split())
+        print("%-4s %-*s %5.1fs  %s" % (c.status if c.status != "pass" else "ok", width, c.name, c.seconds,
+                                         c.detail[:300]), flush=True)
+    passed = sum(1 for c in cases if c.status == "pass")
+    failed = sum(1 for c in cases if c.status == "FAIL")
+    skipped = sum(1 for c in cases if c.status == "skip")
+    try:
+        write_report(a.out, cases, started, a.rerun_arg)
+        print("report: %s" % a.out)
+    except Exception as e:
+        print("FAIL could not write the report %s: %s" % (a.out, e))
+        failed += 1
+    if not ENV.get("CBT_GPU_KEEP"):
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print("traces kept in %s" % workdir)
+    print("%d passed, %d failed%s" % (passed, failed, (", %d skipped" % skipped) if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
