@@ -1043,6 +1043,42 @@ static CUresult fc_resolve_op(const CUDA_MEMCPY3D_BATCH_OP *op, struct fc_side *
 }
 
 /*
+ * What the H200 checks op by op first, in one pass over the batch; its
+ * failures are the ones the 12.8 ABI reports with the op's index (measured
+ * by tests/gpu).  A NULL pointer and footprints past an allocation or an
+ * array are found afterwards (fc_resolve_op) and leave failIdx at SIZE_MAX.
+ */
+static bool fc_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op)
+{
+    const CUextent3D *ext = &op->extent;
+    if (op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+        return false;
+    if (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)
+        return false;
+    if (ext->width == 0 || ext->height == 0 || ext->depth == 0)
+        return false;
+    const CUmemcpy3DOperand *ops[2] = { &op->src, &op->dst };
+    struct fc_array_ref arr[2];
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+            if (!fc_array_ref(ops[i]->op.array.array, &arr[i]))
+                return false;
+        } else if (ops[i]->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            if (ops[i]->op.ptr.rowLength != 0 && ops[i]->op.ptr.rowLength < ext->width)
+                return false;
+            if (ops[i]->op.ptr.layerHeight != 0 && ops[i]->op.ptr.layerHeight < ext->height)
+                return false;
+        } else {
+            return false;
+        }
+    }
+    if (ops[0]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && ops[1]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY &&
+        arr[0].elem != arr[1].elem)
+        return false;
+    return true;
+}
+
+/*
  * The common body of the four entry points.  All ops are checked before any
  * is copied, so a rejected batch leaves memory as it was; the copies are
  * synchronous, so every stream is always idle.
@@ -1051,9 +1087,12 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
                          CUstream hStream)
 {
     atomic_fetch_add(&fc_batch_count, 1);
+    /* The H200 returns before touching *failIdx for a NULL stream. */
+    if (hStream == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
     if (failIdx)
         *failIdx = SIZE_MAX;
-    if (numOps == 0 || !opList || flags != 0 || hStream == NULL || hStream == CU_STREAM_LEGACY)
+    if (numOps == 0 || !opList || flags != 0 || hStream == CU_STREAM_LEGACY)
         return CUDA_ERROR_INVALID_VALUE;
     if (hStream != CU_STREAM_PER_THREAD) {
         pthread_mutex_lock(&fc_lock);
@@ -1063,15 +1102,19 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
             return CUDA_ERROR_INVALID_HANDLE;
     }
 
+    for (size_t i = 0; i < numOps; i++) {
+        if (!fc_op_well_formed(&opList[i])) {
+            if (failIdx)
+                *failIdx = i;
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
     struct fc_side src, dst;
     size_t row_bytes;
     for (size_t i = 0; i < numOps; i++) {
         CUresult r = fc_resolve_op(&opList[i], &src, &dst, &row_bytes);
-        if (r != CUDA_SUCCESS) {
-            if (failIdx)
-                *failIdx = i;
-            return r;
-        }
+        if (r != CUDA_SUCCESS)
+            return r; /* failIdx stays SIZE_MAX */
     }
     for (size_t i = 0; i < numOps; i++) {
         fc_resolve_op(&opList[i], &src, &dst, &row_bytes);
