@@ -4,4 +4,4 @@
 noinst_PROGRAMS += bench/overhead
 bench_overhead_SOURCES = bench/overhead.c
 bench_overhead_LDADD = -ldl
-EXTRA_DIST += bench/profile bench/README.md bench/overhead-run
+EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report

@@ -34,8 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btparse  # noqa: E402
 
 ENV = os.environ
-BIN = ENV.get("CBT_GPU_BIN", ".device/gpu-bin")
-SHIM = ENV.get("CBT_GPU_SHIM", ".device/build/src/.libs/libcubatchtrace.so")
+BIN = ENV.get("CBT_GPU_BIN", "gpu-stage/bin")
+SHIM = ENV.get("CBT_GPU_SHIM", "gpu-stage/build/src/.libs/libcubatchtrace.so")
 LTTNG = ENV.get("CBT_GPU_LTTNG", "lttng")
 BT2 = shlex.split(ENV.get("CBT_GPU_BT2", "babeltrace2"))
 LIBDIRS = ENV.get("CBT_GPU_LIBDIRS", "")
@@ -534,7 +534,7 @@ def build_cases():
         Case("py-bindings-ptds", "the same with CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1: api _v2_ptsz",
              data_case(py("bindings"), API_V2_PTSZ, "getprocaddress",
                        extra_env={"CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM": "1"})),
-        Case("py-bindings-13.5.0-v2", "pinned cuda-bindings 13.5.0 (.whl): cuda.bindings._v2.driver."
+        Case("py-bindings-13.5.0-v2", "pinned cuda-bindings 13.5.0 (gpu-stage/wheels): cuda.bindings._v2.driver."
              "memcpy_3d_batch_async_v2: data; api _v2, door getprocaddress",
              data_case(py("bindings_v2"), API_V2, "getprocaddress", extra_env=dict(site_env, CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=None),
                        want_bindings="13.5.0"),
@@ -710,7 +710,7 @@ def write_report(path, cases, started, outfile_arg):
     L.append("")
     L.append("## How to rerun")
     L.append("")
-    L.append("On the GPU machine, from the repository root (after building the shim into `.device/build` and the "
+    L.append("On the GPU machine, from the repository root (after building the shim into `gpu-stage/build` and the "
              "clients with `bash tests/gpu/build`): `bash tests/gpu/run %s`. One case or a group: "
              "`CBT_GPU_CASES=table-,drv-v2 bash tests/gpu/run %s`." % (outfile_arg, outfile_arg))
     L.append("")
