@@ -485,12 +485,21 @@ int cbt_cmd_run(int argc, char **argv)
     /* the program */
     {
         const char *old = getenv("LD_PRELOAD");
-        size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(CBT_LTTNG_UST_FORK_LIB) + 4;
+        /* liblttng-ust-fork keeps children of a fork traced: the configured one,
+         * or CUBATCHTRACE_UST_FORK_LIB; left out, with a warning, when missing. */
+        const char *fork_lib = getenv("CUBATCHTRACE_UST_FORK_LIB");
+        if (!fork_lib || !*fork_lib)
+            fork_lib = CBT_LTTNG_UST_FORK_LIB;
+        if (*fork_lib && access(fork_lib, R_OK) != 0) {
+            cbt_err("run: %s not found: children the program forks are not traced", fork_lib);
+            fork_lib = "";
+        }
+        size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(fork_lib) + 4;
         char *preload = malloc(need);
         if (!preload)
             goto fail;
         snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
-                 *CBT_LTTNG_UST_FORK_LIB ? ":" : "", CBT_LTTNG_UST_FORK_LIB);
+                 *fork_lib ? ":" : "", fork_lib);
         fflush(NULL);
         pid_t p = fork();
         if (p < 0) {
