@@ -196,27 +196,27 @@ static void record_batch(struct scratch *s, struct cbt_tp_batch *b, const CUDA_M
 
 /* Set once configuration is read and the provider loaded; until then every
  * batch takes the slow path, which does both. */
-static int ready;
-static bool always_validate; /* strict mode or a stderr report: validate even when nobody traces */
+int cbt_ready;
+bool cbt_always_validate;
 
 static void first_batch(void)
 {
     const struct cbt_config *cfg = cbt_config();
-    always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
+    cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     if (cfg->mode != CBT_MODE_OFF)
         cbt_tracing_init();
-    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&cbt_ready, 1, __ATOMIC_RELEASE);
 }
 
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                    CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                    void *caller)
 {
-    if (cbt_unlikely(!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)))
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
         first_batch();
     /* The fast path: nobody listens and nothing is asked of the shim (or it is
      * off, or this is a batch the driver makes from inside a batch). */
-    if ((cbt_likely(!always_validate && !cbt_tp_enabled(batch) && !cbt_tp_enabled(finding)) &&
+    if ((cbt_likely(!cbt_always_validate && !cbt_tp_enabled(batch) && !cbt_tp_enabled(finding)) &&
          cbt_likely(real_fn)) ||
         cbt_config()->mode == CBT_MODE_OFF || tls_depth > 0)
         return real_fn ? forward(api, real_fn, num_ops, ops, fail_idx, flags, stream) : no_driver(api);
@@ -225,7 +225,7 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
 
     bool trace_batch = cbt_tp_enabled(batch);
     bool trace_findings = cbt_tp_enabled(finding);
-    bool want_findings = trace_findings || always_validate;
+    bool want_findings = trace_findings || cbt_always_validate;
     const struct cbt_real *real = cbt_real();
     uint64_t id = __atomic_fetch_add(&next_batch_id, 1, __ATOMIC_RELAXED);
     struct scratch *s = NULL;

@@ -13,40 +13,58 @@
 #include <string.h>
 
 #include "shim.h"
+#include "tp.h"
 
 #define CALLER() __builtin_return_address(0)
 
 /* Forward to the real driver's exported function of that variant. */
 #define REAL(api) (cbt_real()->batch[api])
 
+/*
+ * The body of every door: straight to the driver when nobody listens
+ * (cbt_quiet: a flag and two tracepoint states), else the common path.
+ * Kept in the door so the quiet case costs no call with nine arguments.
+ */
+#define DOOR_V2(api, door, fn_expr, n, ops, flags, s)                                       \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet()))                             \
+            return ((cbt_batch_v2_fn)fn_)(n, ops, flags, s);                                \
+        return cbt_batch(api, door, fn_, n, ops, NULL, flags, s, CALLER());                 \
+    } while (0)
+#define DOOR_V1(api, door, fn_expr, n, ops, fail, flags, s)                                 \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet()))                             \
+            return ((cbt_batch_v1_fn)fn_)(n, ops, fail, flags, s);                          \
+        return cbt_batch(api, door, fn_, n, ops, fail, flags, s, CALLER());                 \
+    } while (0)
+
 /* ---- door "symbol" ---- */
 
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                             unsigned long long flags, CUstream hStream)
 {
-    return cbt_batch(CBT_API_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_V2), numOps, opList, NULL, flags, hStream, CALLER());
+    DOOR_V2(CBT_API_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_V2), numOps, opList, flags, hStream);
 }
 
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                                  unsigned long long flags, CUstream hStream)
 {
-    return cbt_batch(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V2_PTSZ), numOps, opList, NULL, flags, hStream,
-                     CALLER());
+    DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V2_PTSZ), numOps, opList, flags, hStream);
 }
 
 /* The CUDA 12.8 ABI (cuda.h 13 no longer declares it). */
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                          unsigned long long flags, CUstream hStream)
 {
-    return cbt_batch(CBT_API_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_V1), numOps, opList, failIdx, flags, hStream,
-                     CALLER());
+    DOOR_V1(CBT_API_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_V1), numOps, opList, failIdx, flags, hStream);
 }
 
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                               unsigned long long flags, CUstream hStream)
 {
-    return cbt_batch(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags,
-                     hStream, CALLER());
+    DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags, hStream);
 }
 
 /* ---- door "binding" ---- */
@@ -60,8 +78,8 @@ CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH
 CBT_EXPORT CUresult memcpy_3d_batch_async_v2(size_t num_ops, intptr_t op_list, unsigned long long flags,
                                              intptr_t h_stream)
 {
-    return cbt_batch(CBT_API_V2, CBT_DOOR_BINDING, REAL(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list,
-                     NULL, flags, (CUstream)h_stream, CALLER());
+    DOOR_V2(CBT_API_V2, CBT_DOOR_BINDING, REAL(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list, flags,
+            (CUstream)h_stream);
 }
 
 /* ---- door "getprocaddress" ---- */
@@ -82,25 +100,23 @@ static void *gpa_fn(enum cbt_api api)
 
 static CUresult gpa_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
 {
-    return cbt_batch(CBT_API_V2, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2), n, ops, NULL, flags, s, CALLER());
+    DOOR_V2(CBT_API_V2, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2), n, ops, flags, s);
 }
 
 static CUresult gpa_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
 {
-    return cbt_batch(CBT_API_V2_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2_PTSZ), n, ops, NULL, flags, s,
-                     CALLER());
+    DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V2_PTSZ), n, ops, flags, s);
 }
 
 static CUresult gpa_v1(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags, CUstream s)
 {
-    return cbt_batch(CBT_API_V1, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1), n, ops, fail, flags, s, CALLER());
+    DOOR_V1(CBT_API_V1, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1), n, ops, fail, flags, s);
 }
 
 static CUresult gpa_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags,
                             CUstream s)
 {
-    return cbt_batch(CBT_API_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1_PTSZ), n, ops, fail, flags, s,
-                     CALLER());
+    DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1_PTSZ), n, ops, fail, flags, s);
 }
 
 static void *const gpa_wrapper[CBT_API_COUNT_] = {
@@ -214,8 +230,6 @@ void *cbt_dlsym_hook(void *handle, const char *name)
 }
 
 /* ---- lookup events ---- */
-
-#include "tp.h"
 
 static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip)
 {

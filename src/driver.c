@@ -96,8 +96,10 @@ const struct cbt_config *cbt_config(void)
 
 /* ---- the real driver ---- */
 
-static struct cbt_real real;
-static int real_state; /* 0: not loaded, 1: loading, 2: loaded (or failed for good) */
+struct cbt_real cbt_real_table;
+int cbt_real_state; /* 0: not loaded, 1: loading, 2: loaded (or failed for good) */
+#define real cbt_real_table
+#define real_state cbt_real_state
 static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 static CBT_TLS int real_loading_here;
 
@@ -168,10 +170,8 @@ static void load_real(void)
     real.handle = h;
 }
 
-const struct cbt_real *cbt_real(void)
+const struct cbt_real *cbt_real_slow(void)
 {
-    if (cbt_likely(__atomic_load_n(&real_state, __ATOMIC_ACQUIRE) == 2))
-        return &real;
     /* Re-entered from inside load_real (the driver's own constructor calling a
      * hooked name): answer with what is known so far instead of deadlocking. */
     if (real_loading_here)

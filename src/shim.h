@@ -47,7 +47,15 @@ struct cbt_real {
 };
 
 /* The real driver, found once (thread-safe; safe to call from any constructor). */
-const struct cbt_real *cbt_real(void);
+extern struct cbt_real cbt_real_table __attribute__((visibility("hidden")));
+extern int cbt_real_state __attribute__((visibility("hidden")));
+const struct cbt_real *cbt_real_slow(void);
+static inline const struct cbt_real *cbt_real(void)
+{
+    if (cbt_likely(__atomic_load_n(&cbt_real_state, __ATOMIC_ACQUIRE) == 2))
+        return &cbt_real_table;
+    return cbt_real_slow();
+}
 
 /* The real dlsym, found without going through the shim's own. */
 void *cbt_real_dlsym(void *handle, const char *name);
@@ -66,6 +74,11 @@ struct cbt_config {
     bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
 };
 const struct cbt_config *cbt_config(void);
+
+/* Set by the first batch once configuration is read and the provider loaded. */
+extern int cbt_ready __attribute__((visibility("hidden")));
+/* Strict mode or a stderr report: every batch is validated, listened to or not. */
+extern bool cbt_always_validate __attribute__((visibility("hidden")));
 
 /* The common path behind every door. fail_idx is non-NULL only for the 12.8 ABI. */
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,

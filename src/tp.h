@@ -5,10 +5,19 @@
 #include <stdint.h>
 
 #include "cubatchtrace_tp.h"
+#include "shim.h"
 
 /* True once the provider is loaded and a session enables the event. */
 #define cbt_tp_enabled(name) lttng_ust_tracepoint_enabled(cubatchtrace, name)
 #define cbt_tp(name, ...) lttng_ust_do_tracepoint(cubatchtrace, name, __VA_ARGS__)
+
+/* Nobody listens and nothing is asked of the shim: a door may go straight to
+ * the driver.  False until the first batch has read the configuration. */
+static inline bool cbt_quiet(void)
+{
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch) &&
+           !cbt_tp_enabled(finding);
+}
 
 void cbt_trace_lookup(const char *via, const char *symbol, int version, uint64_t flags, int api, void *ip);
 
