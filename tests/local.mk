@@ -7,17 +7,21 @@
 # (tests/lib.sh: cbt_run, cbt_run_bare).  It must exist before they link.
 CBT_CLIENT_CUDA_LIBS = -L$(top_builddir)/tests/fakecuda/lib -lcuda
 CBT_CLIENT_COMMON = tests/clients/common.c tests/clients/common.h
+# The op builders every test shares (tests/opbuild.h), for programs built from
+# common.c or including it themselves; the other test local.mk files use it too.
+CBT_TESTS_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 CBT_CLIENT_DIRECT = $(CBT_CLIENT_COMMON) tests/clients/common_direct.c
 
 check_PROGRAMS += tests/clients/client_direct tests/clients/client_direct_ptsz
 
 tests_clients_client_direct_SOURCES = tests/clients/client_direct.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_direct_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_direct_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_direct_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 # The same source with cuda.h's per-thread default stream mapping (_v2_ptsz).
 tests_clients_client_direct_ptsz_SOURCES = tests/clients/client_direct.c $(CBT_CLIENT_DIRECT)
-tests_clients_client_direct_ptsz_CPPFLAGS = $(AM_CPPFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1
+tests_clients_client_direct_ptsz_CPPFLAGS = $(CBT_TESTS_CPPFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1
 tests_clients_client_direct_ptsz_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_direct_ptsz_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
@@ -25,22 +29,27 @@ EXTRA_tests_clients_client_direct_ptsz_DEPENDENCIES = tests/fakecuda/lib/libcuda
 check_PROGRAMS += tests/clients/client_abi128 tests/clients/client_threads tests/clients/client_fork \
 	tests/clients/client_ctor tests/clients/client_rtld tests/clients/client_strict tests/clients/client_kinds
 tests_clients_client_kinds_SOURCES = tests/clients/client_kinds.c
+tests_clients_client_kinds_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_kinds_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_kinds_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 tests_clients_client_abi128_SOURCES = tests/clients/client_abi128.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_abi128_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_abi128_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_abi128_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 tests_clients_client_threads_SOURCES = tests/clients/client_threads.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_threads_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_threads_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
 EXTRA_tests_clients_client_threads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 tests_clients_client_fork_SOURCES = tests/clients/client_fork.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_fork_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_fork_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_fork_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 tests_clients_client_strict_SOURCES = tests/clients/client_strict.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_strict_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_strict_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
 EXTRA_tests_clients_client_strict_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
@@ -51,6 +60,7 @@ tests_clients_libctorbatch_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
 tests_clients_libctorbatch_la_LIBADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_libctorbatch_la_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_clients_client_ctor_SOURCES = tests/clients/client_ctor.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_ctor_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_ctor_LDADD = tests/clients/libctorbatch.la $(CBT_CLIENT_CUDA_LIBS)
 tests_clients_client_ctor_LDFLAGS = -no-install
 
@@ -70,6 +80,7 @@ tests_clients_libcbtplugin_la_SOURCES = tests/clients/rtld_plugin.c
 tests_clients_libcbtplugin_la_LDFLAGS = -module -rpath /nowhere -avoid-version -shared
 tests_clients_libcbtplugin_la_LIBADD = tests/clients/libcbtdep.la -ldl
 tests_clients_client_rtld_SOURCES = tests/clients/client_rtld.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_rtld_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 # libcbtnext before libcbtbase: its cbt_who is the one the program binds.
 tests_clients_client_rtld_LDADD = tests/clients/libcbtnext.la tests/clients/libcbtbase.la $(CBT_CLIENT_CUDA_LIBS) -ldl
 tests_clients_client_rtld_LDFLAGS = -no-install
@@ -78,8 +89,10 @@ EXTRA_tests_clients_client_rtld_DEPENDENCIES = tests/clients/libcbtplugin.la tes
 # Clients that do not link libcuda (-ldl only).
 check_PROGRAMS += tests/clients/client_runtime_seq tests/clients/client_pyseq tests/clients/client_nolib
 tests_clients_client_runtime_seq_SOURCES = tests/clients/client_runtime_seq.c $(CBT_CLIENT_COMMON)
+tests_clients_client_runtime_seq_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_runtime_seq_LDADD = -ldl
 tests_clients_client_pyseq_SOURCES = tests/clients/client_pyseq.c $(CBT_CLIENT_COMMON)
+tests_clients_client_pyseq_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_pyseq_LDADD = -ldl
 tests_clients_client_nolib_SOURCES = tests/clients/client_nolib.c
 tests_clients_client_nolib_LDADD = -ldl
@@ -90,5 +103,5 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh
 TESTS += $(CBT_DOOR_TESTS)
-EXTRA_DIST += $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
+EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py

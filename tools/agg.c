@@ -155,6 +155,17 @@ static const char *const dir_names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH",
 #define NDOOR 4
 #define NHIST 66  /* 0, then [2^k, 2^(k+1)) for k = 0..63 (index k+1), plus spare */
 
+/* Bytes by device: one row per (host, device ordinal) of a device or managed
+ * pointer operand, at most NDEV rows, then "other"; a negative ordinal goes
+ * to "unknown".  Devices are few: a linear scan behind a one-entry cache. */
+#define NDEV 64
+struct devrow {
+    uint32_t host;
+    int32_t dev;
+    uint64_t ops_out, bytes_out, ops_in, bytes_in;
+    uint64_t peer_ops_out, peer_bytes_out, peer_ops_in, peer_bytes_in;
+};
+
 struct frule {
     uint64_t count;
     bool seen, has_ts;
@@ -183,6 +194,9 @@ struct cbt_agg {
     struct row api[NAPI], door[NDOOR], apidoor[NAPI][NDOOR];
     struct row dir[DIR_COUNT], kind[NKIND][NKIND], order[NORDER], bsize[NHIST], osize[NHIST];
     struct ktab procs, threads, streams, callers;
+    struct devrow devs[NDEV], dev_other, dev_unknown;
+    unsigned ndevs, dev_last;
+    uint64_t dev_overflowed; /* (host, device) keys that went to `other` */
     struct frule rules[CBT_RULE_COUNT + 1];
     uint64_t findings;
     /* batches in flight */
@@ -271,9 +285,8 @@ static inline int mem_class(uint8_t mem, uint8_t type)
     }
 }
 
-static inline int direction(const struct cbt_ops *o, uint32_t i)
+static inline int direction(const struct cbt_ops *o, uint32_t i, int s, int d)
 {
-    int s = mem_class(o->src_mem[i], o->src_type[i]), d = mem_class(o->dst_mem[i], o->dst_type[i]);
     switch (s << 8 | d) {
     case 'H' << 8 | 'D': return DIR_HTOD;
     case 'D' << 8 | 'H': return DIR_DTOH;
@@ -291,12 +304,55 @@ static inline int direction(const struct cbt_ops *o, uint32_t i)
 
 static inline unsigned hist_bin(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
 
+/* The row of device `dev` of `host`: "unknown" for a negative ordinal, "other" when full. */
+static struct devrow *dev_row(struct cbt_agg *a, uint32_t host, int32_t dev)
+{
+    if (dev < 0)
+        return &a->dev_unknown;
+    if (a->dev_last < a->ndevs && a->devs[a->dev_last].dev == dev && a->devs[a->dev_last].host == host)
+        return &a->devs[a->dev_last];
+    for (unsigned i = 0; i < a->ndevs; i++)
+        if (a->devs[i].dev == dev && a->devs[i].host == host) {
+            a->dev_last = i;
+            return &a->devs[i];
+        }
+    if (a->ndevs == NDEV) {
+        a->dev_overflowed++;
+        return &a->dev_other;
+    }
+    struct devrow *r = &a->devs[a->ndevs];
+    memset(r, 0, sizeof(*r));
+    r->host = host;
+    r->dev = dev;
+    a->dev_last = a->ndevs++;
+    return r;
+}
+
 static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
 {
     uint64_t sum = 0;
     for (uint32_t i = 0; i < o->count; i++) {
         uint64_t by = o->bytes[i];
-        int d = direction(o, i);
+        int sc = mem_class(o->src_mem[i], o->src_type[i]), dc = mem_class(o->dst_mem[i], o->dst_type[i]);
+        int d = direction(o, i, sc, dc);
+        if (sc == 'D') {
+            struct devrow *dr = dev_row(a, r->host, o->src_dev[i]);
+            dr->ops_out++;
+            dr->bytes_out += by;
+            if (d == DIR_PEER) {
+                dr->peer_ops_out++;
+                dr->peer_bytes_out += by;
+            }
+        }
+        if (dc == 'D') {
+            struct devrow *dr = dev_row(a, r->host, o->dst_dev[i]);
+            dr->ops_in++;
+            dr->bytes_in += by;
+            if (d == DIR_PEER) {
+                dr->peer_ops_in++;
+                dr->peer_bytes_in += by;
+            }
+        }
         unsigned sk = o->src_mem[i] < NKIND - 1 ? o->src_mem[i] : NKIND - 1;
         unsigned dk = o->dst_mem[i] < NKIND - 1 ? o->dst_mem[i] : NKIND - 1;
         unsigned od = o->order[i] < NORDER - 1 ? o->order[i] : NORDER - 1;
@@ -862,6 +918,115 @@ static void build_tables(struct cbt_agg *a, struct tables *ts)
     }
 }
 
+/* ---------------------------------------------------------------- bytes by device */
+
+struct drow {
+    char name[300];
+    const struct devrow *r;
+    bool has_dev; /* false: "unknown" or "other" */
+};
+
+static int cmp_devrow(const void *x, const void *y)
+{
+    const struct devrow *a = ((const struct drow *)x)->r, *b = ((const struct drow *)y)->r;
+    if (a->host != b->host)
+        return a->host < b->host ? -1 : 1;
+    return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+static bool devrow_empty(const struct devrow *r) { return r->ops_out == 0 && r->ops_in == 0; }
+
+/* The rows of the device table: by host, then ordinal; "unknown" and "other" when not empty. */
+static size_t dev_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2])
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < a->ndevs; i++) {
+        const struct devrow *r = &a->devs[i];
+        if (a->nhosts > 1)
+            snprintf(rows[n].name, sizeof(rows[n].name), "%s:%" PRId32, cbt_agg_host_name(a, r->host), r->dev);
+        else
+            snprintf(rows[n].name, sizeof(rows[n].name), "%" PRId32, r->dev);
+        rows[n].r = r;
+        rows[n].has_dev = true;
+        n++;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_devrow);
+    if (!devrow_empty(&a->dev_unknown)) {
+        snprintf(rows[n].name, sizeof(rows[n].name), "unknown");
+        rows[n].r = &a->dev_unknown;
+        rows[n++].has_dev = false;
+    }
+    if (!devrow_empty(&a->dev_other)) {
+        snprintf(rows[n].name, sizeof(rows[n].name), "other");
+        rows[n].r = &a->dev_other;
+        rows[n++].has_dev = false;
+    }
+    return n;
+}
+
+static void print_devices_text(FILE *out, const struct cbt_agg *a)
+{
+    enum { NC = 9 };
+    static const char *const head[NC] = {"Device",       "Ops out",        "Bytes out",   "Ops in",       "Bytes in",
+                                         "Peer ops out", "Peer bytes out", "Peer ops in", "Peer bytes in"};
+    struct drow rows[NDEV + 2];
+    size_t n = dev_rows(a, rows);
+    char cells[NDEV + 2][NC][32];
+    size_t w[NC];
+    for (int c = 0; c < NC; c++)
+        w[c] = strlen(head[c]);
+    for (size_t i = 0; i < n; i++) {
+        const struct devrow *r = rows[i].r;
+        const uint64_t v[NC - 1] = {r->ops_out,      r->bytes_out,   r->ops_in,      r->bytes_in,
+                                    r->peer_ops_out, r->peer_bytes_out, r->peer_ops_in, r->peer_bytes_in};
+        for (int c = 1; c < NC; c++) {
+            snprintf(cells[i][c], sizeof(cells[i][c]), "%" PRIu64, v[c - 1]);
+            if (strlen(cells[i][c]) > w[c])
+                w[c] = strlen(cells[i][c]);
+        }
+        if (strlen(rows[i].name) > w[0])
+            w[0] = strlen(rows[i].name);
+    }
+    fprintf(out, "\n# Bytes by device (device ordinals of device and managed memory operands)\n");
+    fprintf(out, "# out: the device is the source; in: the destination (a copy within one device counts both);\n"
+                 "# peer: the other side is device memory of another device\n");
+    for (int c = 0; c < NC; c++)
+        fprintf(out, c == 0 ? "%-*s" : " | %*s", (int)w[c], head[c]);
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%-*s", (int)w[0], rows[i].name);
+        for (int c = 1; c < NC; c++)
+            fprintf(out, " | %*s", (int)w[c], cells[i][c]);
+        fputc('\n', out);
+    }
+    if (n == 0)
+        fprintf(out, "(none)\n");
+}
+
+static json_t *devices_json(const struct cbt_agg *a)
+{
+    struct drow rows[NDEV + 2];
+    size_t n = dev_rows(a, rows);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const struct devrow *r = rows[i].r;
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(rows[i].name));
+        json_object_set_new(o, "device", rows[i].has_dev ? json_integer(r->dev) : json_null());
+        json_object_set_new(o, "host", rows[i].has_dev ? json_string(cbt_agg_host_name(a, r->host)) : json_null());
+        json_object_set_new(o, "ops_out", json_integer((json_int_t)r->ops_out));
+        json_object_set_new(o, "bytes_out", json_integer((json_int_t)r->bytes_out));
+        json_object_set_new(o, "ops_in", json_integer((json_int_t)r->ops_in));
+        json_object_set_new(o, "bytes_in", json_integer((json_int_t)r->bytes_in));
+        json_object_set_new(o, "peer_ops_out", json_integer((json_int_t)r->peer_ops_out));
+        json_object_set_new(o, "peer_bytes_out", json_integer((json_int_t)r->peer_bytes_out));
+        json_object_set_new(o, "peer_ops_in", json_integer((json_int_t)r->peer_ops_in));
+        json_object_set_new(o, "peer_bytes_in", json_integer((json_int_t)r->peer_bytes_in));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 static void free_tables(struct tables *ts)
 {
     for (int i = 0; i < ts->n; i++)
@@ -988,8 +1153,11 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     struct tables ts;
     build_tables(a, &ts);
     bool pct_bytes = a->bytes > 0;
-    for (int i = 0; i < ts.n; i++)
+    for (int i = 0; i < ts.n; i++) {
         print_table_text(out, &ts.t[i], pct_bytes, a->bytes, a->ops);
+        if (strcmp(ts.t[i].key, "by_direction") == 0)
+            print_devices_text(out, a);
+    }
 
     /* findings */
     static const char *const fh[4] = {"Rule", "Severity", "Count", "First seen"};
@@ -1085,7 +1253,8 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
     json_object_set_new(unp, "incomplete_batches", JI(a->incomplete_batches));
     json_object_set_new(unp, "pending_overflow", JI(a->pending_overflow));
     json_object_set_new(unp, "tables_full", json_boolean(a->procs.overflowed || a->threads.overflowed ||
-                                                         a->streams.overflowed || a->callers.overflowed));
+                                                         a->streams.overflowed || a->callers.overflowed ||
+                                                         a->dev_overflowed));
     json_object_set_new(root, "unpaired", unp);
 
     struct tables ts;
@@ -1097,6 +1266,8 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
         for (size_t j = 0; j < ts.t[i].n; j++)
             json_array_append_new(arr, jrow(&ts.t[i].rows[j], pct_bytes, a->bytes, a->ops));
         json_object_set_new(root, ts.t[i].key, arr);
+        if (strcmp(ts.t[i].key, "by_direction") == 0)
+            json_object_set_new(root, "by_device", devices_json(a));
     }
     json_t *fa = json_array();
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {

@@ -18,6 +18,13 @@ tests_tool_cbt_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tracepoints
 tests_tool_cbt_gen_CFLAGS = $(AM_CFLAGS) $(LTTNG_UST_CFLAGS) -Wno-missing-field-initializers -Wno-shadow
 tests_tool_cbt_gen_LDADD = src/libcubatchtrace-tp.la $(LTTNG_UST_LIBS)
 
+# Batches across two GPUs: a client of the double (FAKECUDA_DEVICE_COUNT=2)
+# copying between device 0 and device 1, for tests/tool/peer.sh.
+check_PROGRAMS += tests/tool/client_peer
+tests_tool_client_peer_SOURCES = tests/tool/client_peer.c
+tests_tool_client_peer_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
+EXTRA_tests_tool_client_peer_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 TOOL_TESTS = \
 	tests/tool/rules.sh \
 	tests/tool/usage.sh \
@@ -26,6 +33,7 @@ TOOL_TESTS = \
 	tests/tool/summary-totals.sh \
 	tests/tool/check.sh \
 	tests/tool/run.sh \
-	tests/tool/demo.sh
+	tests/tool/demo.sh \
+	tests/tool/peer.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/expect.py tests/tool/mkctf.py bench/summary.sh

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opbuild.h"
+
 #define CK(x)                                                                     \
     do {                                                                          \
         CUresult r_ = (x);                                                        \
@@ -20,28 +22,6 @@
             exit(2);                                                              \
         }                                                                         \
     } while (0)
-
-static CUmemcpy3DOperand ptr(CUdeviceptr p)
-{
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    o.op.ptr.ptr = p;
-    return o;
-}
-
-static CUDA_MEMCPY3D_BATCH_OP op(CUmemcpy3DOperand s, CUmemcpy3DOperand d, size_t w, size_t h)
-{
-    CUDA_MEMCPY3D_BATCH_OP o;
-    memset(&o, 0, sizeof o);
-    o.src = s;
-    o.dst = d;
-    o.extent.width = w;
-    o.extent.height = h;
-    o.extent.depth = 1;
-    o.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
-    return o;
-}
 
 int main(void)
 {
@@ -67,16 +47,13 @@ int main(void)
     CK(cuMemAllocManaged(&managed, 4096, CU_MEM_ATTACH_GLOBAL));
     memset(pinned, 0x5a, 4096);
 
-    CUmemcpy3DOperand a;
-    memset(&a, 0, sizeof a);
-    a.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    a.op.array.array = arr;
+    const CUmemcpySrcAccessOrder during = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
     CUDA_MEMCPY3D_BATCH_OP ops[5] = {
-        op(ptr((CUdeviceptr)page), ptr(dev_buf), 64, 1),          /* host_pageable -> device */
-        op(a, ptr(dev_buf + 4096), 16, 16),                        /* array -> device */
-        op(ptr((CUdeviceptr)pinned), ptr(dev_buf + 8192), 128, 1), /* host_pinned -> device */
-        op(ptr(managed), ptr(dev_buf + 12288), 128, 1),            /* managed -> device */
-        op(ptr(dev_buf + 8192), ptr((CUdeviceptr)pageable), 128, 1), /* device -> host_pageable */
+        ob_op(ob_ptr((CUdeviceptr)page, 0, 0), ob_ptr(dev_buf, 0, 0), 64, 1, 1, during),             /* host_pageable -> device */
+        ob_op(ob_array(arr, 0, 0, 0), ob_ptr(dev_buf + 4096, 0, 0), 16, 16, 1, during),              /* array -> device */
+        ob_op(ob_ptr((CUdeviceptr)pinned, 0, 0), ob_ptr(dev_buf + 8192, 0, 0), 128, 1, 1, during),   /* host_pinned -> device */
+        ob_op(ob_ptr(managed, 0, 0), ob_ptr(dev_buf + 12288, 0, 0), 128, 1, 1, during),              /* managed -> device */
+        ob_op(ob_ptr(dev_buf + 8192, 0, 0), ob_ptr((CUdeviceptr)pageable, 0, 0), 128, 1, 1, during), /* device -> host_pageable */
     };
     ops[4].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     CK(cuMemcpy3DBatchAsync(5, ops, 0, s));

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opbuild.h"
+
 struct cc_driver cc;
 CUcontext cc_ctx;
 uint64_t cc_batches, cc_ops, cc_bytes;
@@ -168,38 +170,17 @@ void cc_host_fill(struct cc_buf *b, unsigned seed)
 
 CUmemcpy3DOperand cc_ptr(const struct cc_buf *b, size_t off, size_t row_length, size_t layer_height)
 {
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    o.op.ptr.ptr = b->ptr + off;
-    o.op.ptr.rowLength = row_length;
-    o.op.ptr.layerHeight = layer_height;
-    return o;
+    return ob_ptr(b->ptr + off, row_length, layer_height);
 }
 
 CUmemcpy3DOperand cc_arr(const struct cc_buf *b, size_t x, size_t y, size_t z)
 {
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    o.op.array.array = b->array;
-    o.op.array.offset.x = x;
-    o.op.array.offset.y = y;
-    o.op.array.offset.z = z;
-    return o;
+    return ob_array(b->array, x, y, z);
 }
 
 CUDA_MEMCPY3D_BATCH_OP cc_op(CUmemcpy3DOperand src, CUmemcpy3DOperand dst, size_t w, size_t h, size_t d)
 {
-    CUDA_MEMCPY3D_BATCH_OP op;
-    memset(&op, 0, sizeof op);
-    op.src = src;
-    op.dst = dst;
-    op.extent.width = w;
-    op.extent.height = h;
-    op.extent.depth = d;
-    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    return op;
+    return ob_op(src, dst, w, h, d, CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
 }
 
 void cc_add(struct cc_batch *bt, struct cc_buf *src, CUmemcpy3DOperand s, struct cc_buf *dst,

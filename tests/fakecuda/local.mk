@@ -40,6 +40,7 @@ CLEANFILES += tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so
 check_PROGRAMS += tests/fakecuda/test_fakecuda_table
 TESTS += tests/fakecuda/test_fakecuda_table
 tests_fakecuda_test_fakecuda_table_SOURCES = tests/fakecuda/test_fakecuda_table.c tests/tap.h
+tests_fakecuda_test_fakecuda_table_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_fakecuda_test_fakecuda_table_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 # The test interposes cuMemcpy3DBatchAsync_v2 itself, as the shim would.
 tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic

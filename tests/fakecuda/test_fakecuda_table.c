@@ -25,6 +25,7 @@
 
 #include "../tap.h"
 #include "fakecuda.h"
+#include "opbuild.h"
 
 static void *lib;
 
@@ -160,39 +161,8 @@ static CUcontext ctx0;
 
 #define PTR_BYTES 8192 /* each small buffer of the D2D rows */
 
-static CUmemcpy3DOperand ptr_operand(CUdeviceptr p)
-{
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    o.op.ptr.ptr = p;
-    return o;
-}
-
-static CUmemcpy3DOperand array_operand(CUarray a, size_t x, size_t y, size_t z)
-{
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    o.op.array.array = a;
-    o.op.array.offset.x = x;
-    o.op.array.offset.y = y;
-    o.op.array.offset.z = z;
-    return o;
-}
-
-static CUDA_MEMCPY3D_BATCH_OP make_op(CUmemcpy3DOperand src, CUmemcpy3DOperand dst, size_t w, size_t h, size_t d)
-{
-    CUDA_MEMCPY3D_BATCH_OP op;
-    memset(&op, 0, sizeof op);
-    op.src = src;
-    op.dst = dst;
-    op.extent.width = w;
-    op.extent.height = h;
-    op.extent.depth = d;
-    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    return op;
-}
+/* The order of every op this test builds (tests/opbuild.h). */
+#define ORDER_STREAM CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
 
 /* The table's reference call: one D2D pointer copy of extent 256x4x2. */
 static struct call base_call(void)
@@ -200,7 +170,7 @@ static struct call base_call(void)
     struct call c;
     memset(&c, 0, sizeof c);
     c.n = 1;
-    c.ops[0] = make_op(ptr_operand(dsrc), ptr_operand(ddst), 256, 4, 2);
+    c.ops[0] = ob_op(ob_ptr(dsrc, 0, 0), ob_ptr(ddst, 0, 0), 256, 4, 2, ORDER_STREAM);
     c.ops[1] = c.ops[0];
     c.ops[2] = c.ops[0];
     c.stream = stream;
@@ -368,7 +338,7 @@ static void walk_table(void)
     row("D2managed with locHint DEVICE", &c, OK, NOIDX);
 
     c = base_call();
-    c.ops[0] = make_op(ptr_operand(dbig + (16u << 20)), ptr_operand(dbig + (40u << 20)), 1u << 20, 1, 1);
+    c.ops[0] = ob_op(ob_ptr(dbig + (16u << 20), 0, 0), ob_ptr(dbig + (40u << 20), 0, 0), 1u << 20, 1, 1, ORDER_STREAM);
     row("D2D 1 MiB inside a 64 MiB allocation", &c, OK, NOIDX);
     c = base_call();
     c.ops[0].src.op.ptr.ptr = dsrc + PTR_BYTES - 1024; /* footprint 2048 */
@@ -398,7 +368,7 @@ static void walk_table(void)
 
     tap_diag("array rows: float4 array 64x64x4, extent in elements");
     c = base_call();
-    c.ops[0] = make_op(ptr_operand(dlin), array_operand(arr_f4, 0, 0, 0), 64, 64, 4);
+    c.ops[0] = ob_op(ob_ptr(dlin, 0, 0), ob_array(arr_f4, 0, 0, 0), 64, 64, 4, ORDER_STREAM);
     row("device -> float4 CUDA array 64x64x4", &c, OK, NOIDX);
     c.ops[0].extent.width = 65;
     row("device -> float4 array, width 65 (past the array)", &c, IV, NOIDX);
@@ -409,18 +379,18 @@ static void walk_table(void)
     c.ops[0].dst.op.array.offset.z = 1;
     row("device -> float4 array, offset.z 1 with depth 4", &c, IV, NOIDX);
     c = base_call();
-    c.ops[0] = make_op(array_operand(arr_f4, 0, 0, 0), ptr_operand(dlin), 64, 64, 4);
+    c.ops[0] = ob_op(ob_array(arr_f4, 0, 0, 0), ob_ptr(dlin, 0, 0), 64, 64, 4, ORDER_STREAM);
     row("float4 CUDA array -> device", &c, OK, NOIDX);
     c.ops[0].src.op.array.array = NULL;
     row("array operand with a NULL CUarray", &c, IV, 0);
     c.ops[0].src.op.array.array = (CUarray)&c;
     row("array operand with a CUarray never created", &c, IV, 0);
     c = base_call();
-    c.ops[0] = make_op(array_operand(arr_u8, 0, 0, 0), array_operand(arr_f1a, 0, 0, 0), 64, 64, 4);
+    c.ops[0] = ob_op(ob_array(arr_u8, 0, 0, 0), ob_array(arr_f1a, 0, 0, 0), 64, 64, 4, ORDER_STREAM);
     row("u8 array -> float array (element sizes differ)", &c, IV, 0);
-    c.ops[0] = make_op(array_operand(arr_f1a, 0, 0, 0), array_operand(arr_f1b, 0, 0, 0), 64, 64, 4);
+    c.ops[0] = ob_op(ob_array(arr_f1a, 0, 0, 0), ob_array(arr_f1b, 0, 0, 0), 64, 64, 4, ORDER_STREAM);
     row("float array -> float array", &c, OK, NOIDX);
-    c.ops[0] = make_op(ptr_operand(dlin + 2 * 64 * 64 * 4 * 16 - 16), array_operand(arr_f4, 0, 0, 0), 2, 1, 1);
+    c.ops[0] = ob_op(ob_ptr(dlin + 2 * 64 * 64 * 4 * 16 - 16, 0, 0), ob_array(arr_f4, 0, 0, 0), 2, 1, 1, ORDER_STREAM);
     row("device -> array whose pointer footprint (in elements of 16 bytes) runs past", &c, IV, NOIDX);
 
     tap_diag("rows the double adds (the table leaves them open)");
@@ -445,7 +415,7 @@ static void check_pitched_pointer_copy(void)
     for (size_t i = 0; i < PTR_BYTES; i++)
         s[i] = (unsigned char)(i * 7 + 3);
     memset(d, 0xEE, PTR_BYTES);
-    CUDA_MEMCPY3D_BATCH_OP op = make_op(ptr_operand(dsrc), ptr_operand(ddst), 256, 4, 2);
+    CUDA_MEMCPY3D_BATCH_OP op = ob_op(ob_ptr(dsrc, 0, 0), ob_ptr(ddst, 0, 0), 256, 4, 2, ORDER_STREAM);
     op.src.op.ptr.rowLength = 300;
     op.src.op.ptr.layerHeight = 6;
     op.dst.op.ptr.rowLength = 260;
@@ -482,12 +452,12 @@ static void check_array_round_trip(void)
         host(box)[i] = (unsigned char)(i % 251 + 1);
     memset(host(out), 0xEE, W * H * D * E);
 
-    CUresult r1 = batch1(make_op(ptr_operand(zero), array_operand(a, 0, 0, 0), W, H, D));
-    CUDA_MEMCPY3D_BATCH_OP in = make_op(ptr_operand(box), array_operand(a, OX, OY, OZ), BW, BH, BD);
+    CUresult r1 = batch1(ob_op(ob_ptr(zero, 0, 0), ob_array(a, 0, 0, 0), W, H, D, ORDER_STREAM));
+    CUDA_MEMCPY3D_BATCH_OP in = ob_op(ob_ptr(box, 0, 0), ob_array(a, OX, OY, OZ), BW, BH, BD, ORDER_STREAM);
     in.src.op.ptr.rowLength = 5;
     in.src.op.ptr.layerHeight = 4;
     CUresult r2 = batch1(in);
-    CUresult r3 = batch1(make_op(array_operand(a, 0, 0, 0), ptr_operand(out), W, H, D));
+    CUresult r3 = batch1(ob_op(ob_array(a, 0, 0, 0), ob_ptr(out, 0, 0), W, H, D, ORDER_STREAM));
 
     size_t bad = 0;
     for (size_t z = 0; z < D; z++)
@@ -519,10 +489,10 @@ static void check_array_round_trip(void)
     for (size_t i = 0; i < AW * AH * AD; i++)
         ((uint32_t *)host(pat))[i] = (uint32_t)(i + 1);
     memset(host(zero), 0, AW * AH * AD * 4);
-    CUresult q1 = batch1(make_op(ptr_operand(pat), array_operand(fa, 0, 0, 0), AW, AH, AD));
-    CUresult q2 = batch1(make_op(ptr_operand(zero), array_operand(fb, 0, 0, 0), AW, AH, AD));
-    CUresult q3 = batch1(make_op(array_operand(fa, 2, 1, 0), array_operand(fb, 3, 0, 1), 5, 4, 2));
-    CUresult q4 = batch1(make_op(array_operand(fb, 0, 0, 0), ptr_operand(res), AW, AH, AD));
+    CUresult q1 = batch1(ob_op(ob_ptr(pat, 0, 0), ob_array(fa, 0, 0, 0), AW, AH, AD, ORDER_STREAM));
+    CUresult q2 = batch1(ob_op(ob_ptr(zero, 0, 0), ob_array(fb, 0, 0, 0), AW, AH, AD, ORDER_STREAM));
+    CUresult q3 = batch1(ob_op(ob_array(fa, 2, 1, 0), ob_array(fb, 3, 0, 1), 5, 4, 2, ORDER_STREAM));
+    CUresult q4 = batch1(ob_op(ob_array(fb, 0, 0, 0), ob_ptr(res, 0, 0), AW, AH, AD, ORDER_STREAM));
     bad = 0;
     for (size_t z = 0; z < AD; z++)
         for (size_t y = 0; y < AH; y++)

@@ -14,6 +14,7 @@ EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.
 
 check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
+tests_gpu_drv_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_gpu_drv_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-missing-field-initializers
 # Linked against the test double under the driver's soname (libcuda.so.1),
 # so the same binary runs over the real driver.

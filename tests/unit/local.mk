@@ -10,10 +10,13 @@ check_PROGRAMS += $(unit_validate_tests)
 TESTS += $(unit_validate_tests) tests/unit/fuzz_validate.sh
 
 tests_unit_test_validate_rules_SOURCES = tests/unit/test_validate_rules.c tests/unit/vtest.h
+tests_unit_test_validate_rules_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_rules_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_table_SOURCES = tests/unit/test_validate_table.c tests/unit/vtest.h
+tests_unit_test_validate_table_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_table_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_overlap_SOURCES = tests/unit/test_validate_overlap.c tests/unit/vtest.h tests/unit/ref_overlap.h
+tests_unit_test_validate_overlap_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_overlap_LDADD = libcubatchtrace-validate.la
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c

@@ -11,51 +11,31 @@
 #include <cubatchtrace/validate.h>
 
 #include "../tap.h"
+#include "opbuild.h"
 
 #define VT_STREAM ((CUstream)(uintptr_t)0x5000)
 #define VT_MIB (1024ull * 1024ull)
 
+/* The builders of tests/opbuild.h with addresses and CUarray handles as plain integers. */
 static inline CUmemcpy3DOperand vt_ptr(uint64_t p)
 {
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    o.op.ptr.ptr = (CUdeviceptr)p;
-    return o;
+    return ob_ptr((CUdeviceptr)p, 0, 0);
 }
 
 static inline CUmemcpy3DOperand vt_pitched(uint64_t p, size_t row_length, size_t layer_height)
 {
-    CUmemcpy3DOperand o = vt_ptr(p);
-    o.op.ptr.rowLength = row_length;
-    o.op.ptr.layerHeight = layer_height;
-    return o;
+    return ob_ptr((CUdeviceptr)p, row_length, layer_height);
 }
 
 static inline CUmemcpy3DOperand vt_arr(uintptr_t handle, size_t x, size_t y, size_t z)
 {
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    o.op.array.array = (CUarray)handle;
-    o.op.array.offset.x = x;
-    o.op.array.offset.y = y;
-    o.op.array.offset.z = z;
-    return o;
+    return ob_array((CUarray)handle, x, y, z);
 }
 
 static inline CUDA_MEMCPY3D_BATCH_OP vt_op(CUmemcpy3DOperand src, CUmemcpy3DOperand dst, size_t w, size_t h,
                                            size_t d)
 {
-    CUDA_MEMCPY3D_BATCH_OP op;
-    memset(&op, 0, sizeof op);
-    op.src = src;
-    op.dst = dst;
-    op.extent.width = w;
-    op.extent.height = h;
-    op.extent.depth = d;
-    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    return op;
+    return ob_op(src, dst, w, h, d, CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
 }
 
 static inline struct cbt_operand_info vt_mem(enum cbt_memkind kind, uint64_t base, uint64_t size)

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opbuild.h"
+
 #ifdef __cplusplus
 #define CBT_GPU_STATIC_ASSERT static_assert
 #else
@@ -113,46 +115,9 @@ struct op_info {
     unsigned long long bytes; /* bytes moved: extent * element size */
 };
 
-static CUmemcpy3DOperand ptr_operand(CUdeviceptr p, size_t row_length, size_t layer_height)
-{
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-    o.op.ptr.ptr = p;
-    o.op.ptr.rowLength = row_length;
-    o.op.ptr.layerHeight = layer_height;
-    return o;
-}
-
 static CUmemcpy3DOperand host_operand(const void *p, size_t row_length, size_t layer_height)
 {
-    return ptr_operand((CUdeviceptr)(uintptr_t)p, row_length, layer_height);
-}
-
-static CUmemcpy3DOperand array_operand(CUarray a, size_t x, size_t y, size_t z)
-{
-    CUmemcpy3DOperand o;
-    memset(&o, 0, sizeof o);
-    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    o.op.array.array = a;
-    o.op.array.offset.x = x;
-    o.op.array.offset.y = y;
-    o.op.array.offset.z = z;
-    return o;
-}
-
-static CUDA_MEMCPY3D_BATCH_OP make_op(CUmemcpy3DOperand src, CUmemcpy3DOperand dst, size_t w, size_t h, size_t d,
-                                      CUmemcpySrcAccessOrder order)
-{
-    CUDA_MEMCPY3D_BATCH_OP op;
-    memset(&op, 0, sizeof op);
-    op.src = src;
-    op.dst = dst;
-    op.extent.width = w;
-    op.extent.height = h;
-    op.extent.depth = d;
-    op.srcAccessOrder = order;
-    return op;
+    return ob_ptr((CUdeviceptr)(uintptr_t)p, row_length, layer_height);
 }
 
 static void print_side(const char *side, const CUmemcpy3DOperand *o, const struct side_info *si)
@@ -312,35 +277,35 @@ static void data_suite(const struct backend *be, const struct door *d, CUstream 
     struct op_info i1[6] = {
         {PAG, DEV, 2048}, {PIN, DEV, 1200}, {PAG, MAN, 4096}, {PIN, ARR, a_bytes}, {PIN, ARR, b_bytes}, {PAG, ARR, b_bytes},
     };
-    b1[0] = make_op(host_operand(h_a, 300, 6), ptr_operand(d_a, 260, 5), 256, 4, 2, STREAM);
-    b1[1] = make_op(host_operand(p_b, 0, 0), ptr_operand(d_b, 512, 0), 200, 3, 2, STREAM);
-    b1[2] = make_op(host_operand(h_c, 0, 0), ptr_operand(m_c, 0, 0), 4096, 1, 1, DURING);
+    b1[0] = ob_op(host_operand(h_a, 300, 6), ob_ptr(d_a, 260, 5), 256, 4, 2, STREAM);
+    b1[1] = ob_op(host_operand(p_b, 0, 0), ob_ptr(d_b, 512, 0), 200, 3, 2, STREAM);
+    b1[2] = ob_op(host_operand(h_c, 0, 0), ob_ptr(m_c, 0, 0), 4096, 1, 1, DURING);
     b1[2].dst.op.ptr.locHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
     b1[2].dst.op.ptr.locHint.id = 0;
-    b1[3] = make_op(host_operand(p_A, 0, 0), array_operand(A, 0, 0, 0), AW, AH, AD, STREAM);
-    b1[4] = make_op(host_operand(p_B, 0, 0), array_operand(B, 0, 0, 0), BW, BH, BD, STREAM);
-    b1[5] = make_op(host_operand(h_z, 0, 0), array_operand(C, 0, 0, 0), BW, BH, BD, DURING);
+    b1[3] = ob_op(host_operand(p_A, 0, 0), ob_array(A, 0, 0, 0), AW, AH, AD, STREAM);
+    b1[4] = ob_op(host_operand(p_B, 0, 0), ob_array(B, 0, 0, 0), BW, BH, BD, STREAM);
+    b1[5] = ob_op(host_operand(h_z, 0, 0), ob_array(C, 0, 0, 0), BW, BH, BD, DURING);
     do_batch(d, "uploads", 6, b1, i1, s, 1, SIZE_MAX);
     SETUP(be->sync(s));
 
     /* batch 2: moves on the device side */
     CUDA_MEMCPY3D_BATCH_OP b2[4];
     struct op_info i2[4] = {{DEV, DEV, 2048}, {PIN, ARR, 4 * 3 * 2 * AE}, {MAN, DEV, 4096}, {ARR, ARR, 5 * 4 * 2 * BE}};
-    b2[0] = make_op(ptr_operand(d_a, 260, 5), ptr_operand(d_e, 0, 0), 256, 4, 2, ANY);
-    b2[1] = make_op(host_operand(p_box, 5, 4), array_operand(A, 1, 2, 1), 4, 3, 2, STREAM);
-    b2[2] = make_op(ptr_operand(m_c, 0, 0), ptr_operand(d_f, 0, 0), 4096, 1, 1, STREAM);
-    b2[3] = make_op(array_operand(B, 2, 1, 0), array_operand(C, 3, 0, 1), 5, 4, 2, STREAM);
+    b2[0] = ob_op(ob_ptr(d_a, 260, 5), ob_ptr(d_e, 0, 0), 256, 4, 2, ANY);
+    b2[1] = ob_op(host_operand(p_box, 5, 4), ob_array(A, 1, 2, 1), 4, 3, 2, STREAM);
+    b2[2] = ob_op(ob_ptr(m_c, 0, 0), ob_ptr(d_f, 0, 0), 4096, 1, 1, STREAM);
+    b2[3] = ob_op(ob_array(B, 2, 1, 0), ob_array(C, 3, 0, 1), 5, 4, 2, STREAM);
     do_batch(d, "device-moves", 4, b2, i2, s, 1, SIZE_MAX);
     SETUP(be->sync(s));
 
     /* batch 3: read-backs into host memory */
     CUDA_MEMCPY3D_BATCH_OP b3[5];
     struct op_info i3[5] = {{DEV, PAG, 2048}, {DEV, PIN, 1200}, {DEV, PIN, 4096}, {ARR, PAG, a_bytes}, {ARR, PIN, b_bytes}};
-    b3[0] = make_op(ptr_operand(d_e, 0, 0), host_operand(h_out_e, 0, 0), 256, 4, 2, STREAM);
-    b3[1] = make_op(ptr_operand(d_b, 512, 3), host_operand(p_out_b, 0, 0), 200, 3, 2, STREAM);
-    b3[2] = make_op(ptr_operand(d_f, 0, 0), host_operand(p_out_f, 0, 0), 4096, 1, 1, STREAM);
-    b3[3] = make_op(array_operand(A, 0, 0, 0), host_operand(h_out_A, 0, 0), AW, AH, AD, STREAM);
-    b3[4] = make_op(array_operand(C, 0, 0, 0), host_operand(p_out_C, 0, 0), BW, BH, BD, STREAM);
+    b3[0] = ob_op(ob_ptr(d_e, 0, 0), host_operand(h_out_e, 0, 0), 256, 4, 2, STREAM);
+    b3[1] = ob_op(ob_ptr(d_b, 512, 3), host_operand(p_out_b, 0, 0), 200, 3, 2, STREAM);
+    b3[2] = ob_op(ob_ptr(d_f, 0, 0), host_operand(p_out_f, 0, 0), 4096, 1, 1, STREAM);
+    b3[3] = ob_op(ob_array(A, 0, 0, 0), host_operand(h_out_A, 0, 0), AW, AH, AD, STREAM);
+    b3[4] = ob_op(ob_array(C, 0, 0, 0), host_operand(p_out_C, 0, 0), BW, BH, BD, STREAM);
     do_batch(d, "readbacks", 5, b3, i3, s, 1, SIZE_MAX);
     SETUP(be->sync(s));
 
@@ -387,7 +352,7 @@ static void data_suite(const struct backend *be, const struct door *d, CUstream 
     CUDA_MEMCPY3D_BATCH_OP b4[3];
     struct op_info i4[3] = {{DEV, DEV, 2048}, {DEV, DEV, 2048}, {DEV, DEV, 0}};
     for (int i = 0; i < 3; i++)
-        b4[i] = make_op(ptr_operand(d_e, 0, 0), ptr_operand(d_f, 0, 0), 256, 4, 2, STREAM);
+        b4[i] = ob_op(ob_ptr(d_e, 0, 0), ob_ptr(d_f, 0, 0), 256, 4, 2, STREAM);
     b4[2].extent.width = 0;
     do_batch(d, "third-op-bad", 3, b4, i4, s, 0, 2);
     SETUP(be->sync(s));

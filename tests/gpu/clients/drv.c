@@ -151,7 +151,7 @@ static struct call base_call(void)
     struct call c;
     memset(&c, 0, sizeof c);
     c.n = 1;
-    c.ops[0] = make_op(ptr_operand(dsrc, 0, 0), ptr_operand(ddst, 0, 0), 256, 4, 2, CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    c.ops[0] = ob_op(ob_ptr(dsrc, 0, 0), ob_ptr(ddst, 0, 0), 256, 4, 2, CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
     c.ops[1] = c.ops[0];
     c.ops[2] = c.ops[0];
     c.stream = stream;
@@ -329,8 +329,8 @@ static void walk_table(int with_unmapped)
     row("D2managed with locHint DEVICE", c, OK, NOIDX);
 
     c = base_call();
-    c.ops[0] = make_op(ptr_operand(dbig + (16u << 20), 0, 0), ptr_operand(dbig + (40u << 20), 0, 0), 1u << 20, 1, 1,
-                       CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    c.ops[0] = ob_op(ob_ptr(dbig + (16u << 20), 0, 0), ob_ptr(dbig + (40u << 20), 0, 0), 1u << 20, 1, 1,
+                     CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
     row("D2D 1 MiB inside a 64 MiB allocation", c, OK, NOIDX);
     c = base_call();
     c.ops[0].src.op.ptr.ptr = dsrc + PTR_BYTES - 1024; /* footprint 2048 */
@@ -349,8 +349,8 @@ static void walk_table(int with_unmapped)
     }
 
     c = base_call();
-    c.ops[0] = make_op(ptr_operand(dlin, 0, 0), array_operand(arr_f4, 0, 0, 0), 64, 64, 4,
-                       CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    c.ops[0] = ob_op(ob_ptr(dlin, 0, 0), ob_array(arr_f4, 0, 0, 0), 64, 64, 4,
+                     CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
     row("device -> float4 CUDA array 64x64x4", c, OK, NOIDX);
     c.ops[0].extent.width = 65;
     row("device -> float4 array, width 65 (past the array)", c, IV, NOIDX);
@@ -358,11 +358,11 @@ static void walk_table(int with_unmapped)
     c.ops[0].dst.op.array.offset.x = 1;
     row("device -> float4 array, offset.x 1 with width 64", c, IV, NOIDX);
     c = base_call();
-    c.ops[0] = make_op(array_operand(arr_u8, 0, 0, 0), array_operand(arr_f1a, 0, 0, 0), 64, 64, 4,
-                       CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    c.ops[0] = ob_op(ob_array(arr_u8, 0, 0, 0), ob_array(arr_f1a, 0, 0, 0), 64, 64, 4,
+                     CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
     row("u8 array -> float array (element sizes differ)", c, IV, 0);
-    c.ops[0] = make_op(array_operand(arr_f1a, 0, 0, 0), array_operand(arr_f1b, 0, 0, 0), 64, 64, 4,
-                       CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    c.ops[0] = ob_op(ob_array(arr_f1a, 0, 0, 0), ob_array(arr_f1b, 0, 0, 0), 64, 64, 4,
+                     CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
     row("float array -> float array", c, OK, NOIDX);
 }
 
@@ -387,8 +387,8 @@ static int crash(const char *door_name)
         CUdeviceptr dst;
         if (cuMemAlloc(&dst, PTR_BYTES))
             _exit(4);
-        CUDA_MEMCPY3D_BATCH_OP op = make_op(ptr_operand(0xdead0000, 0, 0), ptr_operand(dst, 0, 0), 256, 4, 2,
-                                            CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+        CUDA_MEMCPY3D_BATCH_OP op = ob_op(ob_ptr(0xdead0000, 0, 0), ob_ptr(dst, 0, 0), 256, 4, 2,
+                                          CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
         size_t idx = 0;
         int rc = dd.d.call(&dd.d, 1, &op, &idx, s);
         printf("CHILD returned rc=%d\n", rc);
