@@ -296,6 +296,17 @@ static int fp_make(struct fp *f, uint64_t ptr, uint64_t row_length, uint64_t lay
 {
     uint64_t rl = row_length ? row_length : W, lh = layer_height ? layer_height : H;
     uint64_t wb, P, L = 0, off = 0, t, end;
+    if (H == 1 && D == 1) { /* one row: the general path below, shortened */
+        if (mul_ovf(W, es, &wb) || mul_ovf(rl, es, &P) || add_ovf(ptr, wb, &end)) {
+            f->end = UINT64_MAX;
+            return 0;
+        }
+        f->base = ptr;
+        f->end = end;
+        f->wb = f->P = f->L = wb;
+        f->H = f->D = 1;
+        return 1;
+    }
     f->end = UINT64_MAX;
     if (mul_ovf(W, es, &wb) || mul_ovf(rl, es, &P))
         return 0;
@@ -461,10 +472,10 @@ static int box_meet(const struct box *a, const struct box *b)
     return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1 && a->z0 < b->z1 && b->z0 < a->z1;
 }
 
-static int item_meet(const struct item *p, const struct item *q, const struct key *kp, uint64_t *at)
+static int item_meet(const struct item *p, const struct item *q, uint64_t space, uint64_t *at)
 {
     if (p->array) {
-        *at = kp->space; /* the CUarray handle */
+        *at = space; /* the CUarray handle */
         return box_meet(&p->g.a, &q->g.a);
     }
     return fp_meet(&p->g.p, &q->g.p, at);
@@ -503,7 +514,8 @@ static int extent_ok(const CUDA_MEMCPY3D_BATCH_OP *op)
 
 /* Errors of one pointer operand; returns how many. */
 static int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
-                         const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, uint32_t es)
+                         const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, uint32_t es,
+                         int ext_ok, const struct fp *f, int fits)
 {
     int errs = 0;
     uint64_t ptr = x->op.ptr.ptr, rl = x->op.ptr.rowLength, lh = x->op.ptr.layerHeight;
@@ -519,23 +531,21 @@ static int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CU
         emit(o, CBT_RULE_layer_height_too_small, side, i, CBT_NO_OP, lh, op->extent.height);
         errs++;
     }
-    info = known(info);
+    /* info: known() already applied by the caller; ext_ok: extent_ok(op) */
     if (errs || !info)
         return errs;
     if (info->kind == CBT_MEM_UNMAPPED) {
         emit(o, CBT_RULE_pointer_unmapped, side, i, CBT_NO_OP, ptr, 0);
         return 1;
     }
-    if ((info->kind == CBT_MEM_DEVICE || info->kind == CBT_MEM_MANAGED) && info->alloc_size && es &&
-        extent_ok(op)) {
-        struct fp f;
-        int fits = fp_make(&f, ptr, rl, lh, op->extent.width, op->extent.height, op->extent.depth, es);
+    if ((info->kind == CBT_MEM_DEVICE || info->kind == CBT_MEM_MANAGED) && info->alloc_size && es && ext_ok) {
+        /* f, fits: fp_make of this operand (computed once per op by the caller) */
         if (ptr < info->alloc_base) {
             emit(o, CBT_RULE_device_out_of_bounds, side, i, CBT_NO_OP, ptr, info->alloc_base);
             return 1;
         }
         /* value: the footprint's end as an offset into the allocation; limit: its size */
-        uint64_t end_off = fits ? f.end - info->alloc_base : UINT64_MAX;
+        uint64_t end_off = fits ? f->end - info->alloc_base : UINT64_MAX;
         if (end_off > info->alloc_size) {
             emit(o, CBT_RULE_device_out_of_bounds, side, i, CBT_NO_OP, end_off, info->alloc_size);
             return 1;
@@ -545,14 +555,14 @@ static int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CU
 }
 
 static int check_array(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
-                       const CUmemcpy3DOperand *x, const struct cbt_operand_info *info)
+                       const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, int ext_ok)
 {
     if (!x->op.array.array) {
         emit(o, CBT_RULE_array_null, side, i, CBT_NO_OP, 0, 0);
         return 1;
     }
-    info = known(info);
-    if (!info || info->kind != CBT_MEM_ARRAY || !info->array_width || !extent_ok(op))
+    /* info: known() already applied by the caller; ext_ok: extent_ok(op) */
+    if (!info || info->kind != CBT_MEM_ARRAY || !info->array_width || !ext_ok)
         return 0;
     const uint64_t off[3] = {x->op.array.offset.x, x->op.array.offset.y, x->op.array.offset.z};
     const uint64_t ext[3] = {op->extent.width, op->extent.height, op->extent.depth};
@@ -584,26 +594,27 @@ static void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CU
              device_count > 0 ? (uint64_t)device_count : 0);
         return;
     }
-    info = known(info);
+    /* info: known() already applied by the caller */
     if (type != CBT_LOC_NONE && info && (info->kind == CBT_MEM_DEVICE || info->kind == CBT_MEM_HOST_PINNED))
         emit(o, CBT_RULE_lochint_ignored, side, i, CBT_NO_OP, type, info->kind);
 }
 
-/* Adds op i's operand x to the sweep; returns the item index or NONE64. */
-static uint64_t add_item(struct cbt_validator *v, size_t *n_items, uint64_t i, enum cbt_side side,
-                         const CUDA_MEMCPY3D_BATCH_OP *op, const CUmemcpy3DOperand *x, uint32_t es)
+/* Adds op i's operand x to the sweep, its key at *k; returns the item index or
+ * NONE64.  f, fits: fp_make of a pointer operand (when es != 0). */
+static inline __attribute__((always_inline)) uint64_t add_item(struct cbt_validator *v, size_t *n_items, struct key *k, uint64_t i, enum cbt_side side,
+                         const CUDA_MEMCPY3D_BATCH_OP *op, const CUmemcpy3DOperand *x, uint32_t es,
+                         const struct fp *f, int fits)
 {
     struct item *it = &v->items[*n_items];
-    struct key *k = &v->keys[*n_items];
     it->op = i;
     it->side = (uint8_t)side;
     if (is_ptr(x)) {
         if (!es) /* pointer <-> array with the array's element size unknown */
             return NONE64;
         it->array = 0;
-        if (!fp_make(&it->g.p, x->op.ptr.ptr, x->op.ptr.rowLength, x->op.ptr.layerHeight, op->extent.width,
-                     op->extent.height, op->extent.depth, es))
+        if (!fits)
             return NONE64; /* footprint wraps the address space: left out */
+        it->g.p = *f;
         k->space = 0;
         k->lo = it->g.p.base;
         k->hi = it->g.p.end;
@@ -636,7 +647,7 @@ static int key_lt(const struct key *a, const struct key *b)
     return a->idx < b->idx;
 }
 
-static struct key *sort_keys(struct key *a, struct key *tmp, size_t n)
+static struct key *sort_keys_bottom_up(struct key *a, struct key *tmp, size_t n)
 {
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t s = 0; s < n; s += 2 * w) {
@@ -654,6 +665,95 @@ static struct key *sort_keys(struct key *a, struct key *tmp, size_t n)
         tmp = t;
         if (w > SIZE_MAX / 2)
             break;
+    }
+    return a;
+}
+
+/*
+ * Keys often come in a few sorted (or reverse-sorted) runs: ops listed in
+ * address order give one run of sources and one of destinations.  Find the
+ * runs (reversing descending ones in place; keys are distinct, so that is
+ * exact), glue neighbours that are already in order, and merge the few that
+ * remain; more than MAX_RUNS runs: the bottom-up sort.  The order is total,
+ * so the result is the same either way.
+ */
+#define MAX_RUNS 32
+
+/* Many runs: sort the sources [0, ns) and the destinations [ns, n) apart,
+ * then merge the two (often cheaply: sources and destinations tend to lie in
+ * different regions). */
+static struct key *sort_keys_halves(struct key *a, struct key *tmp, size_t n, size_t ns)
+{
+    if (ns == 0 || ns >= n)
+        return sort_keys_bottom_up(a, tmp, n);
+    struct key *x = sort_keys_bottom_up(a, tmp, ns), *y = sort_keys_bottom_up(a + ns, tmp + ns, n - ns);
+    if (y == x + ns && key_lt(&x[ns - 1], &y[0]))
+        return x;
+    /* Into the buffer x is not in.  y may lie in it (at + ns): each write
+     * lands before the next unread key of y, so nothing is overwritten early. */
+    struct key *out = x == a ? tmp : a;
+    size_t i = 0, j = 0, k = 0, m = n - ns;
+    while (i < ns && j < m)
+        out[k++] = key_lt(&y[j], &x[i]) ? y[j++] : x[i++];
+    while (i < ns)
+        out[k++] = x[i++];
+    if (out + k != y + j)
+        while (j < m)
+            out[k++] = y[j++];
+    return out;
+}
+
+static struct key *sort_keys(struct key *a, struct key *tmp, size_t n, size_t ns)
+{
+    size_t b[MAX_RUNS + 1], r = 0;
+    if (n < 2)
+        return a;
+    for (size_t s = 0; s < n;) {
+        size_t e = s + 1;
+        if (e < n && key_lt(&a[e], &a[s])) {
+            while (e + 1 < n && key_lt(&a[e + 1], &a[e]))
+                e++;
+            e++;
+            for (size_t i = s, j = e - 1; i < j; i++, j--) {
+                struct key t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+            }
+        } else {
+            while (e < n && !key_lt(&a[e], &a[e - 1]))
+                e++;
+        }
+        /* glue to the previous run when it is in order with it */
+        if (r && key_lt(&a[s - 1], &a[s])) {
+            b[r] = e;
+        } else {
+            if (r == MAX_RUNS)
+                return sort_keys_halves(a, tmp, n, ns);
+            b[++r] = e;
+        }
+        if (r == 1)
+            b[0] = 0;
+        s = e;
+    }
+    /* b[0..r]: run boundaries; merge neighbours pairwise until one is left */
+    while (r > 1) {
+        size_t q = 0;
+        for (size_t x = 0; x < r; x += 2) {
+            size_t s = b[x], m = b[x + 1], e = x + 2 <= r ? b[x + 2] : m;
+            size_t i = s, j = m, k = s;
+            while (i < m && j < e)
+                tmp[k++] = key_lt(&a[j], &a[i]) ? a[j++] : a[i++];
+            while (i < m)
+                tmp[k++] = a[i++];
+            while (j < e)
+                tmp[k++] = a[j++];
+            b[++q] = e;
+        }
+        b[0] = 0;
+        r = q;
+        struct key *t = a;
+        a = tmp;
+        tmp = t;
     }
     return a;
 }
@@ -735,7 +835,7 @@ static void pair(struct cbt_validator *v, const struct key *kp, uint64_t p, uint
     } else if (v->hz[P->op].sd <= Q->op) {
         return;
     }
-    if (item_meet(P, Q, kp, &at))
+    if (item_meet(P, Q, kp->space, &at))
         record(v, p, q, at);
 }
 
@@ -968,9 +1068,44 @@ static int fp_rect(const struct fp *f, struct rect *r)
     return 1;
 }
 
-static void sweep(struct cbt_validator *v, size_t n_items)
+/* Are the boxes of keys [s, e) (one CUarray) chained on axis a (1: y, 2: z),
+ * each ending before the next starts?  Then no two of them meet. */
+static int box_chain(const struct cbt_validator *v, const struct key *k, size_t s, size_t e, int a)
 {
-    struct key *k = sort_keys(v->keys, v->tmp, n_items);
+    for (size_t x = s + 1; x < e; x++) {
+        const struct box *p = &v->items[KEY_ITEM(&k[x - 1])].g.a, *q = &v->items[KEY_ITEM(&k[x])].g.a;
+        if (a == 1 ? p->y1 > q->y0 : p->z1 > q->z0)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * 1 when no two swept footprints can meet (keys sorted): in every space the
+ * keys' intervals follow each other without overlap (for a CUarray, the
+ * boxes in key order may instead follow each other on y or on z).  Bounding
+ * intervals apart means footprints apart, so the sweep would find nothing.
+ */
+static int all_apart(const struct cbt_validator *v, const struct key *k, size_t n)
+{
+    for (size_t s = 0, e; s < n; s = e) {
+        uint64_t sp = k[s].space;
+        for (e = s + 1; e < n && k[e].space == sp && k[e - 1].hi <= k[e].lo; e++)
+            ;
+        if (e < n && k[e].space == sp) {
+            if (sp == 0)
+                return 0;
+            while (e < n && k[e].space == sp)
+                e++;
+            if (!box_chain(v, k, s, e, 1) && !box_chain(v, k, s, e, 2))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void sweep(struct cbt_validator *v, struct key *k, size_t n_items)
+{
     size_t n0 = 0, nr = 0, npr;
     uint64_t grp = 0;
     while (n0 < n_items && k[n0].space == 0)
@@ -1075,7 +1210,7 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
 
     const size_t n = b->num_ops;
     int have_scratch = v && scratch_reserve(v, n);
-    size_t n_items = 0;
+    size_t n_items = 0, ns = 0, nd = 0; /* keys: srcs at [0, ns), dsts at [n, n + nd) */
 
     for (size_t i = 0; i < n; i++) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
@@ -1085,7 +1220,8 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         const uint32_t order = (uint32_t)op->srcAccessOrder;
         int errs = 0;
 
-        if (!extent_ok(op)) {
+        const int ext_ok = extent_ok(op);
+        if (!ext_ok) {
             uint64_t dim = !op->extent.width ? 0 : !op->extent.height ? 1 : 2;
             emit(&o, CBT_RULE_extent_zero, CBT_SIDE_NONE, i, CBT_NO_OP, 0, dim);
             errs++;
@@ -1100,8 +1236,18 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
             errs++;
         }
         const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
-        const struct cbt_operand_info *is[2] = {si, di};
+        const struct cbt_operand_info *ks = known(si), *kd = known(di);
+        const struct cbt_operand_info *is[2] = {ks, kd}; /* known() applied */
         const enum cbt_side sides[2] = {CBT_SIDE_SRC, CBT_SIDE_DST};
+        /* pointer footprints, once per op: for the bounds check and the sweep */
+        struct fp fps[2];
+        int fits[2] = {0, 0};
+        if (es && ext_ok)
+            for (int s = 0; s < 2; s++)
+                if (is_ptr(xs[s]))
+                    fits[s] = fp_make(&fps[s], xs[s]->op.ptr.ptr, xs[s]->op.ptr.rowLength,
+                                      xs[s]->op.ptr.layerHeight, op->extent.width, op->extent.height,
+                                      op->extent.depth, es);
         for (int s = 0; s < 2; s++) {
             if (!is_ptr(xs[s]) && !is_arr(xs[s])) {
                 emit(&o, CBT_RULE_operand_type_invalid, sides[s], i, CBT_NO_OP, (uint32_t)xs[s]->type,
@@ -1111,9 +1257,9 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         }
         for (int s = 0; s < 2; s++) {
             if (is_ptr(xs[s]))
-                errs += check_pointer(&o, i, sides[s], op, xs[s], is[s], es);
+                errs += check_pointer(&o, i, sides[s], op, xs[s], is[s], es, ext_ok, &fps[s], fits[s]);
             else if (is_arr(xs[s]))
-                errs += check_array(&o, i, sides[s], op, xs[s], is[s]);
+                errs += check_array(&o, i, sides[s], op, xs[s], is[s], ext_ok);
         }
         if (is_arr(&op->src) && is_arr(&op->dst) && si && di && si->kind == CBT_MEM_ARRAY &&
             di->kind == CBT_MEM_ARRAY && si->elem_size && di->elem_size && si->elem_size != di->elem_size) {
@@ -1126,7 +1272,6 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         for (int s = 0; s < 2; s++)
             if (is_ptr(xs[s]))
                 warn_lochint(&o, i, sides[s], xs[s], is[s], b->device_count);
-        const struct cbt_operand_info *ks = known(si);
         if (is_ptr(&op->src) && ks) {
             if (ks->kind == CBT_MEM_HOST_PAGEABLE && order == CBT_ORDER_STREAM)
                 emit(&o, CBT_RULE_pageable_stream_order, CBT_SIDE_SRC, i, CBT_NO_OP, order, 0);
@@ -1135,14 +1280,15 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         }
 
         if (have_scratch) {
-            struct hz *h = &v->hz[i];
-            h->dd = h->sd = NONE64;
-            h->self = 0;
-            v->src_item[i] = v->dst_item[i] = NONE64;
+            uint64_t s = NONE64, d = NONE64;
             if (!errs) {
-                v->src_item[i] = add_item(v, &n_items, i, CBT_SIDE_SRC, op, &op->src, es);
-                v->dst_item[i] = add_item(v, &n_items, i, CBT_SIDE_DST, op, &op->dst, es);
+                s = add_item(v, &n_items, &v->keys[ns], i, CBT_SIDE_SRC, op, &op->src, es, &fps[0], fits[0]);
+                d = add_item(v, &n_items, &v->keys[n + nd], i, CBT_SIDE_DST, op, &op->dst, es, &fps[1], fits[1]);
+                ns += s != NONE64;
+                nd += d != NONE64;
             }
+            v->src_item[i] = s;
+            v->dst_item[i] = d;
         }
     }
 
@@ -1151,29 +1297,43 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         return (size_t)-1;
     }
 
-    /* overlap_self: per op, O(1) pairs. */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t s = v->src_item[i], d = v->dst_item[i], at;
-        if (s == NONE64 || d == NONE64)
-            continue;
-        const struct item *S = &v->items[s], *D = &v->items[d];
-        if (S->array != D->array || v->keys[s].space != v->keys[d].space)
-            continue;
-        if (item_meet(S, D, &v->keys[s], &at)) {
-            v->hz[i].self = 1;
-            v->hz[i].self_at = at;
+    if (ns < n && nd)
+        memmove(&v->keys[ns], &v->keys[n], nd * sizeof *v->keys);
+    struct key *k = sort_keys(v->keys, v->tmp, n_items, ns);
+    /* Footprints all apart (the common case): no hazard of any kind, overlap_self included. */
+    if (!all_apart(v, k, n_items)) {
+        for (size_t i = 0; i < n; i++) {
+            struct hz *h = &v->hz[i];
+            h->dd = h->sd = NONE64;
+            h->self = 0;
+            /* overlap_self: per op, O(1) pairs. */
+            uint64_t s = v->src_item[i], d = v->dst_item[i], at;
+            if (s == NONE64 || d == NONE64)
+                continue;
+            const struct item *S = &v->items[s], *D = &v->items[d];
+            if (S->array != D->array)
+                continue;
+            uint64_t space = 0;
+            if (S->array) {
+                space = (uint64_t)(uintptr_t)b->ops[i].src.op.array.array;
+                if (space != (uint64_t)(uintptr_t)b->ops[i].dst.op.array.array)
+                    continue;
+            }
+            if (item_meet(S, D, space, &at)) {
+                h->self = 1;
+                h->self_at = at;
+            }
         }
-    }
-    sweep(v, n_items);
-
-    for (size_t i = 0; i < n; i++) {
-        const struct hz *h = &v->hz[i];
-        if (h->dd != NONE64)
-            emit(&o, CBT_RULE_overlap_dst_dst, CBT_SIDE_DST, i, h->dd, h->dd_at, 0);
-        if (h->sd != NONE64)
-            emit(&o, CBT_RULE_overlap_src_dst, CBT_SIDE_DST, i, h->sd, h->sd_at, 0);
-        if (h->self)
-            emit(&o, CBT_RULE_overlap_self, CBT_SIDE_NONE, i, i, h->self_at, 0);
+        sweep(v, k, n_items);
+        for (size_t i = 0; i < n; i++) {
+            const struct hz *h = &v->hz[i];
+            if (h->dd != NONE64)
+                emit(&o, CBT_RULE_overlap_dst_dst, CBT_SIDE_DST, i, h->dd, h->dd_at, 0);
+            if (h->sd != NONE64)
+                emit(&o, CBT_RULE_overlap_src_dst, CBT_SIDE_DST, i, h->sd, h->sd_at, 0);
+            if (h->self)
+                emit(&o, CBT_RULE_overlap_self, CBT_SIDE_NONE, i, i, h->self_at, 0);
+        }
     }
     cbt_validator_free(own);
     return o.n;
