@@ -647,27 +647,34 @@ static int key_lt(const struct key *a, const struct key *b)
     return a->idx < b->idx;
 }
 
-static struct key *sort_keys_bottom_up(struct key *a, struct key *tmp, size_t n)
-{
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t s = 0; s < n; s += 2 * w) {
-            size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;
-            size_t i = s, j = m, k = s;
-            while (i < m && j < e)
-                tmp[k++] = key_lt(&a[j], &a[i]) ? a[j++] : a[i++];
-            while (i < m)
-                tmp[k++] = a[i++];
-            while (j < e)
-                tmp[k++] = a[j++];
-        }
-        struct key *t = a;
-        a = tmp;
-        tmp = t;
-        if (w > SIZE_MAX / 2)
-            break;
+/*
+ * A bottom-up merge sort of n elements of TYPE by LT, ping-ponging between a
+ * and tmp (no allocation); returns whichever holds the result.  Stable.
+ */
+#define CBT_DEFINE_MERGE_SORT(NAME, TYPE, LT)                                                   \
+    static TYPE *NAME(TYPE *a, TYPE *tmp, size_t n)                                             \
+    {                                                                                           \
+        for (size_t w = 1; w < n; w *= 2) {                                                     \
+            for (size_t s = 0; s < n; s += 2 * w) {                                             \
+                size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;            \
+                size_t i = s, j = m, k = s;                                                     \
+                while (i < m && j < e)                                                          \
+                    tmp[k++] = LT(&a[j], &a[i]) ? a[j++] : a[i++];                              \
+                while (i < m)                                                                   \
+                    tmp[k++] = a[i++];                                                          \
+                while (j < e)                                                                   \
+                    tmp[k++] = a[j++];                                                          \
+            }                                                                                   \
+            TYPE *t = a;                                                                        \
+            a = tmp;                                                                            \
+            tmp = t;                                                                            \
+            if (w > SIZE_MAX / 2)                                                               \
+                break;                                                                          \
+        }                                                                                       \
+        return a;                                                                               \
     }
-    return a;
-}
+
+CBT_DEFINE_MERGE_SORT(sort_keys_bottom_up, struct key, key_lt)
 
 /*
  * Keys often come in a few sorted (or reverse-sorted) runs: ops listed in
@@ -779,27 +786,7 @@ static int sk_lt(const struct sk *a, const struct sk *b)
     return a->idx < b->idx;
 }
 
-static struct sk *sort_sk(struct sk *a, struct sk *tmp, size_t n)
-{
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t s = 0; s < n; s += 2 * w) {
-            size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;
-            size_t i = s, j = m, k = s;
-            while (i < m && j < e)
-                tmp[k++] = sk_lt(&a[j], &a[i]) ? a[j++] : a[i++];
-            while (i < m)
-                tmp[k++] = a[i++];
-            while (j < e)
-                tmp[k++] = a[j++];
-        }
-        struct sk *t = a;
-        a = tmp;
-        tmp = t;
-        if (w > SIZE_MAX / 2)
-            break;
-    }
-    return a;
-}
+CBT_DEFINE_MERGE_SORT(sort_sk, struct sk, sk_lt)
 
 /* ---- the sweep ---------------------------------------------------------- */
 
