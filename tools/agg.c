@@ -738,6 +738,23 @@ static void hist_name(char *buf, size_t len, unsigned bin, uint64_t *lo, uint64_
         snprintf(buf, len, "%" PRIu64 "-%" PRIu64, *lo, *hi);
 }
 
+/* One row per non-empty power-of-two bin, with its range for the JSON. */
+static void hist_rows(struct table *t, const struct row *bins)
+{
+    char nm[64];
+    for (unsigned i = 0; i < NHIST; i++) {
+        uint64_t lo, hi;
+        hist_name(nm, sizeof(nm), i, &lo, &hi);
+        size_t before = t->n;
+        trow_add(t, nm, &bins[i]);
+        if (t->n > before) {
+            t->rows[t->n - 1].lo = lo;
+            t->rows[t->n - 1].hi = hi;
+            t->rows[t->n - 1].has_range = true;
+        }
+    }
+}
+
 #define TOP_CALLERS 64
 
 struct tables {
@@ -848,29 +865,9 @@ static void build_tables(struct cbt_agg *a, struct tables *ts)
         trow_add(t, n ? n : "(out of range)", &a->order[i]);
     }
     t = new_table(ts, "batch_size_histogram", "Batch-size histogram (numOps, powers of two)", M_DRIVER, true);
-    for (unsigned i = 0; i < NHIST; i++) {
-        uint64_t lo, hi;
-        hist_name(nm, sizeof(nm), i, &lo, &hi);
-        size_t before = t->n;
-        trow_add(t, nm, &a->bsize[i]);
-        if (t->n > before) {
-            t->rows[t->n - 1].lo = lo;
-            t->rows[t->n - 1].hi = hi;
-            t->rows[t->n - 1].has_range = true;
-        }
-    }
+    hist_rows(t, a->bsize);
     t = new_table(ts, "op_size_histogram", "Op-size histogram (bytes per op, powers of two; 0: size unknown)", M_BYTES, true);
-    for (unsigned i = 0; i < NHIST; i++) {
-        uint64_t lo, hi;
-        hist_name(nm, sizeof(nm), i, &lo, &hi);
-        size_t before = t->n;
-        trow_add(t, nm, &a->osize[i]);
-        if (t->n > before) {
-            t->rows[t->n - 1].lo = lo;
-            t->rows[t->n - 1].hi = hi;
-            t->rows[t->n - 1].has_range = true;
-        }
-    }
+    hist_rows(t, a->osize);
 
     /* call sites: name each (host, vpid, address), merge equal names, keep the top ones */
     t = new_table(ts, "callers", "Top call sites (object+offset, function+offset when known)", M_DRIVER, true);
