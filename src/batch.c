@@ -214,13 +214,12 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
         first_batch();
-    /* The fast path: nobody listens and nothing is asked of the shim (or it is
-     * off, or this is a batch the driver makes from inside a batch). */
-    if ((cbt_likely(!cbt_always_validate && !cbt_tp_enabled(batch) && !cbt_tp_enabled(finding)) &&
-         cbt_likely(real_fn)) ||
-        cbt_config()->mode == CBT_MODE_OFF || tls_depth > 0)
-        return real_fn ? forward(api, real_fn, num_ops, ops, fail_idx, flags, stream) : no_driver(api);
+    /* Straight through when nobody listens (the doors test cbt_quiet first;
+     * this is for the first batch), when the shim is off, and for a batch the
+     * driver makes from inside a batch. */
     const struct cbt_config *cfg = cbt_config();
+    if ((cbt_likely(real_fn != NULL) && cbt_quiet()) || cfg->mode == CBT_MODE_OFF || tls_depth > 0)
+        return real_fn ? forward(api, real_fn, num_ops, ops, fail_idx, flags, stream) : no_driver(api);
     tls_depth++;
 
     bool trace_batch = cbt_tp_enabled(batch);

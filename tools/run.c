@@ -53,7 +53,7 @@ static const char usage_run[] =
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
     "      --json            print the summary as JSON (docs/json-schema.md)\n"
-    "      --per-op-events   also record the DEBUG events (one per op: ~10x the cost)\n"
+    "      --per-op-events   also record the DEBUG events (one per op: several times the cost)\n"
     "      --subbuf-size S   channel sub-buffer size (default " DEFAULT_SUBBUF ")\n"
     "      --num-subbuf N    channel sub-buffers per CPU (default " DEFAULT_NUM_SUBBUF ")\n"
     "  -h, --help            this text\n"

@@ -7,7 +7,7 @@
  *   cubatchtrace:batch_ops INFO     the following ops of a large batch, same layout
  *   cubatchtrace:finding   WARNING  one per validator finding, before forwarding
  *   cubatchtrace:op        DEBUG    one per op with enumerations decoded
- *                                   (off unless enabled: it costs ~10x more per op)
+ *                                   (off unless enabled: it costs several times more per op)
  *   cubatchtrace:lookup    DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
  *
  * All events of one batch carry its batch_id (per process): pair them by
