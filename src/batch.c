@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "shim.h"
+#include "recorder.h"
 #include "tp.h"
 
 /* Per-thread scratch memory, grown on demand and reused, so the steady state
@@ -175,14 +176,16 @@ static void describe_stream(const struct cbt_real *real, enum cbt_api api, CUstr
         b->capture = (uint8_t)cap;
 }
 
-static void record_batch(struct scratch *s, struct cbt_tp_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, void *caller)
+/* Inlined into both threads' callers, so a profile can tell them apart (bench/profile). */
+static inline __attribute__((always_inline)) void record_batch(struct scratch *s, struct cbt_tp_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                         const struct cbt_operand_info *src, const struct cbt_operand_info *dst, void *caller)
 {
     size_t n = ops ? (size_t)b->num_ops : 0;
     bool per_op = cbt_tp_enabled(op);
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_TP_OPS_PER_EVENT ? (uint32_t)(n - first) : CBT_TP_OPS_PER_EVENT;
-        fill_ops(&s->ops, b->batch_id, ops, first, count, s->src, s->dst);
+        fill_ops(&s->ops, b->batch_id, ops, first, count, src, dst);
         if (first == 0)
             cbt_tp(batch, b, &s->ops, caller);
         else
@@ -192,6 +195,61 @@ static void record_batch(struct scratch *s, struct cbt_tp_batch *b, const CUDA_M
                 cbt_tp(op, &s->ops, k, caller);
         first += count;
     } while (first < n);
+}
+
+/* Run the validator over a batch whose operands are learned; the findings
+ * are in s->findings (as many as fit); returns how many there were. */
+static inline __attribute__((always_inline)) size_t validate(struct scratch *s, size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                       unsigned long long flags, CUstream stream, const struct cbt_operand_info *src,
+                       const struct cbt_operand_info *dst, int device_count)
+{
+    size_t n = ops ? num_ops : 0;
+    struct cbt_batch_view view = {
+        .num_ops = num_ops, .ops = ops, .flags = flags, .stream = stream,
+        .src_info = n ? src : NULL, .dst_info = n ? dst : NULL, .device_count = device_count,
+    };
+    size_t nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
+    if (nf != (size_t)-1 && nf > s->cap_findings &&
+        grow((void **)&s->findings, &s->cap_findings, nf, sizeof *s->findings))
+        nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
+    return nf == (size_t)-1 ? 0 : nf;
+}
+
+static inline __attribute__((always_inline)) void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *caller, uint32_t tid)
+{
+    struct cbt_tp_finding tf = {
+        .batch_id = batch_id, .rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
+        .other_op = f->other_op, .value = f->value, .limit = f->limit, .caller = (uint64_t)(uintptr_t)caller,
+        .tid = tid,
+    };
+    cbt_tp(finding, &tf, caller);
+}
+
+static inline __attribute__((always_inline)) void emit_findings(struct scratch *s, size_t nf, uint64_t batch_id, void *caller, uint32_t tid)
+{
+    if (!cbt_tp_enabled(finding))
+        return;
+    size_t kept = nf < s->cap_findings ? nf : s->cap_findings;
+    for (size_t i = 0; i < kept; i++)
+        emit_finding(batch_id, &s->findings[i], caller, tid);
+}
+
+/* On the recorder thread: validate (unless done already), write the events. */
+void cbt_record_deferred(struct cbt_rec *r)
+{
+    struct scratch *s = scratch_for(0);
+    if (!s) {
+        cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation or record");
+        return;
+    }
+    if (!r->validated) {
+        size_t nf = validate(s, r->b.num_ops, r->n ? r->ops : NULL, r->b.flags, (CUstream)(uintptr_t)r->b.stream,
+                             r->src, r->dst, r->device_count);
+        r->b.findings = (uint32_t)nf;
+        emit_findings(s, nf, r->b.batch_id, r->caller, r->b.tid);
+    }
+    if (cbt_tp_enabled(batch))
+        record_batch(s, &r->b, r->n ? r->ops : NULL, r->src, r->dst, r->caller);
 }
 
 /* Set once configuration is read and the provider loaded; until then every
@@ -206,6 +264,67 @@ static void first_batch(void)
     if (cfg->mode != CBT_MODE_OFF)
         cbt_tracing_init();
     __atomic_store_n(&cbt_ready, 1, __ATOMIC_RELEASE);
+}
+
+/* Does any operand read as unmapped memory?  The driver may crash on it. */
+static bool any_unmapped(size_t n, const struct cbt_operand_info *src, const struct cbt_operand_info *dst)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cbt_unlikely(src[i].kind == CBT_MEM_UNMAPPED || dst[i].kind == CBT_MEM_UNMAPPED))
+            return true;
+    return false;
+}
+
+/*
+ * Observe mode, recorded by the recorder thread: what stays on the calling
+ * thread is the copy of the op list, the memory kinds, the driver call and
+ * the stream queries.  A batch with an unmapped operand is validated here,
+ * and its findings written, before it is forwarded: the driver may not
+ * return from it.
+ */
+static CUresult batch_deferred(struct cbt_rec *r, enum cbt_api api, enum cbt_door door, void *real_fn,
+                               size_t num_ops, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
+                               unsigned long long flags, CUstream stream, void *caller, uint64_t id)
+{
+    const struct cbt_real *real = cbt_real();
+    size_t n = r->n;
+    if (n) {
+        memcpy(r->ops, ops, n * sizeof *ops);
+        cbt_learn_operands(real, n, r->ops, r->src, r->dst);
+    }
+    r->caller = caller;
+    r->device_count = cbt_device_count(real);
+    r->validated = 0;
+    r->b = (struct cbt_tp_batch){
+        .batch_id = id, .api = (uint8_t)api, .door = (uint8_t)door, .capture = CBT_CAPTURE_UNKNOWN,
+        .num_ops = num_ops, .flags = flags, .op_list = (uint64_t)(uintptr_t)ops,
+        .stream = (uint64_t)(uintptr_t)stream, .device = -1, .caller = (uint64_t)(uintptr_t)caller,
+        .tid = cbt_tid(), .validated = 1,
+    };
+    if (n && any_unmapped(n, r->src, r->dst)) {
+        struct scratch *s = scratch_for(0);
+        if (s) {
+            size_t nf = validate(s, num_ops, r->ops, flags, stream, r->src, r->dst, r->device_count);
+            r->b.findings = (uint32_t)nf;
+            emit_findings(s, nf, id, caller, r->b.tid);
+            r->validated = 1;
+        }
+    }
+    CUresult res;
+    if (cbt_unlikely(!real_fn)) {
+        res = no_driver(api);
+        r->b.outcome = CBT_OUTCOME_NO_DRIVER;
+    } else {
+        uint64_t t0 = now_ns();
+        res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
+        r->b.driver_ns = now_ns() - t0;
+        r->b.outcome = CBT_OUTCOME_FORWARDED;
+        describe_stream(real, api, stream, &r->b);
+    }
+    r->b.result = (uint32_t)res;
+    r->b.fail_idx = (fail_idx && (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)) ? (uint64_t)*fail_idx : UINT64_MAX;
+    cbt_rec_commit(r);
+    return res;
 }
 
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
@@ -225,8 +344,19 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
     bool trace_batch = cbt_tp_enabled(batch);
     bool trace_findings = cbt_tp_enabled(finding);
     bool want_findings = trace_findings || cbt_always_validate;
-    const struct cbt_real *real = cbt_real();
     uint64_t id = __atomic_fetch_add(&next_batch_id, 1, __ATOMIC_RELAXED);
+
+    /* Observe mode with nothing asked of the calling thread: defer to the recorder. */
+    if (!cbt_always_validate && !cfg->record_inline && (trace_batch || trace_findings)) {
+        struct cbt_rec *r = cbt_rec_reserve(ops ? num_ops : 0);
+        if (r) {
+            CUresult res = batch_deferred(r, api, door, real_fn, num_ops, ops, fail_idx, flags, stream, caller, id);
+            tls_depth--;
+            return res;
+        }
+    }
+
+    const struct cbt_real *real = cbt_real();
     struct scratch *s = NULL;
     size_t nf = 0;
     bool refuse = false;
@@ -239,32 +369,17 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
             trace_batch = want_findings = false;
         }
     }
+    uint32_t tid = cbt_tid();
     if (s) {
         size_t n = ops ? num_ops : 0;
         if (n)
             cbt_learn_operands(real, n, ops, s->src, s->dst);
-        struct cbt_batch_view view = {
-            .num_ops = num_ops, .ops = ops, .flags = flags, .stream = stream,
-            .src_info = n ? s->src : NULL, .dst_info = n ? s->dst : NULL,
-            .device_count = cbt_device_count(real),
-        };
-        nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
-        if (nf != (size_t)-1 && nf > s->cap_findings &&
-            grow((void **)&s->findings, &s->cap_findings, nf, sizeof *s->findings))
-            nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
-        if (nf == (size_t)-1)
-            nf = 0;
+        nf = validate(s, num_ops, ops, flags, stream, s->src, s->dst, cbt_device_count(real));
         size_t kept = nf < s->cap_findings ? nf : s->cap_findings;
         for (size_t i = 0; i < kept; i++) {
             const struct cbt_finding *f = &s->findings[i];
-            if (trace_findings) {
-                struct cbt_tp_finding tf = {
-                    .batch_id = id, .rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
-                    .other_op = f->other_op, .value = f->value, .limit = f->limit,
-                    .caller = (uint64_t)(uintptr_t)caller,
-                };
-                cbt_tp(finding, &tf, caller);
-            }
+            if (trace_findings)
+                emit_finding(id, f, caller, tid);
             if (cfg->report_stderr)
                 cbt_report_finding(f, ops, num_ops, id, api, door, caller);
             if (cfg->mode == CBT_MODE_STRICT &&
@@ -305,13 +420,13 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
             .result = (uint32_t)res,
             .fail_idx = (fail_idx && (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)) ? (uint64_t)*fail_idx
                                                                                    : UINT64_MAX,
-            .driver_ns = t1 - t0, .caller = (uint64_t)(uintptr_t)caller, .findings = (uint32_t)nf,
+            .driver_ns = t1 - t0, .caller = (uint64_t)(uintptr_t)caller, .tid = tid, .findings = (uint32_t)nf,
             .validated = 1,
         };
         /* Never query a stream the shim refused or could not forward: it may be garbage. */
         if (outcome == CBT_OUTCOME_FORWARDED)
             describe_stream(real, api, stream, &b);
-        record_batch(s, &b, ops, caller);
+        record_batch(s, &b, ops, s->src, s->dst, caller);
     }
     tls_depth--;
     return res;

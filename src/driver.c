@@ -86,6 +86,20 @@ static void read_config(void)
     config.report_stderr = r && !strcmp(r, "stderr");
     if (r && *r && !config.report_stderr)
         cbt_warn_once(NULL, "CUBATCHTRACE_REPORT=%s is not supported (only 'stderr'): no report", r);
+    const char *w = secure_getenv("CUBATCHTRACE_RECORD");
+    config.record_inline = w && !strcmp(w, "inline");
+    if (w && *w && !config.record_inline && strcmp(w, "deferred"))
+        cbt_warn_once(NULL, "CUBATCHTRACE_RECORD=%s is not one of deferred, inline: using deferred", w);
+    const char *k = secure_getenv("CUBATCHTRACE_QUEUE_KB");
+    config.queue_kb = 16384;
+    if (k && *k) {
+        char *end;
+        unsigned long v = strtoul(k, &end, 10);
+        if (*end || v < 16 || v > (1ul << 22))
+            cbt_warn_once(NULL, "CUBATCHTRACE_QUEUE_KB=%s is not a size in KiB from 16 to 4194304: using 16384", k);
+        else
+            config.queue_kb = v;
+    }
 }
 
 const struct cbt_config *cbt_config(void)

@@ -50,6 +50,8 @@ struct ecinfo {
     bool vpid_signed, vtid_signed;
     int idx[F_COUNT_];
     bool sgn[F_COUNT_];
+    int tid_idx;  /* batch and finding: the calling thread (-1 in traces older than the field) */
+    bool tid_sgn;
 };
 
 #define EC_SLOTS 1024u
@@ -148,6 +150,12 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     }
     for (int i = 0; i < F_COUNT_; i++)
         e->idx[i] = -1;
+    e->tid_idx = -1;
+    if (e->kind == EK_BATCH || e->kind == EK_FINDING) {
+        e->tid_idx = member_index(pl, "tid", &e->tid_sgn);
+        if (e->tid_idx >= 0 && !field_is(pl, e->tid_idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->tid_idx = -1;
+    }
     if (e->kind == EK_BATCH_OPS) {
         e->idx[F_BATCH_ID] = member_index(pl, "batch_id", &e->sgn[F_BATCH_ID]);
         if (e->idx[F_BATCH_ID] < 0)
@@ -306,6 +314,10 @@ static int on_event(struct reader *r, const bt_message *msg)
             bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_procname));
     w.host = stream_host(r, ev);
     const bt_field *pl = bt_event_borrow_payload_field_const(ev);
+    /* The recorder thread may have written the event: the payload names the calling thread. */
+    if (e->tid_idx >= 0)
+        w.vtid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->tid_idx),
+                                  e->tid_sgn);
 
     switch (e->kind) {
     case EK_BATCH: {

@@ -5,7 +5,8 @@
  *                                   batch fields + the first CBT_TP_OPS_PER_EVENT
  *                                   ops as one integer sequence per op field
  *   cubatchtrace:batch_ops INFO     the following ops of a large batch, same layout
- *   cubatchtrace:finding   WARNING  one per validator finding, before forwarding
+ *   cubatchtrace:finding   WARNING  one per validator finding (before forwarding when
+ *                                   recorded inline; see src/recorder.h)
  *   cubatchtrace:op        DEBUG    one per op with enumerations decoded
  *                                   (off unless enabled: it costs several times more per op)
  *   cubatchtrace:lookup    DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
@@ -96,6 +97,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
         lttng_ust_field_integer(uint64_t, fail_idx, b->fail_idx)
         lttng_ust_field_integer(uint64_t, driver_ns, b->driver_ns)
         lttng_ust_field_integer_hex(uint64_t, caller, b->caller)
+        lttng_ust_field_integer(int32_t, tid, b->tid)
         lttng_ust_field_integer(uint8_t, validated, b->validated)
         lttng_ust_field_integer(uint32_t, findings, b->findings)
         CBT_TP_OP_SEQUENCES(o)
@@ -126,6 +128,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, finding,
         lttng_ust_field_integer(uint64_t, value, f->value)
         lttng_ust_field_integer(uint64_t, limit, f->limit)
         lttng_ust_field_integer_hex(uint64_t, caller, f->caller)
+        lttng_ust_field_integer(int32_t, tid, f->tid)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, finding, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)

@@ -29,6 +29,7 @@ struct cbt_tp_batch {
     uint64_t fail_idx;       /* 12.8 ABI: *failIdx after the call; UINT64_MAX otherwise */
     uint64_t driver_ns;      /* host time spent in the driver call */
     uint64_t caller;         /* return address in the caller (also the `ip` argument) */
+    uint32_t tid;            /* the calling thread (the event may be written by the recorder thread) */
     uint32_t findings;       /* validator findings for this batch (0: not validated or clean) */
     uint8_t validated;       /* 1 when the validator ran on this batch */
 };
@@ -70,6 +71,7 @@ struct cbt_tp_finding {
     uint64_t other_op; /* UINT64_MAX unless an overlap */
     uint64_t value, limit;
     uint64_t caller;
+    uint32_t tid;      /* the calling thread */
 };
 
 #endif

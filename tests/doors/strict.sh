@@ -41,6 +41,12 @@ bare crash "$CLIENTS/client_strict" crash 2>/dev/null
 is "$bst" 139 "unmapped source without the shim: the process dies of SIGSEGV (status 139)"
 traced "crobs-$$" env CUBATCHTRACE_MODE=observe "$CLIENTS/client_strict" crash
 is "$st" 139 "unmapped source under the shim in observe mode: still dies of SIGSEGV (observe forwards)"
+is "$(findings "$CBT_TMP/crobs-$$.trace" | grep ' error ')" "0 pointer_unmapped error 0" \
+    "unmapped source in observe mode: the finding pointer_unmapped is in the trace although the process died"
+fw=$(grep ' cubatchtrace:finding: ' "$CBT_TMP/crobs-$$.trace" | sed -n 's/.* vtid = \([0-9]*\),.* tid = \([0-9]*\) .*/\1 \2/p')
+is "$(echo "$fw" | awk 'NF == 2 && $1 == $2' | wc -l) $(echo "$fw" | awk 'NF == 2' | wc -l)" \
+    "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/crobs-$$.trace") $(findings "$CBT_TMP/crobs-$$.trace" | wc -l)" \
+    "unmapped source in observe mode: the calling thread wrote every finding before forwarding (vtid = tid)"
 traced "crs-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_strict" crash
 is "$st" 0 "unmapped source in strict mode: the process survives and exits 0"
 is "$(out "crs-$$" | tail -n 1)" "unmapped source: result=1 forwarded=0" "unmapped source in strict mode: INVALID_VALUE, never forwarded"

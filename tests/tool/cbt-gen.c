@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static struct cbt_tp_ops ops;
@@ -101,6 +102,7 @@ static void emit(const struct spec *s, void *caller)
     b.fail_idx = UINT64_MAX;
     b.driver_ns = s->driver_ns;
     b.caller = (uint64_t)(uintptr_t)caller;
+    b.tid = (uint32_t)syscall(SYS_gettid);
     b.validated = 1;
     b.findings = s->finding >= 0;
 
@@ -109,7 +111,7 @@ static void emit(const struct spec *s, void *caller)
             .batch_id = b.batch_id, .rule = (uint16_t)s->finding,
             .severity = (uint8_t)cbt_rule((unsigned)s->finding)->severity, .side = CBT_SIDE_DST,
             .op = s->finding_op < 0 ? UINT64_MAX : (uint64_t)s->finding_op, .other_op = UINT64_MAX,
-            .value = 1, .limit = 0, .caller = b.caller,
+            .value = 1, .limit = 0, .caller = b.caller, .tid = b.tid,
         };
         lttng_ust_tracepoint(cubatchtrace, finding, &f, caller);
     }

@@ -1,0 +1,311 @@
+/*
+ * The recorder thread and its queue (see recorder.h for why).
+ *
+ * The queue is one ring of bytes holding variable-sized records in order.
+ * Calling threads reserve a record under a mutex (a few dozen nanoseconds:
+ * they never wait for the recorder), fill it without the lock and mark it
+ * ready; the recorder takes records from the tail in order, waiting for one
+ * still being filled.  A record never wraps: a padding record fills the end
+ * of the ring when the next record does not fit there.
+ *
+ * Waking the recorder costs a system call, so calling threads do not do it
+ * while the recorder is active: after its last record it polls the queue
+ * every millisecond for a while (ACTIVE_NS), then sleeps until a calling
+ * thread wakes it.  A batch is therefore recorded at most about a
+ * millisecond after it returned, while batches keep coming.  A calling
+ * thread also wakes it when the queue is half full.
+ *
+ * Nothing is lost: when the queue (CUBATCHTRACE_QUEUE_KB, 16 MiB by default)
+ * is full, or a batch is larger than a quarter of it, the calling thread
+ * records the batch itself.  At exit (an
+ * atexit handler, which runs before any library's destructor, so LTTng-UST
+ * is still there) the queue is drained, waiting at most EXIT_WAIT_S.  In a
+ * forked child the queue starts empty (the parent records its own batches)
+ * and a new recorder thread is started at the child's first batch.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define ALIGN 64u
+#define ACTIVE_NS 100000000ull /* 100 ms of polling after the last record */
+#define POLL_NS 1000000ull     /* every 1 ms */
+#define EXIT_WAIT_S 10
+
+enum { REC_WRITING = 1, REC_READY = 2, REC_PAD = 3 };
+enum { Q_IDLE, Q_RUNNING, Q_FAILED, Q_STOPPING };
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;    /* the recorder waits here */
+    pthread_cond_t drained; /* the exit handler waits here */
+    unsigned char *buf;
+    size_t cap;             /* bytes in buf: CUBATCHTRACE_QUEUE_KB */
+    uint64_t head;          /* next byte to reserve (monotonic; written under mu) */
+    uint64_t tail;          /* next byte to record (monotonic; written by the recorder) */
+    int state;              /* Q_* (under mu) */
+    int sleeping;           /* the recorder sleeps until woken */
+} q = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .drained = PTHREAD_COND_INITIALIZER,
+};
+
+static int start_warned;
+
+/* Timed waits measure CLOCK_MONOTONIC. */
+static void init_conds(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q.wake, &ca);
+    pthread_cond_init(&q.drained, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static inline uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline struct cbt_rec *at(uint64_t off) { return (struct cbt_rec *)(q.buf + off % q.cap); }
+
+static inline size_t rec_bytes(size_t n)
+{
+    size_t b = sizeof(struct cbt_rec) + n * (sizeof(CUDA_MEMCPY3D_BATCH_OP) + 2 * sizeof(struct cbt_operand_info));
+    return (b + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+/* Is the record at the tail ready (or padding)?  Called by the recorder. */
+static bool tail_ready(void)
+{
+    uint64_t t = q.tail, h = __atomic_load_n(&q.head, __ATOMIC_ACQUIRE);
+    return t != h && __atomic_load_n(&at(t)->state, __ATOMIC_ACQUIRE) != REC_WRITING;
+}
+
+/* Record every ready record from the tail on; stop at one being filled. */
+static bool drain(void)
+{
+    bool did = false;
+    for (;;) {
+        uint64_t t = q.tail, h = __atomic_load_n(&q.head, __ATOMIC_ACQUIRE);
+        if (t == h)
+            break;
+        struct cbt_rec *r = at(t);
+        uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+        if (st == REC_WRITING)
+            break;
+        if (st == REC_READY)
+            cbt_record_deferred(r);
+        did = true;
+        __atomic_store_n(&q.tail, t + r->size, __ATOMIC_RELEASE);
+    }
+    return did;
+}
+
+static void *recorder_main(void *arg)
+{
+    (void)arg;
+    uint64_t last = mono_ns();
+    for (;;) {
+        if (drain())
+            last = mono_ns();
+        pthread_mutex_lock(&q.mu);
+        if (q.state == Q_STOPPING) {
+            /* Whatever is still being filled is waited for by the exit handler's deadline. */
+            pthread_cond_broadcast(&q.drained);
+            if (!tail_ready()) {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += (long)POLL_NS;
+                if (ts.tv_nsec >= 1000000000L) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000L;
+                }
+                pthread_cond_timedwait(&q.wake, &q.mu, &ts);
+            }
+        } else if (mono_ns() - last < ACTIVE_NS) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += (long)POLL_NS;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            if (!tail_ready())
+                pthread_cond_timedwait(&q.wake, &q.mu, &ts);
+        } else {
+            __atomic_store_n(&q.sleeping, 1, __ATOMIC_SEQ_CST);
+            /* Pairs with the fence in cbt_rec_commit: either the calling
+             * thread sees `sleeping`, or this sees its record. */
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            if (!tail_ready() && q.state != Q_STOPPING)
+                pthread_cond_wait(&q.wake, &q.mu);
+            __atomic_store_n(&q.sleeping, 0, __ATOMIC_RELAXED);
+        }
+        pthread_mutex_unlock(&q.mu);
+    }
+    return NULL;
+}
+
+/* At exit: let the recorder write what is queued, then record inline. */
+static void drain_at_exit(void)
+{
+    pthread_mutex_lock(&q.mu);
+    if (q.state != Q_RUNNING) {
+        pthread_mutex_unlock(&q.mu);
+        return;
+    }
+    q.state = Q_STOPPING;
+    pthread_cond_signal(&q.wake);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += EXIT_WAIT_S;
+    while (__atomic_load_n(&q.tail, __ATOMIC_ACQUIRE) != q.head) {
+        if (pthread_cond_timedwait(&q.drained, &q.mu, &deadline) == ETIMEDOUT) {
+            cbt_warn_once(NULL, "the recorder thread did not finish within %d s at exit: some batches are not recorded",
+                          EXIT_WAIT_S);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&q.mu);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&q.mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&q.mu); }
+static void fork_child(void)
+{
+    /* Only this thread exists here: no recorder, and the queued batches are
+     * the parent's.  The conditions may count the parent's recorder as a
+     * waiter: start them afresh. */
+    init_conds();
+    q.head = q.tail = 0;
+    q.sleeping = 0;
+    if (q.state == Q_RUNNING)
+        q.state = Q_IDLE;
+    pthread_mutex_unlock(&q.mu);
+}
+
+static void once_per_process(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(drain_at_exit);
+}
+
+/* Under q.mu. */
+static bool start(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, once_per_process);
+    if (!q.buf) {
+        q.cap = cbt_config()->queue_kb * 1024;
+        if (!(q.buf = malloc(q.cap)))
+            goto fail;
+    }
+    static bool cond_set;
+    if (!cond_set) {
+        init_conds(); /* nobody has waited on them yet */
+        cond_set = true;
+    }
+    /* The recorder takes none of the program's signals. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int e = pthread_create(&th, &attr, recorder_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e)
+        goto fail;
+    q.state = Q_RUNNING;
+    return true;
+fail:
+    q.state = Q_FAILED;
+    cbt_warn_once(&start_warned, "cannot start the recorder thread: batches are recorded by the calling thread");
+    return false;
+}
+
+struct cbt_rec *cbt_rec_reserve(size_t n)
+{
+    pthread_mutex_lock(&q.mu);
+    if (cbt_unlikely(q.state != Q_RUNNING) && (q.state != Q_IDLE || !start())) {
+        pthread_mutex_unlock(&q.mu);
+        return NULL;
+    }
+    size_t need;
+    if (n > q.cap / 4 / (sizeof(CUDA_MEMCPY3D_BATCH_OP) + 2 * sizeof(struct cbt_operand_info)) ||
+        (need = rec_bytes(n)) > q.cap / 4) {
+        pthread_mutex_unlock(&q.mu);
+        return NULL;
+    }
+    uint64_t h = q.head, t = __atomic_load_n(&q.tail, __ATOMIC_ACQUIRE);
+    size_t pos = h % q.cap, pad = pos + need > q.cap ? q.cap - pos : 0;
+    if (h + pad + need - t > q.cap) {
+        pthread_cond_signal(&q.wake);
+        pthread_mutex_unlock(&q.mu);
+        return NULL;
+    }
+    if (pad) {
+        struct cbt_rec *p = at(h);
+        p->size = (uint32_t)pad;
+        __atomic_store_n(&p->state, REC_PAD, __ATOMIC_RELAXED);
+        h += pad;
+    }
+    struct cbt_rec *r = at(h);
+    r->size = (uint32_t)need;
+    __atomic_store_n(&r->state, REC_WRITING, __ATOMIC_RELAXED);
+    __atomic_store_n(&q.head, h + need, __ATOMIC_RELEASE);
+    if (h + need - t > q.cap / 2)
+        pthread_cond_signal(&q.wake);
+    pthread_mutex_unlock(&q.mu);
+
+    unsigned char *p = (unsigned char *)(r + 1);
+    r->n = n;
+    r->ops = (CUDA_MEMCPY3D_BATCH_OP *)p;
+    p += n * sizeof(CUDA_MEMCPY3D_BATCH_OP);
+    r->src = (struct cbt_operand_info *)p;
+    r->dst = r->src + n;
+    return r;
+}
+
+void cbt_rec_commit(struct cbt_rec *r)
+{
+    __atomic_store_n(&r->state, REC_READY, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (cbt_unlikely(__atomic_load_n(&q.sleeping, __ATOMIC_RELAXED))) {
+        pthread_mutex_lock(&q.mu);
+        pthread_cond_signal(&q.wake);
+        pthread_mutex_unlock(&q.mu);
+    }
+}
+
+/* ---- thread ids ---- */
+
+static CBT_TLS uint32_t tls_tid;
+static void tid_child(void) { tls_tid = 0; }
+static void tid_once(void) { pthread_atfork(NULL, NULL, tid_child); }
+
+uint32_t cbt_tid(void)
+{
+    if (cbt_unlikely(!tls_tid)) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, tid_once);
+        tls_tid = (uint32_t)syscall(SYS_gettid);
+    }
+    return tls_tid;
+}
