@@ -167,6 +167,16 @@ void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, 
     }
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
         return version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    /* The memory-management functions (memwrap.c), by pointer. */
+    void *mw = cbt_memwrap_for_pointer(p);
+    if (mw)
+        return mw;
+    /* A memory-management function the shim cannot wrap (an internal
+     * address, or an export it does not know): calls through it would go
+     * unseen, so memory kinds are no longer kept across batches. */
+    if (door == CBT_DOOR_GETPROCADDRESS && symbol && symbol[0] == 'c' && symbol[1] == 'u' &&
+        cbt_memwrap_gpa_name(symbol))
+        cbt_kind_cache_disable();
     return p;
 }
 
@@ -213,11 +223,12 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 void *cbt_dlsym_hook(void *handle, const char *name) __attribute__((visibility("hidden")));
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
-    /* Cheap filter first: every name of interest starts with "cu" and is one of six. */
+    /* Cheap filter first: every name of interest starts with "cu": the six
+     * batch and lookup functions, and the wrapped memory functions (memwrap.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
     if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") &&
-        strncmp(name, "cuMemcpy3DBatchAsync", 20))
+        strncmp(name, "cuMemcpy3DBatchAsync", 20) && !cbt_memwrap_exports(name))
         return NULL;
     if (cbt_config()->mode == CBT_MODE_OFF)
         return NULL;

@@ -179,6 +179,7 @@ static void load_real(void)
         if (!real.stream_get_id[i]) real.stream_get_id[i] = real.stream_get_id[0];
         if (!real.stream_is_capturing[i]) real.stream_is_capturing[i] = real.stream_is_capturing[0];
     }
+    cbt_memwrap_load(h);
     if (!real.batch[CBT_API_V2] && !real.batch[CBT_API_V1])
         snprintf(real.error, sizeof real.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)", path);
     real.handle = h;

@@ -1,7 +1,7 @@
 # The preload library (the shim) and the validator's public library.
 lib_LTLIBRARIES += src/libcubatchtrace.la libcubatchtrace-validate.la
 
-src_libcubatchtrace_la_SOURCES = src/shim.h src/doors.c src/batch.c src/driver.c src/operands.c \
+src_libcubatchtrace_la_SOURCES = src/shim.h src/doors.c src/batch.c src/driver.c src/operands.c src/memwrap.c \
 	src/report.c src/recorder.c src/recorder.h src/tp.c src/tp.h src/dlsym_stub.S src/validate.c
 src_libcubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(LTTNG_UST_CFLAGS)
 # Everything is hidden but the doors (CBT_EXPORT).

@@ -4,51 +4,201 @@
  * allocation (its RANGE attributes, else cuMemGetAddressRange), and for a
  * CUDA array its size and element size (cuArray3DGetDescriptor).
  *
- * Caching: results are reused within one batch only.  Ops of a batch often
- * point into the same allocation, and while the call runs the program cannot
- * free or re-register that memory without racing its own copy, so the
- * answers stay true for the whole call.  Across batches nothing is kept: the
- * shim does not see cuMemFree, cuMemHostUnregister or munmap, and an address
- * reused by a later allocation of another kind would be misread.
+ * Caching: what is learned is kept in a per-thread cache, across batches,
+ * for as long as no memory-management call can have changed it.  The shim
+ * wraps every driver function that creates, destroys or changes the kind of
+ * a mapping or a CUarray (memwrap.c), through every door; each call moves
+ * cbt_mem_generation on, before and after the real call.  The cache is
+ * tagged with the generation read when a batch starts and emptied at the
+ * next batch that reads another one.  It holds
+ *   - CUDA allocations [base, base+size) with their kind, device and bounds;
+ *   - CUarray handles with their descriptor (a name space of their own);
+ *   - pageable host memory, as ranges of whole pages (adjacent pages merge,
+ *     so a large malloc'd buffer is one entry).
+ * An unmapped address is never kept: it may be mapped by the next batch.
+ *
+ * What no CUDA call announces: the program may munmap (or free back to the
+ * system) pageable memory between batches, and a cached page would still
+ * read as pageable.  In strict mode, which exists to refuse the unmapped
+ * pointers the driver crashes on, a pageable hit is confirmed with mincore
+ * (once per page and batch); in observe mode it is trusted, and such a
+ * pointer is recorded as host_pageable instead of unmapped.
+ *
+ * Within one batch the answers stay true whatever happens elsewhere: while
+ * the call runs the program cannot free or re-register its operands without
+ * racing its own copy.  So when the cross-batch cache is off (memwrap.c
+ * turns it off for good when cuGetProcAddress hands out a memory function
+ * the shim cannot wrap, or when this library was not preloaded), the cache
+ * is emptied at every batch and serves that batch only, as before.
+ *
+ * Bounded: at most CACHE_MAX address ranges and CACHE_MAX arrays; when one
+ * side is full it is emptied.  Lookups are a binary search (after a check of
+ * the entry hit last); no locks: each thread has its own, freed at exit.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "shim.h"
 
-#define CACHE_SLOTS 8
+#define CACHE_MAX 4096
 
-struct cache {
-    struct {
-        uint64_t lo, hi; /* [lo, hi): the allocation, the host page, or the CUarray handle */
-        bool array;      /* CUarray handles and addresses are different name spaces */
-        struct cbt_operand_info info;
-    } slot[CACHE_SLOTS];
-    unsigned used, next;
+/* Sorted by lo, never overlapping. */
+struct cache_side {
+    uint64_t (*key)[2]; /* [lo, hi): the allocation, the run of pageable pages, or the CUarray handle */
+    struct cbt_operand_info *info;
+    uint32_t n, cap, last;
 };
 
-static const struct cbt_operand_info *cache_find(const struct cache *c, uint64_t key, bool array)
+struct cache {
+    uint64_t generation;
+    struct cache_side addr, array;
+    uint64_t confirmed_page; /* strict mode: the last pageable page mincore confirmed in this batch */
+};
+
+static CBT_TLS struct cache *tls_cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+
+static void cache_free(void *p)
 {
-    for (unsigned i = 0; i < c->used; i++)
-        if (c->slot[i].array == array && key >= c->slot[i].lo && key < c->slot[i].hi)
-            return &c->slot[i].info;
+    struct cache *c = p;
+    if (!c)
+        return;
+    free(c->addr.key);
+    free(c->addr.info);
+    free(c->array.key);
+    free(c->array.info);
+    free(c);
+}
+
+static void make_cache_key(void) { (void)pthread_key_create(&cache_key, cache_free); }
+
+static struct cache *cache_for_thread(void)
+{
+    struct cache *c = tls_cache;
+    if (cbt_unlikely(!c)) {
+        pthread_once(&cache_key_once, make_cache_key);
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return NULL;
+        tls_cache = c;
+        (void)pthread_setspecific(cache_key, c);
+    }
+    return c;
+}
+
+/* Index of the first entry whose hi > key (the only one that can hold key). */
+static uint32_t side_search(const struct cache_side *s, uint64_t key)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->key[mid][1] <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const struct cbt_operand_info *cache_find(struct cache_side *s, uint64_t key)
+{
+    uint32_t i = s->last;
+    if (i < s->n && key >= s->key[i][0] && key < s->key[i][1])
+        return &s->info[i];
+    i = side_search(s, key);
+    if (i < s->n && key >= s->key[i][0]) {
+        s->last = i;
+        return &s->info[i];
+    }
     return NULL;
 }
 
-static void cache_put(struct cache *c, uint64_t lo, uint64_t hi, bool array, const struct cbt_operand_info *info)
+static bool side_reserve(struct cache_side *s)
 {
-    unsigned i = c->next;
-    c->next = (c->next + 1) % CACHE_SLOTS;
-    if (c->used < CACHE_SLOTS)
-        c->used++;
-    c->slot[i].lo = lo;
-    c->slot[i].hi = hi;
-    c->slot[i].array = array;
-    c->slot[i].info = *info;
+    if (s->n < s->cap)
+        return true;
+    if (s->cap >= CACHE_MAX) {
+        s->n = s->last = 0; /* full: start over */
+        return true;
+    }
+    uint32_t cap = s->cap ? s->cap * 2 : 32;
+    void *k = realloc(s->key, cap * sizeof *s->key);
+    if (!k)
+        return false;
+    s->key = k;
+    void *in = realloc(s->info, cap * sizeof *s->info);
+    if (!in)
+        return false;
+    s->info = in;
+    s->cap = cap;
+    return true;
+}
+
+/* Remove entries [i, j). */
+static void side_remove(struct cache_side *s, uint32_t i, uint32_t j)
+{
+    memmove(&s->key[i], &s->key[j], (s->n - j) * sizeof *s->key);
+    memmove(&s->info[i], &s->info[j], (s->n - j) * sizeof *s->info);
+    s->n -= j - i;
+    s->last = 0;
+}
+
+static bool is_pageable(const struct cbt_operand_info *o) { return o->kind == CBT_MEM_HOST_PAGEABLE; }
+
+/* Keep [lo, hi) -> info.  Entries it overlaps are dropped (the newer answer
+ * wins); a pageable run merges with pageable neighbours it touches. */
+static void cache_put(struct cache_side *s, uint64_t lo, uint64_t hi, const struct cbt_operand_info *info)
+{
+    if (lo >= hi || !side_reserve(s))
+        return;
+    uint32_t i = side_search(s, lo), j = i;
+    while (j < s->n && s->key[j][0] < hi)
+        j++;
+    if (j > i)
+        side_remove(s, i, j);
+    if (is_pageable(info)) {
+        bool left = i > 0 && s->key[i - 1][1] == lo && is_pageable(&s->info[i - 1]);
+        bool right = i < s->n && s->key[i][0] == hi && is_pageable(&s->info[i]);
+        if (left && right) {
+            s->key[i - 1][1] = s->key[i][1];
+            side_remove(s, i, i + 1);
+            return;
+        }
+        if (left) {
+            s->key[i - 1][1] = hi;
+            return;
+        }
+        if (right) {
+            s->key[i][0] = lo;
+            return;
+        }
+    }
+    memmove(&s->key[i + 1], &s->key[i], (s->n - i) * sizeof *s->key);
+    memmove(&s->info[i + 1], &s->info[i], (s->n - i) * sizeof *s->info);
+    s->key[i][0] = lo;
+    s->key[i][1] = hi;
+    s->info[i] = *info;
+    s->n++;
+}
+
+/* Does any entry overlap [lo, hi)? */
+static bool cache_overlaps(const struct cache_side *s, uint64_t lo, uint64_t hi)
+{
+    uint32_t i = side_search(s, lo);
+    return i < s->n && s->key[i][0] < hi;
+}
+
+static void cache_clear(struct cache *c)
+{
+    c->addr.n = c->addr.last = 0;
+    c->array.n = c->array.last = 0;
 }
 
 static uint32_t format_bytes(CUarray_format f)
@@ -96,13 +246,25 @@ static bool host_mapped(uint64_t p, uint64_t page)
     return mincore((void *)(uintptr_t)(p & ~(page - 1)), 1, &vec) == 0 || errno != ENOMEM;
 }
 
+#define NO_PAGE 1 /* never a page address */
+
 static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_operand_info *o, struct cache *c,
-                          uint64_t page)
+                          uint64_t page, bool strict)
 {
-    const struct cbt_operand_info *hit = cache_find(c, p, false);
+    uint64_t pg = p & ~(page - 1);
+    const struct cbt_operand_info *hit = c ? cache_find(&c->addr, p) : NULL;
     if (hit) {
-        *o = *hit;
-        return;
+        if (!strict || !is_pageable(hit) || pg == c->confirmed_page) {
+            *o = *hit;
+            return;
+        }
+        if (host_mapped(p, page)) {
+            c->confirmed_page = pg;
+            *o = *hit;
+            return;
+        }
+        /* Unmapped since it was learned, with no CUDA call to say so. */
+        cache_clear(c);
     }
     unsigned int memtype = 0;
     unsigned int managed = 0; /* CU_POINTER_ATTRIBUTE_IS_MANAGED is a bool; drivers write an int-sized value */
@@ -117,10 +279,15 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
                      ? real->pointer_get_attributes(5, attrs, data, (CUdeviceptr)p)
                      : CUDA_ERROR_NOT_SUPPORTED;
     if (r != CUDA_SUCCESS || memtype == 0) {
-        /* Not CUDA memory: plain host memory, or nothing at all. */
+        /* Not CUDA memory: plain host memory, or nothing at all (never kept). */
         o->kind = host_mapped(p, page) ? CBT_MEM_HOST_PAGEABLE : CBT_MEM_UNMAPPED;
         o->device = -1;
-        cache_put(c, p & ~(page - 1), (p & ~(page - 1)) + page, false, o);
+        if (c && o->kind == CBT_MEM_HOST_PAGEABLE) {
+            c->confirmed_page = pg;
+            /* A page that also holds CUDA memory is not pageable as a whole. */
+            if (!cache_overlaps(&c->addr, pg, pg + page))
+                cache_put(&c->addr, pg, pg + page, o);
+        }
         return;
     }
     if (managed & 0xff)
@@ -140,14 +307,14 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
     }
     o->alloc_base = start;
     o->alloc_size = size;
-    if (size)
-        cache_put(c, start, start + size, false, o);
+    if (c && size && p >= start && p - start < size)
+        cache_put(&c->addr, start, start + size, o);
 }
 
 static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_operand_info *o, struct cache *c)
 {
     uint64_t key = (uint64_t)(uintptr_t)a;
-    const struct cbt_operand_info *hit = cache_find(c, key, true);
+    const struct cbt_operand_info *hit = c ? cache_find(&c->array, key) : NULL;
     if (hit) {
         *o = *hit;
         return;
@@ -162,16 +329,17 @@ static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_opera
     o->array_depth = d.Depth;
     uint32_t fb = format_bytes(d.Format);
     o->elem_size = has_channels_in_format(d.Format) ? fb : fb * d.NumChannels;
-    cache_put(c, key, key + 1, true, o);
+    if (c && key != UINT64_MAX)
+        cache_put(&c->array, key, key + 1, o);
 }
 
 static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cbt_operand_info *o,
-                  struct cache *c, uint64_t page)
+                  struct cache *c, uint64_t page, bool strict)
 {
     memset(o, 0, sizeof *o);
     o->device = -1;
     if (op->type == CU_MEMCPY_OPERAND_TYPE_POINTER && op->op.ptr.ptr)
-        learn_pointer(real, (uint64_t)op->op.ptr.ptr, o, c, page);
+        learn_pointer(real, (uint64_t)op->op.ptr.ptr, o, c, page, strict);
     else if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && op->op.array.array)
         learn_array(real, op->op.array.array, o, c);
 }
@@ -182,11 +350,21 @@ void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY
     static uint64_t page;
     if (cbt_unlikely(!page))
         page = (uint64_t)sysconf(_SC_PAGESIZE);
-    struct cache c;
-    c.used = c.next = 0;
+    bool strict = cbt_config()->mode == CBT_MODE_STRICT;
+    /* Without memory for a cache, every operand is asked about. */
+    struct cache *c = cache_for_thread();
+    if (c) {
+        /* Read before any question is asked: a change under way moves it on again. */
+        uint64_t g = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+        if (g != c->generation || !cbt_kind_cache_enabled()) {
+            cache_clear(c);
+            c->generation = g;
+        }
+        c->confirmed_page = NO_PAGE;
+    }
     for (size_t i = 0; i < n; i++) {
-        learn(real, &ops[i].src, &src[i], &c, page);
-        learn(real, &ops[i].dst, &dst[i], &c, page);
+        learn(real, &ops[i].src, &src[i], c, page, strict);
+        learn(real, &ops[i].dst, &dst[i], c, page, strict);
     }
 }
 

@@ -100,6 +100,26 @@ void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY
                         struct cbt_operand_info *src, struct cbt_operand_info *dst);
 int cbt_device_count(const struct cbt_real *real);
 
+/*
+ * memwrap.c: the driver's memory-management functions, wrapped.  Each call
+ * adds one to cbt_mem_generation before and after the real one, so what was
+ * learned about memory kinds at another generation may be stale.
+ */
+extern uint64_t cbt_mem_generation __attribute__((visibility("hidden")));
+extern int cbt_kind_cache_off __attribute__((visibility("hidden")));
+/* Find the real functions in the driver just opened (driver.c, under its lock). */
+void cbt_memwrap_load(void *handle);
+/* The wrapper of the real function at `p`, or NULL when `p` is not one. */
+void *cbt_memwrap_for_pointer(const void *p);
+/* Is `name` an exported name the shim wraps (dlsym door)? */
+bool cbt_memwrap_exports(const char *name);
+/* Is `name` one cuGetProcAddress is asked for to get a wrapped function? */
+bool cbt_memwrap_gpa_name(const char *name);
+/* Memory may change unseen: no memory kind is kept across batches any more. */
+void cbt_kind_cache_disable(void);
+/* May memory kinds be kept across batches (not disabled, the shim interposes)? */
+bool cbt_kind_cache_enabled(void);
+
 /* report.c: one line on stderr per (rule, call site). */
 void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
                         uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller);

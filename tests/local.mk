@@ -27,7 +27,12 @@ EXTRA_tests_clients_client_direct_ptsz_DEPENDENCIES = tests/fakecuda/lib/libcuda
 
 # Clients linked to libcuda (the double at run time).
 check_PROGRAMS += tests/clients/client_abi128 tests/clients/client_threads tests/clients/client_fork \
-	tests/clients/client_ctor tests/clients/client_rtld tests/clients/client_strict tests/clients/client_kinds
+	tests/clients/client_ctor tests/clients/client_rtld tests/clients/client_strict tests/clients/client_kinds \
+	tests/clients/client_kindcache
+tests_clients_client_kindcache_SOURCES = tests/clients/client_kindcache.c
+tests_clients_client_kindcache_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_kindcache_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_kindcache_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_clients_client_kinds_SOURCES = tests/clients/client_kinds.c
 tests_clients_client_kinds_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_kinds_LDADD = $(CBT_CLIENT_CUDA_LIBS)
@@ -101,6 +106,7 @@ tests_clients_client_nolib_LDADD = -ldl
 CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/runtime_seq.sh \
 	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/recorder.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
+	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \

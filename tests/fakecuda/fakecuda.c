@@ -63,6 +63,8 @@ struct fc_alloc {
     int device;
     CUcontext ctx;
     unsigned long long buffer_id;
+    bool owned;      /* the double's own heap block, freed with the allocation */
+    bool registered; /* cuMemHostRegister'd memory of the caller's */
 };
 
 /* Contexts, streams and arrays are validated by membership in these lists,
@@ -100,11 +102,15 @@ static struct fc_ctx fc_primary[FC_MAX_DEVICES];
 static struct fc_ctx *fc_contexts; /* created with cuCtxCreate */
 static struct fc_stream *fc_streams;
 static struct fc_array *fc_arrays;
+static struct fc_array *fc_spare_array; /* the last destroyed, reused by the next cuArray3DCreate */
 
 static __thread struct fc_ctx *fc_current;
 static __thread unsigned long long fc_ptds_id; /* per-thread stream's id, 0 until asked */
 
 static atomic_ullong fc_batch_count;
+static atomic_ullong fc_pointer_queries;
+/* fakecuda_place_next_alloc: where the next allocation goes (NULL: the heap). */
+static void *_Atomic fc_next_place;
 static atomic_ullong fc_next_id = 16; /* stream and buffer ids; small ids reserved */
 #define FC_LEGACY_STREAM_ID 1ULL
 
@@ -192,6 +198,34 @@ static bool fc_alloc_lookup(uintptr_t p, struct fc_alloc *out)
     return found;
 }
 
+/* Inserts [base, base+size) in the sorted registry; false when it overlaps
+ * a known allocation or memory runs out.  Callers hold fc_lock. */
+static bool fc_alloc_insert_locked(uintptr_t base, size_t size, enum fc_mem_kind kind, struct fc_ctx *ctx,
+                                   bool owned, bool registered)
+{
+    if (fc_nallocs == fc_cap_allocs) {
+        size_t cap = fc_cap_allocs ? fc_cap_allocs * 2 : 64;
+        struct fc_alloc *grown = realloc(fc_allocs, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        fc_allocs = grown;
+        fc_cap_allocs = cap;
+    }
+    size_t i = fc_alloc_floor_locked(base);
+    if (i < fc_nallocs && base - fc_allocs[i].base < fc_allocs[i].size)
+        return false;
+    i = i == fc_nallocs ? 0 : i + 1;
+    if (i < fc_nallocs && fc_allocs[i].base - base < size)
+        return false;
+    memmove(&fc_allocs[i + 1], &fc_allocs[i], (fc_nallocs - i) * sizeof *fc_allocs);
+    fc_allocs[i] = (struct fc_alloc){ .base = base, .size = size, .kind = kind,
+                                      .device = ctx->device, .ctx = (CUcontext)ctx,
+                                      .buffer_id = atomic_fetch_add(&fc_next_id, 1),
+                                      .owned = owned, .registered = registered };
+    fc_nallocs++;
+    return true;
+}
+
 static CUresult fc_alloc_new(size_t size, size_t align, enum fc_mem_kind kind, void **out)
 {
     struct fc_ctx *ctx = fc_current;
@@ -199,50 +233,47 @@ static CUresult fc_alloc_new(size_t size, size_t align, enum fc_mem_kind kind, v
         return CUDA_ERROR_INVALID_VALUE;
     if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    void *mem = NULL;
-    if (posix_memalign(&mem, align, size) != 0)
+    /* A test may have said where the next allocation goes (memory it keeps mapped). */
+    void *mem = atomic_exchange(&fc_next_place, NULL);
+    bool owned = mem == NULL;
+    if (owned && posix_memalign(&mem, align, size) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
     pthread_mutex_lock(&fc_lock);
-    if (fc_nallocs == fc_cap_allocs) {
-        size_t cap = fc_cap_allocs ? fc_cap_allocs * 2 : 64;
-        struct fc_alloc *grown = realloc(fc_allocs, cap * sizeof *grown);
-        if (!grown) {
-            pthread_mutex_unlock(&fc_lock);
-            free(mem);
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        fc_allocs = grown;
-        fc_cap_allocs = cap;
-    }
-    uintptr_t base = (uintptr_t)mem;
-    size_t i = fc_alloc_floor_locked(base);
-    i = i == fc_nallocs ? 0 : i + 1;
-    memmove(&fc_allocs[i + 1], &fc_allocs[i], (fc_nallocs - i) * sizeof *fc_allocs);
-    fc_allocs[i] = (struct fc_alloc){ .base = base, .size = size, .kind = kind,
-                                      .device = ctx->device, .ctx = (CUcontext)ctx,
-                                      .buffer_id = atomic_fetch_add(&fc_next_id, 1) };
-    fc_nallocs++;
+    bool ok = fc_alloc_insert_locked((uintptr_t)mem, size, kind, ctx, owned, false);
     pthread_mutex_unlock(&fc_lock);
+    if (!ok) {
+        if (owned)
+            free(mem);
+        return owned ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+    }
     *out = mem;
     return CUDA_SUCCESS;
 }
 
 /* Frees the allocation that starts exactly at p if its kind is allowed;
  * interior pointers and foreign memory are INVALID_VALUE, as in the driver. */
-static CUresult fc_alloc_free(uintptr_t p, bool host_api)
+enum fc_free_api { FC_FREE_DEVICE, FC_FREE_HOST, FC_FREE_UNREGISTER };
+
+static CUresult fc_alloc_free(uintptr_t p, enum fc_free_api api)
 {
     pthread_mutex_lock(&fc_lock);
     size_t i = fc_alloc_floor_locked(p);
-    if (i == fc_nallocs || fc_allocs[i].base != p ||
-        (fc_allocs[i].kind == FC_MEM_PINNED) != host_api) {
+    bool ok = i < fc_nallocs && fc_allocs[i].base == p;
+    if (ok && api == FC_FREE_UNREGISTER)
+        ok = fc_allocs[i].registered;
+    else if (ok)
+        ok = !fc_allocs[i].registered && (fc_allocs[i].kind == FC_MEM_PINNED) == (api == FC_FREE_HOST);
+    if (!ok) {
         pthread_mutex_unlock(&fc_lock);
-        return CUDA_ERROR_INVALID_VALUE;
+        return api == FC_FREE_UNREGISTER ? CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED : CUDA_ERROR_INVALID_VALUE;
     }
+    bool owned = fc_allocs[i].owned;
     memmove(&fc_allocs[i], &fc_allocs[i + 1], (fc_nallocs - i - 1) * sizeof *fc_allocs);
     fc_nallocs--;
     pthread_mutex_unlock(&fc_lock);
-    free((void *)p);
+    if (owned)
+        free((void *)p);
     return CUDA_SUCCESS;
 }
 
@@ -250,7 +281,15 @@ static CUresult fc_alloc_free(uintptr_t p, bool host_api)
 
 FC_EXPORT unsigned long long fakecuda_batch_calls(void) { return atomic_load(&fc_batch_count); }
 
-FC_EXPORT void fakecuda_reset_counts(void) { atomic_store(&fc_batch_count, 0); }
+FC_EXPORT unsigned long long fakecuda_pointer_queries(void) { return atomic_load(&fc_pointer_queries); }
+
+FC_EXPORT void fakecuda_reset_counts(void)
+{
+    atomic_store(&fc_batch_count, 0);
+    atomic_store(&fc_pointer_queries, 0);
+}
+
+FC_EXPORT void fakecuda_place_next_alloc(void *addr) { atomic_store(&fc_next_place, addr); }
 
 /* ------------------------------------------------------- errors, version */
 
@@ -269,6 +308,10 @@ static const struct {
     { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
     { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
     { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+    { CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+      "part or all of the requested memory range is already mapped" },
+    { CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+      "pointer does not correspond to a registered memory region" },
 };
 
 FC_ENTRY(CUresult, cuGetErrorName, (CUresult error, const char **pStr))
@@ -447,8 +490,10 @@ FC_ENTRY(CUresult, cuCtxDestroy_v2, (CUcontext ctx))
     }
     size_t kept = 0;
     for (size_t i = 0; i < fc_nallocs; i++) {
-        if (fc_allocs[i].ctx == ctx)
-            free((void *)fc_allocs[i].base);
+        if (fc_allocs[i].ctx == ctx) {
+            if (fc_allocs[i].owned)
+                free((void *)fc_allocs[i].base);
+        }
         else
             fc_allocs[kept++] = fc_allocs[i];
     }
@@ -552,7 +597,7 @@ FC_ENTRY(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
 {
     if (dptr == 0)
         return CUDA_SUCCESS;
-    return fc_alloc_free((uintptr_t)dptr, false);
+    return fc_alloc_free((uintptr_t)dptr, FC_FREE_DEVICE);
 }
 
 FC_ENTRY(CUresult, cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags))
@@ -576,7 +621,24 @@ FC_ENTRY(CUresult, cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Fla
     return fc_alloc_new(bytesize, 4096, FC_MEM_PINNED, pp);
 }
 
-FC_ENTRY(CUresult, cuMemFreeHost, (void *p)) { return fc_alloc_free((uintptr_t)p, true); }
+FC_ENTRY(CUresult, cuMemFreeHost, (void *p)) { return fc_alloc_free((uintptr_t)p, FC_FREE_HOST); }
+
+/* Page-locks the caller's memory: it becomes pinned memory of the current
+ * context's device, [p, p+bytesize) exactly, until cuMemHostUnregister(p). */
+FC_ENTRY(CUresult, cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int Flags))
+{
+    struct fc_ctx *ctx = fc_current;
+    if (!p || bytesize == 0 || (uintptr_t)p + bytesize < (uintptr_t)p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fc_lock);
+    bool ok = fc_alloc_insert_locked((uintptr_t)p, bytesize, FC_MEM_PINNED, ctx, false, true);
+    pthread_mutex_unlock(&fc_lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+}
+
+FC_ENTRY(CUresult, cuMemHostUnregister, (void *p)) { return fc_alloc_free((uintptr_t)p, FC_FREE_UNREGISTER); }
 
 FC_ENTRY(CUresult, cuMemGetAddressRange_v2, (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr))
 {
@@ -653,6 +715,7 @@ static CUresult fc_pointer_attr(void *data, CUpointer_attribute attr, CUdevicept
 
 FC_ENTRY(CUresult, cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
 {
+    atomic_fetch_add(&fc_pointer_queries, 1);
     struct fc_alloc a;
     bool known = fc_alloc_lookup((uintptr_t)ptr, &a);
     return fc_pointer_attr(data, attribute, ptr, known, &a, false);
@@ -661,6 +724,7 @@ FC_ENTRY(CUresult, cuPointerGetAttribute, (void *data, CUpointer_attribute attri
 FC_ENTRY(CUresult, cuPointerGetAttributes,
          (unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr))
 {
+    atomic_fetch_add(&fc_pointer_queries, 1);
     if (numAttributes == 0 || !attributes || !data)
         return CUDA_ERROR_INVALID_VALUE;
     struct fc_alloc a;
@@ -870,8 +934,15 @@ FC_ENTRY(CUresult, cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DES
     if (!fc_current)
         return CUDA_ERROR_INVALID_CONTEXT;
 
-    struct fc_array *a = calloc(1, sizeof *a);
-    if (!a)
+    /* The handle destroyed last is handed out again, as a driver may: tests
+     * rely on it to see that a reused handle is not mistaken for the old array. */
+    pthread_mutex_lock(&fc_lock);
+    struct fc_array *a = fc_spare_array;
+    fc_spare_array = NULL;
+    pthread_mutex_unlock(&fc_lock);
+    if (a)
+        memset(a, 0, sizeof *a);
+    else if (!(a = calloc(1, sizeof *a)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->desc = *desc;
     a->w = desc->Width;
@@ -918,6 +989,12 @@ FC_ENTRY(CUresult, cuArrayDestroy, (CUarray hArray))
     if (!a)
         return CUDA_ERROR_INVALID_HANDLE;
     free(a->data);
+    pthread_mutex_lock(&fc_lock);
+    if (!fc_spare_array) {
+        fc_spare_array = a;
+        a = NULL;
+    }
+    pthread_mutex_unlock(&fc_lock);
     free(a);
     return CUDA_SUCCESS;
 }
@@ -1207,6 +1284,8 @@ static const struct fc_proc {
     { "cuMemFreeHost", 2000, FC_FN(fc_cuMemFreeHost), NULL },
     { "cuMemHostAlloc", 2020, FC_FN(fc_cuMemHostAlloc), NULL },
     { "cuMemAllocManaged", 6000, FC_FN(fc_cuMemAllocManaged), NULL },
+    { "cuMemHostRegister", 6050, FC_FN(fc_cuMemHostRegister_v2), NULL },
+    { "cuMemHostUnregister", 4000, FC_FN(fc_cuMemHostUnregister), NULL },
     { "cuPointerGetAttribute", 4000, FC_FN(fc_cuPointerGetAttribute), NULL },
     { "cuPointerGetAttributes", 7000, FC_FN(fc_cuPointerGetAttributes), NULL },
     { "cuStreamCreate", 2000, FC_FN(fc_cuStreamCreate), NULL },
@@ -1224,6 +1303,26 @@ static const struct fc_proc {
     { "cuGetProcAddress", 11030, FC_FN(fc_cuGetProcAddress), NULL },
     { "cuGetProcAddress", 12000, FC_FN(fc_cuGetProcAddress_v2), NULL },
 };
+
+/*
+ * FAKECUDA_GPA_INTERNAL=1: cuGetProcAddress hands out, for these memory
+ * functions, an internal address instead of the exported symbol's, as a
+ * driver may; calls through it behave the same.
+ */
+static CUresult fc_internal_cuMemFree(CUdeviceptr p) { return fc_cuMemFree_v2(p); }
+static CUresult fc_internal_cuMemHostRegister(void *p, size_t n, unsigned f) { return fc_cuMemHostRegister_v2(p, n, f); }
+static const struct {
+    void *exported, *internal;
+} fc_internal[] = {
+    { FC_FN(fc_cuMemFree_v2), FC_FN(fc_internal_cuMemFree) },
+    { FC_FN(fc_cuMemHostRegister_v2), FC_FN(fc_internal_cuMemHostRegister) },
+};
+
+static bool fc_gpa_internal(void)
+{
+    const char *s = getenv("FAKECUDA_GPA_INTERNAL");
+    return s && !strcmp(s, "1");
+}
 
 static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
                             CUdriverProcAddressQueryResult *status)
@@ -1243,6 +1342,10 @@ static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint6
     void *fn = NULL;
     if (best)
         fn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->fn_ptsz ? best->fn_ptsz : best->fn;
+    if (fn && fc_gpa_internal())
+        for (size_t i = 0; i < sizeof fc_internal / sizeof fc_internal[0]; i++)
+            if (fn == fc_internal[i].exported)
+                fn = fc_internal[i].internal;
     *pfn = fn;
     if (status)
         *status = fn ? CU_GET_PROC_ADDRESS_SUCCESS

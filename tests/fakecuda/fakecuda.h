@@ -15,7 +15,19 @@
 unsigned long long fakecuda_batch_calls(void);
 void fakecuda_reset_counts(void);
 
+/* Calls of cuPointerGetAttributes and cuPointerGetAttribute since load or
+ * the last fakecuda_reset_counts(). */
+unsigned long long fakecuda_pointer_queries(void);
+
+/* The next allocation of any kind (cuMemAlloc, cuMemAllocHost, cuMemHostAlloc,
+ * cuMemAllocManaged) is placed at addr instead of the double's heap: memory
+ * the caller owns, keeps mapped, and that is not freed with the allocation.
+ * Lets a test reuse one address for memory of several kinds. */
+void fakecuda_place_next_alloc(void *addr);
+
 typedef unsigned long long (*fakecuda_batch_calls_fn)(void);
 typedef void (*fakecuda_reset_counts_fn)(void);
+typedef unsigned long long (*fakecuda_pointer_queries_fn)(void);
+typedef void (*fakecuda_place_next_alloc_fn)(void *);
 
 #endif

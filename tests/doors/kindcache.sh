@@ -1,0 +1,83 @@
+#!/bin/sh
+# Memory kinds kept across batches (src/operands.c) and forgotten when memory
+# changes (src/memwrap.c), with the changes made through each door of the
+# driver: direct calls, pointers from cuGetProcAddress, pointers from dlsym.
+# tests/clients/client_kindcache.c makes the same batch over an address that
+# is device memory, then pageable (freed), then pinned (registered), over a
+# pageable buffer that is registered and unregistered, and over a CUDA array
+# replaced by one of another element size.  A second batch over unchanged
+# memory must ask the driver nothing; every batch after a change must record
+# the new kind.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+# field NAME RUN: the values of sequence NAME, one line per batch event.
+field() {
+    "$PYTHON3" -c 'import re, sys
+for line in open(sys.argv[2]):
+    if " cubatchtrace:batch: " in line:
+        m = re.search(r"\b%s = \[ ((?:\[\d+\] = -?\w+(?:, )?)*) \]" % sys.argv[1], line)
+        print(" ".join(re.findall(r"\] = (-?\w+)", m.group(1))) if m else "")' "$1" "$CBT_TMP/$2.trace"
+}
+# queries RUN: the client's "NAME queries=N" lines, without the result.
+queries() { sed -n 's/^\([a-z0-9-]*\) queries=\([0-9]*\) result=0$/\1 \2/p' "$CBT_TMP/$1.out"; }
+
+src_mem_want="1 3 3 3 3 5
+1 3 3 3 3 5
+3 3 3 3 3 5
+2 3 3 3 3 5
+2 3 3 3 3 5
+2 2 2 2 2 5
+2 3 3 3 3 5
+2 3 3 3 3 5"
+elem_want="1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 4
+1 1 1 1 1 1"
+queries_want="learn 6
+again 0
+freed 6
+registered 6
+again2 0
+registered-b 3
+unregistered-b 6
+new-array 6"
+
+for door in symbol gpa dlsym; do
+    run="kc-$door-$$"
+    traced "$run" "$CLIENTS/client_kindcache" "$door"
+    is "$st" 0 "$door: client exits 0"
+    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 8 "$door: 8 batches succeed"
+    is "$(grep 'array handle' "$CBT_TMP/$run.out")" "array handle reused: yes" \
+        "$door: the new array has the destroyed one's handle (else the array check proves nothing)"
+    is "$(field src_mem "$run")" "$src_mem_want" \
+        "$door: src kinds follow every change (device, freed -> pageable, registered -> pinned, unregistered)"
+    is "$(field dst_mem "$run" | sort -u)" "1 1 1 1 1 1" "$door: dst kinds: device"
+    is "$(field elem_size "$run")" "$elem_want" "$door: a new array with a reused handle is asked about again"
+    is "$(queries "$run")" "$queries_want" "$door: no pointer query for unchanged memory; all again after a change"
+done
+
+# A driver whose cuGetProcAddress hands out internal addresses for cuMemFree
+# and cuMemHostRegister: the shim cannot see those calls, so it keeps nothing
+# across batches, and every kind is still right.
+run="kc-internal-$$"
+FAKECUDA_GPA_INTERNAL=1 traced "$run" "$CLIENTS/client_kindcache" gpa
+is "$st" 0 "internal addresses: client exits 0"
+is "$(field src_mem "$run")" "$src_mem_want" "internal addresses: src kinds follow every change"
+is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 3 6 6 " \
+    "internal addresses: nothing kept across batches (each batch asks again)"
+
+# Strict mode: pageable memory unmapped with no CUDA call is caught, not
+# trusted from the cache (forwarded, the driver would crash the process).
+run="kc-munmap-$$"
+CUBATCHTRACE_MODE=strict traced "$run" "$CLIENTS/client_kindcache" symbol munmap
+is "$st" 0 "strict, munmap: client exits 0 (the batch from unmapped memory was refused)"
+is "$(sed -n 's/^unmapped-b queries=[0-9]* result=\([0-9]*\)$/\1/p' "$CBT_TMP/$run.out")" 1 \
+    "strict, munmap: the batch from unmapped memory fails with CUDA_ERROR_INVALID_VALUE"
+is "$(field src_mem "$run" | tail -n 1)" "2 6 6 6 6 5" "strict, munmap: the unmapped pages are recorded unmapped"
+done_testing
