@@ -73,6 +73,7 @@ struct fc_ctx {
     int device;
     bool primary;
     unsigned retain;
+    unsigned peers; /* bit d: cuCtxEnablePeerAccess granted this context device d's memory */
     struct fc_ctx *next;
 };
 
@@ -312,6 +313,9 @@ static const struct {
       "part or all of the requested memory range is already mapped" },
     { CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
       "pointer does not correspond to a registered memory region" },
+    { CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices" },
+    { CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled" },
+    { CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled" },
 };
 
 FC_ENTRY(CUresult, cuGetErrorName, (CUresult error, const char **pStr))
@@ -578,6 +582,60 @@ FC_ENTRY(CUresult, cuCtxSynchronize_v2, (CUcontext ctx))
 {
     struct fc_ctx *c;
     return fc_ctx_resolve(ctx, &c);
+}
+
+/*
+ * Peer access.  The double says every pair of distinct devices can reach each
+ * other and records what was enabled; its copies do not depend on it (how the
+ * real driver treats a batch between devices without peer access is measured
+ * by tests/gpu's peer cases, not modelled here).
+ */
+FC_ENTRY(CUresult, cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev, CUdevice peerDev))
+{
+    if (!canAccessPeer)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_device_ok(dev) || !fc_device_ok(peerDev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *canAccessPeer = dev != peerDev;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxEnablePeerAccess, (CUcontext peerContext, unsigned int Flags))
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_ctx *self = fc_current, *peer;
+    if (!self || !peerContext)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult r = fc_ctx_resolve(peerContext, &peer);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (peer->device == self->device)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fc_lock);
+    if (self->peers & (1u << peer->device))
+        r = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    else
+        self->peers |= 1u << peer->device;
+    pthread_mutex_unlock(&fc_lock);
+    return r;
+}
+
+FC_ENTRY(CUresult, cuCtxDisablePeerAccess, (CUcontext peerContext))
+{
+    struct fc_ctx *self = fc_current, *peer;
+    if (!self || !peerContext)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult r = fc_ctx_resolve(peerContext, &peer);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fc_lock);
+    if (!(self->peers & (1u << peer->device)))
+        r = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    else
+        self->peers &= ~(1u << peer->device);
+    pthread_mutex_unlock(&fc_lock);
+    return r;
 }
 
 /* ----------------------------------------------------------------- memory */
@@ -1277,6 +1335,9 @@ static const struct fc_proc {
     { "cuCtxGetDevice", 13000, FC_FN(fc_cuCtxGetDevice_v2), NULL },
     { "cuCtxSynchronize", 2000, FC_FN(fc_cuCtxSynchronize), NULL },
     { "cuCtxSynchronize", 13000, FC_FN(fc_cuCtxSynchronize_v2), NULL },
+    { "cuDeviceCanAccessPeer", 4000, FC_FN(fc_cuDeviceCanAccessPeer), NULL },
+    { "cuCtxEnablePeerAccess", 4000, FC_FN(fc_cuCtxEnablePeerAccess), NULL },
+    { "cuCtxDisablePeerAccess", 4000, FC_FN(fc_cuCtxDisablePeerAccess), NULL },
     { "cuMemAlloc", 3020, FC_FN(fc_cuMemAlloc_v2), NULL },
     { "cuMemFree", 3020, FC_FN(fc_cuMemFree_v2), NULL },
     { "cuMemGetAddressRange", 3020, FC_FN(fc_cuMemGetAddressRange_v2), NULL },

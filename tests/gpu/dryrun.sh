@@ -4,13 +4,14 @@
 # every machine.  One TAP line per suite case, plus the report's shape.
 . "$top_srcdir/tests/lib.sh"
 need_sessiond
-[ -x "$top_builddir/tests/gpu/drv" ] && [ -x "$top_builddir/tests/gpu/gpa_table" ] ||
+[ -x "$top_builddir/tests/gpu/drv" ] && [ -x "$top_builddir/tests/gpu/gpa_table" ] && [ -x "$top_builddir/tests/gpu/peer" ] ||
     skip_all "the GPU clients are not built"
 [ -n "${PYTHON3:-}" ] || skip_all "python3 not installed"
 
 CBT_GPU_FAKECUDA=$CBT_FAKECUDA_DIR CBT_GPU_SHIM=$CBT_SHIM CBT_GPU_BIN=$top_builddir/tests/gpu \
 CBT_GPU_LTTNG=$LTTNG CBT_GPU_BT2=$BABELTRACE2 CBT_GPU_PYTHON=$PYTHON3 CBT_GPU_SITE= \
-CBT_GPU_CASES=gpa-vs-dlsym,drv-,py-ctypes-binding,table-,crash- CBT_GPU_DEADLINE=300 \
+CBT_GPU_TOOL=$top_builddir/tools/cubatchtrace \
+CBT_GPU_CASES=gpa-vs-dlsym,drv-,py-ctypes-binding,table-,crash-,peer_ CBT_GPU_DEADLINE=300 \
     "$PYTHON3" "$top_srcdir/tests/gpu/suite.py" --out "$CBT_TMP/gpu-results.md" >"$CBT_TMP/suite.log" 2>&1
 st=$?
 while read -r status name rest; do
