@@ -5,3 +5,8 @@ noinst_PROGRAMS += bench/overhead
 bench_overhead_SOURCES = bench/overhead.c
 bench_overhead_LDADD = -ldl
 EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report
+# bench/costs: the building blocks of the shim's path, one by one (driver
+# queries, clock, mincore, mutex); dlopens libcuda.so.1 like bench/overhead.
+noinst_PROGRAMS += bench/costs
+bench_costs_SOURCES = bench/costs.c
+bench_costs_LDADD = -ldl -lpthread

@@ -155,6 +155,40 @@ static void fill_ops(struct cbt_tp_ops *t, uint64_t batch_id, const CUDA_MEMCPY3
     }
 }
 
+/*
+ * What a stream handle names: its id, context and device.  A created
+ * stream's are fixed for its life, and its life ends with cuStreamDestroy
+ * or its context's destruction, which memwrap.c wraps (they move
+ * cbt_mem_generation on): each thread keeps the answers for a few handles
+ * while the generation stays.  The special handles (NULL, CU_STREAM_LEGACY,
+ * CU_STREAM_PER_THREAD) name the calling thread's current context, which
+ * changes unseen: they are asked every time, as is the capture state.
+ */
+#define STREAM_SLOTS 8
+struct stream_slot {
+    CUstream stream;
+    uint64_t generation;
+    unsigned long long id;
+    CUcontext ctx;
+    int32_t device;
+    uint8_t ptsz, valid;
+};
+static CBT_TLS struct stream_slot *tls_streams; /* STREAM_SLOTS of them, on the heap */
+static pthread_key_t streams_key;
+static pthread_once_t streams_key_once = PTHREAD_ONCE_INIT;
+static void make_streams_key(void) { (void)pthread_key_create(&streams_key, free); }
+
+static struct stream_slot *stream_slots(void)
+{
+    if (cbt_likely(tls_streams != NULL))
+        return tls_streams;
+    pthread_once(&streams_key_once, make_streams_key);
+    tls_streams = calloc(STREAM_SLOTS, sizeof *tls_streams);
+    if (tls_streams)
+        (void)pthread_setspecific(streams_key, tls_streams);
+    return tls_streams;
+}
+
 /* Stream, context, device and capture state of a batch, for the record. */
 static void describe_stream(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_tp_batch *b)
 {
@@ -164,13 +198,30 @@ static void describe_stream(const struct cbt_real *real, enum cbt_api api, CUstr
     CUstreamCaptureStatus cap;
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    if (real->stream_get_id[ptsz] && real->stream_get_id[ptsz](stream, &id) == CUDA_SUCCESS)
-        b->stream_id = id;
-    if (real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS) {
-        b->context = (uint64_t)(uintptr_t)ctx;
-        CUdevice dev;
-        if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
-            b->device = dev;
+    bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
+    uint64_t gen = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+    struct stream_slot *slots = special ? NULL : stream_slots();
+    struct stream_slot *slot = slots ? &slots[((uintptr_t)stream >> 4) % STREAM_SLOTS] : NULL;
+    if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == gen &&
+        cbt_kind_cache_enabled()) {
+        b->stream_id = slot->id;
+        b->context = (uint64_t)(uintptr_t)slot->ctx;
+        b->device = slot->device;
+    } else {
+        bool id_ok = real->stream_get_id[ptsz] && real->stream_get_id[ptsz](stream, &id) == CUDA_SUCCESS;
+        bool ctx_ok = real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS;
+        if (id_ok)
+            b->stream_id = id;
+        if (ctx_ok) {
+            b->context = (uint64_t)(uintptr_t)ctx;
+            CUdevice dev;
+            if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
+                b->device = dev;
+        }
+        if (slot && id_ok && ctx_ok && b->device >= 0) {
+            *slot = (struct stream_slot){.stream = stream, .generation = gen, .id = id, .ctx = ctx,
+                                         .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
+        }
     }
     if (real->stream_is_capturing[ptsz] && real->stream_is_capturing[ptsz](stream, &cap) == CUDA_SUCCESS)
         b->capture = (uint8_t)cap;

@@ -4,7 +4,8 @@
  * (operands.c keeps that knowledge across batches).
  *
  * Every function that can create, destroy or change the kind of a mapping
- * or a CUarray is wrapped: the wrapper adds one to cbt_mem_generation,
+ * or a CUarray is wrapped, and cuStreamDestroy (batch.c keeps what it
+ * learned about a stream handle across batches too): the wrapper adds one to cbt_mem_generation,
  * calls the real function, adds one again and returns its result.  A batch
  * that read the generation before a change, or while one was under way,
  * finds it different afterwards and forgets what it learned.
@@ -51,6 +52,7 @@
 #undef cuCtxDestroy
 #undef cuDevicePrimaryCtxRelease
 #undef cuDevicePrimaryCtxReset
+#undef cuStreamDestroy
 
 typedef unsigned int cbt_devptr_v1;
 struct cbt_array_desc_v1 { unsigned int Width, Height; CUarray_format Format; unsigned int NumChannels; };
@@ -130,7 +132,9 @@ struct cbt_array3d_desc_v1 {
       (a, b), MW_NONE)                                                                                                \
     X(cuDestroyExternalMemory, "cuDestroyExternalMemory", (CUexternalMemory a), (a), MW_NONE)                         \
     X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", (CUdeviceptr * a, CUexternalMemory b, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *c), \
-      (a, b, c), MW_NONE)
+      (a, b, c), MW_NONE)                                                                                             \
+    X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_NONE)                                              \
+    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_NONE)
 
 enum {
 #define MW_ENUM(name, gpa, params, args, post) MW_##name,

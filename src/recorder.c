@@ -44,16 +44,18 @@
 enum { REC_WRITING = 1, REC_READY = 2, REC_PAD = 3 };
 enum { Q_IDLE, Q_RUNNING, Q_FAILED, Q_STOPPING };
 
+/* The calling threads' fields, the recorder's `tail` and the `sleeping` flag
+ * every commit reads sit on separate cache lines. */
 static struct {
     pthread_mutex_t mu;
-    pthread_cond_t wake;    /* the recorder waits here */
-    pthread_cond_t drained; /* the exit handler waits here */
     unsigned char *buf;
     size_t cap;             /* bytes in buf: CUBATCHTRACE_QUEUE_KB */
     uint64_t head;          /* next byte to reserve (monotonic; written under mu) */
-    uint64_t tail;          /* next byte to record (monotonic; written by the recorder) */
     int state;              /* Q_* (under mu) */
-    int sleeping;           /* the recorder sleeps until woken */
+    pthread_cond_t wake;    /* the recorder waits here */
+    pthread_cond_t drained; /* the exit handler waits here */
+    uint64_t tail __attribute__((aligned(64)));     /* next byte to record (monotonic; written by the recorder) */
+    int sleeping __attribute__((aligned(64)));      /* the recorder sleeps until woken */
 } q = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,

@@ -28,7 +28,11 @@ EXTRA_tests_clients_client_direct_ptsz_DEPENDENCIES = tests/fakecuda/lib/libcuda
 # Clients linked to libcuda (the double at run time).
 check_PROGRAMS += tests/clients/client_abi128 tests/clients/client_threads tests/clients/client_fork \
 	tests/clients/client_ctor tests/clients/client_rtld tests/clients/client_strict tests/clients/client_kinds \
-	tests/clients/client_kindcache
+	tests/clients/client_kindcache tests/clients/client_streams
+tests_clients_client_streams_SOURCES = tests/clients/client_streams.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_streams_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_streams_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_streams_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_clients_client_kindcache_SOURCES = tests/clients/client_kindcache.c
 tests_clients_client_kindcache_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_kindcache_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
@@ -104,7 +108,7 @@ tests_clients_client_nolib_LDADD = -ldl
 
 # The tests.  tests/doors/doors.sh holds their shared helpers.
 CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/runtime_seq.sh \
-	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/recorder.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
+	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/recorder.sh tests/doors/streams.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh
