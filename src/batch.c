@@ -173,20 +173,60 @@ struct stream_slot {
     int32_t device;
     uint8_t ptsz, valid;
 };
-static CBT_TLS struct stream_slot *tls_streams; /* STREAM_SLOTS of them, on the heap */
-static pthread_key_t streams_key;
-static pthread_once_t streams_key_once = PTHREAD_ONCE_INIT;
-static void make_streams_key(void) { (void)pthread_key_create(&streams_key, free); }
+/* The calling thread's own memory: the stream slots and the learned
+ * operands of its current batch (grown on demand, kept, freed at exit). */
+struct caller {
+    struct stream_slot streams[STREAM_SLOTS];
+    size_t cap_n;
+    struct cbt_op_infos *idx;       /* cap_n */
+    struct cbt_operand_info *infos; /* 2 * cap_n */
+};
+static CBT_TLS struct caller *tls_caller;
+static pthread_key_t caller_key;
+static pthread_once_t caller_key_once = PTHREAD_ONCE_INIT;
+
+static void caller_free(void *p)
+{
+    struct caller *c = p;
+    if (c) {
+        free(c->idx);
+        free(c->infos);
+        free(c);
+    }
+}
+static void make_caller_key(void) { (void)pthread_key_create(&caller_key, caller_free); }
+
+static struct caller *caller_for(size_t n)
+{
+    struct caller *c = tls_caller;
+    if (cbt_unlikely(!c)) {
+        pthread_once(&caller_key_once, make_caller_key);
+        if (!(c = calloc(1, sizeof *c)))
+            return NULL;
+        tls_caller = c;
+        (void)pthread_setspecific(caller_key, c);
+    }
+    if (cbt_unlikely(n > c->cap_n)) {
+        size_t cap = c->cap_n ? c->cap_n : 64;
+        while (cap < n)
+            cap *= 2;
+        struct cbt_op_infos *idx = realloc(c->idx, cap * sizeof *idx);
+        if (idx)
+            c->idx = idx;
+        struct cbt_operand_info *infos = realloc(c->infos, 2 * cap * sizeof *infos);
+        if (infos)
+            c->infos = infos;
+        if (!idx || !infos)
+            return NULL;
+        c->cap_n = cap;
+    }
+    return c;
+}
 
 static struct stream_slot *stream_slots(void)
 {
-    if (cbt_likely(tls_streams != NULL))
-        return tls_streams;
-    pthread_once(&streams_key_once, make_streams_key);
-    tls_streams = calloc(STREAM_SLOTS, sizeof *tls_streams);
-    if (tls_streams)
-        (void)pthread_setspecific(streams_key, tls_streams);
-    return tls_streams;
+    struct caller *c = caller_for(0);
+    return c ? c->streams : NULL;
 }
 
 /* Stream, context, device and capture state of a batch, for the record. */
@@ -288,19 +328,25 @@ static inline __attribute__((always_inline)) void emit_findings(struct scratch *
 /* On the recorder thread: validate (unless done already), write the events. */
 void cbt_record_deferred(struct cbt_rec *r)
 {
-    struct scratch *s = scratch_for(0);
+    struct scratch *s = scratch_for(r->n);
     if (!s) {
         cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation or record");
         return;
     }
+    for (size_t i = 0; i < r->n; i++) {
+        s->src[i] = r->infos[r->idx[i].src];
+        s->dst[i] = r->infos[r->idx[i].dst];
+    }
+    if (r->driver_ticks)
+        r->b.driver_ns = cbt_ticks_to_ns(r->b.driver_ns);
     if (!r->validated) {
         size_t nf = validate(s, r->b.num_ops, r->n ? r->ops : NULL, r->b.flags, (CUstream)(uintptr_t)r->b.stream,
-                             r->src, r->dst, r->device_count);
+                             s->src, s->dst, r->device_count);
         r->b.findings = (uint32_t)nf;
         emit_findings(s, nf, r->b.batch_id, r->caller, r->b.tid);
     }
     if (cbt_tp_enabled(batch))
-        record_batch(s, &r->b, r->n ? r->ops : NULL, r->src, r->dst, r->caller);
+        record_batch(s, &r->b, r->n ? r->ops : NULL, s->src, s->dst, r->caller);
 }
 
 /* Set once configuration is read and the provider loaded; until then every
@@ -310,6 +356,7 @@ bool cbt_always_validate;
 
 static void first_batch(void)
 {
+    cbt_ticks_init();
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     if (cfg->mode != CBT_MODE_OFF)
@@ -318,10 +365,10 @@ static void first_batch(void)
 }
 
 /* Does any operand read as unmapped memory?  The driver may crash on it. */
-static bool any_unmapped(size_t n, const struct cbt_operand_info *src, const struct cbt_operand_info *dst)
+static bool any_unmapped(size_t k, const struct cbt_operand_info *infos)
 {
-    for (size_t i = 0; i < n; i++)
-        if (cbt_unlikely(src[i].kind == CBT_MEM_UNMAPPED || dst[i].kind == CBT_MEM_UNMAPPED))
+    for (size_t i = 0; i < k; i++)
+        if (cbt_unlikely(infos[i].kind == CBT_MEM_UNMAPPED))
             return true;
     return false;
 }
@@ -333,15 +380,24 @@ static bool any_unmapped(size_t n, const struct cbt_operand_info *src, const str
  * and its findings written, before it is forwarded: the driver may not
  * return from it.
  */
-static CUresult batch_deferred(struct cbt_rec *r, enum cbt_api api, enum cbt_door door, void *real_fn,
-                               size_t num_ops, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
-                               unsigned long long flags, CUstream stream, void *caller, uint64_t id)
+static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+                           CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
+                           void *caller, uint64_t id, CUresult *res_out)
 {
     const struct cbt_real *real = cbt_real();
-    size_t n = r->n;
+    size_t n = ops ? num_ops : 0, k = 0;
+    struct caller *c = caller_for(n);
+    if (!c)
+        return false;
+    if (n)
+        k = cbt_learn_indexed(real, n, ops, c->idx, c->infos);
+    struct cbt_rec *r = cbt_rec_reserve(n, k);
+    if (!r)
+        return false; /* recorded inline */
     if (n) {
         memcpy(r->ops, ops, n * sizeof *ops);
-        cbt_learn_operands(real, n, r->ops, r->src, r->dst);
+        memcpy(r->idx, c->idx, n * sizeof *c->idx);
+        memcpy(r->infos, c->infos, k * sizeof *c->infos);
     }
     r->caller = caller;
     r->device_count = cbt_device_count(real);
@@ -352,30 +408,36 @@ static CUresult batch_deferred(struct cbt_rec *r, enum cbt_api api, enum cbt_doo
         .stream = (uint64_t)(uintptr_t)stream, .device = -1, .caller = (uint64_t)(uintptr_t)caller,
         .tid = cbt_tid(), .validated = 1,
     };
-    if (n && any_unmapped(n, r->src, r->dst)) {
-        struct scratch *s = scratch_for(0);
+    if (cbt_unlikely(any_unmapped(k, r->infos))) {
+        struct scratch *s = scratch_for(n);
         if (s) {
-            size_t nf = validate(s, num_ops, r->ops, flags, stream, r->src, r->dst, r->device_count);
+            for (size_t i = 0; i < n; i++) {
+                s->src[i] = r->infos[r->idx[i].src];
+                s->dst[i] = r->infos[r->idx[i].dst];
+            }
+            size_t nf = validate(s, num_ops, r->ops, flags, stream, s->src, s->dst, r->device_count);
             r->b.findings = (uint32_t)nf;
             emit_findings(s, nf, id, caller, r->b.tid);
             r->validated = 1;
         }
     }
     CUresult res;
+    r->driver_ticks = cbt_ticks_ok;
     if (cbt_unlikely(!real_fn)) {
         res = no_driver(api);
         r->b.outcome = CBT_OUTCOME_NO_DRIVER;
     } else {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = cbt_ticks_ok ? cbt_ticks() : now_ns();
         res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
-        r->b.driver_ns = now_ns() - t0;
+        r->b.driver_ns = (cbt_ticks_ok ? cbt_ticks() : now_ns()) - t0; /* in ticks when driver_ticks */
         r->b.outcome = CBT_OUTCOME_FORWARDED;
         describe_stream(real, api, stream, &r->b);
     }
     r->b.result = (uint32_t)res;
     r->b.fail_idx = (fail_idx && (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)) ? (uint64_t)*fail_idx : UINT64_MAX;
     cbt_rec_commit(r);
-    return res;
+    *res_out = res;
+    return true;
 }
 
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
@@ -399,9 +461,8 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
 
     /* Observe mode with nothing asked of the calling thread: defer to the recorder. */
     if (!cbt_always_validate && !cfg->record_inline && (trace_batch || trace_findings)) {
-        struct cbt_rec *r = cbt_rec_reserve(ops ? num_ops : 0);
-        if (r) {
-            CUresult res = batch_deferred(r, api, door, real_fn, num_ops, ops, fail_idx, flags, stream, caller, id);
+        CUresult res;
+        if (batch_deferred(api, door, real_fn, num_ops, ops, fail_idx, flags, stream, caller, id, &res)) {
             tls_depth--;
             return res;
         }

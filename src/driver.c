@@ -91,12 +91,12 @@ static void read_config(void)
     if (w && *w && !config.record_inline && strcmp(w, "deferred"))
         cbt_warn_once(NULL, "CUBATCHTRACE_RECORD=%s is not one of deferred, inline: using deferred", w);
     const char *k = secure_getenv("CUBATCHTRACE_QUEUE_KB");
-    config.queue_kb = 16384;
+    config.queue_kb = 4096;
     if (k && *k) {
         char *end;
         unsigned long v = strtoul(k, &end, 10);
         if (*end || v < 16 || v > (1ul << 22))
-            cbt_warn_once(NULL, "CUBATCHTRACE_QUEUE_KB=%s is not a size in KiB from 16 to 4194304: using 16384", k);
+            cbt_warn_once(NULL, "CUBATCHTRACE_QUEUE_KB=%s is not a size in KiB from 16 to 4194304: using 4096", k);
         else
             config.queue_kb = v;
     }

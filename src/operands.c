@@ -52,7 +52,7 @@
 struct cache_side {
     uint64_t (*key)[2]; /* [lo, hi): the allocation, the run of pageable pages, or the CUarray handle */
     struct cbt_operand_info *info;
-    uint32_t n, cap, last;
+    uint32_t n, cap, last, last2; /* last2: the entry hit before `last` (src and dst alternate) */
 };
 
 struct cache {
@@ -112,8 +112,15 @@ static const struct cbt_operand_info *cache_find(struct cache_side *s, uint64_t 
     uint32_t i = s->last;
     if (i < s->n && key >= s->key[i][0] && key < s->key[i][1])
         return &s->info[i];
+    i = s->last2;
+    if (i < s->n && key >= s->key[i][0] && key < s->key[i][1]) {
+        s->last2 = s->last;
+        s->last = i;
+        return &s->info[i];
+    }
     i = side_search(s, key);
     if (i < s->n && key >= s->key[i][0]) {
+        s->last2 = s->last;
         s->last = i;
         return &s->info[i];
     }
@@ -125,7 +132,7 @@ static bool side_reserve(struct cache_side *s)
     if (s->n < s->cap)
         return true;
     if (s->cap >= CACHE_MAX) {
-        s->n = s->last = 0; /* full: start over */
+        s->n = s->last = s->last2 = 0; /* full: start over */
         return true;
     }
     uint32_t cap = s->cap ? s->cap * 2 : 32;
@@ -147,7 +154,7 @@ static void side_remove(struct cache_side *s, uint32_t i, uint32_t j)
     memmove(&s->key[i], &s->key[j], (s->n - j) * sizeof *s->key);
     memmove(&s->info[i], &s->info[j], (s->n - j) * sizeof *s->info);
     s->n -= j - i;
-    s->last = 0;
+    s->last = s->last2 = 0;
 }
 
 static bool is_pageable(const struct cbt_operand_info *o) { return o->kind == CBT_MEM_HOST_PAGEABLE; }
@@ -197,8 +204,8 @@ static bool cache_overlaps(const struct cache_side *s, uint64_t lo, uint64_t hi)
 
 static void cache_clear(struct cache *c)
 {
-    c->addr.n = c->addr.last = 0;
-    c->array.n = c->array.last = 0;
+    c->addr.n = c->addr.last = c->addr.last2 = 0;
+    c->array.n = c->array.last = c->array.last2 = 0;
 }
 
 static uint32_t format_bytes(CUarray_format f)
@@ -336,21 +343,21 @@ static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_opera
 static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cbt_operand_info *o,
                   struct cache *c, uint64_t page, bool strict)
 {
-    memset(o, 0, sizeof *o);
-    o->device = -1;
+    *o = (struct cbt_operand_info){.device = -1};
     if (op->type == CU_MEMCPY_OPERAND_TYPE_POINTER && op->op.ptr.ptr)
         learn_pointer(real, (uint64_t)op->op.ptr.ptr, o, c, page, strict);
     else if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && op->op.array.array)
         learn_array(real, op->op.array.array, o, c);
 }
 
-void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                        struct cbt_operand_info *src, struct cbt_operand_info *dst)
+/* The calling thread's cache, emptied when the generation moved on (NULL: no memory for one). */
+static struct cache *cache_for_batch(uint64_t *page, bool *strict)
 {
-    static uint64_t page;
-    if (cbt_unlikely(!page))
-        page = (uint64_t)sysconf(_SC_PAGESIZE);
-    bool strict = cbt_config()->mode == CBT_MODE_STRICT;
+    static uint64_t pagesize;
+    if (cbt_unlikely(!pagesize))
+        pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
+    *page = pagesize;
+    *strict = cbt_config()->mode == CBT_MODE_STRICT;
     /* Without memory for a cache, every operand is asked about. */
     struct cache *c = cache_for_thread();
     if (c) {
@@ -362,10 +369,60 @@ void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY
         }
         c->confirmed_page = NO_PAGE;
     }
+    return c;
+}
+
+void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                        struct cbt_operand_info *src, struct cbt_operand_info *dst)
+{
+    uint64_t page;
+    bool strict;
+    struct cache *c = cache_for_batch(&page, &strict);
     for (size_t i = 0; i < n; i++) {
         learn(real, &ops[i].src, &src[i], c, page, strict);
         learn(real, &ops[i].dst, &dst[i], c, page, strict);
     }
+}
+
+static inline bool info_eq(const struct cbt_operand_info *a, const struct cbt_operand_info *b)
+{
+    return a->kind == b->kind && a->device == b->device && a->alloc_base == b->alloc_base &&
+           a->alloc_size == b->alloc_size && a->array_width == b->array_width &&
+           a->array_height == b->array_height && a->array_depth == b->array_depth && a->elem_size == b->elem_size;
+}
+
+/* The slot of `o` in infos[0..*k): one of the last few used, or a new one. */
+static inline uint32_t info_slot(const struct cbt_operand_info *o, struct cbt_operand_info *infos, size_t *k,
+                                 uint32_t recent[4])
+{
+    for (int j = 0; j < 4; j++)
+        if (recent[j] < *k && info_eq(o, &infos[recent[j]]))
+            return recent[j];
+    uint32_t s = (uint32_t)(*k)++;
+    infos[s] = *o;
+    recent[3] = recent[2];
+    recent[2] = recent[1];
+    recent[1] = recent[0];
+    recent[0] = s;
+    return s;
+}
+
+size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                         struct cbt_op_infos *idx, struct cbt_operand_info *infos)
+{
+    uint64_t page;
+    bool strict;
+    struct cache *c = cache_for_batch(&page, &strict);
+    size_t k = 0;
+    uint32_t recent[4] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    for (size_t i = 0; i < n; i++) {
+        struct cbt_operand_info o;
+        learn(real, &ops[i].src, &o, c, page, strict);
+        idx[i].src = info_slot(&o, infos, &k, recent);
+        learn(real, &ops[i].dst, &o, c, page, strict);
+        idx[i].dst = info_slot(&o, infos, &k, recent);
+    }
+    return k;
 }
 
 int cbt_device_count(const struct cbt_real *real)

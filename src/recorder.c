@@ -15,7 +15,7 @@
  * millisecond after it returned, while batches keep coming.  A calling
  * thread also wakes it when the queue is half full.
  *
- * Nothing is lost: when the queue (CUBATCHTRACE_QUEUE_KB, 16 MiB by default)
+ * Nothing is lost: when the queue (CUBATCHTRACE_QUEUE_KB, 4 MiB by default)
  * is full, or a batch is larger than a quarter of it, the calling thread
  * records the batch itself.  At exit (an
  * atexit handler, which runs before any library's destructor, so LTTng-UST
@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -84,9 +85,12 @@ static inline uint64_t mono_ns(void)
 
 static inline struct cbt_rec *at(uint64_t off) { return (struct cbt_rec *)(q.buf + off % q.cap); }
 
-static inline size_t rec_bytes(size_t n)
+#define PER_OP (sizeof(CUDA_MEMCPY3D_BATCH_OP) + sizeof(struct cbt_op_infos))
+#define PER_INFO sizeof(struct cbt_operand_info)
+
+static inline size_t rec_bytes(size_t n, size_t k)
 {
-    size_t b = sizeof(struct cbt_rec) + n * (sizeof(CUDA_MEMCPY3D_BATCH_OP) + 2 * sizeof(struct cbt_operand_info));
+    size_t b = sizeof(struct cbt_rec) + n * PER_OP + k * PER_INFO;
     return (b + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 }
 
@@ -242,7 +246,7 @@ fail:
     return false;
 }
 
-struct cbt_rec *cbt_rec_reserve(size_t n)
+struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
 {
     pthread_mutex_lock(&q.mu);
     if (cbt_unlikely(q.state != Q_RUNNING) && (q.state != Q_IDLE || !start())) {
@@ -250,8 +254,7 @@ struct cbt_rec *cbt_rec_reserve(size_t n)
         return NULL;
     }
     size_t need;
-    if (n > q.cap / 4 / (sizeof(CUDA_MEMCPY3D_BATCH_OP) + 2 * sizeof(struct cbt_operand_info)) ||
-        (need = rec_bytes(n)) > q.cap / 4) {
+    if (n > q.cap / 4 / PER_OP || k > q.cap / 4 / PER_INFO || (need = rec_bytes(n, k)) > q.cap / 4) {
         pthread_mutex_unlock(&q.mu);
         return NULL;
     }
@@ -278,10 +281,12 @@ struct cbt_rec *cbt_rec_reserve(size_t n)
 
     unsigned char *p = (unsigned char *)(r + 1);
     r->n = n;
+    r->k = k;
     r->ops = (CUDA_MEMCPY3D_BATCH_OP *)p;
     p += n * sizeof(CUDA_MEMCPY3D_BATCH_OP);
-    r->src = (struct cbt_operand_info *)p;
-    r->dst = r->src + n;
+    r->infos = (struct cbt_operand_info *)p; /* 8-byte aligned: the op size is a multiple of 8 */
+    p += k * PER_INFO;
+    r->idx = (struct cbt_op_infos *)p;
     return r;
 }
 
@@ -294,6 +299,52 @@ void cbt_rec_commit(struct cbt_rec *r)
         pthread_cond_signal(&q.wake);
         pthread_mutex_unlock(&q.mu);
     }
+}
+
+/* ---- the calling thread's clock ---- */
+
+int cbt_ticks_ok;
+static uint64_t tick0, mono0;
+static double ns_per_tick;
+
+void cbt_ticks_init(void)
+{
+#if defined(__x86_64__)
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    if (!f)
+        return;
+    char line[8192];
+    bool constant = false, nonstop = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5))
+            continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(f);
+    if (constant && nonstop) {
+        tick0 = cbt_ticks();
+        mono0 = mono_ns();
+        cbt_ticks_ok = 1;
+    }
+#endif
+}
+
+/* On the recorder thread only. */
+uint64_t cbt_ticks_to_ns(uint64_t ticks)
+{
+    if (cbt_unlikely(ns_per_tick == 0)) {
+        uint64_t m = mono_ns();
+        if (m - mono0 < 20000000u) {
+            uint64_t left = 20000000u - (m - mono0);
+            struct timespec ts = {0, (long)left};
+            nanosleep(&ts, NULL);
+        }
+        uint64_t t1 = cbt_ticks(), m1 = mono_ns();
+        ns_per_tick = t1 > tick0 ? (double)(m1 - mono0) / (double)(t1 - tick0) : 1.0;
+    }
+    return (uint64_t)((double)ticks * ns_per_tick + 0.5);
 }
 
 /* ---- thread ids ---- */

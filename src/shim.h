@@ -95,9 +95,15 @@ void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, 
 void cbt_tracing_init(void);
 
 /* operands.c: learn what the driver knows about every operand of a batch. */
-struct cbt_operand_cache;
 void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
                         struct cbt_operand_info *src, struct cbt_operand_info *dst);
+/* The same, deduplicated: infos[idx[i].src] and infos[idx[i].dst] are op i's;
+ * returns how many infos (at most 2n) were written. */
+struct cbt_op_infos {
+    uint32_t src, dst;
+};
+size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                         struct cbt_op_infos *idx, struct cbt_operand_info *infos);
 int cbt_device_count(const struct cbt_real *real);
 
 /*

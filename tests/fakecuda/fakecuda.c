@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fakecuda.h"
 
@@ -1222,6 +1223,17 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
                          CUstream hStream)
 {
     atomic_fetch_add(&fc_batch_count, 1);
+    /* FAKECUDA_BATCH_SLEEP_US: every batch call takes at least that long (tests of driver_ns). */
+    static long sleep_us = -1;
+    if (sleep_us < 0) {
+        const char *e = getenv("FAKECUDA_BATCH_SLEEP_US");
+        sleep_us = e ? atol(e) : 0;
+    }
+    if (sleep_us > 0) {
+        struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
     /* The H200 returns before touching *failIdx for a NULL stream. */
     if (hStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
