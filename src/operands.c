@@ -407,6 +407,26 @@ static inline uint32_t info_slot(const struct cbt_operand_info *o, struct cbt_op
     return s;
 }
 
+/* An operand's info: on a cache hit the cached entry itself (no copy), else
+ * `tmp`, filled by learn(); *changed when the cache may have moved. */
+static inline const struct cbt_operand_info *learn_ref(const struct cbt_real *real, const CUmemcpy3DOperand *op,
+                                                       struct cbt_operand_info *tmp, struct cache *c,
+                                                       uint64_t page, bool strict, bool *changed)
+{
+    if (c && !strict) {
+        const struct cbt_operand_info *hit = NULL;
+        if (op->type == CU_MEMCPY_OPERAND_TYPE_POINTER && op->op.ptr.ptr)
+            hit = cache_find(&c->addr, (uint64_t)op->op.ptr.ptr);
+        else if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && op->op.array.array)
+            hit = cache_find(&c->array, (uint64_t)(uintptr_t)op->op.array.array);
+        if (hit)
+            return hit;
+    }
+    *changed = true;
+    learn(real, op, tmp, c, page, strict);
+    return tmp;
+}
+
 size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
                          struct cbt_op_infos *idx, struct cbt_operand_info *infos)
 {
@@ -415,12 +435,34 @@ size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCP
     struct cache *c = cache_for_batch(&page, &strict);
     size_t k = 0;
     uint32_t recent[4] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
-    for (size_t i = 0; i < n; i++) {
-        struct cbt_operand_info o;
-        learn(real, &ops[i].src, &o, c, page, strict);
-        idx[i].src = info_slot(&o, infos, &k, recent);
-        learn(real, &ops[i].dst, &o, c, page, strict);
-        idx[i].dst = info_slot(&o, infos, &k, recent);
+    /* The last two cache entries seen and their slots: most operands hit one. */
+    const struct cbt_operand_info *rp[2] = {NULL, NULL};
+    uint32_t rs[2] = {0, 0};
+    struct cbt_operand_info tmp;
+    for (size_t i = 0; i < 2 * n; i++) {
+        const CUmemcpy3DOperand *op = i & 1 ? &ops[i / 2].dst : &ops[i / 2].src;
+        bool changed = false;
+        const struct cbt_operand_info *p = learn_ref(real, op, &tmp, c, page, strict, &changed);
+        uint32_t slot;
+        if (changed)
+            rp[0] = rp[1] = NULL;
+        if (p == rp[0]) {
+            slot = rs[0];
+        } else if (p == rp[1]) {
+            slot = rs[1];
+        } else {
+            slot = info_slot(p, infos, &k, recent);
+            if (p != &tmp) {
+                rp[1] = rp[0];
+                rs[1] = rs[0];
+                rp[0] = p;
+                rs[0] = slot;
+            }
+        }
+        if (i & 1)
+            idx[i / 2].dst = slot;
+        else
+            idx[i / 2].src = slot;
     }
     return k;
 }

@@ -8,12 +8,19 @@
  * still being filled.  A record never wraps: a padding record fills the end
  * of the ring when the next record does not fit there.
  *
- * Waking the recorder costs a system call, so calling threads do not do it
- * while the recorder is active: after its last record it polls the queue
- * every millisecond for a while (ACTIVE_NS), then sleeps until a calling
- * thread wakes it.  A batch is therefore recorded at most about a
- * millisecond after it returned, while batches keep coming.  A calling
- * thread also wakes it when the queue is half full.
+ * Waking the recorder would cost a calling thread a system call (and a
+ * fence on every batch to know whether it sleeps), so calling threads never
+ * wake it: it polls the queue every millisecond while batches come (for
+ * ACTIVE_NS after the last one), then every 50 ms.  A batch is recorded
+ * about a millisecond after it returned while batches keep coming, at most
+ * 50 ms after a pause.  A calling thread does wake it when the queue is
+ * half full.
+ *
+ * The lines of the queue a record will be written to were last touched by
+ * the recorder, on another core: a calling thread that wrote them cold would
+ * wait for each at the next fence (the driver call has some).  So each
+ * reservation also prefetches, for writing, the lines just past it, where
+ * the next record goes.
  *
  * Nothing is lost: when the queue (CUBATCHTRACE_QUEUE_KB, 4 MiB by default)
  * is full, or a batch is larger than a quarter of it, the calling thread
@@ -40,13 +47,14 @@
 #define ALIGN 64u
 #define ACTIVE_NS 100000000ull /* 100 ms of polling after the last record */
 #define POLL_NS 1000000ull     /* every 1 ms */
+#define IDLE_POLL_NS 50000000ull /* then every 50 ms */
+#define PREFETCH_LINES 8
 #define EXIT_WAIT_S 10
 
 enum { REC_WRITING = 1, REC_READY = 2, REC_PAD = 3 };
 enum { Q_IDLE, Q_RUNNING, Q_FAILED, Q_STOPPING };
 
-/* The calling threads' fields, the recorder's `tail` and the `sleeping` flag
- * every commit reads sit on separate cache lines. */
+/* The calling threads' fields and the recorder's `tail` sit on separate cache lines. */
 static struct {
     pthread_mutex_t mu;
     unsigned char *buf;
@@ -56,7 +64,6 @@ static struct {
     pthread_cond_t wake;    /* the recorder waits here */
     pthread_cond_t drained; /* the exit handler waits here */
     uint64_t tail __attribute__((aligned(64)));     /* next byte to record (monotonic; written by the recorder) */
-    int sleeping __attribute__((aligned(64)));      /* the recorder sleeps until woken */
 } q = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
@@ -121,6 +128,19 @@ static bool drain(void)
     return did;
 }
 
+static void wait_ns(uint64_t ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec += (long)(ns % 1000000000u);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&q.wake, &q.mu, &ts);
+}
+
 static void *recorder_main(void *arg)
 {
     (void)arg;
@@ -129,38 +149,11 @@ static void *recorder_main(void *arg)
         if (drain())
             last = mono_ns();
         pthread_mutex_lock(&q.mu);
-        if (q.state == Q_STOPPING) {
+        if (q.state == Q_STOPPING)
             /* Whatever is still being filled is waited for by the exit handler's deadline. */
             pthread_cond_broadcast(&q.drained);
-            if (!tail_ready()) {
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += (long)POLL_NS;
-                if (ts.tv_nsec >= 1000000000L) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000L;
-                }
-                pthread_cond_timedwait(&q.wake, &q.mu, &ts);
-            }
-        } else if (mono_ns() - last < ACTIVE_NS) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += (long)POLL_NS;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            if (!tail_ready())
-                pthread_cond_timedwait(&q.wake, &q.mu, &ts);
-        } else {
-            __atomic_store_n(&q.sleeping, 1, __ATOMIC_SEQ_CST);
-            /* Pairs with the fence in cbt_rec_commit: either the calling
-             * thread sees `sleeping`, or this sees its record. */
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            if (!tail_ready() && q.state != Q_STOPPING)
-                pthread_cond_wait(&q.wake, &q.mu);
-            __atomic_store_n(&q.sleeping, 0, __ATOMIC_RELAXED);
-        }
+        if (!tail_ready())
+            wait_ns(q.state == Q_STOPPING || mono_ns() - last < ACTIVE_NS ? POLL_NS : IDLE_POLL_NS);
         pthread_mutex_unlock(&q.mu);
     }
     return NULL;
@@ -198,7 +191,6 @@ static void fork_child(void)
      * waiter: start them afresh. */
     init_conds();
     q.head = q.tail = 0;
-    q.sleeping = 0;
     if (q.state == Q_RUNNING)
         q.state = Q_IDLE;
     pthread_mutex_unlock(&q.mu);
@@ -278,6 +270,8 @@ struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
     if (h + need - t > q.cap / 2)
         pthread_cond_signal(&q.wake);
     pthread_mutex_unlock(&q.mu);
+    for (unsigned i = 0; i < PREFETCH_LINES; i++)
+        __builtin_prefetch(q.buf + (h + need + i * ALIGN) % q.cap, 1, 3);
 
     unsigned char *p = (unsigned char *)(r + 1);
     r->n = n;
@@ -290,16 +284,7 @@ struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
     return r;
 }
 
-void cbt_rec_commit(struct cbt_rec *r)
-{
-    __atomic_store_n(&r->state, REC_READY, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (cbt_unlikely(__atomic_load_n(&q.sleeping, __ATOMIC_RELAXED))) {
-        pthread_mutex_lock(&q.mu);
-        pthread_cond_signal(&q.wake);
-        pthread_mutex_unlock(&q.mu);
-    }
-}
+void cbt_rec_commit(struct cbt_rec *r) { __atomic_store_n(&r->state, REC_READY, __ATOMIC_RELEASE); }
 
 /* ---- the calling thread's clock ---- */
 
