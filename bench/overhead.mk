@@ -4,7 +4,7 @@
 noinst_PROGRAMS += bench/overhead
 bench_overhead_SOURCES = bench/overhead.c
 bench_overhead_LDADD = -ldl
-EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report
+EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report bench/checkpoints
 # bench/costs: the building blocks of the shim's path, one by one (driver
 # queries, clock, mincore, mutex); dlopens libcuda.so.1 like bench/overhead.
 noinst_PROGRAMS += bench/costs

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -380,10 +381,63 @@ static bool any_unmapped(size_t k, const struct cbt_operand_info *infos)
  * and its findings written, before it is forwarded: the driver may not
  * return from it.
  */
+/*
+ * Built with -DCBT_CHECKPOINTS (bench/checkpoints only, never installed):
+ * the calling thread's deferred path timed segment by segment with the TSC,
+ * averages printed on stderr at exit.
+ */
+#if defined(CBT_CHECKPOINTS) && defined(__x86_64__)
+enum { CP_ENTRY, CP_LEARN, CP_RESERVE, CP_COPY, CP_DRIVER, CP_STREAM, CP_COMMIT, CP_EMPTY, CP_N };
+static const char *const cp_name[CP_N] = {
+    "cbt_batch entry -> deferred path", "learn operands", "reserve a record", "copy ops, header",
+    "driver call", "stream queries", "commit, return", "(an empty segment: the probe)"};
+#define CP_BUCKETS 5 /* 1, 2-4, 5-16, 17-64, more ops */
+static const char *const cp_bucket[CP_BUCKETS] = {"1 op", "2-4 ops", "5-16 ops", "17-64 ops", ">64 ops"};
+static uint64_t cp_sum[CP_BUCKETS][CP_N], cp_batches[CP_BUCKETS]; /* the benchmark's one calling thread */
+static CBT_TLS uint64_t cp_t0, cp_first_done;
+static CBT_TLS unsigned cp_b;
+#define CP_START() (cp_t0 = cbt_ticks())
+#define CP(i)                                    \
+    do {                                         \
+        uint64_t t_ = cbt_ticks();               \
+        cp_sum[cp_b][i] += t_ - cp_t0;           \
+        cp_t0 = t_;                              \
+    } while (0)
+#define CP_SIZE(n) (cp_b = (n) <= 1 ? 0 : (n) <= 4 ? 1 : (n) <= 16 ? 2 : (n) <= 64 ? 3 : 4)
+#define CP_DONE()                                \
+    do {                                         \
+        CP(CP_EMPTY);                            \
+        CP(CP_EMPTY);                            \
+        if (cp_first_done++)                     \
+            cp_batches[cp_b]++;                  \
+        else                                     \
+            memset(cp_sum, 0, sizeof cp_sum);    \
+    } while (0)
+__attribute__((destructor)) static void cp_report(void)
+{
+    double ns = cbt_ticks_ok ? (double)cbt_ticks_to_ns(1000000000) / 1e9 : 0;
+    for (int b = 0; b < CP_BUCKETS; b++) {
+        if (!cp_batches[b])
+            continue;
+        fprintf(stderr, "cubatchtrace checkpoints, %s: %llu deferred batches, mean ns per batch (probe included):\n",
+                cp_bucket[b], (unsigned long long)cp_batches[b]);
+        for (int i = 0; i < CP_N; i++)
+            fprintf(stderr, "  %-34s %9.1f\n", cp_name[i],
+                    (double)cp_sum[b][i] / (double)cp_batches[b] * ns / (i == CP_EMPTY ? 2 : 1));
+    }
+}
+#else
+#define CP_START() ((void)0)
+#define CP(i) ((void)0)
+#define CP_SIZE(n) ((void)0)
+#define CP_DONE() ((void)0)
+#endif
+
 static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                            CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                            void *caller, uint64_t id, CUresult *res_out)
 {
+    CP(CP_ENTRY);
     const struct cbt_real *real = cbt_real();
     size_t n = ops ? num_ops : 0, k = 0;
     struct caller *c = caller_for(n);
@@ -391,9 +445,11 @@ static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, 
         return false;
     if (n)
         k = cbt_learn_indexed(real, n, ops, c->idx, c->infos);
+    CP(CP_LEARN);
     struct cbt_rec *r = cbt_rec_reserve(n, k);
     if (!r)
         return false; /* recorded inline */
+    CP(CP_RESERVE);
     if (n) {
         memcpy(r->ops, ops, n * sizeof *ops);
         memcpy(r->idx, c->idx, n * sizeof *c->idx);
@@ -423,6 +479,7 @@ static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, 
     }
     CUresult res;
     r->driver_ticks = cbt_ticks_ok;
+    CP(CP_COPY);
     if (cbt_unlikely(!real_fn)) {
         res = no_driver(api);
         r->b.outcome = CBT_OUTCOME_NO_DRIVER;
@@ -431,12 +488,16 @@ static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, 
         res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
         r->b.driver_ns = (cbt_ticks_ok ? cbt_ticks() : now_ns()) - t0; /* in ticks when driver_ticks */
         r->b.outcome = CBT_OUTCOME_FORWARDED;
+        CP(CP_DRIVER);
         describe_stream(real, api, stream, &r->b);
+        CP(CP_STREAM);
     }
     r->b.result = (uint32_t)res;
     r->b.fail_idx = (fail_idx && (api == CBT_API_V1 || api == CBT_API_V1_PTSZ)) ? (uint64_t)*fail_idx : UINT64_MAX;
     cbt_rec_commit(r);
     *res_out = res;
+    CP(CP_COMMIT);
+    CP_DONE();
     return true;
 }
 
@@ -444,6 +505,8 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
                    CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                    void *caller)
 {
+    CP_START();
+    CP_SIZE(num_ops);
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
         first_batch();
     /* Straight through when nobody listens (the doors test cbt_quiet first;

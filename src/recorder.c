@@ -2,19 +2,21 @@
  * The recorder thread and its queue (see recorder.h for why).
  *
  * The queue is one ring of bytes holding variable-sized records in order.
- * Calling threads reserve a record under a mutex (a few dozen nanoseconds:
- * they never wait for the recorder), fill it without the lock and mark it
- * ready; the recorder takes records from the tail in order, waiting for one
- * still being filled.  A record never wraps: a padding record fills the end
- * of the ring when the next record does not fit there.
+ * Calling threads reserve a record without a lock (one compare-and-swap of
+ * the head; they never wait for the recorder), fill it and mark it ready;
+ * the recorder takes records from the tail in order, waiting for one still
+ * being filled, and zeroes the state word of every line it frees, so that
+ * reserved space always reads as being written.  A record never wraps: a
+ * padding record fills the end of the ring when the next does not fit.
  *
  * Waking the recorder would cost a calling thread a system call (and a
  * fence on every batch to know whether it sleeps), so calling threads never
  * wake it: it polls the queue every millisecond while batches come (for
  * ACTIVE_NS after the last one), then every 50 ms.  A batch is recorded
  * about a millisecond after it returned while batches keep coming, at most
- * 50 ms after a pause.  A calling thread does wake it when the queue is
- * half full.
+ * 50 ms after a pause.  With a 4 MiB queue that is far more room than a
+ * millisecond of batches needs; when it does fill, calling threads record
+ * their own batches until the recorder catches up.
  *
  * The lines of the queue a record will be written to were last touched by
  * the recorder, on another core: a calling thread that wrote them cold would
@@ -51,7 +53,9 @@
 #define PREFETCH_LINES 8
 #define EXIT_WAIT_S 10
 
-enum { REC_WRITING = 1, REC_READY = 2, REC_PAD = 3 };
+/* REC_WRITING is 0: free space is kept zeroed at every line's state word, so
+ * a record is "being written" from the moment its space is reserved. */
+enum { REC_WRITING = 0, REC_READY = 2, REC_PAD = 3 };
 enum { Q_IDLE, Q_RUNNING, Q_FAILED, Q_STOPPING };
 
 /* The calling threads' fields and the recorder's `tail` sit on separate cache lines. */
@@ -59,10 +63,10 @@ static struct {
     pthread_mutex_t mu;
     unsigned char *buf;
     size_t cap;             /* bytes in buf: CUBATCHTRACE_QUEUE_KB */
-    uint64_t head;          /* next byte to reserve (monotonic; written under mu) */
-    int state;              /* Q_* (under mu) */
+    int state;              /* Q_* (written under mu, read by calling threads without it) */
     pthread_cond_t wake;    /* the recorder waits here */
     pthread_cond_t drained; /* the exit handler waits here */
+    uint64_t head __attribute__((aligned(64)));     /* next byte to reserve (monotonic; calling threads, CAS) */
     uint64_t tail __attribute__((aligned(64)));     /* next byte to record (monotonic; written by the recorder) */
 } q = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -123,7 +127,11 @@ static bool drain(void)
         if (st == REC_READY)
             cbt_record_deferred(r);
         did = true;
-        __atomic_store_n(&q.tail, t + r->size, __ATOMIC_RELEASE);
+        /* Free again: zero the state word of every line (a later record may start at any). */
+        uint32_t size = r->size;
+        for (uint32_t o = 0; o < size; o += ALIGN)
+            at(t + o)->state = REC_WRITING;
+        __atomic_store_n(&q.tail, t + size, __ATOMIC_RELEASE);
     }
     return did;
 }
@@ -172,7 +180,7 @@ static void drain_at_exit(void)
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += EXIT_WAIT_S;
-    while (__atomic_load_n(&q.tail, __ATOMIC_ACQUIRE) != q.head) {
+    while (__atomic_load_n(&q.tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&q.head, __ATOMIC_ACQUIRE)) {
         if (pthread_cond_timedwait(&q.drained, &q.mu, &deadline) == ETIMEDOUT) {
             cbt_warn_once(NULL, "the recorder thread did not finish within %d s at exit: some batches are not recorded",
                           EXIT_WAIT_S);
@@ -191,6 +199,8 @@ static void fork_child(void)
      * waiter: start them afresh. */
     init_conds();
     q.head = q.tail = 0;
+    free(q.buf); /* holds the parent's records: a zeroed one is made at the next start */
+    q.buf = NULL;
     if (q.state == Q_RUNNING)
         q.state = Q_IDLE;
     pthread_mutex_unlock(&q.mu);
@@ -209,7 +219,7 @@ static bool start(void)
     pthread_once(&once, once_per_process);
     if (!q.buf) {
         q.cap = cbt_config()->queue_kb * 1024;
-        if (!(q.buf = malloc(q.cap)))
+        if (!(q.buf = calloc(1, q.cap)))
             goto fail;
     }
     static bool cond_set;
@@ -230,7 +240,7 @@ static bool start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e)
         goto fail;
-    q.state = Q_RUNNING;
+    __atomic_store_n(&q.state, Q_RUNNING, __ATOMIC_RELEASE); /* after buf and cap */
     return true;
 fail:
     q.state = Q_FAILED;
@@ -240,36 +250,34 @@ fail:
 
 struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
 {
-    pthread_mutex_lock(&q.mu);
-    if (cbt_unlikely(q.state != Q_RUNNING) && (q.state != Q_IDLE || !start())) {
+    if (cbt_unlikely(__atomic_load_n(&q.state, __ATOMIC_ACQUIRE) != Q_RUNNING)) {
+        pthread_mutex_lock(&q.mu);
+        bool ok = q.state == Q_RUNNING || (q.state == Q_IDLE && start());
         pthread_mutex_unlock(&q.mu);
-        return NULL;
+        if (!ok)
+            return NULL;
     }
     size_t need;
-    if (n > q.cap / 4 / PER_OP || k > q.cap / 4 / PER_INFO || (need = rec_bytes(n, k)) > q.cap / 4) {
-        pthread_mutex_unlock(&q.mu);
+    if (n > q.cap / 4 / PER_OP || k > q.cap / 4 / PER_INFO || (need = rec_bytes(n, k)) > q.cap / 4)
         return NULL;
-    }
-    uint64_t h = q.head, t = __atomic_load_n(&q.tail, __ATOMIC_ACQUIRE);
-    size_t pos = h % q.cap, pad = pos + need > q.cap ? q.cap - pos : 0;
-    if (h + pad + need - t > q.cap) {
-        pthread_cond_signal(&q.wake);
-        pthread_mutex_unlock(&q.mu);
-        return NULL;
-    }
+    /* Lock-free: claim [h, h + pad + need) by moving head on; the space is free
+     * (behind the tail) and zeroed, so the recorder sees it as being written. */
+    uint64_t h = __atomic_load_n(&q.head, __ATOMIC_RELAXED), pad;
+    do {
+        uint64_t t = __atomic_load_n(&q.tail, __ATOMIC_ACQUIRE);
+        size_t pos = h % q.cap;
+        pad = pos + need > q.cap ? q.cap - pos : 0;
+        if (h + pad + need - t > q.cap)
+            return NULL; /* full: the recorder is behind, record inline */
+    } while (!__atomic_compare_exchange_n(&q.head, &h, h + pad + need, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     if (pad) {
         struct cbt_rec *p = at(h);
         p->size = (uint32_t)pad;
-        __atomic_store_n(&p->state, REC_PAD, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->state, REC_PAD, __ATOMIC_RELEASE);
         h += pad;
     }
     struct cbt_rec *r = at(h);
     r->size = (uint32_t)need;
-    __atomic_store_n(&r->state, REC_WRITING, __ATOMIC_RELAXED);
-    __atomic_store_n(&q.head, h + need, __ATOMIC_RELEASE);
-    if (h + need - t > q.cap / 2)
-        pthread_cond_signal(&q.wake);
-    pthread_mutex_unlock(&q.mu);
     for (unsigned i = 0; i < PREFETCH_LINES; i++)
         __builtin_prefetch(q.buf + (h + need + i * ALIGN) % q.cap, 1, 3);
 

@@ -30,6 +30,10 @@ ids=$(batch_results "$t" | awk '{print $1}' | sort -n | uniq | wc -l)
 is "$ids" $((8 * K)) "each batch exactly once (distinct batch_ids)"
 is "$(writer "$t" | awk '{print $2}' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')" "$K " \
     "$K batch events for each of the 8 calling threads"
+"$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/rfull-$$" >"$CBT_TMP/rfull.json" 2>&1
+is "$(grep -o '"ops": [0-9]*' "$CBT_TMP/rfull.json" | head -1) $(grep -o '"bytes": [0-9]*' "$CBT_TMP/rfull.json" | head -1)" \
+    "\"ops\": $((8 * K * M)) \"bytes\": $((K * M * (64 + 65 + 66 + 67 + 68 + 69 + 70 + 71)))" \
+    "every op of every batch recorded with its size, through the full queue (the client's own count)"
 deferred=$(writer "$t" | awk '$1 != $2' | wc -l)
 ok "$([ "$deferred" -gt 0 ] && echo 0 || echo 1)" "some batches went through the recorder thread ($deferred of $((8 * K)))"
 unset CUBATCHTRACE_QUEUE_KB
