@@ -2,7 +2,8 @@
  * bench/costs: what the building blocks of the shim's calling-thread path
  * cost on this machine, one by one: the driver queries it may make per
  * batch or per operand, the clock it reads around the driver call, the
- * system call it makes for host memory, an uncontended mutex.
+ * system call it makes for host memory, an uncontended mutex and
+ * compare-and-swap, a 64-bit division.
  *
  *   bench/costs [--libcuda PATH] [--cpu N]
  *
@@ -15,6 +16,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +141,13 @@ int main(int argc, char **argv)
     MEASURE("clock_gettime(CLOCK_MONOTONIC)", clock_gettime(CLOCK_MONOTONIC, &ts));
     MEASURE("rdtsc", sink += __rdtsc());
     MEASURE("pthread_mutex_lock + unlock (uncontended)", (pthread_mutex_lock(&mu), pthread_mutex_unlock(&mu)));
+    uint64_t word = 0;
+    MEASURE("compare-and-swap (uncontended)", ({
+                uint64_t w = word;
+                __atomic_compare_exchange_n(&word, &w, w + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+            }));
+    volatile uint64_t big = 1ull << 22, off = 12345;
+    MEASURE("64-bit division (a modulo by a variable)", sink += off % big);
     MEASURE("mincore (one page)", mincore((void *)((uintptr_t)host & ~(uintptr_t)(page - 1)), 1, &vec));
     MEASURE("cuStreamGetId", get_id(s, &id));
     MEASURE("cuStreamGetCtx", get_ctx(s, &c));

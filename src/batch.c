@@ -433,6 +433,9 @@ __attribute__((destructor)) static void cp_report(void)
 #define CP_DONE() ((void)0)
 #endif
 
+/* Up to this many ops, a batch is learned straight into its record. */
+#define SMALL_BATCH 16
+
 static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                            CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                            void *caller, uint64_t id, CUresult *res_out)
@@ -440,17 +443,30 @@ static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, 
     CP(CP_ENTRY);
     const struct cbt_real *real = cbt_real();
     size_t n = ops ? num_ops : 0, k = 0;
-    struct caller *c = caller_for(n);
-    if (!c)
-        return false;
-    if (n)
+    struct cbt_rec *r;
+    if (n <= SMALL_BATCH) {
+        /* Room for the worst case (every operand distinct), learned straight
+         * into the record: fewer lines touched than a copy through scratch. */
+        r = cbt_rec_reserve(n, 2 * n);
+        if (!r)
+            return false; /* recorded inline */
+        CP(CP_RESERVE);
+        for (size_t i = 0; i < n; i++)
+            r->ops[i] = ops[i];
+        if (n)
+            k = cbt_learn_indexed(real, n, r->ops, r->idx, r->infos);
+        r->k = k;
+        CP(CP_LEARN);
+    } else {
+        struct caller *c = caller_for(n);
+        if (!c)
+            return false;
         k = cbt_learn_indexed(real, n, ops, c->idx, c->infos);
-    CP(CP_LEARN);
-    struct cbt_rec *r = cbt_rec_reserve(n, k);
-    if (!r)
-        return false; /* recorded inline */
-    CP(CP_RESERVE);
-    if (n) {
+        CP(CP_LEARN);
+        r = cbt_rec_reserve(n, k);
+        if (!r)
+            return false; /* recorded inline */
+        CP(CP_RESERVE);
         memcpy(r->ops, ops, n * sizeof *ops);
         memcpy(r->idx, c->idx, n * sizeof *c->idx);
         memcpy(r->infos, c->infos, k * sizeof *c->infos);

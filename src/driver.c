@@ -65,7 +65,9 @@ void cbt_warn_once(int *once, const char *fmt, ...)
 
 /* ---- configuration ---- */
 
-static struct cbt_config config;
+struct cbt_config cbt_config_table;
+int cbt_config_ready;
+#define config cbt_config_table
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static void read_config(void)
@@ -102,9 +104,10 @@ static void read_config(void)
     }
 }
 
-const struct cbt_config *cbt_config(void)
+const struct cbt_config *cbt_config_slow(void)
 {
     pthread_once(&config_once, read_config);
+    __atomic_store_n(&cbt_config_ready, 1, __ATOMIC_RELEASE);
     return &config;
 }
 

@@ -62,7 +62,8 @@ enum { Q_IDLE, Q_RUNNING, Q_FAILED, Q_STOPPING };
 static struct {
     pthread_mutex_t mu;
     unsigned char *buf;
-    size_t cap;             /* bytes in buf: CUBATCHTRACE_QUEUE_KB */
+    size_t cap;             /* bytes in buf: CUBATCHTRACE_QUEUE_KB rounded down to a power of two */
+    size_t max_n, max_k;    /* the most ops and operand infos a record may hold (a quarter of the queue) */
     int state;              /* Q_* (written under mu, read by calling threads without it) */
     pthread_cond_t wake;    /* the recorder waits here */
     pthread_cond_t drained; /* the exit handler waits here */
@@ -94,7 +95,7 @@ static inline uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline struct cbt_rec *at(uint64_t off) { return (struct cbt_rec *)(q.buf + off % q.cap); }
+static inline struct cbt_rec *at(uint64_t off) { return (struct cbt_rec *)(q.buf + (off & (q.cap - 1))); }
 
 #define PER_OP (sizeof(CUDA_MEMCPY3D_BATCH_OP) + sizeof(struct cbt_op_infos))
 #define PER_INFO sizeof(struct cbt_operand_info)
@@ -218,7 +219,12 @@ static bool start(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, once_per_process);
     if (!q.buf) {
-        q.cap = cbt_config()->queue_kb * 1024;
+        size_t want = cbt_config()->queue_kb * 1024, cap = ALIGN;
+        while (cap * 2 <= want)
+            cap *= 2; /* a power of two: positions are masked, never divided */
+        q.cap = cap;
+        q.max_n = cap / 4 / PER_OP;
+        q.max_k = cap / 4 / PER_INFO;
         if (!(q.buf = calloc(1, q.cap)))
             goto fail;
     }
@@ -258,14 +264,14 @@ struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
             return NULL;
     }
     size_t need;
-    if (n > q.cap / 4 / PER_OP || k > q.cap / 4 / PER_INFO || (need = rec_bytes(n, k)) > q.cap / 4)
+    if (n > q.max_n || k > q.max_k || (need = rec_bytes(n, k)) > q.cap / 4)
         return NULL;
     /* Lock-free: claim [h, h + pad + need) by moving head on; the space is free
      * (behind the tail) and zeroed, so the recorder sees it as being written. */
     uint64_t h = __atomic_load_n(&q.head, __ATOMIC_RELAXED), pad;
     do {
         uint64_t t = __atomic_load_n(&q.tail, __ATOMIC_ACQUIRE);
-        size_t pos = h % q.cap;
+        size_t pos = h & (q.cap - 1);
         pad = pos + need > q.cap ? q.cap - pos : 0;
         if (h + pad + need - t > q.cap)
             return NULL; /* full: the recorder is behind, record inline */
@@ -279,7 +285,7 @@ struct cbt_rec *cbt_rec_reserve(size_t n, size_t k)
     struct cbt_rec *r = at(h);
     r->size = (uint32_t)need;
     for (unsigned i = 0; i < PREFETCH_LINES; i++)
-        __builtin_prefetch(q.buf + (h + need + i * ALIGN) % q.cap, 1, 3);
+        __builtin_prefetch(q.buf + ((h + need + i * ALIGN) & (q.cap - 1)), 1, 3);
 
     unsigned char *p = (unsigned char *)(r + 1);
     r->n = n;

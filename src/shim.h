@@ -75,7 +75,15 @@ struct cbt_config {
     bool record_inline;   /* CUBATCHTRACE_RECORD=inline: never defer recording to the recorder thread */
     size_t queue_kb;      /* CUBATCHTRACE_QUEUE_KB: the recorder's queue */
 };
-const struct cbt_config *cbt_config(void);
+extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
+extern int cbt_config_ready __attribute__((visibility("hidden")));
+const struct cbt_config *cbt_config_slow(void);
+static inline const struct cbt_config *cbt_config(void)
+{
+    if (cbt_likely(__atomic_load_n(&cbt_config_ready, __ATOMIC_ACQUIRE)))
+        return &cbt_config_table;
+    return cbt_config_slow();
+}
 
 /* Set by the first batch once configuration is read and the provider loaded. */
 extern int cbt_ready __attribute__((visibility("hidden")));
