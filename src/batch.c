@@ -5,7 +5,10 @@
  * Cost discipline: with CUBATCHTRACE_MODE=observe, no session listening and
  * no stderr report, a batch costs two loads and a few branches on top of the
  * driver call; operand queries, validation and clock reads only happen when
- * their result goes somewhere.
+ * their result goes somewhere.  With a session in observe mode the calling
+ * thread hands the batch to the recorder thread (batch_deferred, recorder.c),
+ * which validates it and writes its events (cbt_record_deferred); strict
+ * mode, the stderr report and CUBATCHTRACE_RECORD=inline do it all here.
  */
 #include "config.h"
 
@@ -374,13 +377,7 @@ static bool any_unmapped(size_t k, const struct cbt_operand_info *infos)
     return false;
 }
 
-/*
- * Observe mode, recorded by the recorder thread: what stays on the calling
- * thread is the copy of the op list, the memory kinds, the driver call and
- * the stream queries.  A batch with an unmapped operand is validated here,
- * and its findings written, before it is forwarded: the driver may not
- * return from it.
- */
+
 /*
  * Built with -DCBT_CHECKPOINTS (bench/checkpoints only, never installed):
  * the calling thread's deferred path timed segment by segment with the TSC,
@@ -433,6 +430,13 @@ __attribute__((destructor)) static void cp_report(void)
 #define CP_DONE() ((void)0)
 #endif
 
+/*
+ * Observe mode, recorded by the recorder thread: what stays on the calling
+ * thread is the copy of the op list, the memory kinds, the driver call and
+ * the stream queries.  A batch with an unmapped operand is validated here,
+ * and its findings written, before it is forwarded: the driver may not
+ * return from it.
+ */
 /* Up to this many ops, a batch is learned straight into its record. */
 #define SMALL_BATCH 16
 
