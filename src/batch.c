@@ -55,10 +55,14 @@ static void scratch_free(void *p)
 
 static void make_scratch_key(void) { (void)pthread_key_create(&scratch_key, scratch_free); }
 
+/* Room for `want` elements (doubling); false when out of memory or beyond any
+ * size memory can hold (a corrupt numOps must not loop or overflow). */
 static bool grow(void **p, size_t *cap, size_t want, size_t elem)
 {
     if (want <= *cap)
         return true;
+    if (want > SIZE_MAX / 4 / elem)
+        return false;
     size_t n = *cap ? *cap : 64;
     while (n < want)
         n *= 2;
@@ -211,6 +215,8 @@ static struct caller *caller_for(size_t n)
         (void)pthread_setspecific(caller_key, c);
     }
     if (cbt_unlikely(n > c->cap_n)) {
+        if (n > SIZE_MAX / 4 / (2 * sizeof(struct cbt_operand_info)))
+            return NULL;
         size_t cap = c->cap_n ? c->cap_n : 64;
         while (cap < n)
             cap *= 2;
