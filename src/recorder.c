@@ -176,7 +176,7 @@ static void drain_at_exit(void)
         pthread_mutex_unlock(&q.mu);
         return;
     }
-    q.state = Q_STOPPING;
+    __atomic_store_n(&q.state, Q_STOPPING, __ATOMIC_RELEASE);
     pthread_cond_signal(&q.wake);
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -203,7 +203,7 @@ static void fork_child(void)
     free(q.buf); /* holds the parent's records: a zeroed one is made at the next start */
     q.buf = NULL;
     if (q.state == Q_RUNNING)
-        q.state = Q_IDLE;
+        __atomic_store_n(&q.state, Q_IDLE, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&q.mu);
 }
 
@@ -249,7 +249,7 @@ static bool start(void)
     __atomic_store_n(&q.state, Q_RUNNING, __ATOMIC_RELEASE); /* after buf and cap */
     return true;
 fail:
-    q.state = Q_FAILED;
+    __atomic_store_n(&q.state, Q_FAILED, __ATOMIC_RELEASE);
     cbt_warn_once(&start_warned, "cannot start the recorder thread: batches are recorded by the calling thread");
     return false;
 }
