@@ -99,13 +99,6 @@ static struct scratch *scratch_for(size_t num_ops)
     return s;
 }
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static CUresult forward(enum cbt_api api, void *fn, size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx,
                         unsigned long long flags, CUstream stream)
 {
@@ -510,9 +503,9 @@ static bool batch_deferred(enum cbt_api api, enum cbt_door door, void *real_fn, 
         res = no_driver(api);
         r->b.outcome = CBT_OUTCOME_NO_DRIVER;
     } else {
-        uint64_t t0 = cbt_ticks_ok ? cbt_ticks() : now_ns();
+        uint64_t t0 = cbt_call_clock();
         res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
-        r->b.driver_ns = (cbt_ticks_ok ? cbt_ticks() : now_ns()) - t0; /* in ticks when driver_ticks */
+        r->b.driver_ns = cbt_call_clock() - t0; /* in ticks when driver_ticks */
         r->b.outcome = CBT_OUTCOME_FORWARDED;
         CP(CP_DRIVER);
         describe_stream(real, api, stream, &r->b);
@@ -606,10 +599,10 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
         outcome = CBT_OUTCOME_NO_DRIVER;
     } else {
         if (trace_batch)
-            t0 = now_ns();
+            t0 = cbt_mono_ns();
         res = forward(api, real_fn, num_ops, ops, fail_idx, flags, stream);
         if (trace_batch)
-            t1 = now_ns();
+            t1 = cbt_mono_ns();
         outcome = CBT_OUTCOME_FORWARDED;
     }
 

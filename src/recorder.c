@@ -88,13 +88,6 @@ static void init_conds(void)
     pthread_condattr_destroy(&ca);
 }
 
-static inline uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static inline struct cbt_rec *at(uint64_t off) { return (struct cbt_rec *)(q.buf + (off & (q.cap - 1))); }
 
 #define PER_OP (sizeof(CUDA_MEMCPY3D_BATCH_OP) + sizeof(struct cbt_op_infos))
@@ -153,16 +146,16 @@ static void wait_ns(uint64_t ns)
 static void *recorder_main(void *arg)
 {
     (void)arg;
-    uint64_t last = mono_ns();
+    uint64_t last = cbt_mono_ns();
     for (;;) {
         if (drain())
-            last = mono_ns();
+            last = cbt_mono_ns();
         pthread_mutex_lock(&q.mu);
         if (q.state == Q_STOPPING)
             /* Whatever is still being filled is waited for by the exit handler's deadline. */
             pthread_cond_broadcast(&q.drained);
         if (!tail_ready())
-            wait_ns(q.state == Q_STOPPING || mono_ns() - last < ACTIVE_NS ? POLL_NS : IDLE_POLL_NS);
+            wait_ns(q.state == Q_STOPPING || cbt_mono_ns() - last < ACTIVE_NS ? POLL_NS : IDLE_POLL_NS);
         pthread_mutex_unlock(&q.mu);
     }
     return NULL;
@@ -324,7 +317,7 @@ void cbt_ticks_init(void)
     fclose(f);
     if (constant && nonstop) {
         tick0 = cbt_ticks();
-        mono0 = mono_ns();
+        mono0 = cbt_mono_ns();
         cbt_ticks_ok = 1;
     }
 #endif
@@ -334,13 +327,13 @@ void cbt_ticks_init(void)
 uint64_t cbt_ticks_to_ns(uint64_t ticks)
 {
     if (cbt_unlikely(ns_per_tick == 0)) {
-        uint64_t m = mono_ns();
+        uint64_t m = cbt_mono_ns();
         if (m - mono0 < 20000000u) {
             uint64_t left = 20000000u - (m - mono0);
             struct timespec ts = {0, (long)left};
             nanosleep(&ts, NULL);
         }
-        uint64_t t1 = cbt_ticks(), m1 = mono_ns();
+        uint64_t t1 = cbt_ticks(), m1 = cbt_mono_ns();
         ns_per_tick = t1 > tick0 ? (double)(m1 - mono0) / (double)(t1 - tick0) : 1.0;
     }
     return (uint64_t)((double)ticks * ns_per_tick + 0.5);

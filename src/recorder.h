@@ -51,6 +51,16 @@ void cbt_record_deferred(struct cbt_rec *r);
  * (bench/costs).  The recorder converts ticks to nanoseconds with a rate it
  * measures against CLOCK_MONOTONIC over at least 20 ms from the first batch.
  */
+#include <time.h>
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t cbt_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 extern int cbt_ticks_ok __attribute__((visibility("hidden")));
 void cbt_ticks_init(void);
 uint64_t cbt_ticks_to_ns(uint64_t ticks);
@@ -60,6 +70,8 @@ static inline uint64_t cbt_ticks(void) { return __rdtsc(); }
 #else
 static inline uint64_t cbt_ticks(void) { return 0; } /* never used: cbt_ticks_ok stays 0 */
 #endif
+/* The driver call's clock: ticks when cbt_ticks_ok, else ns. */
+static inline uint64_t cbt_call_clock(void) { return cbt_ticks_ok ? cbt_ticks() : cbt_mono_ns(); }
 
 /* The calling thread's kernel thread id, cached (reset in a forked child). */
 uint32_t cbt_tid(void);
