@@ -88,20 +88,11 @@ static void read_config(void)
     config.report_stderr = r && !strcmp(r, "stderr");
     if (r && *r && !config.report_stderr)
         cbt_warn_once(NULL, "CUBATCHTRACE_REPORT=%s is not supported (only 'stderr'): no report", r);
-    const char *w = secure_getenv("CUBATCHTRACE_RECORD");
-    config.record_inline = w && !strcmp(w, "inline");
-    if (w && *w && !config.record_inline && strcmp(w, "deferred"))
-        cbt_warn_once(NULL, "CUBATCHTRACE_RECORD=%s is not one of deferred, inline: using deferred", w);
-    const char *k = secure_getenv("CUBATCHTRACE_QUEUE_KB");
-    config.queue_kb = 4096;
-    if (k && *k) {
-        char *end;
-        unsigned long v = strtoul(k, &end, 10);
-        if (*end || v < 16 || v > (1ul << 22))
-            cbt_warn_once(NULL, "CUBATCHTRACE_QUEUE_KB=%s is not a size in KiB from 16 to 4194304: using 4096", k);
-        else
-            config.queue_kb = v;
-    }
+    /* Settings of earlier versions, now without effect: say so once. */
+    static const char *const gone[] = {"CUBATCHTRACE_RECORD", "CUBATCHTRACE_QUEUE_KB"};
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        if (secure_getenv(gone[i]))
+            cbt_warn_once(NULL, "%s is no longer read: every batch is recorded on its calling thread", gone[i]);
 }
 
 const struct cbt_config *cbt_config_slow(void)

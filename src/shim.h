@@ -72,8 +72,6 @@ struct cbt_config {
     enum cbt_mode mode;
     bool strict_hazards;  /* CUBATCHTRACE_STRICT=hazards */
     bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
-    bool record_inline;   /* CUBATCHTRACE_RECORD=inline: never defer recording to the recorder thread */
-    size_t queue_kb;      /* CUBATCHTRACE_QUEUE_KB: the recorder's queue */
 };
 extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
 extern int cbt_config_ready __attribute__((visibility("hidden")));

@@ -15,8 +15,7 @@
  * the driver.  False until the first batch has read the configuration. */
 static inline bool cbt_quiet(void)
 {
-    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch) &&
-           !cbt_tp_enabled(finding);
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch);
 }
 
 void cbt_trace_lookup(const char *via, const char *symbol, int version, uint64_t flags, int api, void *ip);

@@ -108,7 +108,7 @@ tests_clients_client_nolib_LDADD = -ldl
 
 # The tests.  tests/doors/doors.sh holds their shared helpers.
 CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/runtime_seq.sh \
-	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/recorder.sh tests/doors/streams.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
+	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/streams.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh

@@ -1,18 +1,13 @@
 /*
  * The cubatchtrace event catalogue (LTTng-UST provider `cubatchtrace`).
+ * The fields of each event are the lists of <cubatchtrace/events.h>;
+ * docs/events.md documents them.
  *
- *   cubatchtrace:batch     INFO     one per batch, after the driver answered:
- *                                   batch fields + the first CBT_TP_OPS_PER_EVENT
- *                                   ops as one integer sequence per op field
- *   cubatchtrace:batch_ops INFO     the following ops of a large batch, same layout
- *   cubatchtrace:finding   WARNING  one per validator finding (before forwarding when
- *                                   recorded inline; see src/recorder.h)
- *   cubatchtrace:op        DEBUG    one per op with enumerations decoded
- *                                   (off unless enabled: it costs several times more per op)
- *   cubatchtrace:lookup    DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
- *
- * All events of one batch carry its batch_id (per process): pair them by
- * (vpid, batch_id) without the muxer.  docs/events.md documents every field.
+ *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
+ *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
+ *   cubatchtrace:batch_end  INFO     the result of a batch recorded before forwarding (outcome "pending")
+ *   cubatchtrace:finding    WARNING  a finding of the calling thread's validator (strict mode, stderr report)
+ *   cubatchtrace:lookup     DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER cubatchtrace
@@ -21,7 +16,7 @@
 #define LTTNG_UST_TRACEPOINT_INCLUDE "cubatchtrace_tp.h"
 
 #include <cubatchtrace/catalog.h>
-#include "cubatchtrace_tp_types.h"
+#include <cubatchtrace/events.h>
 
 #if !defined(CUBATCHTRACE_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
 #define CUBATCHTRACE_TP_H
@@ -44,133 +39,57 @@ LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, side, LTTNG_UST_TP_ENUM_VALUES(CBT_SIDE_
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, severity, LTTNG_UST_TP_ENUM_VALUES(CBT_SEVERITY_LIST(CBT_TP_ENUM_VALUE_)))
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, rule, LTTNG_UST_TP_ENUM_VALUES(CBT_RULE_LIST(CBT_TP_RULE_VALUE_)))
 
-/* The per-op fields, shared by `batch` and `batch_ops`: one sequence per field. */
-#define CBT_TP_OP_SEQUENCES(o)                                                                                \
-    lttng_ust_field_integer(uint64_t, ops_first, (o)->first)                                                  \
-    lttng_ust_field_sequence(uint8_t, src_type, (o)->src_type, uint32_t, (o)->count)                          \
-    lttng_ust_field_sequence(uint8_t, src_mem, (o)->src_mem, uint32_t, (o)->count)                            \
-    lttng_ust_field_sequence(int32_t, src_device, (o)->src_device, uint32_t, (o)->count)                      \
-    lttng_ust_field_sequence_hex(uint64_t, src_addr, (o)->src_addr, uint32_t, (o)->count)                     \
-    lttng_ust_field_sequence(uint64_t, src_row_length, (o)->src_row_length, uint32_t, (o)->count)             \
-    lttng_ust_field_sequence(uint64_t, src_layer_height, (o)->src_layer_height, uint32_t, (o)->count)         \
-    lttng_ust_field_sequence(uint8_t, src_lochint_type, (o)->src_lochint_type, uint32_t, (o)->count)          \
-    lttng_ust_field_sequence(int32_t, src_lochint_id, (o)->src_lochint_id, uint32_t, (o)->count)              \
-    lttng_ust_field_sequence(uint64_t, src_x, (o)->src_x, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, src_y, (o)->src_y, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, src_z, (o)->src_z, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint8_t, dst_type, (o)->dst_type, uint32_t, (o)->count)                          \
-    lttng_ust_field_sequence(uint8_t, dst_mem, (o)->dst_mem, uint32_t, (o)->count)                            \
-    lttng_ust_field_sequence(int32_t, dst_device, (o)->dst_device, uint32_t, (o)->count)                      \
-    lttng_ust_field_sequence_hex(uint64_t, dst_addr, (o)->dst_addr, uint32_t, (o)->count)                     \
-    lttng_ust_field_sequence(uint64_t, dst_row_length, (o)->dst_row_length, uint32_t, (o)->count)             \
-    lttng_ust_field_sequence(uint64_t, dst_layer_height, (o)->dst_layer_height, uint32_t, (o)->count)         \
-    lttng_ust_field_sequence(uint8_t, dst_lochint_type, (o)->dst_lochint_type, uint32_t, (o)->count)          \
-    lttng_ust_field_sequence(int32_t, dst_lochint_id, (o)->dst_lochint_id, uint32_t, (o)->count)              \
-    lttng_ust_field_sequence(uint64_t, dst_x, (o)->dst_x, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, dst_y, (o)->dst_y, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, dst_z, (o)->dst_z, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, width, (o)->width, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint64_t, height, (o)->height, uint32_t, (o)->count)                             \
-    lttng_ust_field_sequence(uint64_t, depth, (o)->depth, uint32_t, (o)->count)                               \
-    lttng_ust_field_sequence(uint8_t, access_order, (o)->access_order, uint32_t, (o)->count)                  \
-    lttng_ust_field_sequence_hex(uint32_t, op_flags, (o)->op_flags, uint32_t, (o)->count)                     \
-    lttng_ust_field_sequence(uint32_t, elem_size, (o)->elem_size, uint32_t, (o)->count)                       \
-    lttng_ust_field_sequence(uint64_t, bytes, (o)->bytes, uint32_t, (o)->count)
+/* One field of the lists in <cubatchtrace/events.h>, from the record `r`. */
+#define CBT_TP_FIELD_INT(type, name, en) lttng_ust_field_integer(type, name, r->name)
+#define CBT_TP_FIELD_HEX(type, name, en) lttng_ust_field_integer_hex(type, name, r->name)
+#define CBT_TP_FIELD_ENUM(type, name, en) lttng_ust_field_enum(cubatchtrace, en, type, name, r->name)
+#define CBT_TP_FIELD(kind, type, name, en) CBT_TP_FIELD_##kind(type, name, en)
+
+/* A chunk of ops (struct cbt_ev_chunk `c`): the CBT_EV_CHUNK_FIELDS list. */
+#define CBT_TP_CHUNK(c)                                                                                       \
+    lttng_ust_field_integer(uint64_t, ops_first, (c)->first)                                                  \
+    lttng_ust_field_sequence(uint8_t, ops, (const uint8_t *)(c)->ops, uint32_t, (c)->count * CBT_EV_OP_SIZE)  \
+    lttng_ust_field_sequence(uint8_t, operand_of, (c)->operand_of, uint32_t, 2 * (c)->count)                  \
+    lttng_ust_field_sequence(uint8_t, operands, (const uint8_t *)(c)->operands, uint32_t,                     \
+                             (c)->noperands * (uint32_t)sizeof(struct cbt_ev_operand))
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
-    LTTNG_UST_TP_ARGS(const struct cbt_tp_batch *, b, const struct cbt_tp_ops *, o, void *, ip),
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_batch *, r, const struct cbt_ev_chunk *, c, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, batch_id, b->batch_id)
-        lttng_ust_field_enum(cubatchtrace, api, uint8_t, api, b->api)
-        lttng_ust_field_enum(cubatchtrace, door, uint8_t, door, b->door)
-        lttng_ust_field_enum(cubatchtrace, outcome, uint8_t, outcome, b->outcome)
-        lttng_ust_field_enum(cubatchtrace, curesult, uint32_t, result, b->result)
-        lttng_ust_field_integer(uint64_t, num_ops, b->num_ops)
-        lttng_ust_field_integer_hex(uint64_t, flags, b->flags)
-        lttng_ust_field_integer_hex(uint64_t, op_list, b->op_list)
-        lttng_ust_field_integer_hex(uint64_t, stream, b->stream)
-        lttng_ust_field_integer(uint64_t, stream_id, b->stream_id)
-        lttng_ust_field_integer_hex(uint64_t, context, b->context)
-        lttng_ust_field_integer(int32_t, device, b->device)
-        lttng_ust_field_enum(cubatchtrace, capture, uint8_t, capture, b->capture)
-        lttng_ust_field_integer(uint64_t, fail_idx, b->fail_idx)
-        lttng_ust_field_integer(uint64_t, driver_ns, b->driver_ns)
-        lttng_ust_field_integer_hex(uint64_t, caller, b->caller)
-        lttng_ust_field_integer(int32_t, tid, b->tid)
-        lttng_ust_field_integer(uint8_t, validated, b->validated)
-        lttng_ust_field_integer(uint32_t, findings, b->findings)
-        CBT_TP_OP_SEQUENCES(o)
+        CBT_EV_BATCH_FIELDS(CBT_TP_FIELD)
+        CBT_TP_CHUNK(c)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_ops,
-    LTTNG_UST_TP_ARGS(const struct cbt_tp_ops *, o, void *, ip),
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_chunk *, c, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, batch_id, o->batch_id)
-        CBT_TP_OP_SEQUENCES(o)
+        lttng_ust_field_integer(uint64_t, batch_id, c->batch_id)
+        CBT_TP_CHUNK(c)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch_ops, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, finding,
-    LTTNG_UST_TP_ARGS(const struct cbt_tp_finding *, f, void *, ip),
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_end,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_batch *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, batch_id, f->batch_id)
-        lttng_ust_field_enum(cubatchtrace, rule, uint16_t, rule, f->rule)
-        lttng_ust_field_enum(cubatchtrace, severity, uint8_t, severity, f->severity)
-        lttng_ust_field_enum(cubatchtrace, side, uint8_t, side, f->side)
-        lttng_ust_field_integer(uint64_t, op, f->op)
-        lttng_ust_field_integer(uint64_t, other_op, f->other_op)
-        lttng_ust_field_integer(uint64_t, value, f->value)
-        lttng_ust_field_integer(uint64_t, limit, f->limit)
-        lttng_ust_field_integer_hex(uint64_t, caller, f->caller)
-        lttng_ust_field_integer(int32_t, tid, f->tid)
+        CBT_EV_BATCH_FIELDS(CBT_TP_FIELD)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch_end, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, finding,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_finding *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_EV_FINDING_FIELDS(CBT_TP_FIELD)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, finding, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
-
-LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, op,
-    LTTNG_UST_TP_ARGS(const struct cbt_tp_ops *, o, unsigned int, i, void *, ip),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, batch_id, o->batch_id)
-        lttng_ust_field_integer(uint64_t, index, o->first + i)
-        lttng_ust_field_enum(cubatchtrace, operand, uint8_t, src_type, o->src_type[i])
-        lttng_ust_field_enum(cubatchtrace, memkind, uint8_t, src_mem, o->src_mem[i])
-        lttng_ust_field_integer(int32_t, src_device, o->src_device[i])
-        lttng_ust_field_integer_hex(uint64_t, src_addr, o->src_addr[i])
-        lttng_ust_field_integer(uint64_t, src_row_length, o->src_row_length[i])
-        lttng_ust_field_integer(uint64_t, src_layer_height, o->src_layer_height[i])
-        lttng_ust_field_enum(cubatchtrace, location, uint8_t, src_lochint_type, o->src_lochint_type[i])
-        lttng_ust_field_integer(int32_t, src_lochint_id, o->src_lochint_id[i])
-        lttng_ust_field_integer(uint64_t, src_x, o->src_x[i])
-        lttng_ust_field_integer(uint64_t, src_y, o->src_y[i])
-        lttng_ust_field_integer(uint64_t, src_z, o->src_z[i])
-        lttng_ust_field_enum(cubatchtrace, operand, uint8_t, dst_type, o->dst_type[i])
-        lttng_ust_field_enum(cubatchtrace, memkind, uint8_t, dst_mem, o->dst_mem[i])
-        lttng_ust_field_integer(int32_t, dst_device, o->dst_device[i])
-        lttng_ust_field_integer_hex(uint64_t, dst_addr, o->dst_addr[i])
-        lttng_ust_field_integer(uint64_t, dst_row_length, o->dst_row_length[i])
-        lttng_ust_field_integer(uint64_t, dst_layer_height, o->dst_layer_height[i])
-        lttng_ust_field_enum(cubatchtrace, location, uint8_t, dst_lochint_type, o->dst_lochint_type[i])
-        lttng_ust_field_integer(int32_t, dst_lochint_id, o->dst_lochint_id[i])
-        lttng_ust_field_integer(uint64_t, dst_x, o->dst_x[i])
-        lttng_ust_field_integer(uint64_t, dst_y, o->dst_y[i])
-        lttng_ust_field_integer(uint64_t, dst_z, o->dst_z[i])
-        lttng_ust_field_integer(uint64_t, width, o->width[i])
-        lttng_ust_field_integer(uint64_t, height, o->height[i])
-        lttng_ust_field_integer(uint64_t, depth, o->depth[i])
-        lttng_ust_field_enum(cubatchtrace, access_order, uint8_t, access_order, o->access_order[i])
-        lttng_ust_field_integer_hex(uint32_t, op_flags, o->op_flags[i])
-        lttng_ust_field_integer(uint32_t, elem_size, o->elem_size[i])
-        lttng_ust_field_integer(uint64_t, bytes, o->bytes[i])
-    )
-)
-LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, op, LTTNG_UST_TRACEPOINT_LOGLEVEL_DEBUG)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
     LTTNG_UST_TP_ARGS(const char *, via, const char *, symbol, int, version, uint64_t, flags, int, api, void *, ip),

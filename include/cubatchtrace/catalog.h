@@ -31,7 +31,8 @@
 #define CBT_OUTCOME_LIST(X)                                                    \
     X(CBT_OUTCOME_FORWARDED, 0, "forwarded")                                  \
     X(CBT_OUTCOME_REFUSED, 1, "refused")                                      \
-    X(CBT_OUTCOME_NO_DRIVER, 2, "no_driver")
+    X(CBT_OUTCOME_NO_DRIVER, 2, "no_driver")                                  \
+    X(CBT_OUTCOME_PENDING, 3, "pending")
 
 /* X(ID, value, "name") : CUmemcpy3DOperandType as recorded. */
 #define CBT_OPERAND_LIST(X)                                                    \
@@ -137,7 +138,13 @@
     X(pageable_stream_order, 22, CBT_SEV_WARNING,                                                              \
       "a pageable host source copied with srcAccessOrder STREAM (the driver stages it synchronously)")         \
     X(during_api_call_device_source, 23, CBT_SEV_WARNING,                                                      \
-      "DURING_API_CALL on a device-memory source, where it buys nothing")
+      "DURING_API_CALL on a device-memory source, where it buys nothing")                                      \
+    X(ops_not_read, 24, CBT_SEV_WARNING,                                                                       \
+      "only the first `value` of numOps ops were read: the rest lie past an op the driver rejects first")
+
+/* The version of the rule catalogue above: recorded in every trace, raised
+ * whenever a rule is added or its meaning changes. */
+#define CBT_RULES_VERSION 2
 
 #define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
 enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 4 };

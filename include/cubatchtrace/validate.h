@@ -44,6 +44,11 @@ struct cbt_batch_view {
     const struct cbt_operand_info *src_info; /* num_ops entries, or NULL */
     const struct cbt_operand_info *dst_info; /* num_ops entries, or NULL */
     int device_count;                        /* devices in the system; <= 0: unknown */
+    /* Set when only the first num_read ops could be read (the rest lie past
+     * an op the driver rejects before reading further): the ops after them
+     * are not examined and an ops_not_read finding says how many were. */
+    int partial;
+    size_t num_read;
 };
 
 #define CBT_NO_OP ((uint64_t)-1)
@@ -86,6 +91,15 @@ void cbt_validator_free(struct cbt_validator *v);
  */
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *batch, struct cbt_finding *out,
                     size_t cap);
+
+/*
+ * Does the driver's first pass over the ops accept this op's form (extent,
+ * srcAccessOrder, flags, operand types, pitches) and go on to read the
+ * next op?  The H200 checks every op's form, in order, before it looks at
+ * any memory, and stops at the first op that fails: a caller that must not
+ * read more of an op list than the driver would stops there too.
+ */
+int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op);
 
 /* Bytes an op moves (extent * element size; element size 1 for pointer-to-pointer). */
 uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,

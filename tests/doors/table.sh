@@ -3,7 +3,7 @@
 # the shim over the double in observe mode: for every case the driver's
 # (double's) answer and the validator's verdict recorded in the trace must
 # agree: an error-severity finding for the batch <=> the driver refused it.
-# Covers src/validate.c as the shim runs it (cbt_batch -> cbt_validate ->
+# Covers validate/validate.c as the shim runs it (cbt_batch -> cbt_validate ->
 # finding events): without the validator every refused case fails.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"

@@ -31,7 +31,7 @@ CLEANFILES += tests/unit/fuzz_validate-bin tests/unit/fuzz_validate.skip tests/u
 if HAVE_CLANG
 check_SCRIPTS += tests/unit/fuzz_validate.stamp
 tests/unit/fuzz_validate.stamp: $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/tests/unit/ref_overlap.h \
-		$(srcdir)/src/validate.c $(srcdir)/include/cubatchtrace/validate.h $(srcdir)/include/cubatchtrace/catalog.h
+		$(srcdir)/validate/validate.c $(srcdir)/include/cubatchtrace/validate.h $(srcdir)/include/cubatchtrace/catalog.h
 	@$(MKDIR_P) tests/unit
 	$(AM_V_GEN)rm -f tests/unit/fuzz_validate-bin tests/unit/fuzz_validate.skip; \
 	probe=tests/unit/fuzz_probe.$$$$; \
@@ -40,7 +40,7 @@ tests/unit/fuzz_validate.stamp: $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/t
 	  echo "$(CLANG) cannot link a libFuzzer program: $$(grep -m1 -i error $$probe.log)" > tests/unit/fuzz_validate.skip; \
 	elif ! $(CLANG) $(AM_CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	    -Wall -Wextra -Wno-unused-parameter \
-	    $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/src/validate.c -o tests/unit/fuzz_validate-bin; then \
+	    $(srcdir)/tests/unit/fuzz_validate.c $(srcdir)/validate/validate.c -o tests/unit/fuzz_validate-bin; then \
 	  rm -f $$probe*; exit 1; \
 	fi; \
 	rm -f $$probe*; touch $@

@@ -1169,6 +1169,25 @@ static void sweep(struct cbt_validator *v, struct key *k, size_t n_items)
     sweep_rects(v, nr);
 }
 
+int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op)
+{
+    const uint32_t order = (uint32_t)op->srcAccessOrder;
+    if (!extent_ok(op) || order < CBT_ORDER_STREAM || order > CBT_ORDER_ANY ||
+        (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+        return 0;
+    const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
+    for (int s = 0; s < 2; s++) {
+        if (is_ptr(xs[s])) {
+            if ((xs[s]->op.ptr.rowLength && xs[s]->op.ptr.rowLength < op->extent.width) ||
+                (xs[s]->op.ptr.layerHeight && xs[s]->op.ptr.layerHeight < op->extent.height))
+                return 0;
+        } else if (!is_arr(xs[s]) || !xs[s]->op.array.array) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* ---- the entry point ------------------------------------------------------ */
 
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out, size_t cap)
@@ -1190,12 +1209,16 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         emit(&o, CBT_RULE_stream_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
     else if (b->stream == CU_STREAM_LEGACY)
         emit(&o, CBT_RULE_stream_legacy, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
-    if (b->num_ops == 0 || !b->ops) {
+    size_t n = b->num_ops;
+    if (b->partial && b->num_read < n) {
+        n = b->num_read;
+        emit(&o, CBT_RULE_ops_not_read, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, n, b->num_ops);
+    }
+    if (n == 0 || !b->ops) {
         cbt_validator_free(own);
         return o.n;
     }
 
-    const size_t n = b->num_ops;
     int have_scratch = v && scratch_reserve(v, n);
     size_t n_items = 0, ns = 0, nd = 0; /* keys: srcs at [0, ns), dsts at [n, n + nd) */
 

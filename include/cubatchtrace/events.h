@@ -1,0 +1,119 @@
+/*
+ * cubatchtrace: the event format, written once.
+ *
+ * The tracepoint provider (tracepoints/cubatchtrace_tp.h) builds its events
+ * from these lists and the reader (tools/) decodes them by the same lists,
+ * so the two cannot drift.  Numeric values of the enumerations are those of
+ * catalog.h.
+ *
+ * A batch is recorded on its calling thread as
+ *   cubatchtrace:batch       the batch fields, then its first ops (a chunk)
+ *   cubatchtrace:batch_ops   each further chunk of CBT_EV_OPS_PER_EVENT ops
+ *   cubatchtrace:batch_end   only after a batch recorded before forwarding
+ *                            (outcome "pending": an operand the driver may
+ *                            crash on): the batch fields once it returned
+ *   cubatchtrace:finding     only when the calling thread validated the batch
+ *                            (strict mode, CUBATCHTRACE_REPORT=stderr)
+ * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
+ * 112 bytes, the recording machine's byte order), two operand indices per op
+ * (source, destination) and the distinct operands those indices name, as
+ * struct cbt_ev_operand.  The reader validates the reassembled batch.
+ */
+#ifndef CUBATCHTRACE_EVENTS_H
+#define CUBATCHTRACE_EVENTS_H
+
+#include <stdint.h>
+
+/* Version of the layout below, recorded in every batch (field `format`). */
+#define CBT_EV_FORMAT 2
+
+/* Ops per event: a chunk of 64 ops with every operand distinct is 11.4 KiB,
+ * below the smallest sub-buffer that holds one (16 KiB). */
+#define CBT_EV_OPS_PER_EVENT 64
+
+/* Bytes of one op as recorded (sizeof(CUDA_MEMCPY3D_BATCH_OP) in CUDA 13). */
+#define CBT_EV_OP_SIZE 112
+
+/*
+ * The batch fields, in event order: X(kind, C type, name, enumeration)
+ *   kind INT: decimal integer, HEX: hexadecimal integer, ENUM: the named
+ *   enumeration of catalog.h (the enumeration column is unused otherwise).
+ */
+#define CBT_EV_BATCH_FIELDS(X)                                                                                \
+    X(INT, uint16_t, format, _)        /* CBT_EV_FORMAT of the recorder */                                   \
+    X(INT, uint16_t, rules, _)         /* CBT_RULES_VERSION of the recorder */                               \
+    X(INT, uint64_t, batch_id, _)      /* per process, from 0 */                                             \
+    X(ENUM, uint8_t, api, api)                                                                               \
+    X(ENUM, uint8_t, door, door)                                                                             \
+    X(ENUM, uint8_t, outcome, outcome)                                                                       \
+    X(ENUM, uint32_t, result, curesult) /* the CUresult the caller saw */                                    \
+    X(INT, uint64_t, num_ops, _)       /* numOps as passed */                                                \
+    X(INT, uint64_t, ops_recorded, _)  /* ops the chunks of this batch carry (<= num_ops) */                 \
+    X(HEX, uint64_t, flags, _)                                                                               \
+    X(HEX, uint64_t, op_list, _)                                                                             \
+    X(HEX, uint64_t, stream, _)                                                                              \
+    X(INT, uint64_t, stream_id, _)     /* cuStreamGetId; 0 when unknown */                                   \
+    X(HEX, uint64_t, context, _)       /* cuStreamGetCtx; 0 when unknown */                                  \
+    X(INT, int32_t, device, _)         /* the stream's device; -1 when unknown */                            \
+    X(ENUM, uint8_t, capture, capture)                                                                       \
+    X(INT, uint64_t, fail_idx, _)      /* 12.8 ABI: *failIdx after the call; UINT64_MAX otherwise */         \
+    X(INT, uint64_t, driver_ns, _)     /* host time in the driver call */                                    \
+    X(HEX, uint64_t, caller, _)        /* return address in the caller */                                    \
+    X(INT, int32_t, tid, _)            /* the calling thread */                                              \
+    X(INT, int32_t, device_count, _)   /* devices in the system; <= 0 unknown */                             \
+    X(INT, uint8_t, validated, _)      /* 1: the calling thread validated it (finding events follow) */     \
+    X(INT, uint32_t, findings, _)      /* how many, when validated */
+
+/* The fields of one inline finding: X(kind, C type, name, enumeration). */
+#define CBT_EV_FINDING_FIELDS(X)                                                                              \
+    X(INT, uint64_t, batch_id, _)                                                                            \
+    X(ENUM, uint16_t, rule, rule)                                                                            \
+    X(ENUM, uint8_t, severity, severity)                                                                     \
+    X(ENUM, uint8_t, side, side)                                                                             \
+    X(INT, uint64_t, op, _)            /* UINT64_MAX for batch-level rules */                                \
+    X(INT, uint64_t, other_op, _)      /* UINT64_MAX unless an overlap */                                    \
+    X(INT, uint64_t, value, _)                                                                               \
+    X(INT, uint64_t, limit, _)                                                                               \
+    X(HEX, uint64_t, caller, _)                                                                              \
+    X(INT, int32_t, tid, _)
+
+/* The chunk fields of `batch` and `batch_ops` (sequences of bytes). */
+#define CBT_EV_CHUNK_FIELDS(X)                                                                                \
+    X(ops_first)       /* index in the batch of the chunk's first op */                                      \
+    X(ops)             /* count * CBT_EV_OP_SIZE bytes */                                                    \
+    X(operand_of)      /* 2 * count bytes: op i's source is operands[operand_of[2i]], its destination [2i+1] */ \
+    X(operands)        /* k * sizeof(struct cbt_ev_operand) bytes */
+
+#define CBT_EV_STRUCT_MEMBER_(kind, type, name, en) type name;
+/* The batch fields as the shim fills them. */
+struct cbt_ev_batch {
+    CBT_EV_BATCH_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
+struct cbt_ev_finding {
+    CBT_EV_FINDING_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
+#undef CBT_EV_STRUCT_MEMBER_
+
+/* What the shim learned about one operand (struct cbt_operand_info of
+ * validate.h, without padding): 56 bytes, little-endian on x86-64/aarch64. */
+struct cbt_ev_operand {
+    uint64_t alloc_base, alloc_size;
+    uint64_t array_width, array_height, array_depth;
+    uint32_t elem_size;
+    int32_t device;
+    uint8_t kind; /* enum cbt_memkind */
+    uint8_t reserved[7];
+};
+
+/* One chunk as the shim hands it to the tracepoint. */
+struct cbt_ev_chunk {
+    uint64_t batch_id;
+    uint64_t first;          /* ops_first */
+    uint32_t count;          /* ops in the chunk */
+    uint32_t noperands;      /* distinct operands in the chunk (<= 2 * count) */
+    const void *ops;         /* count ops */
+    const uint8_t *operand_of; /* 2 * count */
+    const struct cbt_ev_operand *operands;
+};
+
+#endif /* CUBATCHTRACE_EVENTS_H */

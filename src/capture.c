@@ -1,0 +1,212 @@
+/*
+ * The calling thread's capture of a batch, and its recording.
+ *
+ * Everything happens on the thread that made the call, while it makes it:
+ * a batch whose call returned is in LTTng's ring buffer (shared memory that
+ * the consumer daemon reads even after the process is gone), whatever way
+ * the process ends next.
+ *
+ * The ops are recorded as they were passed (the bytes of
+ * CUDA_MEMCPY3D_BATCH_OP), each chunk with the distinct operands its ops use
+ * and two one-byte indices per op; the reader reassembles and validates.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "tp.h"
+
+_Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "the recorded op size is CUDA 13's");
+_Static_assert(sizeof(struct cbt_ev_operand) == 56, "struct cbt_ev_operand has no padding");
+_Static_assert(2 * CBT_EV_OPS_PER_EVENT <= 256, "operand indices of a chunk fit one byte");
+
+#define CHUNK CBT_EV_OPS_PER_EVENT
+
+struct cbt_captured {
+    size_t cap;                    /* ops the arrays below have room for */
+    size_t n;                      /* ops captured */
+    size_t nchunks;
+    struct cbt_op_infos *idx;      /* cap: op i's operands, chunk-local */
+    uint8_t *operand_of;           /* 2 * cap */
+    struct cbt_operand_info *infos; /* 2 * cap: chunk c's at [c * 2 * CHUNK, + k[c]) */
+    uint32_t *k;                   /* cap / CHUNK + 1: distinct operands per chunk */
+    bool risky;
+    struct cbt_ev_operand wire[2 * CHUNK]; /* one chunk's operands as recorded */
+};
+
+static CBT_TLS struct cbt_captured *tls_capture;
+static pthread_key_t capture_key;
+static pthread_once_t capture_key_once = PTHREAD_ONCE_INIT;
+
+static void capture_free(void *p)
+{
+    struct cbt_captured *c = p;
+    if (c) {
+        free(c->idx);
+        free(c->operand_of);
+        free(c->infos);
+        free(c->k);
+        free(c);
+    }
+}
+
+static void make_capture_key(void) { (void)pthread_key_create(&capture_key, capture_free); }
+
+/* Room for n ops, or NULL (no memory, or more than memory can hold). */
+static struct cbt_captured *capture_for(size_t n)
+{
+    struct cbt_captured *c = tls_capture;
+    if (cbt_unlikely(!c)) {
+        pthread_once(&capture_key_once, make_capture_key);
+        if (!(c = calloc(1, sizeof *c)))
+            return NULL;
+        tls_capture = c;
+        (void)pthread_setspecific(capture_key, c);
+    }
+    if (cbt_likely(n <= c->cap))
+        return c;
+    /* Whole chunks: chunk c's operands live at a fixed offset. */
+    size_t chunks = n / CHUNK + 1;
+    if (chunks > SIZE_MAX / (2 * CHUNK * sizeof(struct cbt_operand_info)))
+        return NULL;
+    size_t cap = chunks * CHUNK;
+    struct cbt_op_infos *idx = realloc(c->idx, cap * sizeof *idx);
+    if (idx)
+        c->idx = idx;
+    uint8_t *of = realloc(c->operand_of, 2 * cap);
+    if (of)
+        c->operand_of = of;
+    struct cbt_operand_info *infos = realloc(c->infos, 2 * cap * sizeof *infos);
+    if (infos)
+        c->infos = infos;
+    uint32_t *k = realloc(c->k, chunks * sizeof *k);
+    if (k)
+        c->k = k;
+    if (!idx || !of || !infos || !k)
+        return NULL;
+    c->cap = cap;
+    return c;
+}
+
+size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                            CUstream stream, bool stream_known)
+{
+    if (num_ops == 0 || !ops || flags || stream == NULL || stream == CU_STREAM_LEGACY || !stream_known)
+        return 0;
+    for (size_t i = 0; i < num_ops; i++)
+        if (cbt_unlikely(!cbt_op_well_formed(&ops[i])))
+            return i + 1;
+    return num_ops;
+}
+
+struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops)
+{
+    struct cbt_captured *c = capture_for(n);
+    if (!c)
+        return NULL;
+    c->n = n;
+    c->nchunks = 0;
+    c->risky = false;
+    for (size_t first = 0; first < n; first += CHUNK) {
+        size_t count = n - first < CHUNK ? n - first : CHUNK;
+        size_t ch = c->nchunks++;
+        struct cbt_operand_info *infos = &c->infos[ch * 2 * CHUNK];
+        size_t k = cbt_learn_indexed(real, count, ops + first, c->idx + first, infos);
+        c->k[ch] = (uint32_t)k;
+        for (size_t i = 0; i < count; i++) {
+            c->operand_of[2 * (first + i)] = (uint8_t)c->idx[first + i].src;
+            c->operand_of[2 * (first + i) + 1] = (uint8_t)c->idx[first + i].dst;
+        }
+        for (size_t j = 0; j < k; j++)
+            if (cbt_unlikely(infos[j].kind == CBT_MEM_UNMAPPED))
+                c->risky = true;
+    }
+    return c;
+}
+
+bool cbt_capture_risky(const struct cbt_captured *c) { return c->risky; }
+
+void cbt_capture_expand(const struct cbt_captured *c, struct cbt_operand_info *src, struct cbt_operand_info *dst)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cbt_operand_info *infos = &c->infos[i / CHUNK * 2 * CHUNK];
+        src[i] = infos[c->idx[i].src];
+        dst[i] = infos[c->idx[i].dst];
+    }
+}
+
+uint64_t cbt_capture_bytes(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t i)
+{
+    const struct cbt_operand_info *infos = &c->infos[i / CHUNK * 2 * CHUNK];
+    return cbt_op_bytes(&ops[i], &infos[c->idx[i].src], &infos[c->idx[i].dst]);
+}
+
+static void to_wire(struct cbt_ev_operand *w, const struct cbt_operand_info *o)
+{
+    *w = (struct cbt_ev_operand){
+        .alloc_base = o->alloc_base, .alloc_size = o->alloc_size, .array_width = o->array_width,
+        .array_height = o->array_height, .array_depth = o->array_depth, .elem_size = o->elem_size,
+        .device = o->device, .kind = o->kind,
+    };
+}
+
+void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                        void *caller)
+{
+    if (!cbt_tp_enabled(batch))
+        return;
+    /* The wire copy of one chunk's operands: the capture is the calling thread's own. */
+    struct cbt_ev_operand *wire = ((struct cbt_captured *)c)->wire;
+    size_t ch = 0, first = 0;
+    do {
+        uint32_t count = c->n - first < CHUNK ? (uint32_t)(c->n - first) : CHUNK;
+        uint32_t k = count ? c->k[ch] : 0;
+        const struct cbt_operand_info *infos = &c->infos[ch * 2 * CHUNK];
+        for (uint32_t j = 0; j < k; j++)
+            to_wire(&wire[j], &infos[j]);
+        struct cbt_ev_chunk chunk = {
+            .batch_id = b->batch_id, .first = first, .count = count, .noperands = k,
+            .ops = ops + first, .operand_of = c->operand_of + 2 * first, .operands = wire,
+        };
+        if (first == 0)
+            cbt_tp(batch, b, &chunk, caller);
+        else
+            cbt_tp(batch_ops, &chunk, caller);
+        first += count;
+        ch++;
+    } while (first < c->n);
+}
+
+/* ---- the calling thread's id ---- */
+
+static unsigned fork_generation;
+static CBT_TLS int32_t tls_tid;
+static CBT_TLS unsigned tls_tid_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void after_fork_child(void) { __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED); }
+static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }
+
+int32_t cbt_tid(void)
+{
+    unsigned g = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    if (cbt_unlikely(!tls_tid || tls_tid_generation != g)) {
+        pthread_once(&atfork_once, install_atfork);
+        tls_tid = (int32_t)syscall(SYS_gettid);
+        tls_tid_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    }
+    return tls_tid;
+}
+
+uint64_t cbt_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,52 @@
+/*
+ * What the calling thread captures of a batch (src/capture.c): the ops as
+ * far as the driver reads them, the operands learned from the driver, and
+ * their recording into LTTng's ring buffer in chunks of
+ * CBT_EV_OPS_PER_EVENT ops (<cubatchtrace/events.h>).
+ */
+#ifndef CBT_CAPTURE_H
+#define CBT_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cubatchtrace/events.h>
+
+#include "shim.h"
+
+/* The calling thread's capture of its current batch (per thread, reused). */
+struct cbt_captured;
+
+/*
+ * How many ops of the list the driver reads: none when it rejects the batch
+ * from its arguments alone (numOps 0, a NULL list, flags, a NULL, legacy or
+ * unknown stream: stream_known false), else up to and including the first op
+ * whose form it rejects, else all of them.  The shim reads no further.
+ */
+size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                            CUstream stream, bool stream_known);
+
+/* Learn the operands of ops[0, n): NULL when memory for it cannot be had. */
+struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops);
+
+/* Is any operand one the driver may crash on (unmapped memory)? */
+bool cbt_capture_risky(const struct cbt_captured *c);
+
+/* The operands of op i, for the validator: src[i], dst[i] for every op captured. */
+void cbt_capture_expand(const struct cbt_captured *c, struct cbt_operand_info *src, struct cbt_operand_info *dst);
+
+/* Bytes op i moves (as the validator counts them). */
+uint64_t cbt_capture_bytes(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t i);
+
+/* Write the batch (header + chunks) into the ring buffer, when enabled. */
+void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                        void *caller);
+
+/* The calling thread's kernel thread id, cached (right in a forked child too). */
+int32_t cbt_tid(void);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t cbt_mono_ns(void);
+
+#endif

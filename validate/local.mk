@@ -1,0 +1,11 @@
+# The validator: pure (ops in, findings out), shared by the shim (strict mode,
+# the stderr report), the tool (read-time checks) and users' own tests.
+lib_LTLIBRARIES += libcubatchtrace-validate.la
+libcubatchtrace_validate_la_SOURCES = validate/validate.c
+libcubatchtrace_validate_la_LDFLAGS = -version-info 0:0:0
+
+# The same code, built into the shim (which must not depend on an installed
+# copy) and into the tool.
+noinst_LTLIBRARIES += validate/libcbtvalidate.la
+validate_libcbtvalidate_la_SOURCES = validate/validate.c
+validate_libcbtvalidate_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
