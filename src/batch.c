@@ -220,7 +220,7 @@ static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *c
         .other_op = f->other_op, .value = f->value, .limit = f->limit, .caller = (uint64_t)(uintptr_t)caller,
         .tid = tid,
     };
-    cbt_tp(finding, &ev, caller);
+    cbt_capture_record_finding(&ev, caller);
 }
 
 /* Set once configuration is read and the provider loaded; until then every
@@ -232,6 +232,7 @@ static void first_batch(void)
 {
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
+    cbt_capture_init();
     if (cfg->mode != CBT_MODE_OFF)
         cbt_tracing_init();
     __atomic_store_n(&cbt_ready, 1, __ATOMIC_RELEASE);
@@ -285,8 +286,7 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
             b.findings = (uint32_t)nf;
             for (size_t i = 0; i < kept; i++) {
                 const struct cbt_finding *f = &s->findings[i];
-                if (cbt_tp_enabled(finding))
-                    emit_finding(b.batch_id, f, caller, b.tid);
+                emit_finding(b.batch_id, f, caller, b.tid);
                 if (cfg->report_stderr)
                     cbt_report_finding(f, ops, n, b.batch_id, api, door, caller);
                 if (cfg->mode == CBT_MODE_STRICT && f->rule != CBT_RULE_ops_not_read &&
@@ -326,8 +326,7 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
         if (v1 && fail_idx)
             b.fail_idx = (uint64_t)*fail_idx;
         if (cbt_unlikely(pending)) {
-            if (cbt_tp_enabled(batch_end))
-                cbt_tp(batch_end, &b, caller);
+            cbt_capture_record_end(&b, caller);
             tls_depth--;
             return res;
         }

@@ -156,11 +156,21 @@ static void to_wire(struct cbt_ev_operand *w, const struct cbt_operand_info *o)
     };
 }
 
+/*
+ * One writer of the process at a time: LTTng drops an event, even in
+ * blocking mode, when a writer wraps around the ring onto a sub-buffer that
+ * another writer, preempted between reserving and committing, still holds
+ * (many threads, few CPUs, a small channel).  Serialized, the other threads
+ * of the process wait for it instead.  The driver call is never under it.
+ */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
                         void *caller)
 {
     if (!cbt_tp_enabled(batch))
         return;
+    pthread_mutex_lock(&write_lock);
     /* The wire copy of one chunk's operands: the capture is the calling thread's own. */
     struct cbt_ev_operand *wire = ((struct cbt_captured *)c)->wire;
     size_t ch = 0, first = 0;
@@ -181,6 +191,25 @@ void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch 
         first += count;
         ch++;
     } while (first < c->n);
+    pthread_mutex_unlock(&write_lock);
+}
+
+void cbt_capture_record_end(const struct cbt_ev_batch *b, void *caller)
+{
+    if (!cbt_tp_enabled(batch_end))
+        return;
+    pthread_mutex_lock(&write_lock);
+    cbt_tp(batch_end, b, caller);
+    pthread_mutex_unlock(&write_lock);
+}
+
+void cbt_capture_record_finding(const struct cbt_ev_finding *f, void *caller)
+{
+    if (!cbt_tp_enabled(finding))
+        return;
+    pthread_mutex_lock(&write_lock);
+    cbt_tp(finding, f, caller);
+    pthread_mutex_unlock(&write_lock);
 }
 
 /* ---- the calling thread's id ---- */
@@ -190,8 +219,15 @@ static CBT_TLS int32_t tls_tid;
 static CBT_TLS unsigned tls_tid_generation;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-static void after_fork_child(void) { __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED); }
+/* In a forked child the thread that held the write lock is gone. */
+static void after_fork_child(void)
+{
+    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
+    pthread_mutex_init(&write_lock, NULL);
+}
 static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }
+
+void cbt_capture_init(void) { pthread_once(&atfork_once, install_atfork); }
 
 int32_t cbt_tid(void)
 {

@@ -43,6 +43,15 @@ uint64_t cbt_capture_bytes(const struct cbt_captured *c, const CUDA_MEMCPY3D_BAT
 void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
                         void *caller);
 
+/* The result of a batch written before it was forwarded (outcome "pending"). */
+void cbt_capture_record_end(const struct cbt_ev_batch *b, void *caller);
+
+/* A finding of the calling thread's validator. */
+void cbt_capture_record_finding(const struct cbt_ev_finding *f, void *caller);
+
+/* Once, before the first batch: what a forked child must reset. */
+void cbt_capture_init(void);
+
 /* The calling thread's kernel thread id, cached (right in a forked child too). */
 int32_t cbt_tid(void);
 

@@ -1,0 +1,103 @@
+/*
+ * Ways a process ends right after its batches returned, for the "nothing
+ * lost" tests: each batch is one device-to-device op through the linked
+ * cuMemcpy3DBatchAsync_v2.
+ *
+ *   client_loss fork N       the parent makes 1 batch, a forked child N and _exit(0)s
+ *   client_loss abort N      N batches, then abort()
+ *   client_loss kill N       N batches, printing "returned I" after each, then SIGKILL to itself
+ *   client_loss threads T K  T threads make K batches each, are joined, then _exit(0)
+ * Prints "pid P" for every process that makes batches, before its first.
+ */
+#include "common.h"
+#include "opbuild.h"
+
+#include <stdbool.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static CUdeviceptr buf;
+
+static void batches(CUstream s, size_t n, bool say)
+{
+    for (size_t i = 0; i < n; i++) {
+        CUDA_MEMCPY3D_BATCH_OP op = cc_op(ob_ptr(buf, 0, 0), ob_ptr(buf + 4096, 0, 0), 256, 1, 1);
+        cc_check(cuMemcpy3DBatchAsync(1, &op, 0, s), "cuMemcpy3DBatchAsync_v2");
+        if (say) {
+            printf("returned %zu\n", i + 1);
+            fflush(stdout);
+        }
+    }
+}
+
+static size_t per_thread;
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    CUstream s;
+    cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
+    cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
+    batches(s, per_thread, false);
+    return NULL;
+}
+
+static void say_pid(void)
+{
+    printf("pid %d\n", (int)getpid());
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        cc_fail("usage: client_loss fork|abort|kill N | threads T K");
+    size_t n = strtoul(argv[2], NULL, 10);
+    cc_load_direct();
+    CUstream s = cc_setup();
+    cc_check(cc.MemAlloc(&buf, 8192), "cuMemAlloc");
+    say_pid();
+    if (!strcmp(argv[1], "fork")) {
+        batches(s, 1, false);
+        pid_t child = fork();
+        if (child < 0)
+            cc_fail("fork");
+        if (child == 0) {
+            say_pid();
+            batches(s, n, false);
+            _exit(0);
+        }
+        int st;
+        waitpid(child, &st, 0);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (!strcmp(argv[1], "abort")) {
+        batches(s, n, false);
+        abort();
+    }
+    if (!strcmp(argv[1], "kill")) {
+        batches(s, n, true);
+        kill(getpid(), SIGKILL);
+        pause();
+    }
+    if (!strcmp(argv[1], "threads") && argc > 3) {
+        size_t t = n;
+        per_thread = strtoul(argv[3], NULL, 10);
+        pthread_t *th = calloc(t, sizeof *th);
+        if (!th)
+            cc_fail("out of memory");
+        for (size_t i = 0; i < t; i++)
+            if (pthread_create(&th[i], NULL, worker, NULL))
+                cc_fail("pthread_create");
+        for (size_t i = 0; i < t; i++)
+            pthread_join(th[i], NULL);
+        _exit(0);
+    }
+    cc_fail("unknown mode %s", argv[1]);
+}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Nothing is lost: every batch whose call returned is in the trace, however
+# the process ends right after it (a forked child's _exit, abort, SIGKILL,
+# many threads then _exit), counted exactly.  The shim writes each batch
+# into LTTng's ring buffer on the calling thread before the call returns.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+# count ALL PID...: batch events of those processes in the whole trace text ALL
+count() {
+    _f=$1; shift
+    _n=0
+    for _p in "$@"; do _n=$((_n + $(grep -F "vpid = $_p," "$_f" | grep -c ' cubatchtrace:batch: '))); done
+    echo $_n
+}
+pids() { sed -n 's/^pid \([0-9]*\)$/\1/p' "$CBT_TMP/$1.out" | tr '\n' ' '; }
+
+traced "lfork-$$" "$CLIENTS/client_loss" fork 500
+is "$st" 0 "fork: the parent exits 0"
+is "$(pids "lfork-$$" | wc -w)" 2 "fork: parent and child both made batches"
+is "$(count "$CBT_TMP/lfork-$$.all" $(pids "lfork-$$"))" 501 \
+    "fork: the parent's batch and all 500 of the child that _exit()ed are in the trace"
+
+traced "labort-$$" "$CLIENTS/client_loss" abort 10000
+is "$st" 134 "abort: the program ends with SIGABRT (status 134)"
+is "$(count "$CBT_TMP/labort-$$.all" $(pids "labort-$$"))" 10000 \
+    "abort: all 10000 batches made before abort() are in the trace"
+
+traced "lkill-$$" "$CLIENTS/client_loss" kill 5000
+is "$st" 137 "kill: the program ends with SIGKILL (status 137)"
+said=$(grep -c '^returned ' "$CBT_TMP/lkill-$$.out")
+is "$said" 5000 "kill: the program said 5000 batches returned"
+is "$(count "$CBT_TMP/lkill-$$.all" $(pids "lkill-$$"))" "$said" \
+    "kill: every batch it said returned is in the trace"
+ids=$(grep -F "vpid = $(pids "lkill-$$" | tr -d ' ')," "$CBT_TMP/lkill-$$.all" |
+    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.*/\1/p' | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
+is "$ids" "0 4999 5000" "kill: batch ids 0 to 4999, each exactly once"
+
+# 32 threads of 500 batches into a channel of two 4 KiB sub-buffers of its own (per-process buffers) in
+# blocking mode: the calling threads wait for room, nothing is discarded.
+tiny_session() {
+    "$LTTNG" --no-sessiond create "$1" --output="$CBT_TMP/$1" >/dev/null || return 1
+    _cbt_sessions="$_cbt_sessions $1"
+    "$LTTNG" enable-channel -u -s "$1" --buffers-pid --blocking-timeout=inf --subbuf-size=4096 --num-subbuf=2 tiny >/dev/null &&
+        "$LTTNG" enable-event -u -s "$1" -c tiny 'cubatchtrace:*' >/dev/null &&
+        "$LTTNG" add-context -u -s "$1" -c tiny -t vpid -t vtid >/dev/null &&
+        "$LTTNG" start "$1" >/dev/null
+}
+t=lthr-$$
+tiny_session "$t" || { echo "Bail out! cannot create the LTTng session $t"; exit 1; }
+cbt_run "$CLIENTS/client_loss" threads 32 500 >"$CBT_TMP/$t.out" 2>"$CBT_TMP/$t.err"
+st=$?
+cbt_session_stop "$t"
+cbt_trace_text "$t" >"$CBT_TMP/$t.all"
+is "$st" 0 "threads: 32 threads x 500 batches, joined, then _exit(0)"
+p=$(pids "$t" | tr -d ' ')
+is "$(count "$CBT_TMP/$t.all" "$p")" 16000 "threads: all 16000 batches are in the trace (tiny blocking channel)"
+is "$(grep -F "vpid = $p," "$CBT_TMP/$t.all" | grep ' cubatchtrace:batch: ' | sed -n 's/.* vtid = \([0-9]*\)[ ,].*/\1/p' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')" "500 " \
+    "threads: 500 batches from each of the 32 threads"
+"$top_builddir/tools/cubatchtrace" summary "$CBT_TMP/$t" >"$CBT_TMP/$t.sum" 2>&1
+is "$(sed -n 's/^# discarded events: //p' "$CBT_TMP/$t.sum")" 0 "threads: the tool counts no discarded event"
+done_testing
