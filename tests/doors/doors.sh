@@ -24,6 +24,7 @@ traced() {
     cbt_session_stop "$_t"
     cbt_trace_text "$_t" >"$CBT_TMP/$_t.all"
     pid_events "$CBT_TMP/$_t.all" "$pid" >"$CBT_TMP/$_t.trace"
+    "$top_builddir/tools/cubatchtrace" show --pid "$pid" "$CBT_TMP/$_t" >"$CBT_TMP/$_t.show" 2>"$CBT_TMP/$_t.show.err"
 }
 
 # bare NAME CMD...: CMD over the double without the shim; $bst, NAME.bare.out/.err.
@@ -51,8 +52,17 @@ batches() {
         -e "s/ $SIZE_MAX\$/ -/"
 }
 
-# findings FILE: one line per cubatchtrace:finding event: batch_id rule severity op
+# findings FILE: one line per finding the tool computes when it reads the
+# trace (`cubatchtrace show` of NAME for FILE NAME.trace): batch_id rule severity op
 findings() {
+    awk '$1 == "finding" {
+        for (i = 2; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1); v[k] = substr($i, index($i, "=") + 1) }
+        print v["id"], v["rule"], v["severity"], v["op"]
+    }' "${1%.trace}.show"
+}
+# inline_findings FILE: the same from the cubatchtrace:finding events the
+# calling thread wrote (strict mode, the stderr report)
+inline_findings() {
     sed -n 's/.* cubatchtrace:finding: .* batch_id = \([0-9]*\), rule = ( "\([^"]*\)".* severity = ( "\([^"]*\)".* op = \([0-9]*\),.*/\1 \2 \3 \4/p' "$1" |
         sed -e "s/ $SIZE_MAX\$/ -/"
 }

@@ -14,11 +14,7 @@ need_sessiond
 
 # field NAME RUN: the values of sequence NAME, one line per batch event.
 field() {
-    "$PYTHON3" -c 'import re, sys
-for line in open(sys.argv[2]):
-    if " cubatchtrace:batch: " in line:
-        m = re.search(r"\b%s = \[ ((?:\[\d+\] = -?\w+(?:, )?)*) \]" % sys.argv[1], line)
-        print(" ".join(re.findall(r"\] = (-?\w+)", m.group(1))) if m else "")' "$1" "$CBT_TMP/$2.trace"
+    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/$2.trace"
 }
 # queries RUN: the client's "NAME queries=N" lines, without the result.
 queries() { sed -n 's/^\([a-z0-9-]*\) queries=\([0-9]*\) result=0$/\1 \2/p' "$CBT_TMP/$1.out"; }

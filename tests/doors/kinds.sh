@@ -12,11 +12,7 @@ traced "kinds-$$" "$CLIENTS/client_kinds"
 is "$st" 0 "client_kinds exits 0 (bytes arrived)"
 # field NAME: the values of the batch event's sequence NAME, space-separated.
 field() {
-    "$PYTHON3" -c 'import re, sys
-for line in open(sys.argv[2]):
-    if " cubatchtrace:batch: " in line:
-        m = re.search(r"\b%s = \[ ((?:\[\d+\] = -?\w+(?:, )?)*) \]" % sys.argv[1], line)
-        print(" ".join(re.findall(r"\] = (-?\w+)", m.group(1))) if m else "")' "$1" "$CBT_TMP/kinds-$$.trace"
+    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/kinds-$$.trace"
 }
 is "$(field src_mem)" "3 5 2 4 1" "src_mem: host_pageable, array, host_pinned, managed, device"
 is "$(field dst_mem)" "1 1 1 1 3" "dst_mem: device x4, then host_pageable"

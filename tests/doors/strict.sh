@@ -5,6 +5,7 @@
 # CUBATCHTRACE_STRICT=hazards also refuses an overlapping batch; a source at
 # 0xdead0000 crashes the process without the shim and in observe mode, but
 # is refused in strict mode (finding pointer_unmapped, outcome refused).
+# In observe mode that batch is written before it is forwarded (pending).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -19,8 +20,13 @@ v2 good: result=0 forwarded=1" \
 is "$(batches "$CBT_TMP/refuse-$$.trace")" "cuMemcpy3DBatchAsync_v2 symbol refused CUDA_ERROR_INVALID_VALUE 3 -
 cuMemcpy3DBatchAsync symbol refused CUDA_ERROR_INVALID_VALUE 3 1
 cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 3 -" "strict: the trace shows outcome refused, then forwarded"
-is "$(findings "$CBT_TMP/refuse-$$.trace")" "0 row_length_too_small error 1
-1 row_length_too_small error 1" "strict: finding row_length_too_small on op 1 of each refused batch"
+is "$(findings "$CBT_TMP/refuse-$$.trace")" "0 ops_not_read warning -
+0 row_length_too_small error 1
+1 ops_not_read warning -
+1 row_length_too_small error 1" \
+    "strict: finding row_length_too_small on op 1 of each refused batch; op 2, past it, is not read (ops_not_read)"
+is "$(inline_findings "$CBT_TMP/refuse-$$.trace")" "$(findings "$CBT_TMP/refuse-$$.trace")" \
+    "strict: the calling thread's findings and those computed when the trace is read are the same"
 traced "observe-$$" env CUBATCHTRACE_MODE=observe "$CLIENTS/client_strict" refuse
 is "$(out "observe-$$")" "v2 bad op 1: result=1 forwarded=1
 12.8 bad op 1: result=1 fail_idx=1 forwarded=1
@@ -43,10 +49,10 @@ traced "crobs-$$" env CUBATCHTRACE_MODE=observe "$CLIENTS/client_strict" crash
 is "$st" 139 "unmapped source under the shim in observe mode: still dies of SIGSEGV (observe forwards)"
 is "$(findings "$CBT_TMP/crobs-$$.trace" | grep ' error ')" "0 pointer_unmapped error 0" \
     "unmapped source in observe mode: the finding pointer_unmapped is in the trace although the process died"
-fw=$(grep ' cubatchtrace:finding: ' "$CBT_TMP/crobs-$$.trace" | sed -n 's/.* vtid = \([0-9]*\),.* tid = \([0-9]*\) .*/\1 \2/p')
-is "$(echo "$fw" | awk 'NF == 2 && $1 == $2' | wc -l) $(echo "$fw" | awk 'NF == 2' | wc -l)" \
-    "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/crobs-$$.trace") $(findings "$CBT_TMP/crobs-$$.trace" | wc -l)" \
-    "unmapped source in observe mode: the calling thread wrote every finding before forwarding (vtid = tid)"
+is "$(batches "$CBT_TMP/crobs-$$.trace")" "cuMemcpy3DBatchAsync_v2 symbol pending CUDA_SUCCESS 1 -" \
+    "unmapped source in observe mode: the batch was written before it was forwarded (outcome pending), no result after"
+is "$(grep -c '^batch .*outcome=pending' "$CBT_TMP/crobs-$$.show")" 1 \
+    "unmapped source in observe mode: cubatchtrace show reports the batch as pending (the process ended inside the call)"
 traced "crs-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_strict" crash
 is "$st" 0 "unmapped source in strict mode: the process survives and exits 0"
 is "$(out "crs-$$" | tail -n 1)" "unmapped source: result=1 forwarded=0" "unmapped source in strict mode: INVALID_VALUE, never forwarded"

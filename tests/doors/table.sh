@@ -3,8 +3,8 @@
 # the shim over the double in observe mode: for every case the driver's
 # (double's) answer and the validator's verdict recorded in the trace must
 # agree: an error-severity finding for the batch <=> the driver refused it.
-# Covers validate/validate.c as the shim runs it (cbt_batch -> cbt_validate ->
-# finding events): without the validator every refused case fails.
+# Covers validate/validate.c as the tool runs it on the trace (and as the
+# shim runs it inline): without the validator every refused case fails.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -31,6 +31,16 @@ while IFS='|' read -r num name ret; do
     [ -n "$driver" ] && [ "$drv$val$cli" = "$drv$drv$drv" ]
     ok $? "table: $name: driver ${driver:-?} and validator (${errs:-no error}) agree"
 done <"$CBT_TMP/table-$$.out"
+
+# Read-time findings equal the calling thread's: the same walk with the
+# stderr report, which validates inline and writes finding events.
+traced "tinl-$$" env CUBATCHTRACE_MODE=observe CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_strict" table
+ni=$(inline_findings "$CBT_TMP/tinl-$$.trace" | wc -l)
+ok "$([ "$ni" -gt 0 ] && echo 0 || echo 1)" "table, inline: the calling thread wrote $ni findings"
+is "$(inline_findings "$CBT_TMP/tinl-$$.trace")" "$(findings "$CBT_TMP/tinl-$$.trace")" \
+    "table: every finding computed when the trace is read equals the calling thread's, one for one"
+is "$(findings "$CBT_TMP/tinl-$$.trace")" "$(cat "$CBT_TMP/findings")" \
+    "table: the findings read from the observe-mode trace equal those of the inline run"
 
 # The crash case: run in strict mode (forwarded, it would kill the process).
 traced "tcrash-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_strict" crash

@@ -18,29 +18,24 @@ is "$(bare_out thr)" "batches=$((8 * K)) ops=$((8 * K * M)) bytes=$((K * M * (64
 is "$(nbatches "$t")" $((8 * K)) "8 threads: exactly $((8 * K)) batch events for the vpid"
 is "$(batches "$t" | sort -u)" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS $M -" \
     "8 threads: every batch recorded as cuMemcpy3DBatchAsync_v2 via symbol with $M ops"
-# The recorder thread writes the events: the payload's tid names the caller.
+# Each calling thread writes its own events: the payload's tid is the vtid
+# of the thread that wrote the event.
 tids() { grep ' cubatchtrace:batch: ' "$1" | sed -n 's/.* tid = \([0-9]*\),.*/\1/p'; }
 per_thread=$(tids "$t" | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
 nthreads=$(tids "$t" | sort -u | wc -l)
 is "$nthreads $per_thread" "8 $K " "8 threads: 8 distinct tids with $K batch events each"
+same=$(grep ' cubatchtrace:batch: ' "$t" | sed -n 's/.* vtid = \([0-9]*\),.* tid = \([0-9]*\),.*/\1 \2/p' |
+    awk '$1 == $2' | wc -l)
+is "$same" $((8 * K)) "8 threads: every batch event written by its calling thread (tid = vtid)"
 ids=$(batch_results "$t" | awk '{print $1}' | sort -n | uniq | wc -l)
 is "$ids" $((8 * K)) "8 threads: every batch_id distinct"
 "$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/thr-$$" >"$CBT_TMP/thr-$$.json" 2>&1
 is "$(grep -o '"threads": [0-9]*' "$CBT_TMP/thr-$$.json")" '"threads": 8' \
-    "8 threads: cubatchtrace summary counts the 8 calling threads, not the recorder"
-writers=$(grep ' cubatchtrace:batch: ' "$t" | sed -n 's/.* vtid = \([0-9]*\),.*/\1/p' | sort -u | wc -l)
-is "$writers" 1 "8 threads: deferred recording, one thread (the recorder) wrote every batch event"
+    "8 threads: cubatchtrace summary counts the 8 calling threads"
 
-# Recorded inline, each calling thread writes its own events: tid = vtid.
-export CUBATCHTRACE_RECORD=inline
-traced "thrin-$$" "$CLIENTS/client_threads" $K $M
-unset CUBATCHTRACE_RECORD
-t="$CBT_TMP/thrin-$$.trace"
-is "$st" 0 "8 threads, CUBATCHTRACE_RECORD=inline: exits 0"
-is "$(nbatches "$t")" $((8 * K)) "8 threads, inline: exactly $((8 * K)) batch events"
-same=$(grep ' cubatchtrace:batch: ' "$t" | sed -n 's/.* vtid = \([0-9]*\),.* tid = \([0-9]*\),.*/\1 \2/p' |
-    awk '$1 == $2' | wc -l)
-is "$same" $((8 * K)) "8 threads, inline: every batch event written by its calling thread (tid = vtid)"
-nthreads=$(tids "$t" | sort -u | wc -l)
-is "$nthreads" 8 "8 threads, inline: 8 distinct tids"
+# A setting of earlier versions is said once and changes nothing.
+traced "throld-$$" env CUBATCHTRACE_RECORD=inline CUBATCHTRACE_QUEUE_KB=16 "$CLIENTS/client_threads" 2 2
+is "$st" 0 "CUBATCHTRACE_RECORD and CUBATCHTRACE_QUEUE_KB set: exits 0"
+is "$(grep -c 'is no longer read' "$CBT_TMP/throld-$$.err")" 2 "each old setting said once on stderr"
+is "$(nbatches "$CBT_TMP/throld-$$.trace")" 16 "old settings: the 16 batches are recorded"
 done_testing
