@@ -274,6 +274,8 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
         c = cbt_capture_ops(real, 0, ops);
     }
     b.ops_recorded = c ? n : 0;
+    if (cbt_always_validate && c)
+        cbt_capture_check_footprints(c, ops);
 
     bool refuse = false;
     uint64_t first_bad = UINT64_MAX;

@@ -12,9 +12,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +134,90 @@ struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, cons
 }
 
 bool cbt_capture_risky(const struct cbt_captured *c) { return c->risky; }
+
+/* The last byte of a pointer operand's footprint (ptr + the rows it spans),
+ * or false when it does not fit in 64 bits. */
+static bool footprint_last(const CUmemcpy3DOperand *x, const CUextent3D *e, uint64_t es, uint64_t *last)
+{
+    uint64_t w = e->width, h = e->height, d = e->depth, row, layer, end;
+    if (!w || !h || !d)
+        return false;
+    uint64_t rl = x->op.ptr.rowLength ? x->op.ptr.rowLength : w;
+    uint64_t lh = x->op.ptr.layerHeight ? x->op.ptr.layerHeight : h;
+    if (__builtin_mul_overflow(rl, es, &row) || __builtin_mul_overflow(row, lh, &layer) ||
+        __builtin_mul_overflow(layer, d - 1, &end) || __builtin_mul_overflow(row, h - 1, last) ||
+        __builtin_add_overflow(end, *last, &end) || __builtin_mul_overflow(w, es, last) ||
+        __builtin_add_overflow(end, *last - 1, &end) || __builtin_add_overflow(end, (uint64_t)x->op.ptr.ptr, last))
+        return false;
+    return true;
+}
+
+/*
+ * Can every page of [p, last] be read?  One byte of each page is read with
+ * process_vm_readv on the process itself, which answers a fault instead of
+ * taking it (pages unmapped or PROT_NONE); where a sandbox forbids that
+ * call, mincore tells at least the unmapped ones (ENOMEM).
+ */
+static bool range_readable(uint64_t p, uint64_t last)
+{
+    static uint64_t page;
+    static int no_vm_readv;
+    if (!page)
+        page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t lo = p & ~(page - 1), pages = (last - lo) / page + 1;
+    enum { BATCH = 64 };
+    char sink[BATCH];
+    struct iovec local = {.iov_base = sink, .iov_len = 0}, remote[BATCH];
+    for (uint64_t at = 0; at < pages; at += BATCH) {
+        uint64_t n = pages - at < BATCH ? pages - at : BATCH;
+        if (!__atomic_load_n(&no_vm_readv, __ATOMIC_RELAXED)) {
+            for (uint64_t j = 0; j < n; j++)
+                remote[j] = (struct iovec){.iov_base = (void *)(uintptr_t)(at + j ? lo + (at + j) * page : p),
+                                           .iov_len = 1};
+            local.iov_len = n;
+            ssize_t got = process_vm_readv(getpid(), &local, 1, remote, n, 0);
+            if (got == (ssize_t)n)
+                continue;
+            if (got >= 0 || errno == EFAULT)
+                return false;
+            __atomic_store_n(&no_vm_readv, 1, __ATOMIC_RELAXED); /* EPERM, ENOSYS: a sandbox */
+        }
+        unsigned char vec[BATCH];
+        if (mincore((void *)(uintptr_t)(lo + at * page), n * page, vec) != 0 && errno == ENOMEM)
+            return false;
+    }
+    return true;
+}
+
+void cbt_capture_check_footprints(struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        size_t ch = i / CHUNK;
+        struct cbt_operand_info *infos = &c->infos[ch * 2 * CHUNK];
+        const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
+        for (int side = 0; side < 2; side++) {
+            const CUmemcpy3DOperand *x = side ? &op->dst : &op->src;
+            uint32_t *slot = side ? &c->idx[i].dst : &c->idx[i].src;
+            if (x->type != CU_MEMCPY_OPERAND_TYPE_POINTER || infos[*slot].kind != CBT_MEM_HOST_PAGEABLE)
+                continue;
+            uint64_t es = cbt_op_elem_size(op, &infos[c->idx[i].src], &infos[c->idx[i].dst]), last;
+            if (!es)
+                continue;
+            if (footprint_last(x, &op->extent, es, &last) && range_readable((uint64_t)x->op.ptr.ptr, last))
+                continue;
+            /* The footprint runs into unmapped memory: this operand alone is
+             * recorded as unmapped (a slot of its own unless the chunk is full,
+             * when no operand shares one). */
+            struct cbt_operand_info un = infos[*slot];
+            un.kind = CBT_MEM_UNMAPPED;
+            if (c->k[ch] < 2 * CHUNK)
+                *slot = c->k[ch]++;
+            infos[*slot] = un;
+            c->operand_of[2 * i + side] = (uint8_t)*slot;
+            c->risky = true;
+        }
+    }
+}
 
 void cbt_capture_expand(const struct cbt_captured *c, struct cbt_operand_info *src, struct cbt_operand_info *dst)
 {

@@ -30,6 +30,10 @@ size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, u
 /* Learn the operands of ops[0, n): NULL when memory for it cannot be had. */
 struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops);
 
+/* Strict mode and the stderr report: a pageable host operand whose footprint
+ * runs into an unreadable page is recorded as unmapped (a system call a side). */
+void cbt_capture_check_footprints(struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops);
+
 /* Is any operand one the driver may crash on (unmapped memory)? */
 bool cbt_capture_risky(const struct cbt_captured *c);
 

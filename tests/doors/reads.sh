@@ -1,0 +1,60 @@
+#!/bin/sh
+# The shim reads no more of an op list, and refuses no more, than the driver:
+# an op list that turns unreadable after an op the driver rejects, an
+# unreadable list the driver rejects without reading (NULL or legacy stream,
+# flags, an unknown stream), an absurd numOps.  The program gets exactly what
+# the driver alone gives it, in every mode; each batch is in the trace with
+# the ops that could be read (ops_recorded) and an ops_not_read finding.  A
+# pageable source running into an unmapped page crashes the driver: strict
+# mode refuses it (pointer_unmapped).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+# recorded FILE: "num_ops ops_recorded" of every batch event
+recorded() { sed -n 's/.* cubatchtrace:batch: .* num_ops = \([0-9]*\), ops_recorded = \([0-9]*\),.*/\1 \2/p' "$1"; }
+
+for m in partial unread absurd; do
+    bare "r$m" "$CLIENTS/client_reads" $m
+    is "$bst" 0 "$m: exits 0 without the shim"
+    for mode in observe strict report; do
+        case $mode in
+        report) set -- env CUBATCHTRACE_REPORT=stderr ;;
+        *) set -- env CUBATCHTRACE_MODE=$mode ;;
+        esac
+        cbt_run "$@" "$CLIENTS/client_reads" $m >"$CBT_TMP/r$m-$mode.out" 2>"$CBT_TMP/r$m-$mode.err"
+        is "$?:$(cat "$CBT_TMP/r$m-$mode.out")" "0:$(bare_out "r$m")" "$m, $mode, no session: the same results as the driver alone"
+    done
+    traced "r$m-$$" "$CLIENTS/client_reads" $m
+    is "$st:$(out "r$m-$$")" "0:$(bare_out "r$m")" "$m, a session listening: the same results as the driver alone"
+done
+
+t="$CBT_TMP/rpartial-$$.trace"
+is "$(recorded "$t" | tr '\n' ' ')" "3 2 3 2 100000 2 100000 2 16777216 2 16777216 2 " \
+    "partial: six batches, each with the 2 ops the driver reads (the bad op 1 included)"
+is "$(findings "$t" | awk '{print $2, $3, $4}' | sort | uniq -c | awk '{print $1, $2, $3, $4}' | tr '\n' ';')" \
+    "6 ops_not_read warning -;6 row_length_too_small error 1;" \
+    "partial: each batch gets row_length_too_small on op 1 and ops_not_read"
+is "$(batches "$t" | awk '{print $1, $3, $4, $6}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5}' | tr '\n' ';')" \
+    "3 cuMemcpy3DBatchAsync forwarded CUDA_ERROR_INVALID_VALUE 1;3 cuMemcpy3DBatchAsync_v2 forwarded CUDA_ERROR_INVALID_VALUE -;" \
+    "partial: forwarded, INVALID_VALUE, failIdx 1 for the 12.8 ABI"
+
+t="$CBT_TMP/runread-$$.trace"
+is "$(recorded "$t" | tr '\n' ' ')" "4 0 4 0 4 0 4 0 " "unread: four batches, none of their ops read"
+is "$(findings "$t" | awk '$3 == "error" {print $2}' | tr '\n' ' ')" "stream_null stream_legacy flags_nonzero " \
+    "unread: the batch-level errors the driver answers with"
+
+t="$CBT_TMP/rabsurd-$$.trace"
+is "$(recorded "$t" | tr '\n' ' ')" "1099511627776 0 18446744073709551615 0 1099511627776 1 " \
+    "absurd: numOps 2^40 and SIZE_MAX are recorded as they were, with the ops that could be read"
+is "$(findings "$t" | awk '$3 == "error" {print $1, $2}' | tr '\n' ';')" "0 op_list_null;1 op_list_null;2 extent_zero;" \
+    "absurd: op_list_null for the NULL lists, extent_zero for the bad first op"
+
+bare straddle "$CLIENTS/client_reads" straddle 2>/dev/null
+is "$bst" 139 "straddle: without the shim the driver crashes on the unmapped page (SIGSEGV)"
+traced "rstrad-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_reads" straddle
+is "$st:$(tail -n 1 "$CBT_TMP/rstrad-$$.out")" "0:straddle result=1 fail_idx=-" \
+    "straddle, strict: refused with INVALID_VALUE, the process lives"
+is "$(findings "$CBT_TMP/rstrad-$$.trace" | grep ' error ')" "1 pointer_unmapped error 0" \
+    "straddle, strict: pointer_unmapped on op 0 (the footprint, not only its first page)"
+done_testing
