@@ -53,7 +53,8 @@ static const char usage_run[] =
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
     "      --json            print the summary as JSON (docs/json-schema.md)\n"
-    "      --per-op-events   also record the DEBUG events (one per op: several times the cost)\n"
+    "      --lookup-events   also record the DEBUG events: cubatchtrace:lookup, each\n"
+    "                        dlsym/cuGetProcAddress answer the shim replaced\n"
     "      --subbuf-size S   channel sub-buffer size (default " DEFAULT_SUBBUF ")\n"
     "      --num-subbuf N    channel sub-buffers per CPU (default " DEFAULT_NUM_SUBBUF ")\n"
     "  -h, --help            this text\n"
@@ -363,7 +364,7 @@ int cbt_cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"strict", no_argument, NULL, 's'},
         {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
-        {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
+        {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
         {"num-subbuf", required_argument, NULL, 'N'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
     const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
