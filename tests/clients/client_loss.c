@@ -7,6 +7,7 @@
  *   client_loss abort N      N batches, then abort()
  *   client_loss kill N       N batches, printing "returned I" after each, then SIGKILL to itself
  *   client_loss threads T K  T threads make K batches each, are joined, then _exit(0)
+ *   client_loss exec N       N batches, then exec /bin/true
  * Prints "pid P" for every process that makes batches, before its first.
  */
 #include "common.h"
@@ -85,6 +86,11 @@ int main(int argc, char **argv)
         batches(s, n, true);
         kill(getpid(), SIGKILL);
         pause();
+    }
+    if (!strcmp(argv[1], "exec")) {
+        batches(s, n, false);
+        execl("/bin/true", "true", (char *)NULL);
+        cc_fail("exec /bin/true");
     }
     if (!strcmp(argv[1], "threads") && argc > 3) {
         size_t t = n;

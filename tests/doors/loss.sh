@@ -1,7 +1,7 @@
 #!/bin/sh
 # Nothing is lost: every batch whose call returned is in the trace, however
 # the process ends right after it (a forked child's _exit, abort, SIGKILL,
-# many threads then _exit), counted exactly.  The shim writes each batch
+# exec, many threads then _exit), counted exactly.  The shim writes each batch
 # into LTTng's ring buffer on the calling thread before the call returns.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
@@ -37,12 +37,20 @@ ids=$(grep -F "vpid = $(pids "lkill-$$" | tr -d ' ')," "$CBT_TMP/lkill-$$.all" |
     sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.*/\1/p' | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
 is "$ids" "0 4999 5000" "kill: batch ids 0 to 4999, each exactly once"
 
-# 32 threads of 500 batches into a channel of two 4 KiB sub-buffers of its own (per-process buffers) in
+for i in 1 2 3; do
+    traced "lexec$i-$$" "$CLIENTS/client_loss" exec 4800
+    is "$st" 0 "exec (run $i): the program exec()s /bin/true after its batches, which exits 0"
+    is "$(count "$CBT_TMP/lexec$i-$$.all" $(pids "lexec$i-$$"))" 4800 \
+        "exec (run $i): all 4800 batches made before the exec are in the trace"
+done
+
+# 32 threads of 500 batches into a tiny channel of its own (per-process buffers,
+# four 16 KiB sub-buffers per CPU, where cubatchtrace run uses eight of 1 MiB) in
 # blocking mode: the calling threads wait for room, nothing is discarded.
 tiny_session() {
     "$LTTNG" --no-sessiond create "$1" --output="$CBT_TMP/$1" >/dev/null || return 1
     _cbt_sessions="$_cbt_sessions $1"
-    "$LTTNG" enable-channel -u -s "$1" --buffers-pid --blocking-timeout=inf --subbuf-size=4096 --num-subbuf=2 tiny >/dev/null &&
+    "$LTTNG" enable-channel -u -s "$1" --buffers-pid --blocking-timeout=inf --subbuf-size=16384 --num-subbuf=4 tiny >/dev/null &&
         "$LTTNG" enable-event -u -s "$1" -c tiny 'cubatchtrace:*' >/dev/null &&
         "$LTTNG" add-context -u -s "$1" -c tiny -t vpid -t vtid >/dev/null &&
         "$LTTNG" start "$1" >/dev/null
