@@ -223,6 +223,24 @@ static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *c
     cbt_capture_record_finding(&ev, caller);
 }
 
+/*
+ * The failIdx the driver gives a batch it rejects (measured on the H200,
+ * modelled by the test double): untouched for a NULL stream (the caller
+ * skips that), SIZE_MAX for the other batch-level errors, the index of the
+ * first op whose form it rejects, else SIZE_MAX (errors found later, in its
+ * pass over memory, and batches it would crash on).
+ */
+static size_t driver_fail_idx(size_t n_read, const CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                              CUstream stream)
+{
+    if (!ops || flags || stream == CU_STREAM_LEGACY)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n_read; i++)
+        if (!cbt_op_well_formed(&ops[i]))
+            return i;
+    return SIZE_MAX;
+}
+
 /* Set once configuration is read and the provider loaded; until then every
  * batch takes the slow path, which does both. */
 int cbt_ready;
@@ -278,7 +296,6 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
         cbt_capture_check_footprints(c, ops);
 
     bool refuse = false;
-    uint64_t first_bad = UINT64_MAX;
     if (cbt_always_validate) {
         struct scratch *s = scratch_for(n);
         if (s && c) {
@@ -294,8 +311,6 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
                 if (cfg->mode == CBT_MODE_STRICT && f->rule != CBT_RULE_ops_not_read &&
                     (f->severity == CBT_SEV_ERROR || (cfg->strict_hazards && f->severity == CBT_SEV_HAZARD))) {
                     refuse = true;
-                    if (f->op < first_bad)
-                        first_bad = f->op;
                 }
             }
         } else {
@@ -305,11 +320,11 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
 
     CUresult res;
     if (refuse) {
-        /* Refused before the driver sees it; the 12.8 ABI learns the first bad op. */
+        /* Refused before the driver sees it; the 12.8 ABI's failIdx as the driver would set it. */
         res = CUDA_ERROR_INVALID_VALUE;
         b.outcome = CBT_OUTCOME_REFUSED;
-        if (fail_idx)
-            *fail_idx = first_bad == UINT64_MAX ? SIZE_MAX : (size_t)first_bad;
+        if (fail_idx && v1 && stream != NULL)
+            *fail_idx = driver_fail_idx(n < num_ops ? n : num_ops, ops, flags, stream);
     } else if (cbt_unlikely(!real_fn)) {
         res = no_driver(api);
         b.outcome = CBT_OUTCOME_NO_DRIVER;
