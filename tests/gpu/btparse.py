@@ -1,16 +1,27 @@
-"""Parse babeltrace2's text output (the `pretty` sink, default options).
+"""Read cubatchtrace traces for the GPU suite: babeltrace2's text output and `cubatchtrace show`.
 
-One event per line:
+babeltrace2's text output (the `pretty` sink, default options) has one event
+per line:
 
-    [14:54:37.245709932] (+0.000008533) host cubatchtrace:batch: { cpu_id = 0 }, { vpid = 1, ... }, { batch_id = 0, api = ( "cuMemcpy3DBatchAsync_v2" : container = 0 ), src_type = [ [0] = 1 ], ... }
+    [14:54:37.245709932] (+0.000008533) host cubatchtrace:batch: { cpu_id = 0 }, { vpid = 1, ... }, { format = 2, rules = 2, batch_id = 0, api = ( "cuMemcpy3DBatchAsync_v2" : container = 0 ), ..., ops_first = 0, _ops_length = 112, ops = [ [0] = 1, [1] = 0, ... ], ... }
 
 parse_line() returns (event_name, fields) where fields merges every
 `{ ... }` block of the line (packet context, event context, payload) into
 one dict.  Values: int for integers (decimal or 0x hex), str for strings and
-for enumerations (the label; the integer is kept under "<field>#value"),
+for enumerations (the label, a str whose .value is the integer),
 list for arrays/sequences, dict for structures.
+
+Trace puts the batches of one process back together from the raw events
+(include/cubatchtrace/events.h: the ops travel as the bytes of
+CUDA_MEMCPY3D_BATCH_OP, their operands as struct cbt_ev_operand) and decodes
+every op into the fields the clients print in their manifests.  Findings do
+not come from the trace in observe mode: parse_show() reads them from
+`cubatchtrace show`, which validates each batch as it reads it; the shim's
+own (inline) findings, written only in strict mode or with
+CUBATCHTRACE_REPORT=stderr, are the `cubatchtrace:finding` events.
 """
 import re
+import struct
 
 _HEAD = re.compile(r'^\[[^\]]*\] \([^)]*\) (?:\S+ )?(\S+): (.*)$')
 
@@ -190,23 +201,114 @@ def parse_text(text):
     return events, bad
 
 
-class Trace:
-    """The cubatchtrace events of one process (vpid), batches with their ops reassembled."""
+# ------------------------------------------------------------------ the ops, decoded
 
-    OP_FIELDS = ("src_type", "src_mem", "src_device", "src_addr", "src_row_length", "src_layer_height",
-                 "src_lochint_type", "src_lochint_id", "src_x", "src_y", "src_z", "dst_type", "dst_mem", "dst_device",
-                 "dst_addr", "dst_row_length", "dst_layer_height", "dst_lochint_type", "dst_lochint_id", "dst_x",
-                 "dst_y", "dst_z", "width", "height", "depth", "access_order", "op_flags", "elem_size", "bytes")
+OP_SIZE = 112      # CBT_EV_OP_SIZE: sizeof(CUDA_MEMCPY3D_BATCH_OP) in CUDA 13
+OPERAND_SIZE = 56  # sizeof(struct cbt_ev_operand)
+U64_MAX = (1 << 64) - 1
+TYPE_POINTER, TYPE_ARRAY = 1, 2
+MEM_ARRAY = 5
+
+
+def decode_operand(b):
+    """struct cbt_ev_operand (56 bytes, little-endian): what the shim learned about one operand."""
+    base, size, aw, ah, ad, elem, dev = struct.unpack_from("<QQQQQIi", b, 0)
+    return {"alloc_base": base, "alloc_size": size, "array_width": aw, "array_height": ah, "array_depth": ad,
+            "elem_size": elem, "device": dev, "kind": b[48]}
+
+
+def _side(op, off, prefix, info, out):
+    """One CUmemcpy3DOperand (40 bytes at off): type at 0, the union at 8."""
+    t = struct.unpack_from("<I", op, off)[0]
+    out[prefix + "_type"] = t
+    out[prefix + "_mem"] = info["kind"]
+    out[prefix + "_device"] = info["device"]
+    if t == TYPE_ARRAY:
+        handle, x, y, z = struct.unpack_from("<QQQQ", op, off + 8)
+        out.update({prefix + "_addr": handle, prefix + "_x": x, prefix + "_y": y, prefix + "_z": z})
+    else:
+        ptr, rl, lh, ht, hid = struct.unpack_from("<QQQIi", op, off + 8)
+        out.update({prefix + "_addr": ptr, prefix + "_row_length": rl, prefix + "_layer_height": lh,
+                    prefix + "_lochint_type": ht, prefix + "_lochint_id": hid})
+    return t
+
+
+def decode_op(op, src, dst):
+    """One op (112 bytes of CUDA_MEMCPY3D_BATCH_OP) with its two operands, as the manifests name the fields;
+    elem_size and bytes as the validator counts them (cbt_op_elem_size, cbt_op_bytes)."""
+    out = {}
+    st = _side(op, 0, "src", src, out)
+    dt = _side(op, 40, "dst", dst, out)
+    w, h, d, order, flags = struct.unpack_from("<QQQII", op, 80)
+    if st == TYPE_POINTER and dt == TYPE_POINTER:
+        es = 1
+    elif st == TYPE_ARRAY and dt in (TYPE_POINTER, TYPE_ARRAY):
+        es = src["elem_size"] if src["kind"] == MEM_ARRAY else 0
+    elif st == TYPE_POINTER and dt == TYPE_ARRAY:
+        es = dst["elem_size"] if dst["kind"] == MEM_ARRAY else 0
+    else:
+        es = 0
+    out.update({"width": w, "height": h, "depth": d, "access_order": order, "op_flags": flags, "elem_size": es,
+                "bytes": min(w * h * d * es, U64_MAX)})
+    out["src_info"], out["dst_info"] = src, dst
+    return out
+
+
+def decode_chunk(c):
+    """{index in the batch: decoded op} of one batch/batch_ops event; raises ValueError when it does not fit
+    the format (the suite reports it)."""
+    ops, idx, operands = bytes(c.get("ops", [])), bytes(c.get("operand_of", [])), bytes(c.get("operands", []))
+    if len(ops) % OP_SIZE or len(operands) % OPERAND_SIZE or len(idx) != 2 * (len(ops) // OP_SIZE):
+        raise ValueError("chunk of batch %s: %d op bytes, %d operand_of bytes, %d operand bytes" % (
+            c.get("batch_id"), len(ops), len(idx), len(operands)))
+    infos = [decode_operand(operands[k:k + OPERAND_SIZE]) for k in range(0, len(operands), OPERAND_SIZE)]
+    first = c.get("ops_first", 0)
+    out = {}
+    for i in range(len(ops) // OP_SIZE):
+        a, b = idx[2 * i], idx[2 * i + 1]
+        if a >= len(infos) or b >= len(infos):
+            raise ValueError("chunk of batch %s: op %d names operand %d/%d of %d" % (
+                c.get("batch_id"), first + i, a, b, len(infos)))
+        out[first + i] = decode_op(ops[OP_SIZE * i:OP_SIZE * (i + 1)], infos[a], infos[b])
+    return out
+
+
+# ------------------------------------------------------------------ findings
+
+def finding_key(f):
+    """(rule, severity, op, other_op, side, value, limit) of a finding, from a `finding` event or a show line;
+    op and other_op None for "none" (2^64-1, `-`)."""
+    def idx(v):
+        if v in (None, "-"):
+            return None
+        v = int(v)
+        return None if v == U64_MAX else v
+    return (str(f.get("rule")), str(f.get("severity")), idx(f.get("op")), idx(f.get("other_op")), str(f.get("side")),
+            int(f.get("value", 0)), int(f.get("limit", 0)))
+
+
+class Trace:
+    """The cubatchtrace events of one process (vpid), batches with their ops reassembled and decoded.
+
+    batches:  batch_id -> the batch fields (those of batch_end, when one came, replace the header's), with
+              "ops": the decoded ops in index order and "ended": whether a batch_end came
+    inline:   batch_id -> [finding event fields]: the shim's own findings (strict mode, stderr report)
+    findings: batch_id -> [finding dicts]: the reader's, from `cubatchtrace show` (attach_show), else empty
+    """
+
+    END_FIELDS = ("outcome", "result", "fail_idx", "driver_ns", "stream_id", "context", "device", "capture")
 
     def __init__(self, events, vpid):
         self.vpid = vpid
         mine = [(n, f) for n, f in events if f.get("vpid") == vpid]
-        self.batches = {}     # batch_id -> batch fields, with "ops": list of per-op dicts
-        self.findings = {}    # batch_id -> [finding fields]
-        self.op_events = {}   # batch_id -> [op event fields]
+        self.batches = {}
+        self.inline = {}
+        self.findings = {}
+        self.show = None
         self.lookups = []
         self.duplicates = []
-        chunks = {}
+        self.problems = []   # chunks that do not fit the format, ops in two chunks
+        chunks, ends = {}, {}
         for name, f in mine:
             if name == "cubatchtrace:batch":
                 bid = f["batch_id"]
@@ -216,23 +318,128 @@ class Trace:
                 chunks.setdefault(bid, []).append(f)
             elif name == "cubatchtrace:batch_ops":
                 chunks.setdefault(f["batch_id"], []).append(f)
+            elif name == "cubatchtrace:batch_end":
+                ends[f["batch_id"]] = f
             elif name == "cubatchtrace:finding":
-                self.findings.setdefault(f["batch_id"], []).append(f)
-            elif name == "cubatchtrace:op":
-                self.op_events.setdefault(f["batch_id"], []).append(f)
+                self.inline.setdefault(f["batch_id"], []).append(f)
             elif name == "cubatchtrace:lookup":
                 self.lookups.append(f)
         for bid, b in self.batches.items():
             ops = {}
             for c in chunks.get(bid, []):
-                first = c.get("ops_first", 0)
-                n = len(c.get("width", []))
-                for k in range(n):
-                    ops[first + k] = {fld: c[fld][k] for fld in self.OP_FIELDS if fld in c}
+                try:
+                    got = decode_chunk(c)
+                except ValueError as e:
+                    self.problems.append(str(e))
+                    continue
+                for i in got:
+                    if i in ops:
+                        self.problems.append("batch %d: op %d in two chunks" % (bid, i))
+                ops.update(got)
             b["ops"] = [ops[i] for i in sorted(ops)]
+            if sorted(ops) != list(range(len(ops))):
+                self.problems.append("batch %d: ops %s recorded, not 0..%d" % (bid, sorted(ops)[:8], len(ops) - 1))
+            b["ended"] = bid in ends
+            if bid in ends:
+                b["pending_outcome"] = b.get("outcome")
+                for k in self.END_FIELDS:
+                    if k in ends[bid]:
+                        b[k] = ends[bid][k]
+        for bid in set(ends) - set(self.batches):
+            self.problems.append("batch_end of batch %d without its batch event" % bid)
+
+    def attach_show(self, show):
+        """Take the reader's findings (and its view of each batch) from parse_show() of this vpid."""
+        self.show = show
+        self.findings = {}
+        for bid, fs in show["findings"].items():
+            for f in fs:
+                t = dict(f)
+                for k in ("op", "other_op"):
+                    t[k] = None if f.get(k, "-") == "-" else int(f[k])
+                for k in ("value", "limit"):
+                    t[k] = int(f.get(k, 0))
+                self.findings.setdefault(bid, []).append(t)
 
     def errors(self, bid):
         return [f for f in self.findings.get(bid, []) if f.get("severity") == "error"]
 
     def rules(self, bid, severity=None):
         return [str(f.get("rule")) for f in self.findings.get(bid, []) if severity is None or f.get("severity") == severity]
+
+    def inline_errors(self, bid):
+        return [f for f in self.inline.get(bid, []) if f.get("severity") == "error"]
+
+    def inline_keys(self, bid):
+        return sorted(finding_key(f) for f in self.inline.get(bid, []))
+
+    def read_keys(self, bid):
+        return sorted(finding_key(f) for f in self.findings.get(bid, []))
+
+
+# ------------------------------------------------------------------ cubatchtrace show
+
+def parse_show(text, vpid=None):
+    """`cubatchtrace show` output: {"batches": {id: fields}, "ops": {id: {i: fields}}, "findings": {id: [fields]},
+    "inline_only": {id: [fields]}, "bad": [unparsable lines]}; values are strings (key=value)."""
+    out = {"batches": {}, "ops": {}, "findings": {}, "inline_only": {}, "bad": []}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        words = line.split()
+        kind, kv = words[0], {}
+        try:
+            for w in words[1:]:
+                k, v = w.split("=", 1)
+                kv[k] = v
+            if vpid is not None and int(kv.get("vpid", "-1")) != vpid:
+                continue
+            bid = int(kv["id"])
+        except (ValueError, KeyError):
+            out["bad"].append(line[:200])
+            continue
+        if kind == "batch":
+            out["batches"][bid] = kv
+        elif kind == "op":
+            out["ops"].setdefault(bid, {})[int(kv["i"])] = kv
+        elif kind == "finding":
+            out["findings"].setdefault(bid, []).append(kv)
+        elif kind == "inline_finding":
+            out["inline_only"].setdefault(bid, []).append(kv)
+        else:
+            out["bad"].append(line[:200])
+    return out
+
+
+MEMKIND_NAMES = {0: "unknown", 1: "device", 2: "host_pinned", 3: "host_pageable", 4: "managed", 5: "array",
+                 6: "unmapped"}
+TYPE_NAMES = {0: "INVALID", 1: "POINTER", 2: "ARRAY"}
+
+
+def show_op_mismatches(op, sop):
+    """Differences between an op decoded here and the tool's `op` line for it (an independent decoder)."""
+    diffs = []
+
+    def want_operand(p):
+        t = op[p + "_type"]
+        s = "%s:%s:%d:0x%x" % (TYPE_NAMES.get(t, str(t)), MEMKIND_NAMES.get(op[p + "_mem"], str(op[p + "_mem"])),
+                               op[p + "_device"], op[p + "_addr"])
+        if t == TYPE_ARRAY:
+            s += "+%d,%d,%d" % (op[p + "_x"], op[p + "_y"], op[p + "_z"])
+        return s
+
+    for p in ("src", "dst"):
+        if sop.get(p) != want_operand(p):
+            diffs.append("%s %s, decoded %s" % (p, sop.get(p), want_operand(p)))
+        if op[p + "_type"] == TYPE_POINTER:
+            for key, mine in (("_rowLength", "_row_length"), ("_layerHeight", "_layer_height")):
+                if sop.get(p + key) != str(op[p + mine]):
+                    diffs.append("%s%s %s, decoded %s" % (p, key, sop.get(p + key), op[p + mine]))
+    ext = "%dx%dx%d" % (op["width"], op["height"], op["depth"])
+    if sop.get("extent") != ext:
+        diffs.append("extent %s, decoded %s" % (sop.get("extent"), ext))
+    if sop.get("bytes") != str(op["bytes"]):
+        diffs.append("bytes %s, decoded %s" % (sop.get("bytes"), op["bytes"]))
+    if sop.get("flags") != "0x%x" % op["op_flags"]:
+        diffs.append("flags %s, decoded 0x%x" % (sop.get("flags"), op["op_flags"]))
+    return diffs

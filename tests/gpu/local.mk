@@ -10,9 +10,9 @@
 
 EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.py tests/gpu/btparse.py \
 	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c \
-	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c
+	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c
 
-check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer
+check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer tests/gpu/reads
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
 tests_gpu_drv_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_gpu_drv_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-missing-field-initializers
@@ -25,6 +25,11 @@ tests_gpu_peer_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_gpu_peer_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-missing-field-initializers
 tests_gpu_peer_LDADD = -Ltests/fakecuda/lib -lcuda -ldl
 tests_gpu_peer_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+tests_gpu_reads_SOURCES = tests/gpu/clients/reads.c tests/gpu/clients/cbt_gpu.h
+tests_gpu_reads_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_gpu_reads_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-missing-field-initializers
+tests_gpu_reads_LDADD = -Ltests/fakecuda/lib -lcuda -ldl
+tests_gpu_reads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_gpu_gpa_table_SOURCES = tests/gpu/clients/gpa_table.c
 tests_gpu_gpa_table_LDADD = -ldl
 

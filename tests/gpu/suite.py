@@ -3,9 +3,15 @@
 Every case runs one client (tests/gpu/clients, built into CBT_GPU_BIN by
 tests/gpu/build) with the shim preloaded under its own LTTng session, then
 holds the client's manifest (what it called, what came back, whether the
-bytes arrived) against the trace that babeltrace2 prints, filtered by the
-client's vpid.  One line per case on stdout, a Markdown report in --out, a
-final "N passed, N failed" line; exit status 1 when a case failed.
+bytes arrived) against the trace of the client's vpid: the batches and their
+ops as babeltrace2 prints the events (btparse.py decodes the raw op bytes and
+operands), the findings as `cubatchtrace show` computes them when it reads
+the trace (observe mode writes none), or, where a case runs strict mode or
+the stderr report, the shim's own `finding` events.  The reads-* cases run
+tests/gpu/clients/reads.c: what the driver reads of a batch before it
+answers, bare and under the shim.  One line per case on stdout, a Markdown
+report in --out, a final "N passed, N failed" line; exit status 1 when a
+case failed.
 
 Environment (set by tests/gpu/run):
   CBT_GPU_BIN        prebuilt clients              CBT_GPU_SHIM     libcubatchtrace.so
@@ -34,6 +40,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btparse  # noqa: E402
 
@@ -100,14 +107,41 @@ def sh(cmd, timeout=30, env=None):
         return 127, "", "%s: %s" % (cmd[0], e)
 
 
-def run_client(cmd, timeout, shim=True, extra_env=None):
-    """Run a client in its own process group; returns (rc, stdout, stderr); rc 124 on timeout."""
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2)
+
+
+def no_aslr():
+    """In the child before exec: the same addresses in every run of a program (setarch -R)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    cur = libc.personality(0xffffffff)
+    if cur != -1:
+        libc.personality(cur | ADDR_NO_RANDOMIZE)
+
+
+def aslr_off_works():
+    """Whether personality(ADDR_NO_RANDOMIZE) holds here (a sandbox may refuse it)."""
+    outs = set()
+    for _ in range(2):
+        try:
+            outs.add(subprocess.run(["sh", "-c", "grep -m1 heap /proc/self/maps || head -1 /proc/self/maps"],
+                                    stdout=subprocess.PIPE, universal_newlines=True, preexec_fn=no_aslr,
+                                    timeout=10).stdout)
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return len(outs) == 1
+
+
+def run_client(cmd, timeout, shim=True, extra_env=None, fixed_addresses=False):
+    """Run a client in its own process group; returns (rc, stdout, stderr); rc 124 on timeout.
+    fixed_addresses: without address-space randomisation, so that two runs see the same addresses."""
     e = dict(ENV)
     e["LD_LIBRARY_PATH"] = lib_path()
     e["LTTNG_UST_ALLOW_BLOCKING"] = "1"
     e.pop("LD_PRELOAD", None)
-    for k in ("CUBATCHTRACE_MODE", "CUBATCHTRACE_REPORT", "CUBATCHTRACE_STRICT"):
-        e.pop(k, None)
+    for k in list(e):
+        if k.startswith("CUBATCHTRACE_") and k not in ("CUBATCHTRACE_LIBCUDA", "CUBATCHTRACE_TP_LIB"):
+            e.pop(k, None)
     if shim:
         e["LD_PRELOAD"] = os.path.abspath(SHIM)
     for k, v in (extra_env or {}).items():
@@ -118,7 +152,8 @@ def run_client(cmd, timeout, shim=True, extra_env=None):
     budget = max(5, min(timeout, DEADLINE - time.time()))
     try:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, universal_newlines=True,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             preexec_fn=no_aslr if fixed_addresses else None)
     except OSError as ex:
         return 127, "", "%s: %s" % (cmd[0], ex)
     try:
@@ -186,7 +221,7 @@ class Session:
 def parse_manifest(out):
     m = {"pid": None, "childpid": None, "batches": {}, "ops": {}, "checks": [], "result": None, "cases": [],
          "rows": None, "info": {}, "crash": None, "gpa": [], "skip": None, "calls": [], "measure": {},
-         "arrived": {}, "bufs": {}, "peer": None, "enable": []}
+         "arrived": {}, "bufs": {}, "peer": None, "enable": [], "outcome": None}
     for line in out.splitlines():
         w = line.split(" ", 1)
         tag, rest = w[0], (w[1] if len(w) > 1 else "")
@@ -230,6 +265,8 @@ def parse_manifest(out):
         elif tag == "BUF":
             name, kv = rest.split(" ", 1)
             m["bufs"][name] = dict(x.split("=", 1) for x in kv.split())
+        elif tag == "OUTCOME":
+            m["outcome"] = dict(x.split("=", 1) for x in rest.split())
         elif tag == "PEER":
             m["peer"] = dict(x.split("=", 1) for x in rest.split())
         elif tag == "ENABLE":
@@ -258,17 +295,75 @@ class Case:
 
 
 RESULTS = []
-EXTRA = {"table_rows": {}, "gpa": [], "driver": {}, "facts_diff": [], "versions": {}, "peer_rows": []}
+EXTRA = {"table_rows": {}, "gpa": [], "driver": {}, "facts_diff": [], "versions": {}, "peer_rows": [],
+         "inline_vs_read": None, "probes": []}
 
 
-def trace_for(sess, pid):
+def tool_ok():
+    return os.path.isfile(TOOL) and os.access(TOOL, os.X_OK)
+
+
+def show_for(sess, pid):
+    """`cubatchtrace show --pid PID` of the session's trace, parsed (btparse.parse_show); (show, error)."""
+    if not tool_ok():
+        return None, "no cubatchtrace tool at %s (set CBT_GPU_TOOL)" % TOOL
+    rc, out, err = sh([TOOL, "show", "--pid", str(pid), sess.dir], timeout=120, env=cbt_tool_env())
+    if rc != 0:
+        return None, "cubatchtrace show exit %d: %s" % (rc, err.strip()[-300:])
+    sh_ = btparse.parse_show(out, pid)
+    if sh_["bad"]:
+        return sh_, "cubatchtrace show: %d lines not key=value, first: %s" % (len(sh_["bad"]), sh_["bad"][0][:160])
+    return sh_, ""
+
+
+def trace_for(sess, pid, problems=None):
+    """The trace of vpid `pid`: its batches with their ops decoded from the raw events (btparse.Trace) and the
+    reader's findings from `cubatchtrace show`.  What goes wrong reading it is appended to `problems`."""
     text, err = sess.text()
     events, bad = btparse.parse_text(text)
-    return btparse.Trace(events, pid) if pid is not None else None, events, bad, err
+    tr = btparse.Trace(events, pid) if pid is not None else None
+    if tr is not None:
+        show, serr = show_for(sess, pid)
+        if show is not None:
+            tr.attach_show(show)
+        if problems is not None:
+            if serr:
+                problems.append(serr)
+            problems.extend(tr.problems[:3])
+    return tr, events, bad, err
+
+
+def compare_with_show(tr, problems, states=("complete",)):
+    """The tool's view of every batch must be the suite's: the same batches, in the expected state, and the
+    same ops decoded (two decoders of the raw op bytes, independent of each other)."""
+    if tr.show is None:
+        return
+    sb = tr.show["batches"]
+    if sorted(sb) != sorted(tr.batches):
+        problems.append("cubatchtrace show has batches %s, the events %s" % (sorted(sb)[:10], sorted(tr.batches)[:10]))
+    for k, b in sorted(tr.batches.items()):
+        line = sb.get(k)
+        if line is None:
+            continue
+        if line.get("state") not in states:
+            problems.append("batch %d: show state=%s, want %s" % (k, line.get("state"), "/".join(states)))
+        if line.get("recorded") != str(b.get("ops_recorded")):
+            problems.append("batch %d: show recorded=%s, event ops_recorded=%s" % (k, line.get("recorded"),
+                                                                                  b.get("ops_recorded")))
+        sops = tr.show["ops"].get(k, {})
+        if sorted(sops) != list(range(len(b["ops"]))):
+            problems.append("batch %d: show has %d op lines, %d ops decoded" % (k, len(sops), len(b["ops"])))
+            continue
+        for i, op in enumerate(b["ops"]):
+            d = btparse.show_op_mismatches(op, sops[i])
+            if d:
+                problems.append("batch %d op %d: show %s" % (k, i, "; ".join(d[:3])))
+                return
 
 
 def check_data_trace(m, tr, api, door, problems, notes):
-    """The trace must hold every batch and op of the manifest with the right api and door."""
+    """The trace must hold every batch and op of the manifest with the right api and door: the ops decoded from
+    the raw op bytes and operands of the events, the findings from `cubatchtrace show`."""
     want_batches = sorted(m["batches"])
     got = sorted(tr.batches)
     if got != want_batches:
@@ -320,12 +415,17 @@ def check_data_trace(m, tr, api, door, problems, notes):
                 if top[key] != want:
                     problems.append("batch %d op %d: %s = %s in the trace, %s in the client" % (
                         k, i, key, hex(top[key]) if key.endswith("addr") else top[key], v))
-        if len(tr.op_events.get(k, [])) != n:
-            problems.append("batch %d: %d cubatchtrace:op events, want %d" % (k, len(tr.op_events.get(k, [])), n))
+        if b.get("ops_recorded") != len(ops):
+            problems.append("batch %d: ops_recorded %s, %d ops in the chunks" % (k, b.get("ops_recorded"), len(ops)))
+        if b.get("validated") or tr.inline.get(k):
+            problems.append("batch %d: validated=%s and %d finding events in observe mode (findings are the "
+                            "reader's)" % (k, b.get("validated"), len(tr.inline.get(k, []))))
     extra = set(tr.batches) - set(want_batches)
     if extra:
         problems.append("unexpected batches in the trace: %s" % sorted(extra))
-    notes.append("%d batches, %d ops matched" % (len(want_batches), total_ops))
+    compare_with_show(tr, problems)
+    notes.append("%d batches, %d ops matched (decoded from the raw ops; cubatchtrace show agrees)" % (
+        len(want_batches), total_ops))
 
 
 def data_case(cmd, api, door, timeout=90, extra_env=None, want_bindings=None):
@@ -353,7 +453,7 @@ def data_case(cmd, api, door, timeout=90, extra_env=None, want_bindings=None):
         if m["pid"] is None:
             problems.append("the client printed no PID")
         else:
-            tr, events, bad, bterr = trace_for(sess, m["pid"])
+            tr, events, bad, bterr = trace_for(sess, m["pid"], problems)
             if bterr and m["batches"]:
                 problems.append("babeltrace2: " + bterr[-300:])
             if bad:
@@ -377,8 +477,16 @@ def stderr_error_batches(err):
     return out
 
 
+def fmt_keys(keys):
+    return "[%s]" % ", ".join("%s/%s op %s other %s %s value %d limit %d" % (
+        r, sev, "-" if op is None else op, "-" if o is None else o, side, v, lim)
+        for r, sev, op, o, side, v, lim in keys) if keys else "none"
+
+
 def table_case(door, mode):
-    """mode: observe (trace verdicts), report (stderr verdicts), strict, bare (driver vs facts)."""
+    """mode: observe (verdicts: the error findings `cubatchtrace show` computes from the trace), report (the
+    shim's stderr report), strict (the shim's own finding events; the reader must find the same), bare (the
+    driver against the facts file)."""
     def fn(case, workdir):
         args = [os.path.join(BIN, "drv"), "table", door] + (["unmapped"] if mode == "strict" else [])
         env = {}
@@ -403,9 +511,24 @@ def table_case(door, mode):
                 rc, "signal %d" % -rc if rc < 0 else "status", len(m["cases"]), err.strip()[-300:]))
         tr = None
         if sess and m["pid"] is not None:
-            tr, events, bad, bterr = trace_for(sess, m["pid"])
+            tr, events, bad, bterr = trace_for(sess, m["pid"], problems)
             if bterr:
                 problems.append("babeltrace2: " + bterr[-300:])
+            if mode == "observe":
+                compare_with_show(tr, problems)
+                inl = sorted(k for k, b in tr.batches.items() if b.get("validated") or tr.inline.get(k))
+                if inl:
+                    problems.append("observe mode: batches %s validated inline (finding events)" % inl[:8])
+            else:
+                # strict: the verdict is the shim's own (its finding events); the reader must agree with it
+                compare_with_show(tr, problems, states=("complete",))
+                differ = [k for k in sorted(tr.batches) if tr.inline_keys(k) != tr.read_keys(k)]
+                for k in differ[:3]:
+                    problems.append("batch %d: inline findings %s, read-time %s" % (
+                        k, fmt_keys(tr.inline_keys(k)), fmt_keys(tr.read_keys(k))))
+                nv = [k for k, b in sorted(tr.batches.items()) if not b.get("validated")]
+                if nv:
+                    problems.append("strict mode: batches %s not validated inline" % nv[:8])
         rep = stderr_error_batches(err) if mode == "report" else {}
         rows = []
         for c in m["cases"]:
@@ -415,7 +538,7 @@ def table_case(door, mode):
             driver_fail = c["rc"] != 0
             if mode in ("observe", "strict"):
                 b = tr.batches.get(k) if tr else None
-                errs = tr.errors(k) if tr else []
+                errs = (tr.errors(k) if mode == "observe" else tr.inline_errors(k)) if tr else []
                 row["verdict"] = "reject" if errs else "accept"
                 row["rules"] = ",".join(sorted(set(str(f["rule"]) for f in errs)))
                 if b is None:
@@ -471,6 +594,94 @@ def table_case(door, mode):
     return fn
 
 
+def rebase_overlaps(keys, batch):
+    """Where two runs cannot share addresses: an overlap's value (an address) as an offset from the operand of
+    its op on its side, so that runs at different addresses compare."""
+    out = []
+    for r, sev, op, o, side, v, lim in keys:
+        if r in HAZARDS and op is not None and op < len(batch["ops"]) and side in ("src", "dst"):
+            v = (v - batch["ops"][op][side + "_addr"]) % (1 << 64)
+        out.append((r, sev, op, o, side, v, lim))
+    return sorted(out)
+
+
+def inline_vs_read_case(door):
+    """The accept/reject table twice, each run under a session: in observe mode, where the findings are the
+    reader's (`cubatchtrace show` validates the recorded batch), and with CUBATCHTRACE_REPORT=stderr, where the
+    shim validates inline and writes `finding` events.  Batch by batch, the two sets of findings must be the
+    same, one for one, in every field.  Both runs go without address-space randomisation, so that the values
+    that are addresses (an overlap's byte) are the same too; where the runs' addresses still differ, an
+    overlap's value is compared as its offset from the op's operand (and the report says in how many batches)."""
+    def fn(case, workdir):
+        problems, runs = [], {}
+        fixed = aslr_off_works()
+        for mode, env in (("observe", {}), ("report", {"CUBATCHTRACE_REPORT": "stderr"})):
+            sess = Session("%s-%s" % (case.name, mode), workdir)
+            if not sess.start():
+                return False, "lttng session: " + sess.error
+            try:
+                rc, out, err = run_client([os.path.join(BIN, "drv"), "table", door], 120, extra_env=env,
+                                          fixed_addresses=fixed)
+            finally:
+                sess.stop()
+            m = parse_manifest(out)
+            if rc != 0 or m["rows"] is None or m["pid"] is None:
+                return False, "%s run: client exit %d, %s rows; %s" % (mode, rc, len(m["cases"]), err.strip()[-300:])
+            tr, events, bad, bterr = trace_for(sess, m["pid"], problems)
+            if bterr:
+                problems.append("%s run: babeltrace2: %s" % (mode, bterr[-300:]))
+            runs[mode] = (m, tr)
+        (mo, to), (mr, trep) = runs["observe"], runs["report"]
+        rows_o = dict((c["batch"], c) for c in mo["cases"])
+        rows_r = dict((c["batch"], c) for c in mr["cases"])
+        if sorted(rows_o) != sorted(rows_r):
+            problems.append("the two runs made different batches: %s / %s" % (sorted(rows_o), sorted(rows_r)))
+        same = differ = nfind = rebased = 0
+        for k in sorted(set(rows_o) & set(rows_r)):
+            co, cr = rows_o[k], rows_r[k]
+            if (co["rc"], co["failidx"]) != (cr["rc"], cr["failidx"]):
+                problems.append("row '%s': the driver answered %s/%s in one run, %s/%s in the other" % (
+                    co["name"], co["rc"], co["failidx"], cr["rc"], cr["failidx"]))
+            bo, br = to.batches.get(k), trep.batches.get(k)
+            if bo is None or br is None:
+                problems.append("row '%s': batch %d missing from the %s trace" % (co["name"], k,
+                                                                                   "observe" if bo is None else "report"))
+                continue
+            if bo.get("validated") or to.inline.get(k):
+                problems.append("row '%s': observe mode wrote finding events" % co["name"])
+            if not br.get("validated"):
+                problems.append("row '%s': the report run did not validate inline" % co["name"])
+            elif br.get("findings") != len(trep.inline.get(k, [])):
+                problems.append("row '%s': header says %s findings, %d finding events" % (
+                    co["name"], br.get("findings"), len(trep.inline.get(k, []))))
+            read, inl = to.read_keys(k), trep.inline_keys(k)
+            # the same trace read back: the tool's validator against the shim's on identical input
+            if trep.read_keys(k) != inl:
+                problems.append("row '%s': in the report run's own trace the reader finds %s, the shim %s" % (
+                    co["name"], fmt_keys(trep.read_keys(k)), fmt_keys(inl)))
+            nfind += len(inl)
+            if read == inl:
+                same += 1
+            elif rebase_overlaps(read, bo) == rebase_overlaps(inl, br):
+                # the runs' addresses differ (randomisation could not be turned off, or the driver placed its
+                # memory differently): the overlap values agree as offsets from their operands
+                same += 1
+                rebased += 1
+            else:
+                differ += 1
+                problems.append("row '%s' (batch %d): read-time %s, inline %s" % (co["name"], k, fmt_keys(read),
+                                                                                  fmt_keys(inl)))
+        EXTRA["inline_vs_read"] = {"door": door, "batches": same + differ, "same": same, "findings": nfind,
+                                   "fixed": fixed, "rebased": rebased}
+        detail = "%d batches, %d findings: read-time (observe) and inline (report) findings equal one for one in " \
+                 "%d%s%s" % (same + differ, nfind, same, "" if fixed else " (address randomisation could not be "
+                                                                           "turned off)",
+                             "; in %d the two runs' addresses differed and overlap values are equal as offsets "
+                             "from their operand" % rebased if rebased else "")
+        return not problems, "; ".join(problems[:6]) or detail
+    return fn
+
+
 def crash_case(shim):
     def fn(case, workdir):
         sess = None
@@ -495,15 +706,25 @@ def crash_case(shim):
             if m["childpid"] is None:
                 problems.append("no CHILDPID")
             else:
-                tr, events, bad, bterr = trace_for(sess, m["childpid"])
+                tr, events, bad, bterr = trace_for(sess, m["childpid"], problems)
+                pend = [k for k, b in tr.batches.items() if str(b.get("outcome")) == "pending" and not b["ended"]]
+                states = dict((k, v.get("state")) for k, v in (tr.show or {}).get("batches", {}).items())
                 found = [f for fs in tr.findings.values() for f in fs
                          if f.get("rule") == "pointer_unmapped" and f.get("severity") == "error"]
+                if not pend:
+                    problems.append("the child's batch (vpid %d) is not in the trace as pending before the call: "
+                                    "%s" % (m["childpid"], dict((k, str(b.get("outcome"))) for k, b in
+                                                                tr.batches.items())))
+                elif any(states.get(k) != "pending" for k in pend):
+                    problems.append("cubatchtrace show: states %s, want pending" % states)
                 if not found:
-                    problems.append("no pointer_unmapped error recorded for the child (vpid %d) before it died; "
+                    problems.append("cubatchtrace show finds no pointer_unmapped error for the child (vpid %d); "
                                     "findings: %s" % (m["childpid"], [str(f["rule"]) for fs in tr.findings.values()
                                                                       for f in fs]))
-                else:
-                    detail += ", pointer_unmapped recorded before the crash"
+                if tr.inline:
+                    problems.append("finding events in observe mode: %s" % sorted(tr.inline))
+                if pend and found:
+                    detail += ", the batch recorded pending before the call; the reader finds pointer_unmapped"
         return not problems, "; ".join(problems) or detail
     return fn
 
@@ -521,6 +742,186 @@ def gpa_case(case, workdir):
             rc, len(bad), len(m["gpa"]), ", ".join("%s(%s,%s)=%s" % (g["symbol"], g["version"], g["flags"],
                                                                       g["gotsym"]) for g in bad), err.strip()[-200:])
     return True, "%d requests, every address equals dlsym's" % len(m["gpa"])
+
+
+# ------------------------------------------------------------------ what the driver reads before it answers
+
+PROBE_LIMIT = 30  # seconds for one probe's child (tests/gpu/clients/reads.c kills it after that)
+# name: (what the probe does, ops the shim records when the process survives: None where that is not the
+# question)
+PROBES = [
+    ("partial-3", "(a) numOps 3; ops 0 (valid) and 1 (rowLength 100 < width 256) readable, the list ends at a "
+     "PROT_NONE page", 2),
+    ("partial-100000", "(a) the same with numOps 100000", 2),
+    ("partial-16M", "(a) the same with numOps 16777216", 2),
+    ("pastalloc", "(b) numOps 3; op 1 well-formed but its source runs past its 8 KiB device allocation, then the "
+     "PROT_NONE page", None),
+    ("allvalid", "(c) numOps 3; ops 0 and 1 valid, then the PROT_NONE page", None),
+    ("unread-numops0", "(d) opList = the PROT_NONE page, numOps 0", 0),
+    ("unread-nullstream", "(d) opList = the PROT_NONE page, numOps 1, stream NULL", 0),
+    ("unread-legacy", "(d) opList = the PROT_NONE page, numOps 1, CU_STREAM_LEGACY", 0),
+    ("unread-flags", "(d) opList = the PROT_NONE page, numOps 1, flags 1", 0),
+    ("unread-destroyed", "(d) opList = the PROT_NONE page, numOps 1, a destroyed stream's handle", 0),
+    ("absurd-2p40-null", "(e) numOps 2^40, opList NULL", 0),
+    ("absurd-sizemax-null", "(e) numOps SIZE_MAX, opList NULL", 0),
+    ("absurd-2p40-bad0", "(e) numOps 2^40; op 0 readable and malformed (rowLength < width), then the PROT_NONE page",
+     1),
+    ("straddle", "(f) one op, alone in its batch after a warm-up batch: a pageable source whose 512 bytes start 256 "
+     "bytes before an unmapped page (mmap 2 pages, munmap the second)", 1),
+]
+PROBE_MODES = (
+    # mode, environment, with a session listening
+    ("bare", None, False),
+    ("observe", {}, False),
+    ("session", {}, True),
+    ("report", {"CUBATCHTRACE_REPORT": "stderr"}, False),
+    ("strict", {"CUBATCHTRACE_MODE": "strict"}, True),
+)
+SIZE_MAX = (1 << 64) - 1
+FAIL_IDX_PRESET = 12345
+
+
+def answer_of(o):
+    """What the program saw: ("result", rc, failIdx, cuStreamSynchronize's result), ("signal", n),
+    ("timeout", limit) or ("exit", code)."""
+    if not o:
+        return ("none",)
+    if o.get("kind") == "result":
+        return ("result", int(o["rc"]), int(o["failidx"]), int(o.get("sync", "0")))
+    if o.get("kind") == "signal":
+        return ("signal", int(o["sig"]))
+    return (o.get("kind", "?"), o.get("code", o.get("after", "")))
+
+
+def fmt_answer(a, o=None):
+    if a[0] == "result":
+        name = (o or {}).get("rcname") or RESULT_NAMES.get(a[1], "CUresult %d" % a[1])
+        name = name.replace("CUDA_ERROR_", "").replace("CUDA_", "")
+        idx = {SIZE_MAX: "SIZE_MAX", FAIL_IDX_PRESET: "untouched"}.get(a[2], str(a[2]))
+        return "%s, failIdx %s%s" % (name, idx, "" if a[3] == 0 else ", then cuStreamSynchronize %s" % (
+            RESULT_NAMES.get(a[3], "CUresult %d" % a[3])))
+    if a[0] == "signal":
+        try:
+            return signal.Signals(a[1]).name
+        except ValueError:
+            return "signal %d" % a[1]
+    if a[0] == "timeout":
+        return "no answer within %s s (killed)" % a[1]
+    if a[0] == "exit":
+        return "the child's setup failed (exit %s)" % a[1]
+    return "no outcome"
+
+
+def probe_case(name, what, want_recorded):
+    """One probe of tests/gpu/clients/reads.c: the bare driver's answer, then the same program under the shim
+    (observe without a session, observe with one, the stderr report, strict mode with a session): every one
+    must give the program the bare driver's answer, except strict mode on `straddle`, which must refuse the
+    batch (INVALID_VALUE, pointer_unmapped) and live.  Where the process lives, the session's trace holds the
+    batch with numOps as passed and exactly the ops the driver reads."""
+    def fn(case, workdir):
+        problems, notes, runs = [], [], {}
+        row = {"name": name, "what": what, "answers": {}, "trace": "", "bad": set()}
+        EXTRA["probes"].append(row)
+        for mode, env, session in PROBE_MODES:
+            sess = None
+            if session:
+                sess = Session("%s-%s" % (case.name, mode), workdir)
+                if not sess.start():
+                    problems.append("%s: lttng session: %s" % (mode, sess.error))
+                    continue
+            try:
+                rc, out, err = run_client([b("reads"), name, str(PROBE_LIMIT)], PROBE_LIMIT + 60,
+                                          shim=env is not None, extra_env=env or {})
+            finally:
+                if sess:
+                    sess.stop()
+            m = parse_manifest(out)
+            a = answer_of(m["outcome"])
+            runs[mode] = (m, a, sess, err)
+            row["answers"][mode] = fmt_answer(a, m["outcome"]) + (
+                "; hole %s" % m["outcome"]["hole"] if m["outcome"] and m["outcome"].get("hole") == "mapped" else "")
+            if rc != 0 or a[0] in ("none", "exit"):
+                problems.append("%s: client exit %d, %s; %s" % (mode, rc, fmt_answer(a), "; ".join(failed_checks(m))
+                                                                or err.strip()[-200:]))
+            if mode == "bare" and a[0] == "timeout":
+                notes.append("the bare driver gave no answer within %d s: the shim's modes were not run" % PROBE_LIMIT)
+                break
+        if "bare" not in runs:
+            return False, "; ".join(problems)
+        bare = runs["bare"][1]
+        for mode, (m, a, sess, err) in sorted(runs.items()):
+            o = m["outcome"] or {}
+            if name == "straddle" and o.get("hole") == "mapped":
+                problems.append("%s: something was mapped into the hole during the call (the probe is void)" % mode)
+            if mode == "bare":
+                continue
+            if name == "straddle" and mode == "strict":
+                if a[:2] != ("result", 1):
+                    problems.append("strict: %s, want the batch refused (INVALID_VALUE) and the process alive" %
+                                    fmt_answer(a, o))
+                    row["bad"].add(mode)
+            elif a != bare:
+                problems.append("%s: the program got %s, the bare driver gives %s" % (mode, fmt_answer(a, o),
+                                                                                      fmt_answer(bare)))
+                row["bad"].add(mode)
+            if sess is None or m["childpid"] is None:
+                continue
+            tprob = []
+            tr, events, bad, bterr = trace_for(sess, m["childpid"], tprob)
+            if a[0] != "result":
+                if mode == "session":
+                    pb = tr.batches.get(1)
+                    row["trace"] = "process died; probe batch %s" % (
+                        "not recorded" if pb is None else "recorded %s, %s of %s ops" % (
+                            pb.get("outcome"), pb.get("ops_recorded"), pb.get("num_ops")))
+                continue
+            problems.extend("%s: %s" % (mode, x) for x in tprob)
+            w, pb = tr.batches.get(0), tr.batches.get(1)
+            if w is None or str(w.get("result")) != "CUDA_SUCCESS":
+                problems.append("%s: the warm-up batch is %s" % (mode, "missing" if w is None else w.get("result")))
+            if pb is None:
+                problems.append("%s: the probe batch (id 1) is not in the trace" % mode)
+                continue
+            want_n = {"partial-100000": 100000, "partial-16M": 1 << 24, "unread-numops0": 0,
+                      "absurd-2p40-null": 1 << 40, "absurd-sizemax-null": SIZE_MAX,
+                      "absurd-2p40-bad0": 1 << 40}.get(name, 3 if name in ("partial-3", "pastalloc", "allvalid") else 1)
+            if pb.get("num_ops") != want_n:
+                problems.append("%s: num_ops %s recorded, %d passed" % (mode, pb.get("num_ops"), want_n))
+            if want_recorded is not None and pb.get("ops_recorded") != want_recorded:
+                problems.append("%s: ops_recorded %s, the driver reads %d" % (mode, pb.get("ops_recorded"),
+                                                                              want_recorded))
+            if pb.get("result") is not None and getattr(pb["result"], "value", None) != a[1]:
+                problems.append("%s: trace result %s, the program got %d" % (mode, pb["result"], a[1]))
+            compare_with_show(tr, problems, states=("complete",))
+            errs = sorted(set(str(f["rule"]) for f in tr.errors(1)))
+            others = sorted(set(str(f["rule"]) for f in tr.findings.get(1, []) if f.get("severity") != "error"))
+            if mode == "session":
+                row["trace"] = "%s of %s ops recorded; read-time findings: %s" % (
+                    pb.get("ops_recorded"), "2^40" if want_n == 1 << 40 else "SIZE_MAX" if want_n == SIZE_MAX
+                    else want_n, ", ".join(errs + others) or "none")
+            if mode == "strict":
+                if tr.inline_keys(1) != tr.read_keys(1):
+                    problems.append("strict: inline findings %s, read-time %s" % (fmt_keys(tr.inline_keys(1)),
+                                                                                  fmt_keys(tr.read_keys(1))))
+                if name == "straddle":
+                    hit = [f for f in tr.inline.get(1, []) if str(f.get("rule")) == "pointer_unmapped" and
+                           str(f.get("severity")) == "error" and btparse.finding_key(f)[2] == 0]
+                    if str(pb.get("outcome")) != "refused" or not hit:
+                        problems.append("strict: outcome %s, inline findings %s; want refused with pointer_unmapped "
+                                        "on op 0" % (pb.get("outcome"), fmt_keys(tr.inline_keys(1))))
+                        row["bad"].add(mode)
+                    else:
+                        notes.append("strict: refused, pointer_unmapped on op 0 (src), the process lives")
+                if a != bare:
+                    row["trace"] += "; strict: %s, %s of %s ops recorded, inline errors: %s" % (
+                        pb.get("outcome"), pb.get("ops_recorded"), pb.get("num_ops"),
+                        ", ".join(sorted(set(str(f["rule"]) for f in tr.inline_errors(1)))) or "none")
+        case.notes = notes
+        summary = "bare driver: %s; %s" % (row["answers"].get("bare"), "; ".join(
+            "%s %s" % (md, "same" if row["answers"].get(md) == row["answers"].get("bare") else row["answers"].get(md))
+            for md, _, _ in PROBE_MODES[1:] if md in row["answers"]))
+        return not problems, "; ".join(problems[:6]) or "; ".join([summary] + notes)
+    return fn
 
 
 # ------------------------------------------------------------------ two GPUs: peer copies, locHints
@@ -708,7 +1109,7 @@ def peer_case(mode, binding):
         for k in sorted(m["batches"]):
             if k not in m["measure"]:
                 problems.append("batch %d: no MEASURE line" % k)
-        tr, events, bad, bterr = trace_for(sess, m["pid"])
+        tr, events, bad, bterr = trace_for(sess, m["pid"], problems)
         if bterr:
             problems.append("babeltrace2: " + bterr[-300:])
         if bad:
@@ -845,21 +1246,34 @@ def build_cases():
              needs=("site",)),
         Case("py-ctypes-binding", "the shim's binding entry memcpy_3d_batch_async_v2 through ctypes: data; api _v2, "
              "door binding", data_case(py("ctypes"), API_V2, "binding")),
-        Case("table-observe-v2", "the facts' accept/reject table via _v2: the validator's verdict (error finding in "
-             "the trace) agrees with the driver's return code on every row", table_case("v2", "observe")),
+        Case("table-observe-v2", "the facts' accept/reject table via _v2: the validator's verdict (an error finding "
+             "`cubatchtrace show` computes from the trace) agrees with the driver's return code on every row",
+             table_case("v2", "observe")),
         Case("table-observe-v2_ptsz", "the same via _v2_ptsz", table_case("v2_ptsz", "observe")),
         Case("table-observe-gpa12080", "the same via the 12.8 ABI (cuGetProcAddress 12080); the trace's fail_idx "
              "equals what the caller got", table_case("gpa12080", "observe")),
         Case("table-report-stderr", "the table with CUBATCHTRACE_REPORT=stderr: the stderr error lines agree with "
              "the driver's return codes", table_case("v2", "report")),
         Case("table-strict", "the table with CUBATCHTRACE_MODE=strict, the unmapped 0xdead0000 row in-process: the "
-             "process survives; refused exactly the rows with errors", table_case("v2", "strict")),
-        Case("crash-observe", "observe mode, 0xdead0000 in a forked child: SIGSEGV, with pointer_unmapped recorded "
-             "before the crash", crash_case(True)),
+             "process survives; refused exactly the rows with errors (the shim's finding events; the reader finds "
+             "the same)", table_case("v2", "strict")),
+        Case("table-inline-vs-read", "the table twice under a session, observe mode and CUBATCHTRACE_REPORT=stderr: "
+             "the findings `cubatchtrace show` computes from the observe trace equal the shim's inline finding "
+             "events, batch by batch, one for one (rule, severity, op, other_op, side, value, limit)",
+             inline_vs_read_case("v2")),
+        Case("crash-observe", "observe mode, 0xdead0000 in a forked child: SIGSEGV; the batch is in the trace as "
+             "pending (written before the call) and the reader finds pointer_unmapped", crash_case(True)),
         Case("table-bare-v2", "bare driver (no shim) against the facts table via _v2", table_case("v2", "bare")),
         Case("table-bare-gpa12080", "bare driver against the facts table via the 12.8 ABI (failIdx)",
              table_case("gpa12080", "bare")),
         Case("crash-bare", "bare driver: 0xdead0000 kills a forked child with SIGSEGV", crash_case(False)),
+    ] + [
+        Case("reads-" + n, "driver-read probe: %s. The bare driver's answer (result and failIdx, or the signal), and "
+             "the same answer through the shim in observe, session, report and strict mode%s" % (
+                 w, "; strict mode must refuse it instead (pointer_unmapped) and live" if n == "straddle" else ""),
+             probe_case(n, w, rec))
+        for n, w, rec in PROBES
+    ] + [
         Case("peer_noaccess", "2 GPUs, before any cuCtxEnablePeerAccess: one batch dev0->dev1, dev1->dev0, "
              "dev0->dev0 (1 MiB each) on a stream of device 0: the driver's answer and the bytes measured; trace "
              "devices per operand, findings as the rules say, summary peer/by_device; validator vs driver "
@@ -967,7 +1381,9 @@ def write_report(path, cases, started, outfile_arg):
         L.append("")
         L.append("Facts: `shared/facts/h200-driver.md`. *driver*: the return code through the shim in observe mode "
                  "(`table-observe-v2`; the 0xdead0000 row only runs in strict mode and in a forked child). "
-                 "*verdict*: the error findings the validator recorded for that batch.")
+                 "*verdict*: the batch's error findings: in observe mode those `cubatchtrace show` computes from the "
+                 "trace, in strict mode the shim's own `finding` events (the reader must find the same), with the "
+                 "stderr report its error lines.")
         L.append("")
         base = rows.get("table-observe-v2") or next(iter(rows.values()))
         names = [r["name"] for r in base]
@@ -999,6 +1415,45 @@ def write_report(path, cases, started, outfile_arg):
                                                                                   else "")))
             L.append("| %s | %s | %s |" % (md_escape(n), {"ok": "SUCCESS", "iv": "INVALID_VALUE",
                                                          "crash": "SIGSEGV"}.get(want, want), " | ".join(cells)))
+    iv = EXTRA["inline_vs_read"]
+    if iv:
+        L.append("")
+        L.append("## Read-time findings against inline findings")
+        L.append("")
+        L.append("Case `table-inline-vs-read`: the accept/reject table via `%s`, run once in observe mode (the "
+                 "findings are those `cubatchtrace show` computes from the recorded batch) and once with "
+                 "`CUBATCHTRACE_REPORT=stderr` (the shim validates each batch as it is called and writes `finding` "
+                 "events), both under a session%s. Equal in every field (rule, severity, op, other_op, side, value, "
+                 "limit), batch by batch: %d of %d batches, %d findings%s." % (
+                     iv["door"], ", without address-space randomisation" if iv["fixed"] else
+                     " (address randomisation could not be turned off)", iv["same"], iv["batches"], iv["findings"],
+                     " (in %d batches the two runs' addresses differed: there the overlap values, addresses, are "
+                     "equal as offsets from their operand)" % iv["rebased"] if iv["rebased"] else ""))
+    if EXTRA["probes"]:
+        L.append("")
+        L.append("## What the driver reads before it answers")
+        L.append("")
+        L.append("Cases `reads-*` (client `tests/gpu/clients/reads.c`): each probe runs in a forked child that "
+                 "initialises CUDA, makes one warm-up batch (pageable host to device), then the probe through the "
+                 "12.8 ABI (`cuMemcpy3DBatchAsync`, failIdx preset to 12345: *untouched*) on a non-blocking stream, "
+                 "then synchronizes; op lists end exactly where a `PROT_NONE` page begins, so a driver that reads "
+                 "one op too many dies with SIGSEGV. *bare*: the driver alone. Then the same program with the shim: "
+                 "*observe* (no session), *session* (observe, a session listening), *report* "
+                 "(`CUBATCHTRACE_REPORT=stderr`), *strict* (`CUBATCHTRACE_MODE=strict`, a session listening); "
+                 "*same*: the answer the bare driver gives. *trace*: the probe batch in the session's trace and "
+                 "the findings `cubatchtrace show` computes for it.")
+        L.append("")
+        L.append("| probe | what | bare driver | observe | session | report | strict | trace (session) |")
+        L.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for r in EXTRA["probes"]:
+            a = r["answers"]
+            cells = []
+            for md in ("observe", "session", "report", "strict"):
+                v = a.get(md, "not run")
+                cells.append("same" if v == a.get("bare") else ("**differs:** " + v) if md in r["bad"] else v)
+            L.append("| `%s` | %s | %s | %s | %s |" % (r["name"], md_escape(r["what"]), md_escape(a.get("bare", "?")),
+                                                       " | ".join(md_escape(c) for c in cells),
+                                                       md_escape(r["trace"])))
     if EXTRA["peer_rows"]:
         L.append("")
         L.append("## Two GPUs: the validator against the driver")
