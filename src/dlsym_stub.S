@@ -4,15 +4,28 @@
  * glibc resolves RTLD_NEXT and RTLD_DEFAULT relative to the object that
  * called dlsym, found from dlsym's return address.  The stub asks
  * cbt_dlsym_hook whether the lookup is one the shim answers; if not, it
- * jumps (not calls) to the real dlsym, so the return address glibc sees is
- * still the original caller's and every other lookup behaves exactly as
- * without the shim.
+ * jumps (not calls) to the dlsym that comes after the shim (glibc's, or
+ * another library's wrapper), so the return address glibc sees is still the
+ * original caller's and every other lookup behaves exactly as without the
+ * shim.
+ *
+ * It is exported under glibc's versions of dlsym (src/libcubatchtrace.map):
+ * dlsym@@GLIBC_2.34, which unversioned references and programs built with
+ * glibc 2.34 or later bind, and dlsym@GLIBC_2.2.5, which older programs
+ * bind.  A versioned lookup (dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"), what
+ * careful dlsym wrappers loaded before the shim forward with) skips
+ * unversioned definitions, so without these the shim's would be passed over.
  */
 #if defined(__x86_64__)
 	.text
-	.globl	dlsym
-	.type	dlsym, @function
-dlsym:
+	.globl	cbt_dlsym_new
+	.type	cbt_dlsym_new, @function
+	.globl	cbt_dlsym_old
+	.type	cbt_dlsym_old, @function
+	.symver	cbt_dlsym_new, dlsym@@GLIBC_2.34
+	.symver	cbt_dlsym_old, dlsym@GLIBC_2.2.5
+cbt_dlsym_new:
+cbt_dlsym_old:
 	.cfi_startproc
 	pushq	%rdi
 	.cfi_adjust_cfa_offset 8
@@ -37,7 +50,7 @@ dlsym:
 	.cfi_adjust_cfa_offset 8
 	subq	$8, %rsp
 	.cfi_adjust_cfa_offset 8
-	call	cbt_real_dlsym_fn	/* the real dlsym's address */
+	call	cbt_next_dlsym_fn	/* the next dlsym's address */
 	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8
 	popq	%rsi
@@ -50,6 +63,7 @@ dlsym:
 2:
 	ret				/* no real dlsym at all: NULL */
 	.cfi_endproc
-	.size	dlsym, .-dlsym
+	.size	cbt_dlsym_new, .-cbt_dlsym_new
+	.size	cbt_dlsym_old, .-cbt_dlsym_old
 	.section .note.GNU-stack,"",@progbits
 #endif

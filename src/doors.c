@@ -19,6 +19,9 @@
 
 /* Forward to the real driver's exported function of that variant. */
 #define REAL(api) (cbt_real()->batch[api])
+/* Forward to what the program's call would have reached without the shim:
+ * the next definition of the exported name (src/driver.c). */
+#define NEXT(api) (cbt_real()->next_batch[api])
 
 /*
  * The body of every door: straight to the driver when nobody listens
@@ -42,29 +45,57 @@
 
 /* ---- door "symbol" ---- */
 
+/*
+ * The exported batch functions, which direct links bind.  They forward to
+ * the next definition of their name (another interposer loaded after the
+ * shim, or the program's libcuda).  dlsym on the driver hands out the
+ * dlsym_* functions below instead, which forward to exactly the driver's
+ * function the lookup found.
+ */
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                             unsigned long long flags, CUstream hStream)
 {
-    DOOR_V2(CBT_API_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_V2), numOps, opList, flags, hStream);
+    DOOR_V2(CBT_API_V2, CBT_DOOR_SYMBOL, NEXT(CBT_API_V2), numOps, opList, flags, hStream);
 }
 
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                                  unsigned long long flags, CUstream hStream)
 {
-    DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V2_PTSZ), numOps, opList, flags, hStream);
+    DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_V2_PTSZ), numOps, opList, flags, hStream);
 }
 
 /* The CUDA 12.8 ABI (cuda.h 13 no longer declares it). */
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                          unsigned long long flags, CUstream hStream)
 {
-    DOOR_V1(CBT_API_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_V1), numOps, opList, failIdx, flags, hStream);
+    DOOR_V1(CBT_API_V1, CBT_DOOR_SYMBOL, NEXT(CBT_API_V1), numOps, opList, failIdx, flags, hStream);
 }
 
 CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                               unsigned long long flags, CUstream hStream)
 {
-    DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags, hStream);
+    DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags, hStream);
+}
+
+static CUresult dlsym_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_V2(CBT_API_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_V2), n, ops, flags, s);
+}
+
+static CUresult dlsym_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V2_PTSZ), n, ops, flags, s);
+}
+
+static CUresult dlsym_v1(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags, CUstream s)
+{
+    DOOR_V1(CBT_API_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_V1), n, ops, fail, flags, s);
+}
+
+static CUresult dlsym_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail, unsigned long long flags,
+                              CUstream s)
+{
+    DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), n, ops, fail, flags, s);
 }
 
 /* ---- door "binding" ---- */
@@ -78,7 +109,7 @@ CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH
 CBT_EXPORT CUresult memcpy_3d_batch_async_v2(size_t num_ops, intptr_t op_list, unsigned long long flags,
                                              intptr_t h_stream)
 {
-    DOOR_V2(CBT_API_V2, CBT_DOOR_BINDING, REAL(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list, flags,
+    DOOR_V2(CBT_API_V2, CBT_DOOR_BINDING, NEXT(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list, flags,
             (CUstream)h_stream);
 }
 
@@ -126,16 +157,18 @@ static void *const gpa_wrapper[CBT_API_COUNT_] = {
     [CBT_API_V1_PTSZ] = (void *)gpa_v1_ptsz,
 };
 
-static void *const symbol_door[CBT_API_COUNT_] = {
-    [CBT_API_V2] = (void *)cuMemcpy3DBatchAsync_v2,
-    [CBT_API_V2_PTSZ] = (void *)cuMemcpy3DBatchAsync_v2_ptsz,
-    [CBT_API_V1] = (void *)cuMemcpy3DBatchAsync,
-    [CBT_API_V1_PTSZ] = (void *)cuMemcpy3DBatchAsync_ptsz,
+/* What dlsym on the driver hands out.  Static functions: their addresses are
+ * the shim's own, whatever library's definition the exported names bind to. */
+static void *const dlsym_door[CBT_API_COUNT_] = {
+    [CBT_API_V2] = (void *)dlsym_v2,
+    [CBT_API_V2_PTSZ] = (void *)dlsym_v2_ptsz,
+    [CBT_API_V1] = (void *)dlsym_v1,
+    [CBT_API_V1_PTSZ] = (void *)dlsym_v1_ptsz,
 };
 
-CBT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
-CBT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                                        CUdriverProcAddressQueryResult *symbolStatus);
+static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+static CUresult handed_gpa5(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *symbolStatus);
 
 static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip);
 
@@ -148,25 +181,28 @@ void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, 
     for (int a = 0; a < CBT_API_COUNT_; a++) {
         if (p == real->batch[a]) {
             trace_lookup(door == CBT_DOOR_SYMBOL ? "dlsym" : "cuGetProcAddress", symbol, version, flags, a, p);
-            return door == CBT_DOOR_SYMBOL ? symbol_door[a] : gpa_wrapper[a];
+            return door == CBT_DOOR_SYMBOL ? dlsym_door[a] : gpa_wrapper[a];
         }
     }
     if (p == (void *)real->gpa5)
-        return (void *)cuGetProcAddress_v2;
+        return (void *)handed_gpa5;
     if (p == (void *)real->gpa4)
-        return (void *)cuGetProcAddress;
+        return (void *)handed_gpa4;
     /* By name, version and flags (the driver's table) for a driver that hands
-     * out internal addresses: remember the pointer and hand out the wrapper. */
+     * out internal addresses: remember the pointer and hand out the wrapper.
+     * Without a driver the shim could load, the wrapper answers the error of
+     * every batch door (nothing is remembered: it forwards nowhere). */
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuMemcpy3DBatchAsync")) {
         bool ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
         enum cbt_api a = version >= 13000 ? (ptsz ? CBT_API_V2_PTSZ : CBT_API_V2)
                                           : (ptsz ? CBT_API_V1_PTSZ : CBT_API_V1);
-        __atomic_store_n(&gpa_target[a], p, __ATOMIC_RELEASE);
+        if (real->handle)
+            __atomic_store_n(&gpa_target[a], p, __ATOMIC_RELEASE);
         trace_lookup("cuGetProcAddress", symbol, version, flags, a, p);
         return gpa_wrapper[a];
     }
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
-        return version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+        return version >= 12000 ? (void *)handed_gpa5 : (void *)handed_gpa4;
     /* The memory-management functions (memwrap.c), by pointer. */
     void *mw = cbt_memwrap_for_pointer(p);
     if (mw)
@@ -180,35 +216,62 @@ void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, 
     return p;
 }
 
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                             CUdriverProcAddressQueryResult *symbolStatus)
+/*
+ * cuGetProcAddress(_v2): the exported functions forward to the next
+ * definition (like the batch doors); the ones handed out in place of the
+ * driver's (by dlsym, or by cuGetProcAddress asked for itself) forward to
+ * the driver's.  Either way the pointers the answer holds are swapped for
+ * the shim's wrappers.
+ */
+static CUresult gpa5_via(cbt_gpa5_fn fn, const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                         CUdriverProcAddressQueryResult *symbolStatus)
 {
-    const struct cbt_real *real = cbt_real();
-    if (cbt_unlikely(!real->gpa5)) {
+    if (cbt_unlikely(!fn)) {
         cbt_warn_no_driver("cuGetProcAddress_v2");
         if (pfn)
             *pfn = NULL;
         return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
     }
-    CUresult r = real->gpa5(symbol, pfn, cudaVersion, flags, symbolStatus);
+    CUresult r = fn(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (r == CUDA_SUCCESS && pfn && cbt_config()->mode != CBT_MODE_OFF)
         *pfn = cbt_wrap_proc(symbol, *pfn, cudaVersion, flags, CBT_DOOR_GETPROCADDRESS);
     return r;
 }
 
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+static CUresult gpa4_via(cbt_gpa4_fn fn, const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    const struct cbt_real *real = cbt_real();
-    if (cbt_unlikely(!real->gpa4)) {
+    if (cbt_unlikely(!fn)) {
         cbt_warn_no_driver("cuGetProcAddress");
         if (pfn)
             *pfn = NULL;
         return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
     }
-    CUresult r = real->gpa4(symbol, pfn, cudaVersion, flags);
+    CUresult r = fn(symbol, pfn, cudaVersion, flags);
     if (r == CUDA_SUCCESS && pfn && cbt_config()->mode != CBT_MODE_OFF)
         *pfn = cbt_wrap_proc(symbol, *pfn, cudaVersion, flags, CBT_DOOR_GETPROCADDRESS);
     return r;
+}
+
+CBT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                        CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return gpa5_via(cbt_real()->next_gpa5, symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+CBT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    return gpa4_via(cbt_real()->next_gpa4, symbol, pfn, cudaVersion, flags);
+}
+
+static CUresult handed_gpa5(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return gpa5_via(cbt_real()->gpa5, symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    return gpa4_via(cbt_real()->gpa4, symbol, pfn, cudaVersion, flags);
 }
 
 /* ---- dlsym ---- */
@@ -227,17 +290,30 @@ void *cbt_dlsym_hook(void *handle, const char *name)
      * batch and lookup functions, and the wrapped memory functions (memwrap.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
-    if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") &&
-        strncmp(name, "cuMemcpy3DBatchAsync", 20) && !cbt_memwrap_exports(name))
+    bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20);
+    if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") && !batch_name &&
+        !cbt_memwrap_exports(name))
         return NULL;
     if (cbt_config()->mode == CBT_MODE_OFF)
         return NULL;
-    /* Resolved from the shim's point of view; for RTLD_NEXT that finds the
-     * driver where the caller's view might have found this shim first: both
-     * map to the shim's door. */
-    void *p = cbt_real_dlsym(handle, name);
+    /* Asked of the dlsym that comes after the shim (glibc's, or another
+     * library's wrapper), from the shim's point of view; for RTLD_NEXT that
+     * finds the driver where the caller's view might have found this shim
+     * first: both map to the shim's door. */
+    void *(*next)(void *, const char *) = (void *(*)(void *, const char *))cbt_next_dlsym_fn();
+    void *p = next ? next(handle, name) : NULL;
     void *w = cbt_wrap_proc(name, p, 0, 0, CBT_DOOR_SYMBOL);
-    return w != p ? w : NULL;
+    if (w != p)
+        return w;
+    /* No driver the shim could load: a batch function found elsewhere (the
+     * program's own libcuda) is answered by the door, which says why it
+     * cannot forward; every other name is left alone. */
+    if (batch_name && p && !cbt_real()->handle && !cbt_in_shim(p)) {
+        for (int a = 0; a < CBT_API_COUNT_; a++)
+            if (!strcmp(name, cbt_api_name(a)))
+                return dlsym_door[a];
+    }
+    return NULL;
 }
 
 /* ---- lookup events ---- */
@@ -253,6 +329,9 @@ static void trace_lookup(const char *via, const char *symbol, int version, cuuin
 CBT_EXPORT void *dlsym(void *handle, const char *name)
 {
     void *w = cbt_dlsym_hook(handle, name);
-    return w ? w : cbt_real_dlsym(handle, name);
+    if (w)
+        return w;
+    void *(*next)(void *, const char *) = (void *(*)(void *, const char *))cbt_next_dlsym_fn();
+    return next ? next(handle, name) : NULL;
 }
 #endif

@@ -3,8 +3,15 @@
  *
  * The shim never links libcuda: it opens "libcuda.so.1" (or the path in
  * CUBATCHTRACE_LIBCUDA) the first time a door is used, from whatever thread
- * and whatever constructor that happens in.  Lookups here go through the real
- * dlsym, never the shim's own (src/dlsym.c), so they cannot recurse.
+ * and whatever constructor that happens in.  Lookups here go through glibc's
+ * dlsym, never the shim's own (src/dlsym_stub.S), so they cannot recurse.
+ *
+ * The shim may come before or after other libraries that define the same
+ * functions, and may be preloaded or dlopened by a program that already has
+ * libcuda: the driver is told apart from the shim by address, never by the
+ * shim's own exported names (another library's definition may have taken
+ * them), and the exported functions forward to the definition that comes
+ * after the shim, as the program's call would have gone without it.
  */
 #include "config.h"
 
@@ -19,19 +26,64 @@
 #include "shim.h"
 
 static void *(*real_dlsym_fn)(void *, const char *);
+static void *(*next_dlsym_fn)(void *, const char *);
 
-/* The real dlsym's address (also used by src/dlsym_stub.S). */
-void *cbt_real_dlsym_fn(void) __attribute__((visibility("hidden")));
+bool cbt_in_shim(const void *p)
+{
+    static void *base;
+    Dl_info info;
+    if (!p)
+        return false;
+    void *b = __atomic_load_n(&base, __ATOMIC_RELAXED);
+    if (cbt_unlikely(!b)) {
+        if (!dladdr((void *)cbt_in_shim, &info) || !info.dli_fbase)
+            return false;
+        b = info.dli_fbase;
+        __atomic_store_n(&base, b, __ATOMIC_RELAXED);
+    }
+    return dladdr(p, &info) && info.dli_fbase == b;
+}
+
+/*
+ * glibc's dlsym.  The shim exports dlsym under glibc's versions too
+ * (src/libcubatchtrace.map), so a versioned lookup could find the shim's;
+ * RTLD_NEXT starts after the shim, and whatever answers is checked not to be
+ * the shim's own.  dlvsym is not hooked.
+ */
 void *cbt_real_dlsym_fn(void)
 {
     void *(*fn)(void *, const char *) = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
     if (cbt_unlikely(!fn)) {
-        /* dlvsym is not hooked; these are the versions glibc gave dlsym over time. */
-        fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!fn)
-            fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        /* The versions glibc gave dlsym over time, newest first. */
+        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
+        for (size_t i = 0; !fn && i < sizeof versions / sizeof *versions; i++) {
+            fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+            if (cbt_in_shim((void *)fn))
+                fn = NULL;
+        }
         if (fn)
             __atomic_store_n(&real_dlsym_fn, fn, __ATOMIC_RELEASE);
+    }
+    return (void *)fn;
+}
+
+/*
+ * The dlsym that comes after the shim, which the shim's dlsym (the stub in
+ * src/dlsym_stub.S) hands every lookup to: another library's dlsym wrapper
+ * loaded after the shim, else glibc's.  Found by an unversioned lookup, as
+ * a program's own reference would bind it.
+ */
+void *cbt_next_dlsym_fn(void)
+{
+    void *(*fn)(void *, const char *) = __atomic_load_n(&next_dlsym_fn, __ATOMIC_ACQUIRE);
+    if (cbt_unlikely(!fn)) {
+        void *(*real)(void *, const char *) = (void *(*)(void *, const char *))cbt_real_dlsym_fn();
+        if (!real)
+            return NULL;
+        fn = (void *(*)(void *, const char *))real(RTLD_NEXT, "dlsym");
+        if (!fn || cbt_in_shim((void *)fn))
+            fn = real;
+        __atomic_store_n(&next_dlsym_fn, fn, __ATOMIC_RELEASE);
     }
     return (void *)fn;
 }
@@ -40,6 +92,12 @@ void *cbt_real_dlsym(void *handle, const char *name)
 {
     void *(*fn)(void *, const char *) = (void *(*)(void *, const char *))cbt_real_dlsym_fn();
     return fn ? fn(handle, name) : NULL;
+}
+
+void *cbt_next_definition(const char *name)
+{
+    void *p = cbt_real_dlsym(RTLD_NEXT, name);
+    return cbt_in_shim(p) ? NULL : p;
 }
 
 void cbt_warn_once(int *once, const char *fmt, ...)
@@ -84,6 +142,8 @@ static void read_config(void)
     }
     const char *s = secure_getenv("CUBATCHTRACE_STRICT");
     config.strict_hazards = s && !strcmp(s, "hazards");
+    if (s && *s && !config.strict_hazards)
+        cbt_warn_once(NULL, "CUBATCHTRACE_STRICT=%s is not supported (only 'hazards'): strict mode refuses errors only", s);
     const char *r = secure_getenv("CUBATCHTRACE_REPORT");
     config.report_stderr = r && !strcmp(r, "stderr");
     if (r && *r && !config.report_stderr)
@@ -132,51 +192,98 @@ void cbt_warn_no_driver(const char *function)
 
 static void *lookup(void *h, const char *name) { return h ? cbt_real_dlsym(h, name) : NULL; }
 
-/* The exported batch function of this very library, to tell it apart from the driver's. */
-extern CUresult cuMemcpy3DBatchAsync_v2(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
-
-static void load_real(void)
+/* Does the object behind `h` answer with the shim's own functions (the shim
+ * itself, or an object that depends on it)? */
+static bool answers_with_shim(void *h)
 {
-    const char *path = secure_getenv("CUBATCHTRACE_LIBCUDA");
-    if (!path || !*path)
-        path = "libcuda.so.1";
+    return cbt_in_shim(lookup(h, "cuMemcpy3DBatchAsync_v2")) || cbt_in_shim(lookup(h, "cuGetProcAddress_v2"));
+}
+
+/* Open `path` as the driver; NULL (and real.error says why) when it cannot
+ * be loaded, is the shim, or is no CUDA driver. */
+static void *open_driver(const char *path)
+{
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         snprintf(real.error, sizeof real.error, "cannot load the CUDA driver %s: %s", path, e ? e : "not found");
-        return;
+        return NULL;
     }
-    void *v2 = lookup(h, "cuMemcpy3DBatchAsync_v2");
-    if (v2 == (void *)cuMemcpy3DBatchAsync_v2) {
-        snprintf(real.error, sizeof real.error, "%s is cubatchtrace itself, not the CUDA driver", path);
+    const char *wrong = answers_with_shim(h) ? "is cubatchtrace itself, not the CUDA driver"
+                        : !lookup(h, "cuInit") ? "is not a CUDA driver (it has no cuInit)"
+                                               : NULL;
+    if (wrong) {
+        snprintf(real.error, sizeof real.error, "%s %s", path, wrong);
         dlclose(h);
-        return;
+        return NULL;
     }
-    for (int a = 0; a < CBT_API_COUNT_; a++)
-        real.batch[a] = lookup(h, api_symbol[a]);
-    real.gpa4 = (cbt_gpa4_fn)lookup(h, "cuGetProcAddress");
-    real.gpa5 = (cbt_gpa5_fn)lookup(h, "cuGetProcAddress_v2");
-    real.pointer_get_attributes = lookup(h, "cuPointerGetAttributes");
-    real.mem_get_address_range = lookup(h, "cuMemGetAddressRange_v2");
-    real.array3d_get_descriptor = lookup(h, "cuArray3DGetDescriptor_v2");
-    real.device_get_count = lookup(h, "cuDeviceGetCount");
-    real.stream_get_ctx[0] = lookup(h, "cuStreamGetCtx");
-    real.stream_get_ctx[1] = lookup(h, "cuStreamGetCtx_ptsz");
-    real.stream_get_id[0] = lookup(h, "cuStreamGetId");
-    real.stream_get_id[1] = lookup(h, "cuStreamGetId_ptsz");
-    real.stream_is_capturing[0] = lookup(h, "cuStreamIsCapturing");
-    real.stream_is_capturing[1] = lookup(h, "cuStreamIsCapturing_ptsz");
-    real.ctx_get_device_v2 = lookup(h, "cuCtxGetDevice_v2");
-    for (int i = 0; i < 2; i++) {
-        /* Older drivers lack some _ptsz entries: the plain one then serves. */
-        if (!real.stream_get_ctx[i]) real.stream_get_ctx[i] = real.stream_get_ctx[0];
-        if (!real.stream_get_id[i]) real.stream_get_id[i] = real.stream_get_id[0];
-        if (!real.stream_is_capturing[i]) real.stream_is_capturing[i] = real.stream_is_capturing[0];
+    return h;
+}
+
+/*
+ * Where an exported function of the shim forwards.  By default to the next
+ * definition after the shim, so that an interposer loaded after it, or the
+ * program's own libcuda, is called as it would be without the shim; to the
+ * chosen driver when CUBATCHTRACE_LIBCUDA names one.  A function of the
+ * driver that is missing falls back to the other.
+ */
+void *cbt_export_target(void *driver_fn, const char *name)
+{
+    void *next = cbt_next_definition(name);
+    if (real.chosen)
+        return driver_fn ? driver_fn : next;
+    return next ? next : driver_fn;
+}
+
+static void load_real(void)
+{
+    const char *path = secure_getenv("CUBATCHTRACE_LIBCUDA");
+    real.chosen = path && *path;
+    if (!real.chosen)
+        path = "libcuda.so.1";
+    /* By name: a libcuda the program already has (linked, or dlopened
+     * under any path) answers to its soname, so this is the program's own. */
+    void *h = open_driver(path);
+    if (h) {
+        for (int a = 0; a < CBT_API_COUNT_; a++)
+            real.batch[a] = lookup(h, api_symbol[a]);
+        real.gpa4 = (cbt_gpa4_fn)lookup(h, "cuGetProcAddress");
+        real.gpa5 = (cbt_gpa5_fn)lookup(h, "cuGetProcAddress_v2");
+        real.pointer_get_attributes = lookup(h, "cuPointerGetAttributes");
+        real.mem_get_address_range = lookup(h, "cuMemGetAddressRange_v2");
+        real.array3d_get_descriptor = lookup(h, "cuArray3DGetDescriptor_v2");
+        real.device_get_count = lookup(h, "cuDeviceGetCount");
+        real.stream_get_ctx[0] = lookup(h, "cuStreamGetCtx");
+        real.stream_get_ctx[1] = lookup(h, "cuStreamGetCtx_ptsz");
+        real.stream_get_id[0] = lookup(h, "cuStreamGetId");
+        real.stream_get_id[1] = lookup(h, "cuStreamGetId_ptsz");
+        real.stream_is_capturing[0] = lookup(h, "cuStreamIsCapturing");
+        real.stream_is_capturing[1] = lookup(h, "cuStreamIsCapturing_ptsz");
+        real.ctx_get_device_v2 = lookup(h, "cuCtxGetDevice_v2");
+        for (int i = 0; i < 2; i++) {
+            /* Older drivers lack some _ptsz entries: the plain one then serves. */
+            if (!real.stream_get_ctx[i]) real.stream_get_ctx[i] = real.stream_get_ctx[0];
+            if (!real.stream_get_id[i]) real.stream_get_id[i] = real.stream_get_id[0];
+            if (!real.stream_is_capturing[i]) real.stream_is_capturing[i] = real.stream_is_capturing[0];
+        }
+        if (!real.batch[CBT_API_V2] && !real.batch[CBT_API_V1])
+            snprintf(real.error, sizeof real.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)",
+                     path);
+        real.handle = h;
+        /* The batch doors forward only to a driver the shim could load. */
+        for (int a = 0; a < CBT_API_COUNT_; a++)
+            real.next_batch[a] = cbt_export_target(real.batch[a], api_symbol[a]);
     }
+    /* A driver named by CUBATCHTRACE_LIBCUDA that cannot be had is said at
+     * once, whichever function found it out (the batch doors say it otherwise). */
+    if (!h && real.chosen)
+        cbt_warn_once(&no_driver_warned, "%s; the batch functions return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+                      real.error);
+    /* Without a driver, every other function still reaches the program's own
+     * (the next definition): only the batch doors answer an error. */
+    real.next_gpa4 = (cbt_gpa4_fn)cbt_export_target((void *)real.gpa4, "cuGetProcAddress");
+    real.next_gpa5 = (cbt_gpa5_fn)cbt_export_target((void *)real.gpa5, "cuGetProcAddress_v2");
     cbt_memwrap_load(h);
-    if (!real.batch[CBT_API_V2] && !real.batch[CBT_API_V1])
-        snprintf(real.error, sizeof real.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)", path);
-    real.handle = h;
 }
 
 const struct cbt_real *cbt_real_slow(void)

@@ -6,5 +6,14 @@ src_libcubatchtrace_la_SOURCES = src/shim.h src/doors.c src/batch.c src/driver.c
 src_libcubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(LTTNG_UST_CFLAGS)
 # Everything is hidden but the doors (CBT_EXPORT).
 src_libcubatchtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -Wno-missing-field-initializers
-src_libcubatchtrace_la_LDFLAGS = -module -avoid-version -shared
+# The version script exports dlsym under glibc's versions (src/dlsym_stub.S).
+# -z nodelete: dlclose never unmaps the shim.  It hands out pointers to its
+# own functions (doors, cuGetProcAddress and memory wrappers) that callers
+# keep, registers per-thread destructors (pthread keys) that run when any
+# thread that made a batch exits, and holds initial-exec TLS that a second
+# load could not get back.
+src_libcubatchtrace_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(top_srcdir)/src/libcubatchtrace.map -Wl,-z,nodelete
+EXTRA_src_libcubatchtrace_la_DEPENDENCIES = src/libcubatchtrace.map
+EXTRA_DIST += src/libcubatchtrace.map
 src_libcubatchtrace_la_LIBADD = validate/libcbtvalidate.la -ldl -lpthread

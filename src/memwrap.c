@@ -11,9 +11,11 @@
  * finds it different afterwards and forgets what it learned.
  *
  * The wrappers are reached through every door the batch functions are:
- *   - exported under the real names, so direct links bind them;
- *   - cuGetProcAddress(_v2): cbt_wrap_proc hands out the wrapper when the
- *     driver hands out the real export of a wrapped function;
+ *   - exported under the real names, so direct links bind them; these
+ *     forward to the next definition, as the program's call would have gone;
+ *   - cuGetProcAddress(_v2): cbt_wrap_proc hands out a wrapper when the
+ *     driver hands out the real export of a wrapped function; it forwards to
+ *     exactly that export;
  *   - dlsym on the driver: the same, through cbt_dlsym_hook.
  * When cuGetProcAddress answers a wrapped name with anything else (an
  * internal address, an export the shim does not wrap), calls through that
@@ -158,9 +160,18 @@ static const char *const mw_gpa_name[MW_COUNT_] = {
 uint64_t cbt_mem_generation;
 int cbt_kind_cache_off;
 
-/* The real functions, found with the driver (cbt_memwrap_load, under the
- * driver's lock, published with it). */
+/*
+ * The two targets of each wrapped function, found with the driver
+ * (cbt_memwrap_load, under the driver's lock, published with it):
+ *   mw_real  the driver's function; the wrapper handed out in its place by
+ *            cuGetProcAddress or dlsym forwards to it, exactly what the
+ *            caller was given;
+ *   mw_next  what the exported function forwards to: the next definition
+ *            after the shim (another interposer, or the program's own
+ *            libcuda), or the driver's (cbt_export_target).
+ */
 static void *mw_real[MW_COUNT_];
+static void *mw_next[MW_COUNT_];
 
 static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL); }
 
@@ -192,12 +203,10 @@ static CUresult mw_missing(const char *name)
     return cbt_real()->handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 }
 
-#define MW_DEFINE(name, gpa, params, args, post)                                                                \
-    CBT_EXPORT CUresult name params;                                                                            \
-    CUresult name params                                                                                        \
+#define MW_BODY(name, params, args, post, target)                                                            \
     {                                                                                                           \
         (void)cbt_real();                                                                                       \
-        CUresult(*fn_) params = (CUresult(*) params)mw_real[MW_##name];                                         \
+        CUresult(*fn_) params = (CUresult(*) params)target[MW_##name];                                          \
         if (cbt_unlikely(!fn_))                                                                                 \
             return mw_missing(#name);                                                                           \
         mem_changing();                                                                                         \
@@ -207,11 +216,17 @@ static CUresult mw_missing(const char *name)
         mem_changing();                                                                                         \
         return r_;                                                                                              \
     }
+/* The exported function, and the one handed out in place of the driver's. */
+#define MW_DEFINE(name, gpa, params, args, post)                                                                \
+    CBT_EXPORT CUresult name params;                                                                            \
+    CUresult name params MW_BODY(name, params, args, post, mw_next)                                             \
+    static CUresult handed_##name params MW_BODY(name, params, args, post, mw_real)
 MEMWRAP_LIST(MW_DEFINE)
 #undef MW_DEFINE
+#undef MW_BODY
 
 static void *const mw_wrapper[MW_COUNT_] = {
-#define MW_WRAPPER(name, gpa, params, args, post) [MW_##name] = (void *)name,
+#define MW_WRAPPER(name, gpa, params, args, post) [MW_##name] = (void *)handed_##name,
     MEMWRAP_LIST(MW_WRAPPER)
 #undef MW_WRAPPER
 };
@@ -262,11 +277,12 @@ void cbt_memwrap_load(void *handle)
     pthread_once(&names_once, sort_names);
     size_t n = 0;
     for (int i = 0; i < MW_COUNT_; i++) {
-        mw_real[i] = cbt_real_dlsym(handle, mw_export[i]);
-        if (mw_real[i] && mw_real[i] != mw_wrapper[i])
-            mw_by_ptr[n++] = (struct mw_ptr){ mw_real[i], mw_wrapper[i] };
-        else
+        mw_real[i] = handle ? cbt_real_dlsym(handle, mw_export[i]) : NULL;
+        if (cbt_in_shim(mw_real[i]))
             mw_real[i] = NULL; /* never forward to ourselves */
+        if (mw_real[i])
+            mw_by_ptr[n++] = (struct mw_ptr){ mw_real[i], mw_wrapper[i] };
+        mw_next[i] = cbt_export_target(mw_real[i], mw_export[i]);
     }
     qsort(mw_by_ptr, n, sizeof mw_by_ptr[0], cmp_ptr);
     mw_nptr = n;
@@ -322,7 +338,8 @@ bool cbt_kind_cache_enabled(void)
         return false;
     int i = __atomic_load_n(&interposing, __ATOMIC_RELAXED);
     if (cbt_unlikely(!i)) {
-        i = cbt_real_dlsym(RTLD_DEFAULT, "cuMemFree_v2") == (void *)cuMemFree_v2 ? 1 : 2;
+        /* By address: the shim's own name may be bound to another library's. */
+        i = cbt_in_shim(cbt_real_dlsym(RTLD_DEFAULT, "cuMemFree_v2")) ? 1 : 2;
         __atomic_store_n(&interposing, i, __ATOMIC_RELAXED);
     }
     return i == 1;

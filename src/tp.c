@@ -23,6 +23,10 @@
 #include "shim.h"
 
 static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
+
+/* Defined by the provider (LTTng-UST 2.13's probe registration for the
+ * "cubatchtrace" provider): tells it apart from any other library. */
+#define PROVIDER_SYMBOL "lttng_ust_tracepoint_provider_cubatchtrace"
 static int provider_warned;
 
 static void load_provider(void)
@@ -38,6 +42,18 @@ static void load_provider(void)
     const char *env = secure_getenv("CUBATCHTRACE_TP_LIB");
     if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
+        /* Checked before it is opened RTLD_GLOBAL: the shim itself, loaded
+         * once more that way, would put its exports in the global scope. */
+        void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            bool self = cbt_in_shim(cbt_real_dlsym(h, "cuMemcpy3DBatchAsync_v2"));
+            dlclose(h);
+            if (self) {
+                cbt_warn_once(&provider_warned, "tracing off: CUBATCHTRACE_TP_LIB=%s is cubatchtrace itself, "
+                              "not its tracepoint provider (libcubatchtrace-tp.so)", path);
+                return;
+            }
+        }
     } else {
         /* Beside the shim itself, wherever it was installed or built. */
         Dl_info info;
@@ -49,9 +65,17 @@ static void load_provider(void)
         int dirlen = slash ? (int)(slash - info.dli_fname) : 1;
         snprintf(path, sizeof path, "%.*s/libcubatchtrace-tp.so", dirlen, slash ? info.dli_fname : ".");
     }
-    if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
         const char *e = dlerror();
         cbt_warn_once(&provider_warned, "tracing off: cannot load %s: %s", path, e ? e : "?");
+        return;
+    }
+    /* Any other library loads too, and registers no probe. */
+    if (!cbt_real_dlsym(h, PROVIDER_SYMBOL)) {
+        cbt_warn_once(&provider_warned, "tracing off: %s is not the cubatchtrace tracepoint provider "
+                      "(it has no " PROVIDER_SYMBOL ")", path);
+        dlclose(h);
     }
 }
 

@@ -115,3 +115,47 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py
+
+# Ways a process ends right after its batches (tests/doors/loss.sh).
+check_PROGRAMS += tests/clients/client_loss
+tests_clients_client_loss_SOURCES = tests/clients/client_loss.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_loss_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_loss_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
+EXTRA_tests_clients_client_loss_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+TESTS += tests/doors/loss.sh
+EXTRA_DIST += tests/doors/loss.sh
+
+# The host never notices: beside other interposers (libcbtother defines driver
+# functions, libcbtdlsymwrap wraps dlsym with a versioned forward), the shim
+# dlopened and dlclosed by a program linked to libcuda, a wrong
+# CUBATCHTRACE_LIBCUDA, and unknown settings.
+check_LTLIBRARIES += tests/clients/libcbtother.la tests/clients/libcbtdlsymwrap.la
+tests_clients_libcbtother_la_SOURCES = tests/clients/other_interposer.c
+tests_clients_libcbtother_la_CPPFLAGS = $(AM_CPPFLAGS)
+tests_clients_libcbtother_la_LDFLAGS = -module -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtother_la_LIBADD = -ldl
+tests_clients_libcbtdlsymwrap_la_SOURCES = tests/clients/dlsym_wrapper.c
+tests_clients_libcbtdlsymwrap_la_LDFLAGS = -module -rpath /nowhere -avoid-version -shared
+tests_clients_libcbtdlsymwrap_la_LIBADD = -ldl
+check_PROGRAMS += tests/clients/client_dlopen tests/clients/client_badlib
+tests_clients_client_dlopen_SOURCES = tests/clients/client_dlopen.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_dlopen_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_dlopen_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl -lpthread
+EXTRA_tests_clients_client_dlopen_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+tests_clients_client_badlib_SOURCES = tests/clients/client_badlib.c
+tests_clients_client_badlib_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_badlib_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+CBT_HOST_TESTS = tests/doors/interpose.sh tests/doors/dlsymwrap.sh tests/doors/dlopen.sh \
+	tests/doors/badlibcuda.sh tests/doors/envwarn.sh
+TESTS += $(CBT_HOST_TESTS)
+EXTRA_DIST += $(CBT_HOST_TESTS)
+EXTRA_DIST += tests/doors/btops.py
+
+# Op lists and operands the driver reads only in part (tests/doors/reads.sh).
+check_PROGRAMS += tests/clients/client_reads
+tests_clients_client_reads_SOURCES = tests/clients/client_reads.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_reads_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_reads_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_reads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+TESTS += tests/doors/reads.sh
+EXTRA_DIST += tests/doors/reads.sh
