@@ -1,23 +1,44 @@
 /*
- * bench/overhead: host time the shim adds to cuMemcpy3DBatchAsync_v2.
+ * bench/overhead: host time and CPU the shim adds to cuMemcpy3DBatchAsync_v2,
+ * next to what LTTng's floor adds.
  *
- * One process times two functions that reach the same real driver:
+ * One process calls three functions that reach the same real driver:
  *
- *   bare  dlsym(dlopen("libcuda.so.1"), "cuMemcpy3DBatchAsync_v2")
- *   shim  dlsym(dlopen(libcubatchtrace.so, RTLD_NOW|RTLD_LOCAL), "cuMemcpy3DBatchAsync_v2")
+ *   bare   dlsym(dlopen("libcuda.so.1"), "cuMemcpy3DBatchAsync_v2")
+ *   shim   dlsym(dlopen(libcubatchtrace.so, RTLD_NOW|RTLD_LOCAL), "cuMemcpy3DBatchAsync_v2")
+ *   floor  dlsym(dlopen(libcbtfloor.so, RTLD_NOW|RTLD_LOCAL), "cuMemcpy3DBatchAsync_v2")
  *
- * The shim's door finds libcuda itself (the same handle, already loaded), so
- * the difference between the two is what the shim costs.  The program must
+ * The shim and the floor (bench/floor: two clock reads, the forward, one
+ * event of five fields and the op bytes) find the same libcuda themselves,
+ * so what each adds to the bare call is what it costs.  The program must
  * NOT run under LD_PRELOAD of the shim.  It starts no LTTng session: run it
- * once inside a session recording cubatchtrace:* and once without (see
- * bench/README.md); the header says which it saw.
+ * inside a session recording cubatchtrace:* and cbtfloor:* and without one
+ * (bench/overhead-run does both); the header says which it saw.
  *
- * For each kind (d2d, h2d_pageable, array) and batch size, iterations are
- * interleaved: every iteration calls both functions once, in alternating
- * order (bare first on even iterations, shim first on odd ones), and the
- * stream is drained with cuStreamSynchronize before each call, so only the
- * host time of the API call is measured (CLOCK_MONOTONIC around the call).
- * The first iterations of every (kind, size) are warm-up and discarded.
+ * For each kind (d2d, h2d_pageable, array) and batch size it runs rounds.
+ * A round runs each contender once, as a block of B calls of that contender,
+ * in an order that goes through all the permutations round after round; the
+ * stream is drained with cuStreamSynchronize before each call and after each
+ * block.  B is 1 when a call takes about a millisecond or more, else enough
+ * calls to fill about a millisecond (--block-us).  Per round and contender:
+ *
+ *   added time  the median of the block's call times (CLOCK_MONOTONIC
+ *               around the call alone) minus bare's, same round (the calling
+ *               thread; reported as the median over rounds, with the
+ *               order-statistics 95 % interval of that median)
+ *   added CPU   per call, the calling thread's CPU time inside the calls
+ *               (CLOCK_THREAD_CPUTIME_ID just outside each timed window) plus
+ *               the CPU time of every other thread of the process over the
+ *               block (CLOCK_PROCESS_CPUTIME_ID minus the calling thread's,
+ *               block end to block end), minus bare's, same round (reported
+ *               as the mean over rounds, with a 95 % percentile-bootstrap
+ *               interval).  The calling thread's time between calls is left
+ *               out: it is mostly cuStreamSynchronize spinning until the GPU
+ *               is done, which shrinks when a slower call overlaps the copy.
+ *
+ * Rounds go on until every interval's half-width is at most --target (a
+ * quarter) of the goal for the size, or the row's --budget runs out; the
+ * stop column says which.  bench/README.md explains the verdicts.
  *
  * Ops copy 4 KiB each, at distinct offsets (no two ops overlap):
  *   d2d           device -> device, one cuMemAlloc for sources, one for destinations
@@ -27,46 +48,58 @@
  * usage: bench/overhead [options] [SHIM]
  *   SHIM              path of libcubatchtrace.so (else $CBT_SHIM, else
  *                     src/.libs/libcubatchtrace.so relative to the cwd)
- *   --quick           short runs, for the CPU test double (and valgrind)
+ *   --floor PATH      the floor library (else $CBT_FLOOR, else
+ *                     bench/floor/.libs/libcbtfloor.so relative to the cwd)
+ *   --no-floor        leave the floor out (bare and shim only)
+ *   --quick           short rows, for the CPU test double
  *   --sizes LIST      comma-separated batch sizes (default 1,4,16,64,256,1024,4096)
  *   --kinds LIST      comma-separated kinds (default d2d,h2d_pageable,array)
- *   --iters N         measured iterations per (kind, size), fixed (default: adaptive)
- *   --warmup N        warm-up iterations per (kind, size) (default: adaptive)
- *   --budget S        seconds of calls per (kind, size), both sides (default 0.8; --quick 0.05)
+ *   --budget S        seconds of measured rounds per row at most (default 5; --quick 0.3)
+ *   --target F        stop once every interval's half-width is <= F x the goal (default 0.25)
+ *   --iters N         exactly N measured rounds per row (no adaptation; B = 1 unless --block)
+ *   --block B         calls per block, fixed
+ *   --block-us U      else: blocks of about U microseconds of calls (default 1000)
+ *   --warmup N        warm-up rounds per row (default: about 5 % of the budget, 3 to 200)
  *   --h2d-order O     srcAccessOrder of the H2D ops: during (DURING_API_CALL, default), stream, any.
  *                     The default batches are clean (the validator finds nothing); with
- *                     `stream` every pageable op draws a pageable_stream_order warning,
- *                     i.e. one finding event per op when a session records.
+ *                     `stream` every pageable op draws a pageable_stream_order warning.
  *   --mode LABEL      what to print as the mode (default: asks `lttng list`)
- *   --cpu N           pin the calling thread to CPU N; once the shim's first call
- *                     has started its threads (LTTng-UST's, the recorder), every other
- *                     thread of the process is moved to the other CPUs
+ *   --aa FILE         the CSV of a --null run: in mode none, the shim's added time is
+ *                     judged against that run's interval for the same row
+ *   --cpu N           pin the calling thread to CPU N; once the shim's and the floor's
+ *                     first calls have started LTTng-UST's threads, every other thread
+ *                     of the process is moved to the other CPUs
  *   --csv FILE        also write the results as CSV
- *   --libcuda PATH    the driver to dlopen (default libcuda.so.1; also given to the shim)
- *   --null            A/A test: the bare driver on both sides (the shim is not
- *                     loaded): shows the noise floor of the method
+ *   --libcuda PATH    the driver to dlopen (default libcuda.so.1; also given to the
+ *                     shim and the floor through CUBATCHTRACE_LIBCUDA)
+ *   --null            A/A test: the bare driver in every slot (neither the shim nor
+ *                     the floor is loaded): the noise of the method
  *
- * Under valgrind --tool=callgrind (bench/profile), statistics are zeroed
- * after each warm-up and dumped after each measured (kind, size), named
- * "KIND/SIZE/ITERS"; outside valgrind those requests cost nothing.
+ * Under valgrind (bench/profile) the floor is left out, so that each dump
+ * holds the bare and the shim calls only; statistics are zeroed after each
+ * warm-up and dumped after each measured row, named "KIND/SIZE/CALLS" (calls
+ * of each contender); outside valgrind those requests cost nothing.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
+#include <math.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
+
+#include "pairstats.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -82,6 +115,13 @@
 
 #define OP_BYTES 4096u
 #define ARRAY_WIDTH (OP_BYTES / sizeof(float)) /* floats per array row: one row per op */
+
+/* The bounds the shim is held to (bench/README.md, "Verdicts"). */
+#define TIME_VS_FLOOR_RATIO 1.1  /* calling thread: shim <= 1.1 x floor + 10 ns */
+#define TIME_VS_FLOOR_SLACK_NS 10.0
+#define CPU_VS_FLOOR_RATIO 1.2   /* calls + other threads: shim <= 1.2 x floor */
+
+#define MAX_BLOCK 1024
 
 typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
 
@@ -108,25 +148,31 @@ static struct {
 enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_COUNT };
 static const char *const kind_name[K_COUNT] = {"d2d", "h2d_pageable", "array"};
 
+enum contender { C_BARE, C_SHIM, C_FLOOR, C_COUNT };
+static const char *const contender_name[C_COUNT] = {"bare", "shim", "floor"};
+
+/* Round r runs the contenders in order perm[r % count]: every contender
+ * takes every place, and follows every other one, equally often. */
+static const int perm3[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+static const int perm2[2][2] = {{0, 1}, {1, 0}};
+
 static const size_t default_sizes[] = {1, 4, 16, 64, 256, 1024, 4096};
 
 struct options {
-    const char *shim, *csv, *mode, *libcuda;
-    bool quick, null;
+    const char *shim, *floor, *csv, *mode, *libcuda, *aa;
+    bool quick, null, no_floor;
     size_t sizes[32];
     int nsizes;
     bool kinds[K_COUNT];
-    long iters, warmup;
-    double budget;
+    long iters, warmup, block;
+    double budget, target, block_us;
     CUmemcpySrcAccessOrder h2d_order;
     int cpu;
 };
 
-/* Goals (added host time, percent of the bare call). */
-static double goal_pct(bool session, size_t n)
+/* The session goals: added calling-thread time, percent of the bare call. */
+static double goal_pct(size_t n)
 {
-    if (!session)
-        return 0.2;
     if (n <= 1)
         return 5;
     if (n <= 4)
@@ -171,42 +217,14 @@ static void *need(void *h, const char *name)
     return p;
 }
 
-static inline uint64_t now_ns(void)
+static inline uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Quantile q of sorted v[0..n) (nearest rank). */
-static double quant_u64(const uint64_t *v, size_t n, double q)
-{
-    size_t i = (size_t)(q * (double)(n - 1) + 0.5);
-    return (double)v[i < n ? i : n - 1];
-}
-
-static double median_i64(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-}
-
-static double median_u64_sorted(const uint64_t *v, size_t n)
-{
-    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-}
+static inline uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* ---- the header ---- */
 
@@ -252,7 +270,7 @@ static void detect_mode(char *out, size_t len, bool *session)
             char name[128] = "";
             if (c && sscanf(c + 1, "%127s", name) == 1 && strlen(names) + strlen(name) + 2 < sizeof names) {
                 if (names[0])
-                    strcat(names, ",");
+                    strcat(names, " ");
                 strcat(names, name);
             }
         }
@@ -389,116 +407,522 @@ static int unpin_others(int cpu)
     return moved;
 }
 
-static inline uint64_t cpu_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Let the shim's recorder thread finish what the calls handed it, so its
- * work is counted in the (kind, size) that made it: wait until the other
- * threads' CPU time stops growing (at most 2 s; 5 s under valgrind). */
+/* Let the other threads finish what earlier calls gave them, so that a row
+ * starts and ends quiet: wait until their CPU time stops growing (at most
+ * 2 s; 5 s under valgrind). */
 static void settle(void)
 {
     struct timespec nap = {0, RUNNING_ON_VALGRIND ? 50000000 : 5000000};
-    uint64_t prev = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t prev = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < (RUNNING_ON_VALGRIND ? 100 : 400); i++) {
         nanosleep(&nap, NULL);
-        uint64_t now = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t now = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (now - prev < 100000) /* under 0.1 ms of CPU in the nap: idle */
             break;
         prev = now;
     }
 }
 
-struct result {
-    enum kind kind;
-    size_t n;
-    long iters, warmup;
-    double bare_med, bare_p90, shim_med, shim_p90, paired_med; /* ns */
-    double others_cpu;  /* ns of CPU used by the process's other threads, per iteration */
+/* ---- small helpers ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_u64(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- the A/A reference (the CSV of a --null run) ---- */
+
+struct aa_row {
+    char kind[32];
+    size_t ops;
+    double lo, hi;
+};
+static struct aa_row aa_rows[256];
+static int aa_count;
+
+static int csv_split(char *line, char **f, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = 0;
+    for (char *p = line; n < max;) {
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = 0;
+        p = c + 1;
+    }
+    return n;
+}
+
+static void load_aa(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("cannot read the A/A results %s: %s", path, strerror(errno));
+    char line[4096], *fld[128];
+    int ik = -1, io = -1, il = -1, ih = -1, nul = -1;
+    if (!fgets(line, sizeof line, f))
+        die("%s is empty", path);
+    int nf = csv_split(line, fld, 128);
+    for (int i = 0; i < nf; i++) {
+        if (!strcmp(fld[i], "kind"))
+            ik = i;
+        else if (!strcmp(fld[i], "ops"))
+            io = i;
+        else if (!strcmp(fld[i], "shim_lo_ns"))
+            il = i;
+        else if (!strcmp(fld[i], "shim_hi_ns"))
+            ih = i;
+        else if (!strcmp(fld[i], "null"))
+            nul = i;
+    }
+    if (ik < 0 || io < 0 || il < 0 || ih < 0 || nul < 0)
+        die("%s is not the CSV of a bench/overhead run", path);
+    while (fgets(line, sizeof line, f) && aa_count < (int)(sizeof aa_rows / sizeof *aa_rows)) {
+        nf = csv_split(line, fld, 128);
+        if (nf <= ih || nf <= nul)
+            continue;
+        if (strcmp(fld[nul], "1"))
+            die("%s is not from a --null run", path);
+        struct aa_row *a = &aa_rows[aa_count++];
+        snprintf(a->kind, sizeof a->kind, "%s", fld[ik]);
+        a->ops = (size_t)atol(fld[io]);
+        a->lo = atof(fld[il]);
+        a->hi = atof(fld[ih]);
+    }
+    fclose(f);
+}
+
+static const struct aa_row *find_aa(enum kind k, size_t n)
+{
+    for (int i = 0; i < aa_count; i++)
+        if (aa_rows[i].ops == n && !strcmp(aa_rows[i].kind, kind_name[k]))
+            return &aa_rows[i];
+    return NULL;
+}
+
+/* ---- one row: a (kind, size) ---- */
+
+struct contenders {
+    int count;              /* 2 (bare, shim) or 3 (bare, shim, floor) */
+    batch_fn fn[C_COUNT];
 };
 
-static void run_one(batch_fn bare, batch_fn shim, struct bench *b, enum kind k, size_t n, const struct options *o,
-                    struct result *res)
+/* What one block measured, per call (ns): the median call time; the
+ * calling thread's CPU time inside the calls (CLOCK_THREAD_CPUTIME_ID read
+ * just outside each timed window); the CPU time of the process's other
+ * threads (CLOCK_PROCESS_CPUTIME_ID minus the calling thread's, from the end
+ * of the previous block to the end of this one); and the process's CPU time
+ * over the same span, everything counted. */
+struct block_measure {
+    double t, in_calls, others, process;
+};
+
+/* Per round and contender, what its block measured. */
+struct series {
+    size_t n, cap;
+    struct block_measure *m[C_COUNT];
+};
+
+static void series_push(struct series *s, const struct block_measure *m)
 {
-    make_ops(b, k, n, o->h2d_order);
-    /* Estimate the cost of one call to size the run: a few calls of each. */
-    uint64_t est[6];
-    for (int i = 0; i < 6; i++)
-        est[i] = timed_call(i % 2 ? shim : bare, b, n, i % 2 ? "shim" : "bare");
-    qsort(est, 6, sizeof *est, cmp_u64);
-    double per_call = (double)est[3] + 2000.0; /* + the synchronize around it */
-
-    long min_iters = o->quick ? 30 : (long)(1000 / n) > 30 ? (long)(1000 / n) : 30;
-    long iters = o->iters;
-    if (iters <= 0) {
-        double fit = o->budget * 1e9 / (2 * per_call);
-        iters = fit > 20000 ? 20000 : (long)fit;
-        if (iters < min_iters)
-            iters = min_iters;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        for (int c = 0; c < C_COUNT; c++)
+            if (!(s->m[c] = realloc(s->m[c], s->cap * sizeof *s->m[c])))
+                die("out of memory");
     }
-    long warmup = o->warmup >= 0 ? o->warmup : iters / 10 < 3 ? 3 : iters / 10 > 200 ? 200 : iters / 10;
+    for (int c = 0; c < C_COUNT; c++)
+        s->m[c][s->n] = m[c];
+    s->n++;
+}
 
-    uint64_t *ta = malloc((size_t)iters * sizeof *ta), *tb = malloc((size_t)iters * sizeof *tb);
-    int64_t *d = malloc((size_t)iters * sizeof *d);
-    if (!ta || !tb || !d)
+static void series_free(struct series *s)
+{
+    for (int c = 0; c < C_COUNT; c++)
+        free(s->m[c]);
+}
+
+/* A contender's added CPU per call: its calls on the calling thread plus
+ * every other thread of the process, minus bare's. */
+static double added_cpu(const struct block_measure *m, const struct block_measure *bare)
+{
+    return (m->in_calls + m->others) - (bare->in_calls + bare->others);
+}
+
+struct row {
+    enum kind kind;
+    size_t n;
+    long rounds, block, warmup;
+    const char *stop;          /* "ci", "budget" or "iters" */
+    double bare_ns;            /* median over rounds of bare's block median */
+    struct ci t[C_COUNT];      /* added calling-thread time vs bare (median over rounds) */
+    struct ci t_excess;        /* shim - (1.1 x floor + 10 ns), per round */
+    struct ci cpu[C_COUNT];    /* added CPU: calls + other threads, vs bare (mean over rounds) */
+    struct ci cpu_excess;      /* shim - 1.2 x floor, per round */
+    struct ci process[C_COUNT]; /* added process CPU, everything counted (mean over rounds) */
+    double others[C_COUNT];    /* the other threads' part of cpu (mean) */
+    double goal_ns;
+    bool aa_known;
+    double aa_lo, aa_hi;
+    enum verdict v_time, v_cpu, v_goal, v_aa;
+};
+
+/* The statistics of the rounds so far. */
+static void summarize(struct row *w, const struct series *s, const struct contenders *ct)
+{
+    enum { TS, TF, TX, CS, CF, CX, PS, PF, NSERIES };
+    size_t n = s->n;
+    double *scratch = malloc(n * sizeof *scratch), *d[NSERIES];
+    if (!scratch)
         die("out of memory");
+    for (int i = 0; i < NSERIES; i++)
+        if (!(d[i] = malloc(n * sizeof *d[i])))
+            die("out of memory");
+    bool floor = ct->count > 2;
+    double so = 0, fo = 0;
+    for (size_t r = 0; r < n; r++) {
+        const struct block_measure *mb = &s->m[C_BARE][r], *ms = &s->m[C_SHIM][r], *mf = &s->m[C_FLOOR][r];
+        double dts = ms->t - mb->t, dtf = mf->t - mb->t, dcs = added_cpu(ms, mb), dcf = added_cpu(mf, mb);
+        d[TS][r] = dts;
+        d[TF][r] = dtf;
+        d[TX][r] = dts - (TIME_VS_FLOOR_RATIO * dtf + TIME_VS_FLOOR_SLACK_NS);
+        d[CS][r] = dcs;
+        d[CF][r] = dcf;
+        d[CX][r] = dcs - CPU_VS_FLOOR_RATIO * dcf;
+        d[PS][r] = ms->process - mb->process;
+        d[PF][r] = mf->process - mb->process;
+        so += ms->others - mb->others;
+        fo += mf->others - mb->others;
+    }
+    for (size_t r = 0; r < n; r++)
+        scratch[r] = s->m[C_BARE][r].t;
+    qsort(scratch, n, sizeof *scratch, cmp_double);
+    w->bare_ns = median_sorted(scratch, n);
+    w->t[C_SHIM] = median_ci(d[TS], n, scratch);
+    struct ci none = {NAN, NAN, NAN};
+    w->t[C_FLOOR] = floor ? median_ci(d[TF], n, scratch) : none;
+    w->t_excess = floor ? median_ci(d[TX], n, scratch) : none;
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ (w->n * 131 + (uint64_t)w->kind);
+    struct ci m[4];
+    const double *cx[4] = {d[CS], d[CF], d[CX]};
+    if (mean_cis(cx, floor ? 3 : 1, n, seed, m))
+        die("out of memory");
+    w->cpu[C_SHIM] = m[0];
+    w->cpu[C_FLOOR] = floor ? m[1] : none;
+    w->cpu_excess = floor ? m[2] : none;
+    const double *px[4] = {d[PS], d[PF]};
+    if (mean_cis(px, floor ? 2 : 1, n, seed, m))
+        die("out of memory");
+    w->process[C_SHIM] = m[0];
+    w->process[C_FLOOR] = floor ? m[1] : none;
+    w->others[C_SHIM] = so / (double)n;
+    w->others[C_FLOOR] = floor ? fo / (double)n : NAN;
+    w->goal_ns = goal_pct(w->n) / 100 * w->bare_ns;
+    for (int i = 0; i < NSERIES; i++)
+        free(d[i]);
+    free(scratch);
+}
 
-    for (long i = 0; i < warmup; i++) {
-        if (i % 2) {
-            timed_call(shim, b, n, "shim");
-            timed_call(bare, b, n, "bare");
-        } else {
-            timed_call(bare, b, n, "bare");
-            timed_call(shim, b, n, "shim");
-        }
+/* Every interval the verdicts read is narrow enough. */
+static bool narrow_enough(const struct row *w, const struct contenders *ct, double target_ns)
+{
+    if (ci_half_width(w->t[C_SHIM]) > target_ns || ci_half_width(w->cpu[C_SHIM]) > target_ns)
+        return false;
+    if (ct->count > 2 && (ci_half_width(w->t[C_FLOOR]) > target_ns || ci_half_width(w->cpu[C_FLOOR]) > target_ns))
+        return false;
+    return true;
+}
+
+/* The CPU clocks at the end of the previous block. */
+struct cpu_marks {
+    uint64_t process, thread;
+};
+
+static void cpu_marks_now(struct cpu_marks *mk)
+{
+    mk->process = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    mk->thread = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* One block: B calls of one contender, each after draining the stream. */
+static void run_block(batch_fn fn, const char *who, struct bench *b, size_t n, long block, uint64_t *calls,
+                      struct cpu_marks *mk, struct block_measure *out)
+{
+    uint64_t in_calls = 0;
+    for (long j = 0; j < block; j++) {
+        CHECK(drv.stream_synchronize(b->stream));
+        uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t t0 = now_ns();
+        CUresult r = fn(n, b->ops, 0, b->stream);
+        uint64_t t1 = now_ns();
+        uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (r != CUDA_SUCCESS)
+            die("%s cuMemcpy3DBatchAsync_v2 of %zu ops failed: %d (%s)", who, n, (int)r, err_name(r));
+        calls[j] = t1 - t0;
+        in_calls += c1 - c0;
     }
     CHECK(drv.stream_synchronize(b->stream));
+    struct cpu_marks now;
+    cpu_marks_now(&now);
+    out->t = median_u64(calls, (size_t)block);
+    out->in_calls = (double)in_calls / (double)block;
+    out->process = (double)(now.process - mk->process) / (double)block;
+    /* signed: the two clocks are read a few ns apart */
+    out->others = ((double)(now.process - mk->process) - (double)(now.thread - mk->thread)) / (double)block;
+    *mk = now;
+}
+
+static void run_round(const struct contenders *ct, long r, struct bench *b, size_t n, long block, uint64_t *calls,
+                      struct cpu_marks *mk, struct block_measure *m)
+{
+    for (int i = 0; i < ct->count; i++) {
+        int c = ct->count == 3 ? perm3[r % 6][i] : perm2[r % 2][i];
+        run_block(ct->fn[c], contender_name[c], b, n, block, calls, mk, &m[c]);
+    }
+    if (ct->count < 3)
+        m[C_FLOOR] = (struct block_measure){0, 0, 0, 0};
+}
+
+static void run_row(const struct contenders *ct, struct bench *b, enum kind k, size_t n, const struct options *o,
+                    struct row *w)
+{
+    memset(w, 0, sizeof *w);
+    w->kind = k;
+    w->n = n;
+    make_ops(b, k, n, o->h2d_order);
+
+    /* Size the blocks from a few calls of each contender, synchronize included. */
+    uint64_t est[3 * C_COUNT];
+    int ne = 0;
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < ct->count; c++) {
+            uint64_t t0 = now_ns();
+            timed_call(ct->fn[c], b, n, contender_name[c]);
+            est[ne++] = now_ns() - t0;
+        }
+    double per_call = median_u64(est, (size_t)ne);
+    if (per_call < 1)
+        per_call = 1;
+    long block = o->block > 0 ? o->block : o->iters > 0 ? 1 : (long)(o->block_us * 1e3 / per_call + 0.5);
+    block = block < 1 ? 1 : block > MAX_BLOCK ? MAX_BLOCK : block;
+    double per_round = per_call * (double)block * ct->count;
+    long warmup = o->warmup;
+    if (warmup < 0) {
+        warmup = (long)(0.05 * o->budget * 1e9 / per_round);
+        warmup = warmup < 3 ? 3 : warmup > 200 ? 200 : warmup;
+    }
+    long min_rounds = o->quick ? 20 : 50;
+    double min_ns = o->budget * 1e9 / 10;
+
+    uint64_t *calls = malloc((size_t)block * sizeof *calls);
+    if (!calls)
+        die("out of memory");
+    struct block_measure m[C_COUNT];
+    struct cpu_marks mk;
+    cpu_marks_now(&mk);
+    for (long r = 0; r < warmup; r++)
+        run_round(ct, r, b, n, block, calls, &mk, m);
     settle();
     CALLGRIND_ZERO_STATS;
-    uint64_t p0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), th0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-    for (long i = 0; i < iters; i++) {
-        if (i % 2) {
-            tb[i] = timed_call(shim, b, n, "shim");
-            ta[i] = timed_call(bare, b, n, "bare");
-        } else {
-            ta[i] = timed_call(bare, b, n, "bare");
-            tb[i] = timed_call(shim, b, n, "shim");
+
+    struct series s = {0};
+    uint64_t start = now_ns();
+    long next_check = min_rounds;
+    cpu_marks_now(&mk);
+    for (long r = 0;; r++) {
+        run_round(ct, r, b, n, block, calls, &mk, m);
+        series_push(&s, m);
+        if (o->iters > 0) {
+            if (r + 1 >= o->iters) {
+                w->stop = "iters";
+                break;
+            }
+            continue;
+        }
+        double elapsed = (double)(now_ns() - start);
+        bool out_of_time = elapsed >= o->budget * 1e9 && r + 1 >= min_rounds;
+        if (r + 1 < next_check && !out_of_time)
+            continue;
+        next_check = r + 1 + (r + 1) / 4;
+        if (elapsed < min_ns && !out_of_time)
+            continue;
+        summarize(w, &s, ct);
+        if (narrow_enough(w, ct, o->target * w->goal_ns)) {
+            w->stop = "ci";
+            break;
+        }
+        if (out_of_time) {
+            w->stop = "budget";
+            break;
         }
     }
     CHECK(drv.stream_synchronize(b->stream));
     settle();
-    uint64_t p1 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), th1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
     if (RUNNING_ON_VALGRIND) {
         char tag[64];
-        snprintf(tag, sizeof tag, "%s/%zu/%ld", kind_name[k], n, iters);
+        snprintf(tag, sizeof tag, "%s/%zu/%zu", kind_name[k], n, s.n * (size_t)block);
         CALLGRIND_DUMP_STATS_AT(tag);
     }
-    for (long i = 0; i < iters; i++)
-        d[i] = (int64_t)tb[i] - (int64_t)ta[i];
-    qsort(ta, (size_t)iters, sizeof *ta, cmp_u64);
-    qsort(tb, (size_t)iters, sizeof *tb, cmp_u64);
-    *res = (struct result){
-        .kind = k, .n = n, .iters = iters, .warmup = warmup,
-        .bare_med = median_u64_sorted(ta, (size_t)iters), .bare_p90 = quant_u64(ta, (size_t)iters, 0.9),
-        .shim_med = median_u64_sorted(tb, (size_t)iters), .shim_p90 = quant_u64(tb, (size_t)iters, 0.9),
-        .paired_med = median_i64(d, (size_t)iters),
-        .others_cpu = ((double)(p1 - p0) - (double)(th1 - th0)) / (double)iters,
-    };
-    free(ta);
-    free(tb);
-    free(d);
+    summarize(w, &s, ct);
+    w->rounds = (long)s.n;
+    w->block = block;
+    w->warmup = warmup;
+    series_free(&s);
+    free(calls);
+}
+
+/* The verdicts of a row (bench/README.md, "Verdicts"). */
+static void judge_row(struct row *w, const struct contenders *ct, bool session, bool null, bool fake)
+{
+    w->v_time = w->v_cpu = w->v_goal = w->v_aa = V_NONE;
+    const struct aa_row *a = find_aa(w->kind, w->n);
+    if (a) {
+        w->aa_known = true;
+        w->aa_lo = a->lo;
+        w->aa_hi = a->hi;
+    }
+    if (null)
+        return;
+    if (!session) {
+        /* With nothing recording, the shim must not be told from the bare driver. */
+        if (a)
+            w->v_aa = judge(w->t[C_SHIM], a->hi);
+        return;
+    }
+    if (ct->count > 2) {
+        w->v_time = judge(w->t_excess, 0);
+        w->v_cpu = judge(w->cpu_excess, 0);
+    }
+    /* The percent goals hold for the real driver, wherever the floor itself meets them. */
+    if (!fake && (ct->count < 3 || w->t[C_FLOOR].est <= w->goal_ns))
+        w->v_goal = judge(w->t[C_SHIM], w->goal_ns);
+}
+
+/* ---- output ---- */
+
+/* Whole nanoseconds, never "-0". */
+static double whole(double v)
+{
+    v = nearbyint(v);
+    return v == 0 ? 0 : v;
+}
+
+static void fmt_ci(char *out, size_t len, struct ci c)
+{
+    if (isnan(c.lo))
+        snprintf(out, len, "-");
+    else
+        snprintf(out, len, "%.0f..%.0f", whole(c.lo), whole(c.hi));
+}
+
+static void fmt_num(char *out, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(out, len, "-");
+    else
+        snprintf(out, len, "%.0f", whole(v));
+}
+
+static void fmt_pct(char *out, size_t len, double v, double base)
+{
+    double pct = nearbyint(10000 * v / base) / 100;
+    if (isnan(v))
+        snprintf(out, len, "-");
+    else
+        snprintf(out, len, "%.2f", pct == 0 ? 0 : pct);
+}
+
+static void print_row(const struct row *w)
+{
+    char ts[24], tsc[40], tsp[16], tf[24], tfc[40], tfp[16], cs[24], csc[40], cf[24], cfc[40];
+    fmt_num(ts, sizeof ts, w->t[C_SHIM].est);
+    fmt_ci(tsc, sizeof tsc, w->t[C_SHIM]);
+    fmt_pct(tsp, sizeof tsp, w->t[C_SHIM].est, w->bare_ns);
+    fmt_num(tf, sizeof tf, w->t[C_FLOOR].est);
+    fmt_ci(tfc, sizeof tfc, w->t[C_FLOOR]);
+    fmt_pct(tfp, sizeof tfp, w->t[C_FLOOR].est, w->bare_ns);
+    fmt_num(cs, sizeof cs, w->cpu[C_SHIM].est);
+    fmt_ci(csc, sizeof csc, w->cpu[C_SHIM]);
+    fmt_num(cf, sizeof cf, w->cpu[C_FLOOR].est);
+    fmt_ci(cfc, sizeof cfc, w->cpu[C_FLOOR]);
+    printf("%-13s %5zu %6ld %5ld %-6s %10.2f %8s %-17s %7s %8s %-17s %7s %8s %-17s %9s %-17s %-5s %-5s %-5s %-5s\n",
+           kind_name[w->kind], w->n, w->rounds, w->block, w->stop, w->bare_ns / 1e3, ts, tsc, tsp, tf, tfc, tfp, cs,
+           csc, cf, cfc, verdict_name[w->v_time], verdict_name[w->v_cpu], verdict_name[w->v_goal],
+           verdict_name[w->v_aa]);
+    fflush(stdout);
+}
+
+static const char csv_header[] =
+    "kind,ops,rounds,block,warmup,calls,stop,bare_ns,"
+    "shim_ns,shim_lo_ns,shim_hi_ns,shim_pct,floor_ns,floor_lo_ns,floor_hi_ns,floor_pct,"
+    "excess_ns,excess_lo_ns,excess_hi_ns,"
+    "cpu_shim_ns,cpu_shim_lo_ns,cpu_shim_hi_ns,cpu_floor_ns,cpu_floor_lo_ns,cpu_floor_hi_ns,"
+    "cpu_excess_ns,cpu_excess_lo_ns,cpu_excess_hi_ns,others_shim_ns,others_floor_ns,"
+    "process_shim_ns,process_shim_lo_ns,process_shim_hi_ns,process_floor_ns,process_floor_lo_ns,"
+    "process_floor_hi_ns,"
+    "goal_pct,goal_ns,aa_lo_ns,aa_hi_ns,time_vs_floor,cpu_vs_floor,goal,aa,"
+    "mode,session,null,driver,driver_version,cpu,date\n";
+
+/* Text for a CSV field: no commas, no quotes. */
+static void csv_text(char *s)
+{
+    for (; *s; s++)
+        if (*s == ',' || *s == '"')
+            *s = ';';
+}
+
+/* A CSV number: empty where there is none. */
+static void csv_num(FILE *f, double v, int decimals)
+{
+    if (!isnan(v))
+        fprintf(f, "%.*f", decimals, v);
+    fputc(',', f);
+}
+
+static void csv_row(FILE *f, const struct row *w, const char *mode, bool session, bool null, bool fake, int version,
+                    const char *cpu, const char *date)
+{
+    fprintf(f, "%s,%zu,%ld,%ld,%ld,%ld,%s,%.1f,", kind_name[w->kind], w->n, w->rounds, w->block, w->warmup,
+            w->rounds * w->block, w->stop, w->bare_ns);
+    const double v[] = {w->t[C_SHIM].est, w->t[C_SHIM].lo, w->t[C_SHIM].hi, 100 * w->t[C_SHIM].est / w->bare_ns,
+                        w->t[C_FLOOR].est, w->t[C_FLOOR].lo, w->t[C_FLOOR].hi, 100 * w->t[C_FLOOR].est / w->bare_ns,
+                        w->t_excess.est, w->t_excess.lo, w->t_excess.hi,
+                        w->cpu[C_SHIM].est, w->cpu[C_SHIM].lo, w->cpu[C_SHIM].hi,
+                        w->cpu[C_FLOOR].est, w->cpu[C_FLOOR].lo, w->cpu[C_FLOOR].hi,
+                        w->cpu_excess.est, w->cpu_excess.lo, w->cpu_excess.hi, w->others[C_SHIM], w->others[C_FLOOR],
+                        w->process[C_SHIM].est, w->process[C_SHIM].lo, w->process[C_SHIM].hi,
+                        w->process[C_FLOOR].est, w->process[C_FLOOR].lo, w->process[C_FLOOR].hi,
+                        goal_pct(w->n), w->goal_ns, w->aa_known ? w->aa_lo : NAN, w->aa_known ? w->aa_hi : NAN};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        csv_num(f, v[i], i == 3 || i == 7 ? 4 : 1);
+    fprintf(f, "%s,%s,%s,%s,", verdict_name[w->v_time], verdict_name[w->v_cpu], verdict_name[w->v_goal],
+            verdict_name[w->v_aa]);
+    fprintf(f, "%s,%d,%d,%s,%d,%s,%s\n", mode, session, null, fake ? "fakecuda" : "nvidia", version, cpu, date);
 }
 
 /* ---- options ---- */
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--iters N]\n"
-          "                      [--warmup N] [--budget S] [--h2d-order during|stream|any] [--mode LABEL]\n"
-          "                      [--cpu N] [--csv FILE] [--libcuda PATH] [SHIM]\n",
+    fputs("usage: bench/overhead [--quick] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+          "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
+          "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
+          "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
           stderr);
     exit(2);
 }
@@ -506,9 +930,10 @@ static void usage(void)
 static void parse(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
-    o->iters = 0;
     o->warmup = -1;
     o->budget = -1;
+    o->target = 0.25;
+    o->block_us = 1000;
     o->cpu = -1;
     o->h2d_order = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
     const char *sizes = NULL, *kinds = NULL;
@@ -519,18 +944,30 @@ static void parse(int argc, char **argv, struct options *o)
             o->quick = true;
         else if (!strcmp(a, "--null"))
             o->null = true;
+        else if (!strcmp(a, "--no-floor"))
+            o->no_floor = true;
+        else if (!strcmp(a, "--floor"))
+            o->floor = ARG();
         else if (!strcmp(a, "--sizes"))
             sizes = ARG();
         else if (!strcmp(a, "--kinds"))
             kinds = ARG();
         else if (!strcmp(a, "--iters"))
             o->iters = atol(ARG());
+        else if (!strcmp(a, "--block"))
+            o->block = atol(ARG());
+        else if (!strcmp(a, "--block-us"))
+            o->block_us = atof(ARG());
         else if (!strcmp(a, "--warmup"))
             o->warmup = atol(ARG());
         else if (!strcmp(a, "--budget"))
             o->budget = atof(ARG());
+        else if (!strcmp(a, "--target"))
+            o->target = atof(ARG());
         else if (!strcmp(a, "--mode"))
             o->mode = ARG();
+        else if (!strcmp(a, "--aa"))
+            o->aa = ARG();
         else if (!strcmp(a, "--cpu"))
             o->cpu = atoi(ARG());
         else if (!strcmp(a, "--csv"))
@@ -556,7 +993,9 @@ static void parse(int argc, char **argv, struct options *o)
 #undef ARG
     }
     if (o->budget < 0)
-        o->budget = o->quick ? 0.05 : 0.8;
+        o->budget = o->quick ? 0.3 : 5;
+    if (o->target <= 0 || o->block_us <= 0)
+        usage();
     if (sizes) {
         char *copy = strdup(sizes), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t && o->nsizes < 32; t = strtok_r(NULL, ",", &save)) {
@@ -589,6 +1028,36 @@ static void parse(int argc, char **argv, struct options *o)
         o->shim = getenv("CBT_SHIM");
     if (!o->shim || !*o->shim)
         o->shim = "src/.libs/libcubatchtrace.so";
+    if (!o->floor)
+        o->floor = getenv("CBT_FLOOR");
+    if (!o->floor || !*o->floor)
+        o->floor = "bench/floor/.libs/libcbtfloor.so";
+}
+
+static batch_fn load_door(const char *path, const char *what, const char *hint, batch_fn bare)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        die("cannot load the %s %s: %s (%s)", what, path, dlerror(), hint);
+    batch_fn fn = (batch_fn)dlsym(h, "cuMemcpy3DBatchAsync_v2");
+    if (!fn)
+        die("%s has no cuMemcpy3DBatchAsync_v2", path);
+    if (fn == bare)
+        die("%s resolved to the driver itself", path);
+    return fn;
+}
+
+/* The first call of a door (it may load an LTTng provider and register with
+ * a session daemon): timed, kept out of every figure, and checked to reach
+ * the test double loaded here. */
+static uint64_t first_call(batch_fn fn, const char *who, struct bench *b)
+{
+    unsigned long long before = drv.fake_batch_calls ? drv.fake_batch_calls() : 0;
+    uint64_t t = timed_call(fn, b, 1, who);
+    if (drv.fake_batch_calls && drv.fake_batch_calls() != before + 1)
+        die("the %s's call did not reach the test double loaded here (%llu calls seen)", who,
+            drv.fake_batch_calls() - before);
+    return t;
 }
 
 int main(int argc, char **argv)
@@ -606,8 +1075,10 @@ int main(int argc, char **argv)
         if (sched_setaffinity(0, sizeof set, &set))
             die("cannot pin to CPU %d: %s", o.cpu, strerror(errno));
     }
+    if (o.aa)
+        load_aa(o.aa);
 
-    /* The bare driver first, then the shim, which finds the same libcuda. */
+    /* The bare driver first, then the shim and the floor, which find the same libcuda. */
     const char *libcuda = o.libcuda ? o.libcuda : "libcuda.so.1";
     if (o.libcuda)
         setenv("CUBATCHTRACE_LIBCUDA", o.libcuda, 1);
@@ -631,23 +1102,27 @@ int main(int argc, char **argv)
     drv.stream_synchronize = need(hc, "cuStreamSynchronize");
     drv.get_error_name = dlsym(hc, "cuGetErrorName");
     drv.fake_batch_calls = (unsigned long long (*)(void))dlsym(hc, "fakecuda_batch_calls");
+    bool fake = drv.fake_batch_calls != NULL;
     Dl_info di;
     char driver_path[512] = "?";
     if (dladdr((void *)bare, &di) && di.dli_fname)
         snprintf(driver_path, sizeof driver_path, "%s", di.dli_fname);
 
-    batch_fn shim = bare;
+    struct contenders ct = {.count = 3, .fn = {bare, bare, bare}};
+    const char *floor_note = o.floor;
+    if (o.no_floor || RUNNING_ON_VALGRIND) {
+        ct.count = 2;
+        floor_note = o.no_floor ? "(left out: --no-floor)" : "(left out under valgrind)";
+    }
     if (o.null) {
-        o.shim = "(none: --null, the bare driver on both sides)";
+        o.shim = "(none: --null, the bare driver in its slot)";
+        if (ct.count == 3)
+            floor_note = "(none: --null, the bare driver in its slot)";
     } else {
-        void *hs = dlopen(o.shim, RTLD_NOW | RTLD_LOCAL);
-        if (!hs)
-            die("cannot load the shim %s: %s (build it, or pass its path / set CBT_SHIM)", o.shim, dlerror());
-        shim = (batch_fn)dlsym(hs, "cuMemcpy3DBatchAsync_v2");
-        if (!shim)
-            die("%s has no cuMemcpy3DBatchAsync_v2", o.shim);
-        if (shim == bare)
-            die("%s resolved to the driver itself", o.shim);
+        ct.fn[C_SHIM] = load_door(o.shim, "shim", "build it, or pass its path / set CBT_SHIM", bare);
+        if (ct.count == 3)
+            ct.fn[C_FLOOR] = load_door(o.floor, "floor", "build it (make), pass --floor PATH / set CBT_FLOOR, "
+                                                         "or --no-floor", bare);
     }
 
     int version = 0, dev_count = 0;
@@ -670,20 +1145,18 @@ int main(int argc, char **argv)
     struct bench b;
     setup(&b, max_ops);
 
-    /* The shim's first batch loads the LTTng provider, which registers with
-     * the session daemon (and waits for it): keep that out of every figure. */
     make_ops(&b, K_D2D, 1, o.h2d_order);
-    unsigned long long before = drv.fake_batch_calls ? drv.fake_batch_calls() : 0;
-    uint64_t first = timed_call(shim, &b, 1, "shim (first call)");
+    uint64_t first_shim = first_call(ct.fn[C_SHIM], "shim", &b);
+    uint64_t first_floor = ct.count == 3 ? first_call(ct.fn[C_FLOOR], "floor", &b) : 0;
     int moved = o.cpu >= 0 ? unpin_others(o.cpu) : 0;
-    if (drv.fake_batch_calls && drv.fake_batch_calls() != before + 1)
-        die("the shim's call did not reach the test double loaded here (%llu calls seen)",
-            drv.fake_batch_calls() - before);
 
     char cpu[256], mode_buf[512], date[64];
     bool session = false;
     cpu_model(cpu, sizeof cpu);
-    if (o.mode) {
+    if (o.null) {
+        snprintf(mode_buf, sizeof mode_buf, "A/A (--null)%s%s", o.mode ? "; given by --mode: " : "",
+                 o.mode ? o.mode : "");
+    } else if (o.mode) {
         snprintf(mode_buf, sizeof mode_buf, "%s (given by --mode)", o.mode);
         session = strstr(o.mode, "session") || strstr(o.mode, "record") || strstr(o.mode, "trac");
         if (strstr(o.mode, "no"))
@@ -697,15 +1170,16 @@ int main(int argc, char **argv)
     uname(&un);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-    printf("# cubatchtrace overhead benchmark: host time of cuMemcpy3DBatchAsync_v2, bare driver vs the shim's door\n");
+    printf("# cubatchtrace overhead benchmark: what the shim and LTTng's floor add to cuMemcpy3DBatchAsync_v2\n");
     printf("# date:      %s\n", date);
     printf("# host:      %s, %s %s, %ld CPUs\n", un.nodename, un.sysname, un.release, ncpu);
     printf("# cpu:       %s%s\n", cpu, o.cpu >= 0 ? " (pinned)" : "");
     printf("# driver:    %s, cuDriverGetVersion %d (%d.%d), %s\n",
-           drv.fake_batch_calls ? "TEST DOUBLE (tests/fakecuda: exports fakecuda_batch_calls)" : "real NVIDIA driver",
-           version, version / 1000, (version % 1000) / 10, driver_path);
+           fake ? "TEST DOUBLE (tests/fakecuda: exports fakecuda_batch_calls)" : "real NVIDIA driver", version,
+           version / 1000, (version % 1000) / 10, driver_path);
     printf("# device:    %d device(s), device 0: %s\n", dev_count, dev_name);
     printf("# shim:      %s\n", o.shim);
+    printf("# floor:     %s\n", floor_note);
     printf("# mode:      %s\n", mode_buf);
     printf("# env:       CUBATCHTRACE_MODE=%s CUBATCHTRACE_REPORT=%s LTTNG_UST_ALLOW_BLOCKING=%s\n",
            getenv("CUBATCHTRACE_MODE") ? getenv("CUBATCHTRACE_MODE") : "(unset)",
@@ -715,68 +1189,103 @@ int main(int argc, char **argv)
            "srcAccessOrder %s; array device->float CUDA array row (1024 floats)\n",
            o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ? "STREAM"
            : o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ? "DURING_API_CALL" : "ANY");
-    printf("# method:    per iteration one bare and one shim call, order alternating; cuStreamSynchronize "
-           "before each call; CLOCK_MONOTONIC around the call only\n");
-    printf("# warm-up:   the shim's first call took %.1f us (loads the LTTng provider, registers with a session daemon); then per (kind, size) "
-           "the first iterations (column warm) are run and discarded\n", first / 1e3);
+    printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "
+           "rotates through every permutation; cuStreamSynchronize before each call and after each block; "
+           "CLOCK_MONOTONIC around each call, CLOCK_THREAD_CPUTIME_ID just outside that; "
+           "CLOCK_PROCESS_CPUTIME_ID minus the calling thread's from block end to block end (the other threads)\n",
+           ct.count == 3 ? "bare, shim, floor" : "bare, shim");
+    if (o.iters > 0)
+        printf("# rounds:    %ld per row (--iters)\n", o.iters);
+    else
+        printf("# rounds:    until every interval's half-width is <= %.2f x the goal, or %.2f s of rounds per row "
+               "(column stop: ci or budget)\n", o.target, o.budget);
+    printf("# warm-up:   the first call took %.1f us (shim)", first_shim / 1e3);
+    if (ct.count == 3)
+        printf(" and %.1f us (floor)", first_floor / 1e3);
+    printf(" (LTTng provider, session daemon); then per row the first rounds are run and discarded\n");
     if (o.cpu >= 0)
-        printf("# threads:   the calling thread pinned to CPU %d; after the shim's first call %d other thread(s) "
+        printf("# threads:   the calling thread pinned to CPU %d; after the first calls %d other thread(s) "
                "of the process moved to the other CPUs\n", o.cpu, moved);
-    printf("# columns:   medians and p90 in us; added = shim median - bare median; paired = median over "
-           "iterations of (shim - bare); goal = allowed added %% in this mode; others_us = CPU time of the "
-           "process's other threads (the shim's recorder, LTTng-UST's, the driver's) per iteration of one bare and "
-           "one shim call\n");
-    if (drv.fake_batch_calls)
-        printf("# NOTE:      test double: its 'driver' costs far less than the H200's ~3.7 us/op, so the "
-               "percentages are NOT comparable with the goals\n");
+    printf("# columns:   bare_us = median bare call (us); shim_ns, floor_ns = added calling-thread time per call: "
+           "median over rounds of (block median - bare's block median), with its 95%% interval (order statistics); "
+           "%% of bare_us; cpu_shim, cpu_floor = added CPU per call of the calling thread inside the call and of "
+           "every other thread of the process: mean over rounds of (block's CPU per call - bare's), with its 95%% "
+           "interval (bootstrap)\n");
+    printf("# bounds:    in a session, time: shim <= %.1f x floor + %.0f ns; cpu: shim <= %.1f x floor; goal: shim "
+           "<= goal%% of bare (5/3/2/1.5 %% at 1/4/16/64+ ops, where the floor meets it); with no session, aa: "
+           "shim inside the --null run's interval (--aa). ok: interval at or below the bound; ok?: it straddles "
+           "the bound; OVER: wholly above; -: not judged\n",
+           TIME_VS_FLOOR_RATIO, TIME_VS_FLOOR_SLACK_NS, CPU_VS_FLOOR_RATIO);
+    if (fake)
+        printf("# NOTE:      test double: its 'driver' costs far less than the H200's ~4 us/op, so the "
+               "percentages say nothing about the goals (not judged)\n");
     if (RUNNING_ON_VALGRIND)
         printf("# NOTE:      running under valgrind: times are meaningless, see the instruction counts\n");
-    printf("\n%-13s %5s %6s %4s %10s %10s %10s %10s %9s %8s %8s %9s %6s %-8s %9s\n", "kind", "ops", "iters",
-           "warm", "bare_med", "bare_p90", "shim_med", "shim_p90", "added_us", "added%", "paired%", "ns/op", "goal%",
-           "verdict", "others_us");
+    if (!session && !o.null && !o.aa)
+        printf("# NOTE:      no --aa: the A/A verdict is not judged\n");
+    printf("\n%-13s %5s %6s %5s %-6s %10s %8s %-17s %7s %8s %-17s %7s %8s %-17s %9s %-17s %-5s %-5s %-5s %-5s\n",
+           "kind", "ops", "rounds", "B", "stop", "bare_us", "shim_ns", "shim_ci", "shim%", "floor_ns", "floor_ci",
+           "floor%", "cpu_shim", "cpu_shim_ci", "cpu_floor", "cpu_floor_ci", "time", "cpu", "goal", "aa");
     fflush(stdout);
 
     FILE *csv = NULL;
+    char csv_mode[512], csv_cpu[256];
+    snprintf(csv_mode, sizeof csv_mode, "%s", mode_buf);
+    snprintf(csv_cpu, sizeof csv_cpu, "%s", cpu);
+    csv_text(csv_mode);
+    csv_text(csv_cpu);
     if (o.csv) {
         csv = fopen(o.csv, "w");
         if (!csv)
             die("cannot write %s: %s", o.csv, strerror(errno));
-        fprintf(csv, "kind,ops,iters,warmup,bare_med_ns,bare_p90_ns,shim_med_ns,shim_p90_ns,added_ns,added_pct,"
-                     "paired_med_ns,paired_pct,added_ns_per_op,goal_pct,verdict,mode,session,driver,driver_version,"
-                     "cpu,date,others_cpu_ns\n");
+        fputs(csv_header, csv);
     }
 
-    int over = 0;
+    int rows = 0, count[4][V_COUNT] = {{0}}, over_rows = 0, budget_rows = 0;
+    char over_list[1024] = "", budget_list[1024] = "";
     for (int k = 0; k < K_COUNT; k++) {
         if (!o.kinds[k])
             continue;
         for (int s = 0; s < o.nsizes; s++) {
-            struct result r;
-            size_t n = o.sizes[s];
-            run_one(bare, shim, &b, (enum kind)k, n, &o, &r);
-            double added = r.shim_med - r.bare_med;
-            double pct = 100 * added / r.bare_med, ppct = 100 * r.paired_med / r.bare_med;
-            double goal = goal_pct(session, n);
-            const char *verdict = drv.fake_batch_calls ? "(double)" : pct <= goal ? "ok" : "OVER";
-            if (!drv.fake_batch_calls && pct > goal)
-                over++;
-            printf("%-13s %5zu %6ld %4ld %10.2f %10.2f %10.2f %10.2f %9.3f %8.2f %8.2f %9.1f %6.1f %-8s %9.2f\n",
-                   kind_name[k], n, r.iters, r.warmup, r.bare_med / 1e3, r.bare_p90 / 1e3, r.shim_med / 1e3,
-                   r.shim_p90 / 1e3, added / 1e3, pct, ppct, added / (double)n, goal, verdict, r.others_cpu / 1e3);
-            fflush(stdout);
-            if (csv)
-                fprintf(csv, "%s,%zu,%ld,%ld,%.0f,%.0f,%.0f,%.0f,%.1f,%.4f,%.1f,%.4f,%.2f,%.1f,%s,\"%s\",%d,%s,%d,\"%s\","
-                             "\"%s\",%.0f\n",
-                        kind_name[k], n, r.iters, r.warmup, r.bare_med, r.bare_p90, r.shim_med, r.shim_p90, added,
-                        pct, r.paired_med, ppct, added / (double)n, goal, verdict, mode_buf, session,
-                        drv.fake_batch_calls ? "fakecuda" : "nvidia", version, cpu, date, r.others_cpu);
+            struct row w;
+            run_row(&ct, &b, (enum kind)k, o.sizes[s], &o, &w);
+            judge_row(&w, &ct, session, o.null, fake);
+            print_row(&w);
+            if (csv) {
+                csv_row(csv, &w, csv_mode, session, o.null, fake, version, csv_cpu, date);
+                fflush(csv);
+            }
+            rows++;
+            enum verdict v[4] = {w.v_time, w.v_cpu, w.v_goal, w.v_aa};
+            bool over = false;
+            for (int i = 0; i < 4; i++) {
+                count[i][v[i]]++;
+                over |= v[i] == V_OVER;
+            }
+            char tag[48];
+            snprintf(tag, sizeof tag, " %s/%zu", kind_name[k], w.n);
+            if (over && strlen(over_list) + strlen(tag) < sizeof over_list) {
+                over_rows++;
+                strcat(over_list, tag);
+            }
+            if (!strcmp(w.stop, "budget") && strlen(budget_list) + strlen(tag) < sizeof budget_list) {
+                budget_rows++;
+                strcat(budget_list, tag);
+            }
         }
     }
     if (csv)
         fclose(csv);
     teardown(&b);
     drv.primary_ctx_release(dev);
-    if (!drv.fake_batch_calls)
-        printf("\n# %d row(s) over their goal\n", over);
+
+    static const char *const crit[4] = {"time", "cpu", "goal", "aa"};
+    printf("\n# verdicts:");
+    for (int i = 0; i < 4; i++)
+        printf("%s %s %d ok, %d ok?, %d OVER, %d not judged", i ? ";" : "", crit[i], count[i][V_OK],
+               count[i][V_UNSURE], count[i][V_OVER], count[i][V_NONE]);
+    printf("\n# summary: %d of %d rows OVER%s%s\n", over_rows, rows, over_rows ? ":" : "", over_list);
+    printf("# budget:  the budget ran out before the intervals were narrow enough in %d of %d rows%s%s\n",
+           budget_rows, rows, budget_rows ? ":" : "", budget_list);
     return 0;
 }

@@ -1,10 +1,22 @@
-# bench/overhead: host time the shim adds to cuMemcpy3DBatchAsync_v2 (not run
-# by make check; see bench/README.md).  It dlopens libcuda.so.1 and the shim
-# at run time: never link libcuda or the shim here.
+# bench/overhead: host time and CPU the shim adds to cuMemcpy3DBatchAsync_v2,
+# next to LTTng's floor (not run by make check; see bench/README.md).  It
+# dlopens libcuda.so.1, the shim and the floor at run time: never link
+# libcuda, the shim or the floor here.
 noinst_PROGRAMS += bench/overhead
-bench_overhead_SOURCES = bench/overhead.c
-bench_overhead_LDADD = -ldl
-EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report bench/checkpoints
+bench_overhead_SOURCES = bench/overhead.c bench/pairstats.c bench/pairstats.h
+bench_overhead_LDADD = -ldl -lm
+
+# bench/floor: the floor, a minimal recorder of one event per batch with its
+# own provider (cbtfloor) compiled in.  -rpath makes libtool build a shared
+# module although it is not installed.
+noinst_LTLIBRARIES += bench/floor/libcbtfloor.la
+bench_floor_libcbtfloor_la_SOURCES = bench/floor/floor.c bench/floor/cbtfloor_tp.h
+bench_floor_libcbtfloor_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/bench/floor $(LTTNG_UST_CFLAGS)
+bench_floor_libcbtfloor_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-field-initializers -Wno-shadow
+bench_floor_libcbtfloor_la_LIBADD = $(LTTNG_UST_LIBS) -lpthread
+bench_floor_libcbtfloor_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+
+EXTRA_DIST += bench/profile bench/README.md bench/overhead-run bench/report bench/summary.sh
 # bench/costs: the building blocks of the shim's path, one by one (driver
 # queries, clock, mincore, mutex); dlopens libcuda.so.1 like bench/overhead.
 noinst_PROGRAMS += bench/costs

@@ -5,11 +5,17 @@
 #   bench/summary.sh [OPS...]        (default: 1000000 10000000)
 #
 # Run from the build directory after `make`.  For each OPS it records a trace
-# of tests/tool/cbt-gen --mix OPS (batches of 1 to 1024 ops, several memory
-# kinds, two call sites) with `cubatchtrace run` (which reuses or starts a
-# session daemon), keeps it under $CBT_BENCH_DIR (default /tmp/cbt-bench) for
-# the next run, then reads it with both readers, best of $CBT_BENCH_REPEAT
-# (default 3) wall times, and reports max RSS of each.
+# of tests/tool/cbt-gen --mix OPS (batches of 1 to 1024 ops as raw
+# CUDA_MEMCPY3D_BATCH_OP chunks of 64, four pairs of memory kinds, 1D and 2D
+# extents, two call sites, an overlapping pair every 32nd batch) with
+# `cubatchtrace run` (which reuses or starts a session daemon), keeps it under
+# $CBT_BENCH_DIR (default /tmp/cbt-bench) for the next run (made again when
+# the generator or the event format changed), then reads it with both
+# readers, best of $CBT_BENCH_REPEAT (default 3) wall times, and reports the
+# peak RSS and the least CPU time of each (the wall time of a busy machine
+# says little).  A new trace is first checked: the generator is its only
+# process, with exactly OPS ops, every batch whole, no event discarded.  `cubatchtrace summary` validates every batch as it reads
+# it; the goal is at most 1.5x babeltrace2's time, RSS flat from 1 M to 10 M ops.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${top_builddir:-$(pwd)}
@@ -24,12 +30,13 @@ repeat=${CBT_BENCH_REPEAT:-3}
 [ $# -gt 0 ] || set -- 1000000 10000000
 mkdir -p "$dir"
 
-# measure LABEL CMD...: best wall time of $repeat runs and the max RSS (KiB), via getrusage
+# measure CMD...: best wall time of $repeat runs, the max RSS (KiB) and the
+# least CPU time (user + system s), via wait4's rusage
 measure() {
     python3 - "$repeat" "$@" <<'PY'
-import os, resource, subprocess, sys, time
+import os, sys, time
 n = int(sys.argv[1]); cmd = sys.argv[2:]
-best, rss = None, 0
+best, rss, cpu = None, 0, None
 for _ in range(n):
     t = time.monotonic()
     pid = os.fork()
@@ -42,28 +49,47 @@ for _ in range(n):
         print("FAILED %s" % os.waitstatus_to_exitcode(st)); sys.exit(1)
     best = dt if best is None or dt < best else best
     rss = max(rss, ru.ru_maxrss)
-print("%.3f %d" % (best, rss))
+    c = ru.ru_utime + ru.ru_stime
+    cpu = c if cpu is None or c < cpu else cpu
+print("%.3f %d %.3f" % (best, rss, cpu))
 PY
 }
 
-printf '# cubatchtrace summary vs babeltrace2 --output-format=dummy (best of %s; RSS: max resident KiB)\n' "$repeat"
+printf '# cubatchtrace summary vs babeltrace2 --output-format=dummy (best of %s; RSS: max resident KiB; CPU: user + system s)\n' "$repeat"
 printf '# host: %s, %s CPUs\n' "$(uname -n)" "$(nproc)"
-printf '%-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %s\n' \
-    Ops Events "Trace MB" "dummy s" "summary s" "ratio" "dummy RSS" "summary RSS" "summary Mops/s"
+printf '%-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %s\n' \
+    Ops Events "Trace MB" "dummy s" "summary s" "ratio" "dummy RSS" "summary RSS" "summary Mops/s" "dummy CPU" "summary CPU"
+format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top/include/cubatchtrace/events.h")
+first_rss="" first_ops=""
 for ops in "$@"; do
-    t="$dir/mix-$ops"
-    if ! [ -f "$t/.complete" ]; then
-        rm -rf "$t"
-        "$CBT" run -o "$t" -- "$GEN" --mix "$ops" >/dev/null 2>"$dir/run-$ops.log" || { cat "$dir/run-$ops.log" >&2; exit 1; }
-        touch "$t/.complete"
+    t="$dir/mix-f$format-$ops"
+    if ! [ -f "$t.complete" ] || [ "$GEN" -nt "$t.complete" ]; then
+        rm -rf "$t" "$t.complete"
+        "$CBT" run -o "$t" -- "$GEN" --mix "$ops" >/dev/null 2>"$t.log" || { cat "$t.log" >&2; exit 1; }
+        # the trace holds exactly OPS ops, none lost, every batch whole (the session records every
+        # process of the user: another traced program makes the figures of this trace meaningless)
+        got=$("$CBT" summary --json "$t" |
+            python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["processes"], d["ops"], d["discarded_events"], d["unpaired"]["orphan_ops"], d["read"])')
+        want="1 $ops 0 0 {'pending_batches': 0, 'malformed_batches': 0, 'incomplete_batches': 0, 'not_validated_batches': 0, 'findings_not_counted': 0}"
+        [ "$got" = "$want" ] || { echo "summary.sh: trace $t holds: $got; expected: $want (another traced program? run it again)" >&2; rm -rf "$t"; exit 1; }
+        "$BT" -c sink.utils.counter "$t" 2>/dev/null | awk '/Event messages/ {n = $1} END {print n}' >"$t.events"
+        touch "$t.complete"
     fi
-    got=$("$CBT" summary --json "$t" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"])')
-    [ "$got" -ge "$ops" ] || { echo "summary.sh: trace $t holds $got ops, expected $ops" >&2; exit 1; }
     mb=$(du -sm "$t" | cut -f1)
-    events=$("$BT" -c sink.utils.counter "$t" 2>/dev/null | awk '/Event messages/ {n = $1} END {print n}')
+    events=$(cat "$t.events")
     set -- $(measure "$BT" --output-format=dummy "$t") $(measure "$CBT" summary "$t")
-    ratio=$(python3 -c "print('%.2f' % ($3 / $1))")
-    mops=$(python3 -c "print('%.2f' % ($ops / $3 / 1e6))")
-    printf '%-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %s\n' \
-        "$ops" "${events:-?}" "$mb" "$1" "$3" "${ratio}x" "$2" "$4" "$mops"
+    [ "$1" != FAILED ] && [ "$4" != FAILED ] || { echo "summary.sh: a reader failed on $t" >&2; exit 1; }
+    ratio=$(python3 -c "print('%.2f' % ($4 / $1))")
+    mops=$(python3 -c "print('%.2f' % ($ops / $4 / 1e6))")
+    printf '%-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %s\n' \
+        "$ops" "${events:-?}" "$mb" "$1" "$4" "${ratio}x" "$2" "$5" "$mops" "$3" "$6"
+    if [ -z "$first_rss" ]; then
+        first_rss=$5 first_ops=$ops
+    else
+        last_rss=$5 last_ops=$ops
+    fi
 done
+if [ -n "${last_rss:-}" ]; then
+    printf '# summary peak RSS: %s KiB at %s ops, %s KiB at %s ops (x%s)\n' "$first_rss" "$first_ops" \
+        "$last_rss" "$last_ops" "$(python3 -c "print('%.2f' % ($last_rss / $first_rss))")"
+fi

@@ -1,0 +1,34 @@
+/*
+ * The floor's one event (LTTng-UST provider `cbtfloor`): what the least a
+ * batch recorder could write costs.  Five batch fields and the op list as
+ * raw bytes, nothing else; bench/floor/floor.c defines the probe.
+ */
+#undef LTTNG_UST_TRACEPOINT_PROVIDER
+#define LTTNG_UST_TRACEPOINT_PROVIDER cbtfloor
+
+#undef LTTNG_UST_TRACEPOINT_INCLUDE
+#define LTTNG_UST_TRACEPOINT_INCLUDE "cbtfloor_tp.h"
+
+#if !defined(CBTFLOOR_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
+#define CBTFLOOR_TP_H
+
+#include <stdint.h>
+#include <lttng/tracepoint.h>
+
+LTTNG_UST_TRACEPOINT_EVENT(cbtfloor, batch,
+    LTTNG_UST_TP_ARGS(uint64_t, num_ops, uint64_t, flags, uint64_t, stream, uint32_t, result,
+                      uint64_t, driver_ns, const uint8_t *, ops, uint32_t, ops_bytes),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer(uint64_t, num_ops, num_ops)
+        lttng_ust_field_integer_hex(uint64_t, flags, flags)
+        lttng_ust_field_integer_hex(uint64_t, stream, stream)
+        lttng_ust_field_integer(uint32_t, result, result)
+        lttng_ust_field_integer(uint64_t, driver_ns, driver_ns)
+        lttng_ust_field_sequence(uint8_t, ops, ops, uint32_t, ops_bytes)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cbtfloor, batch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+#endif /* CBTFLOOR_TP_H */
+
+#include <lttng/tracepoint-event.h>

@@ -1,0 +1,82 @@
+/*
+ * bench/floor: LTTng's floor for recording a batch, the yardstick the shim
+ * is judged against (bench/overhead, bench/README.md).
+ *
+ * A preload-shaped library with one door, cuMemcpy3DBatchAsync_v2: it reads
+ * the clock, forwards to the real driver, reads the clock again and records
+ * one cbtfloor:batch event (num_ops, flags, stream, result, driver_ns and the
+ * numOps * sizeof(CUDA_MEMCPY3D_BATCH_OP) bytes of the op list).  Nothing
+ * else: no validation, no memory kinds, no stream queries, no chunking.
+ *
+ * The real function is found once, with dlopen("libcuda.so.1") (or
+ * $CUBATCHTRACE_LIBCUDA, the driver the shim is told to use) and dlsym: in
+ * a constructor, and again on first call in case another library's
+ * constructor calls the door before this one ran.  The provider is compiled
+ * into this library.
+ */
+#define _GNU_SOURCE
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "cbtfloor_tp.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda.h>
+
+typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+
+static batch_fn real_batch;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+
+static void find_real_batch(void)
+{
+    const char *path = getenv("CUBATCHTRACE_LIBCUDA");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    batch_fn fn = h ? (batch_fn)dlsym(h, "cuMemcpy3DBatchAsync_v2") : NULL;
+    if (!fn)
+        fprintf(stderr, "cbtfloor: cannot find cuMemcpy3DBatchAsync_v2 in %s: %s\n", path, dlerror());
+    __atomic_store_n(&real_batch, fn, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void floor_init(void) { pthread_once(&real_once, find_real_batch); }
+
+static inline uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The op list as recorded: its bytes, or none where they cannot be read or
+ * would not fit the sequence's 32-bit length. */
+static inline uint32_t ops_bytes(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops)
+{
+    if (!ops || num_ops > UINT32_MAX / sizeof *ops)
+        return 0;
+    return (uint32_t)(num_ops * sizeof *ops);
+}
+
+__attribute__((visibility("default"))) CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+                                                                       unsigned long long flags, CUstream hStream)
+{
+    batch_fn fn = __atomic_load_n(&real_batch, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        pthread_once(&real_once, find_real_batch);
+        fn = __atomic_load_n(&real_batch, __ATOMIC_ACQUIRE);
+        if (!fn)
+            return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    uint64_t t0 = monotonic_ns();
+    CUresult r = fn(numOps, opList, flags, hStream);
+    uint64_t t1 = monotonic_ns();
+    lttng_ust_tracepoint(cbtfloor, batch, numOps, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
+                         (const uint8_t *)opList, ops_bytes(numOps, opList));
+    return r;
+}
