@@ -103,7 +103,7 @@ size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, u
     if (num_ops == 0 || !ops || flags || stream == NULL || stream == CU_STREAM_LEGACY || !stream_known)
         return 0;
     for (size_t i = 0; i < num_ops; i++)
-        if (cbt_unlikely(!cbt_op_well_formed(&ops[i])))
+        if (cbt_unlikely(!cbt_op_well_formed_inline(&ops[i])))
             return i + 1;
     return num_ops;
 }

@@ -427,6 +427,12 @@ static inline const struct cbt_operand_info *learn_ref(const struct cbt_real *re
     return tmp;
 }
 
+/* Is address a inside the CUDA allocation a cache entry describes? */
+static inline bool in_alloc(const struct cbt_operand_info *e, uint64_t a)
+{
+    return e && e->alloc_size && e->kind != CBT_MEM_HOST_PAGEABLE && a - e->alloc_base < e->alloc_size;
+}
+
 size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
                          struct cbt_op_infos *idx, struct cbt_operand_info *infos)
 {
@@ -441,9 +447,19 @@ size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCP
     struct cbt_operand_info tmp;
     for (size_t i = 0; i < 2 * n; i++) {
         const CUmemcpy3DOperand *op = i & 1 ? &ops[i / 2].dst : &ops[i / 2].src;
+        uint32_t slot;
+        /* Inside the allocation of one of the last two cache entries: that
+         * entry is the one the cache would find (entries never overlap). */
+        if (!strict && op->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            uint64_t a = (uint64_t)op->op.ptr.ptr;
+            int j = in_alloc(rp[0], a) ? 0 : in_alloc(rp[1], a) ? 1 : -1;
+            if (j >= 0) {
+                slot = rs[j];
+                goto have_slot;
+            }
+        }
         bool changed = false;
         const struct cbt_operand_info *p = learn_ref(real, op, &tmp, c, page, strict, &changed);
-        uint32_t slot;
         if (changed)
             rp[0] = rp[1] = NULL;
         if (p == rp[0]) {
@@ -459,6 +475,7 @@ size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCP
                 rs[0] = slot;
             }
         }
+    have_slot:
         if (i & 1)
             idx[i / 2].dst = slot;
         else

@@ -1169,24 +1169,7 @@ static void sweep(struct cbt_validator *v, struct key *k, size_t n_items)
     sweep_rects(v, nr);
 }
 
-int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op)
-{
-    const uint32_t order = (uint32_t)op->srcAccessOrder;
-    if (!extent_ok(op) || order < CBT_ORDER_STREAM || order > CBT_ORDER_ANY ||
-        (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
-        return 0;
-    const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
-    for (int s = 0; s < 2; s++) {
-        if (is_ptr(xs[s])) {
-            if ((xs[s]->op.ptr.rowLength && xs[s]->op.ptr.rowLength < op->extent.width) ||
-                (xs[s]->op.ptr.layerHeight && xs[s]->op.ptr.layerHeight < op->extent.height))
-                return 0;
-        } else if (!is_arr(xs[s]) || !xs[s]->op.array.array) {
-            return 0;
-        }
-    }
-    return 1;
-}
+int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op) { return cbt_op_well_formed_inline(op); }
 
 /* ---- the entry point ------------------------------------------------------ */
 

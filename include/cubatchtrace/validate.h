@@ -101,6 +101,27 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *batch,
  */
 int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op);
 
+/* The same, for callers on a hot path (one definition: cbt_op_well_formed calls it). */
+static inline int cbt_op_well_formed_inline(const CUDA_MEMCPY3D_BATCH_OP *op)
+{
+    const unsigned order = (unsigned)op->srcAccessOrder;
+    if (!op->extent.width || !op->extent.height || !op->extent.depth ||
+        order < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || order > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+        (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+        return 0;
+    const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
+    for (int s = 0; s < 2; s++) {
+        if (xs[s]->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            if ((xs[s]->op.ptr.rowLength && xs[s]->op.ptr.rowLength < op->extent.width) ||
+                (xs[s]->op.ptr.layerHeight && xs[s]->op.ptr.layerHeight < op->extent.height))
+                return 0;
+        } else if (xs[s]->type != CU_MEMCPY_OPERAND_TYPE_ARRAY || !xs[s]->op.array.array) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Bytes an op moves (extent * element size; element size 1 for pointer-to-pointer). */
 uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
                       const struct cbt_operand_info *dst);
