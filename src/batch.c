@@ -18,8 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "batch.h"
 #include "capture.h"
+#include "operands.h"
+#include "memwrap.h"
+#include "report.h"
+#include "settings.h"
 #include "tp.h"
 
 /* Per-thread scratch memory, grown on demand and reused, so the steady state

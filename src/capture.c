@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "operands.h"
 #include "tp.h"
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "the recorded op size is CUDA 13's");

@@ -13,7 +13,9 @@
 
 #include <cubatchtrace/events.h>
 
-#include "shim.h"
+#include <cubatchtrace/validate.h>
+
+#include "driver.h"
 
 /* The calling thread's capture of its current batch (per thread, reused). */
 struct cbt_captured;

@@ -12,7 +12,9 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "shim.h"
+#include "batch.h"
+#include "memwrap.h"
+#include "settings.h"
 #include "tp.h"
 
 #define CALLER() __builtin_return_address(0)
@@ -172,7 +174,9 @@ static CUresult handed_gpa5(const char *symbol, void **pfn, int cudaVersion, cuu
 
 static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip);
 
-void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, enum cbt_door door)
+/* Map a pointer the driver handed out (by cuGetProcAddress or dlsym) to the
+ * shim's wrapper for it; returns `p` itself when it is not one the shim hooks. */
+static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t flags, enum cbt_door door)
 {
     if (!p)
         return p;

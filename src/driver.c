@@ -23,7 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "driver.h"
+#include "memwrap.h"
+#include "settings.h"
 
 static void *(*real_dlsym_fn)(void *, const char *);
 static void *(*next_dlsym_fn)(void *, const char *);
@@ -125,28 +127,27 @@ void cbt_warn_once(int *once, const char *fmt, ...)
 
 struct cbt_config cbt_config_table;
 int cbt_config_ready;
-#define config cbt_config_table
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static void read_config(void)
 {
     const char *m = secure_getenv("CUBATCHTRACE_MODE");
-    config.mode = CBT_MODE_OBSERVE;
+    cbt_config_table.mode = CBT_MODE_OBSERVE;
     if (m && *m) {
         if (!strcmp(m, "off"))
-            config.mode = CBT_MODE_OFF;
+            cbt_config_table.mode = CBT_MODE_OFF;
         else if (!strcmp(m, "strict"))
-            config.mode = CBT_MODE_STRICT;
+            cbt_config_table.mode = CBT_MODE_STRICT;
         else if (strcmp(m, "observe"))
             cbt_warn_once(NULL, "CUBATCHTRACE_MODE=%s is not one of observe, strict, off: using observe", m);
     }
     const char *s = secure_getenv("CUBATCHTRACE_STRICT");
-    config.strict_hazards = s && !strcmp(s, "hazards");
-    if (s && *s && !config.strict_hazards)
+    cbt_config_table.strict_hazards = s && !strcmp(s, "hazards");
+    if (s && *s && !cbt_config_table.strict_hazards)
         cbt_warn_once(NULL, "CUBATCHTRACE_STRICT=%s is not supported (only 'hazards'): strict mode refuses errors only", s);
     const char *r = secure_getenv("CUBATCHTRACE_REPORT");
-    config.report_stderr = r && !strcmp(r, "stderr");
-    if (r && *r && !config.report_stderr)
+    cbt_config_table.report_stderr = r && !strcmp(r, "stderr");
+    if (r && *r && !cbt_config_table.report_stderr)
         cbt_warn_once(NULL, "CUBATCHTRACE_REPORT=%s is not supported (only 'stderr'): no report", r);
     /* Settings of earlier versions, now without effect: say so once. */
     static const char *const gone[] = {"CUBATCHTRACE_RECORD", "CUBATCHTRACE_QUEUE_KB"};
@@ -159,15 +160,13 @@ const struct cbt_config *cbt_config_slow(void)
 {
     pthread_once(&config_once, read_config);
     __atomic_store_n(&cbt_config_ready, 1, __ATOMIC_RELEASE);
-    return &config;
+    return &cbt_config_table;
 }
 
 /* ---- the real driver ---- */
 
 struct cbt_real cbt_real_table;
 int cbt_real_state; /* 0: not loaded, 1: loading, 2: loaded (or failed for good) */
-#define real cbt_real_table
-#define real_state cbt_real_state
 static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 static CBT_TLS int real_loading_here;
 
@@ -179,7 +178,7 @@ static const char *const api_symbol[CBT_API_COUNT_] = {
 
 static const char *real_error(void)
 {
-    return real.error[0] ? real.error : "the CUDA driver lacks this function";
+    return cbt_real_table.error[0] ? cbt_real_table.error : "the CUDA driver lacks this function";
 }
 
 static int no_driver_warned;
@@ -199,21 +198,21 @@ static bool answers_with_shim(void *h)
     return cbt_in_shim(lookup(h, "cuMemcpy3DBatchAsync_v2")) || cbt_in_shim(lookup(h, "cuGetProcAddress_v2"));
 }
 
-/* Open `path` as the driver; NULL (and real.error says why) when it cannot
+/* Open `path` as the driver; NULL (and cbt_real_table.error says why) when it cannot
  * be loaded, is the shim, or is no CUDA driver. */
 static void *open_driver(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        snprintf(real.error, sizeof real.error, "cannot load the CUDA driver %s: %s", path, e ? e : "not found");
+        snprintf(cbt_real_table.error, sizeof cbt_real_table.error, "cannot load the CUDA driver %s: %s", path, e ? e : "not found");
         return NULL;
     }
     const char *wrong = answers_with_shim(h) ? "is cubatchtrace itself, not the CUDA driver"
                         : !lookup(h, "cuInit") ? "is not a CUDA driver (it has no cuInit)"
                                                : NULL;
     if (wrong) {
-        snprintf(real.error, sizeof real.error, "%s %s", path, wrong);
+        snprintf(cbt_real_table.error, sizeof cbt_real_table.error, "%s %s", path, wrong);
         dlclose(h);
         return NULL;
     }
@@ -230,7 +229,7 @@ static void *open_driver(const char *path)
 void *cbt_export_target(void *driver_fn, const char *name)
 {
     void *next = cbt_next_definition(name);
-    if (real.chosen)
+    if (cbt_real_table.chosen)
         return driver_fn ? driver_fn : next;
     return next ? next : driver_fn;
 }
@@ -238,51 +237,51 @@ void *cbt_export_target(void *driver_fn, const char *name)
 static void load_real(void)
 {
     const char *path = secure_getenv("CUBATCHTRACE_LIBCUDA");
-    real.chosen = path && *path;
-    if (!real.chosen)
+    cbt_real_table.chosen = path && *path;
+    if (!cbt_real_table.chosen)
         path = "libcuda.so.1";
     /* By name: a libcuda the program already has (linked, or dlopened
      * under any path) answers to its soname, so this is the program's own. */
     void *h = open_driver(path);
     if (h) {
         for (int a = 0; a < CBT_API_COUNT_; a++)
-            real.batch[a] = lookup(h, api_symbol[a]);
-        real.gpa4 = (cbt_gpa4_fn)lookup(h, "cuGetProcAddress");
-        real.gpa5 = (cbt_gpa5_fn)lookup(h, "cuGetProcAddress_v2");
-        real.pointer_get_attributes = lookup(h, "cuPointerGetAttributes");
-        real.mem_get_address_range = lookup(h, "cuMemGetAddressRange_v2");
-        real.array3d_get_descriptor = lookup(h, "cuArray3DGetDescriptor_v2");
-        real.device_get_count = lookup(h, "cuDeviceGetCount");
-        real.stream_get_ctx[0] = lookup(h, "cuStreamGetCtx");
-        real.stream_get_ctx[1] = lookup(h, "cuStreamGetCtx_ptsz");
-        real.stream_get_id[0] = lookup(h, "cuStreamGetId");
-        real.stream_get_id[1] = lookup(h, "cuStreamGetId_ptsz");
-        real.stream_is_capturing[0] = lookup(h, "cuStreamIsCapturing");
-        real.stream_is_capturing[1] = lookup(h, "cuStreamIsCapturing_ptsz");
-        real.ctx_get_device_v2 = lookup(h, "cuCtxGetDevice_v2");
+            cbt_real_table.batch[a] = lookup(h, api_symbol[a]);
+        cbt_real_table.gpa4 = (cbt_gpa4_fn)lookup(h, "cuGetProcAddress");
+        cbt_real_table.gpa5 = (cbt_gpa5_fn)lookup(h, "cuGetProcAddress_v2");
+        cbt_real_table.pointer_get_attributes = lookup(h, "cuPointerGetAttributes");
+        cbt_real_table.mem_get_address_range = lookup(h, "cuMemGetAddressRange_v2");
+        cbt_real_table.array3d_get_descriptor = lookup(h, "cuArray3DGetDescriptor_v2");
+        cbt_real_table.device_get_count = lookup(h, "cuDeviceGetCount");
+        cbt_real_table.stream_get_ctx[0] = lookup(h, "cuStreamGetCtx");
+        cbt_real_table.stream_get_ctx[1] = lookup(h, "cuStreamGetCtx_ptsz");
+        cbt_real_table.stream_get_id[0] = lookup(h, "cuStreamGetId");
+        cbt_real_table.stream_get_id[1] = lookup(h, "cuStreamGetId_ptsz");
+        cbt_real_table.stream_is_capturing[0] = lookup(h, "cuStreamIsCapturing");
+        cbt_real_table.stream_is_capturing[1] = lookup(h, "cuStreamIsCapturing_ptsz");
+        cbt_real_table.ctx_get_device_v2 = lookup(h, "cuCtxGetDevice_v2");
         for (int i = 0; i < 2; i++) {
             /* Older drivers lack some _ptsz entries: the plain one then serves. */
-            if (!real.stream_get_ctx[i]) real.stream_get_ctx[i] = real.stream_get_ctx[0];
-            if (!real.stream_get_id[i]) real.stream_get_id[i] = real.stream_get_id[0];
-            if (!real.stream_is_capturing[i]) real.stream_is_capturing[i] = real.stream_is_capturing[0];
+            if (!cbt_real_table.stream_get_ctx[i]) cbt_real_table.stream_get_ctx[i] = cbt_real_table.stream_get_ctx[0];
+            if (!cbt_real_table.stream_get_id[i]) cbt_real_table.stream_get_id[i] = cbt_real_table.stream_get_id[0];
+            if (!cbt_real_table.stream_is_capturing[i]) cbt_real_table.stream_is_capturing[i] = cbt_real_table.stream_is_capturing[0];
         }
-        if (!real.batch[CBT_API_V2] && !real.batch[CBT_API_V1])
-            snprintf(real.error, sizeof real.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)",
+        if (!cbt_real_table.batch[CBT_API_V2] && !cbt_real_table.batch[CBT_API_V1])
+            snprintf(cbt_real_table.error, sizeof cbt_real_table.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)",
                      path);
-        real.handle = h;
+        cbt_real_table.handle = h;
         /* The batch doors forward only to a driver the shim could load. */
         for (int a = 0; a < CBT_API_COUNT_; a++)
-            real.next_batch[a] = cbt_export_target(real.batch[a], api_symbol[a]);
+            cbt_real_table.next_batch[a] = cbt_export_target(cbt_real_table.batch[a], api_symbol[a]);
     }
     /* A driver named by CUBATCHTRACE_LIBCUDA that cannot be had is said at
      * once, whichever function found it out (the batch doors say it otherwise). */
-    if (!h && real.chosen)
+    if (!h && cbt_real_table.chosen)
         cbt_warn_once(&no_driver_warned, "%s; the batch functions return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-                      real.error);
+                      cbt_real_table.error);
     /* Without a driver, every other function still reaches the program's own
      * (the next definition): only the batch doors answer an error. */
-    real.next_gpa4 = (cbt_gpa4_fn)cbt_export_target((void *)real.gpa4, "cuGetProcAddress");
-    real.next_gpa5 = (cbt_gpa5_fn)cbt_export_target((void *)real.gpa5, "cuGetProcAddress_v2");
+    cbt_real_table.next_gpa4 = (cbt_gpa4_fn)cbt_export_target((void *)cbt_real_table.gpa4, "cuGetProcAddress");
+    cbt_real_table.next_gpa5 = (cbt_gpa5_fn)cbt_export_target((void *)cbt_real_table.gpa5, "cuGetProcAddress_v2");
     cbt_memwrap_load(h);
 }
 
@@ -291,15 +290,15 @@ const struct cbt_real *cbt_real_slow(void)
     /* Re-entered from inside load_real (the driver's own constructor calling a
      * hooked name): answer with what is known so far instead of deadlocking. */
     if (real_loading_here)
-        return &real;
+        return &cbt_real_table;
     pthread_mutex_lock(&real_lock);
-    if (real_state != 2) {
+    if (cbt_real_state != 2) {
         real_loading_here = 1;
-        real_state = 1;
+        cbt_real_state = 1;
         load_real();
         real_loading_here = 0;
-        __atomic_store_n(&real_state, 2, __ATOMIC_RELEASE);
+        __atomic_store_n(&cbt_real_state, 2, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&real_lock);
-    return &real;
+    return &cbt_real_table;
 }

@@ -1,7 +1,8 @@
 # The preload library (the shim).
 lib_LTLIBRARIES += src/libcubatchtrace.la
 
-src_libcubatchtrace_la_SOURCES = src/shim.h src/doors.c src/batch.c src/driver.c src/operands.c src/memwrap.c \
+src_libcubatchtrace_la_SOURCES = src/util.h src/driver.h src/settings.h src/batch.h src/operands.h src/memwrap.h \
+	src/report.h src/doors.c src/batch.c src/driver.c src/operands.c src/memwrap.c \
 	src/report.c src/capture.c src/capture.h src/tp.c src/tp.h src/dlsym_stub.S
 src_libcubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(LTTNG_UST_CFLAGS)
 # Everything is hidden but the doors (CBT_EXPORT).

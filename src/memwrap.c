@@ -38,7 +38,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "driver.h"
+#include "memwrap.h"
+#include "settings.h"
 
 /* cuda.h renames these to their current ABI; the legacy exports of the
  * driver (still reachable through cuGetProcAddress at old versions) keep the

@@ -44,7 +44,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "operands.h"
+#include "memwrap.h"
+#include "settings.h"
 
 #define CACHE_MAX 4096
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "report.h"
 
 /* Seen (rule, caller) pairs: a lock-free open-addressing set; when it is
  * full, further pairs are reported every time rather than lost. */

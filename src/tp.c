@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "driver.h"
 
 static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "cubatchtrace_tp.h"
-#include "shim.h"
+#include "batch.h"
 
 /* True once the provider is loaded and a session enables the event. */
 #define cbt_tp_enabled(name) lttng_ust_tracepoint_enabled(cubatchtrace, name)
@@ -17,6 +17,9 @@ static inline bool cbt_quiet(void)
 {
     return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch);
 }
+
+/* Load the provider on first use (a program that never makes a batch never loads LTTng-UST). */
+void cbt_tracing_init(void);
 
 void cbt_trace_lookup(const char *via, const char *symbol, int version, uint64_t flags, int api, void *ip);
 

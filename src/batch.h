@@ -1,0 +1,19 @@
+/*
+ * The common path behind every door (src/batch.c).
+ */
+#ifndef CBT_SRC_BATCH_H
+#define CBT_SRC_BATCH_H
+
+#include "driver.h"
+
+/* Set by the first batch once configuration is read and the provider loaded. */
+extern int cbt_ready __attribute__((visibility("hidden")));
+/* Strict mode or a stderr report: every batch is validated, listened to or not. */
+extern bool cbt_always_validate __attribute__((visibility("hidden")));
+
+/* The common path behind every door. fail_idx is non-NULL only for the 12.8 ABI. */
+CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+                   CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
+                   void *caller);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * CUBATCHTRACE_REPORT=stderr (src/report.c).
+ */
+#ifndef CBT_SRC_REPORT_H
+#define CBT_SRC_REPORT_H
+
+#include <cubatchtrace/validate.h>
+
+#include "driver.h"
+
+/* One line on stderr per (rule, call site). */
+void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
+                        uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller);
+
+#endif

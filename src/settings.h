@@ -1,0 +1,27 @@
+/*
+ * The shim's settings (CUBATCHTRACE_* in the environment), read once by
+ * src/driver.c.
+ */
+#ifndef CBT_SRC_SETTINGS_H
+#define CBT_SRC_SETTINGS_H
+
+#include "util.h"
+
+/* Configuration, read once with secure_getenv. */
+enum cbt_mode { CBT_MODE_OBSERVE, CBT_MODE_OFF, CBT_MODE_STRICT };
+struct cbt_config {
+    enum cbt_mode mode;
+    bool strict_hazards;  /* CUBATCHTRACE_STRICT=hazards */
+    bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
+};
+extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
+extern int cbt_config_ready __attribute__((visibility("hidden")));
+const struct cbt_config *cbt_config_slow(void);
+static inline const struct cbt_config *cbt_config(void)
+{
+    if (cbt_likely(__atomic_load_n(&cbt_config_ready, __ATOMIC_ACQUIRE)))
+        return &cbt_config_table;
+    return cbt_config_slow();
+}
+
+#endif

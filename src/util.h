@@ -1,0 +1,20 @@
+/*
+ * What every file of the preload library shares: symbol visibility, the
+ * thread-local storage model, branch hints, and the one-line warning.
+ */
+#ifndef CBT_SRC_UTIL_H
+#define CBT_SRC_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CBT_EXPORT __attribute__((visibility("default")))
+#define CBT_TLS __attribute__((tls_model("initial-exec"))) __thread
+#define cbt_likely(x) __builtin_expect(!!(x), 1)
+#define cbt_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Print one line on stderr, prefixed "cubatchtrace: ", at most once per `once` flag. */
+void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
