@@ -27,7 +27,9 @@
 #include "tp.h"
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "the recorded op size is CUDA 13's");
-_Static_assert(sizeof(struct cbt_ev_operand) == 56, "struct cbt_ev_operand has no padding");
+_Static_assert(sizeof(struct cbt_ev_operand) == 8 * CBT_EV_OPERAND_WORDS, "struct cbt_ev_operand has no padding");
+_Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == 8 * CBT_EV_OP_WORDS, "ops travel as 64-bit words");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the recorded words are the ops' bytes, little-endian");
 _Static_assert(2 * CBT_EV_OPS_PER_EVENT <= 256, "operand indices of a chunk fit one byte");
 
 #define CHUNK CBT_EV_OPS_PER_EVENT
@@ -37,7 +39,7 @@ struct cbt_captured {
     size_t n;                      /* ops captured */
     size_t nchunks;
     struct cbt_op_infos *idx;      /* cap: op i's operands, chunk-local */
-    uint8_t *operand_of;           /* 2 * cap */
+    uint16_t *operand_of;          /* cap: source | destination << 8 */
     struct cbt_operand_info *infos; /* 2 * cap: chunk c's at [c * 2 * CHUNK, + k[c]) */
     uint32_t *k;                   /* cap / CHUNK + 1: distinct operands per chunk */
     bool risky;
@@ -83,7 +85,7 @@ static struct cbt_captured *capture_for(size_t n)
     struct cbt_op_infos *idx = realloc(c->idx, cap * sizeof *idx);
     if (idx)
         c->idx = idx;
-    uint8_t *of = realloc(c->operand_of, 2 * cap);
+    uint16_t *of = realloc(c->operand_of, cap * sizeof *of);
     if (of)
         c->operand_of = of;
     struct cbt_operand_info *infos = realloc(c->infos, 2 * cap * sizeof *infos);
@@ -123,10 +125,8 @@ struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, cons
         struct cbt_operand_info *infos = &c->infos[ch * 2 * CHUNK];
         size_t k = cbt_learn_indexed(real, count, ops + first, c->idx + first, infos);
         c->k[ch] = (uint32_t)k;
-        for (size_t i = 0; i < count; i++) {
-            c->operand_of[2 * (first + i)] = (uint8_t)c->idx[first + i].src;
-            c->operand_of[2 * (first + i) + 1] = (uint8_t)c->idx[first + i].dst;
-        }
+        for (size_t i = 0; i < count; i++)
+            c->operand_of[first + i] = (uint16_t)(c->idx[first + i].src | c->idx[first + i].dst << 8);
         for (size_t j = 0; j < k; j++)
             if (cbt_unlikely(infos[j].kind == CBT_MEM_UNMAPPED))
                 c->risky = true;
@@ -214,7 +214,7 @@ void cbt_capture_check_footprints(struct cbt_captured *c, const CUDA_MEMCPY3D_BA
             if (c->k[ch] < 2 * CHUNK)
                 *slot = c->k[ch]++;
             infos[*slot] = un;
-            c->operand_of[2 * i + side] = (uint8_t)*slot;
+            c->operand_of[i] = (uint16_t)(c->idx[i].src | c->idx[i].dst << 8);
             c->risky = true;
         }
     }
@@ -270,7 +270,7 @@ void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch 
             to_wire(&wire[j], &infos[j]);
         struct cbt_ev_chunk chunk = {
             .batch_id = b->batch_id, .first = first, .count = count, .noperands = k,
-            .ops = ops + first, .operand_of = c->operand_of + 2 * first, .operands = wire,
+            .ops = ops + first, .operand_of = c->operand_of + first, .operands = wire,
         };
         if (first == 0)
             cbt_tp(batch, b, &chunk, caller);

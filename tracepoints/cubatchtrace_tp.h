@@ -48,10 +48,11 @@ LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, rule, LTTNG_UST_TP_ENUM_VALUES(CBT_RULE_
 /* A chunk of ops (struct cbt_ev_chunk `c`): the CBT_EV_CHUNK_FIELDS list. */
 #define CBT_TP_CHUNK(c)                                                                                       \
     lttng_ust_field_integer(uint64_t, ops_first, (c)->first)                                                  \
-    lttng_ust_field_sequence(uint8_t, ops, (const uint8_t *)(c)->ops, uint32_t, (c)->count * CBT_EV_OP_SIZE)  \
-    lttng_ust_field_sequence(uint8_t, operand_of, (c)->operand_of, uint32_t, 2 * (c)->count)                  \
-    lttng_ust_field_sequence(uint8_t, operands, (const uint8_t *)(c)->operands, uint32_t,                     \
-                             (c)->noperands * (uint32_t)sizeof(struct cbt_ev_operand))
+    lttng_ust_field_sequence_hex(uint64_t, ops, (const uint64_t *)(c)->ops, uint32_t,                         \
+                                 (c)->count * CBT_EV_OP_WORDS)                                                \
+    lttng_ust_field_sequence_hex(uint16_t, operand_of, (c)->operand_of, uint32_t, (c)->count)                 \
+    lttng_ust_field_sequence_hex(uint64_t, operands, (const uint64_t *)(c)->operands, uint32_t,               \
+                                 (c)->noperands * CBT_EV_OPERAND_WORDS)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_batch *, r, const struct cbt_ev_chunk *, c, void *, ip),

@@ -15,9 +15,11 @@
  *   cubatchtrace:finding     only when the calling thread validated the batch
  *                            (strict mode, CUBATCHTRACE_REPORT=stderr)
  * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
- * 112 bytes, the recording machine's byte order), two operand indices per op
- * (source, destination) and the distinct operands those indices name, as
- * struct cbt_ev_operand.  The reader validates the reassembled batch.
+ * 112 bytes), the two operand indices of each op (source, destination) and
+ * the distinct operands those indices name, as struct cbt_ev_operand; bytes
+ * travel as little-endian 64-bit words (a trace reader decodes a sequence
+ * element by element: eight times fewer than bytes).  The reader validates
+ * the reassembled batch.
  */
 #ifndef CUBATCHTRACE_EVENTS_H
 #define CUBATCHTRACE_EVENTS_H
@@ -31,8 +33,11 @@
  * below the smallest sub-buffer that holds one (16 KiB). */
 #define CBT_EV_OPS_PER_EVENT 64
 
-/* Bytes of one op as recorded (sizeof(CUDA_MEMCPY3D_BATCH_OP) in CUDA 13). */
+/* Bytes of one op as recorded (sizeof(CUDA_MEMCPY3D_BATCH_OP) in CUDA 13),
+ * and the 64-bit words they travel as; the same for one operand. */
 #define CBT_EV_OP_SIZE 112
+#define CBT_EV_OP_WORDS 14
+#define CBT_EV_OPERAND_WORDS 7
 
 /*
  * The batch fields, in event order: X(kind, C type, name, enumeration)
@@ -77,12 +82,12 @@
     X(HEX, uint64_t, caller, _)                                                                              \
     X(INT, int32_t, tid, _)
 
-/* The chunk fields of `batch` and `batch_ops` (sequences of bytes). */
+/* The chunk fields of `batch` and `batch_ops`. */
 #define CBT_EV_CHUNK_FIELDS(X)                                                                                \
     X(ops_first)       /* index in the batch of the chunk's first op */                                      \
-    X(ops)             /* count * CBT_EV_OP_SIZE bytes */                                                    \
-    X(operand_of)      /* 2 * count bytes: op i's source is operands[operand_of[2i]], its destination [2i+1] */ \
-    X(operands)        /* k * sizeof(struct cbt_ev_operand) bytes */
+    X(ops)             /* count * CBT_EV_OP_WORDS 64-bit words: the ops' bytes, little-endian words */       \
+    X(operand_of)      /* count 16-bit values: op i's source is operands[v & 0xff], its destination [v >> 8] */ \
+    X(operands)        /* k * CBT_EV_OPERAND_WORDS 64-bit words: the struct cbt_ev_operand of each */
 
 #define CBT_EV_STRUCT_MEMBER_(kind, type, name, en) type name;
 /* The batch fields as the shim fills them. */
@@ -111,8 +116,8 @@ struct cbt_ev_chunk {
     uint64_t first;          /* ops_first */
     uint32_t count;          /* ops in the chunk */
     uint32_t noperands;      /* distinct operands in the chunk (<= 2 * count) */
-    const void *ops;         /* count ops */
-    const uint8_t *operand_of; /* 2 * count */
+    const void *ops;         /* count ops (8-byte aligned) */
+    const uint16_t *operand_of; /* count: source | destination << 8 */
     const struct cbt_ev_operand *operands;
 };
 

@@ -6,8 +6,10 @@ Prints, for each cubatchtrace:batch event (batches of one chunk), the values of
 FIELD for its ops, space-separated, one line per event.  FIELD is one of
 src_mem, dst_mem, src_device, dst_device, src_type, dst_type, elem_size, bytes.
 The layout is that of include/cubatchtrace/events.h: the ops as the bytes of
-CUDA 13's CUDA_MEMCPY3D_BATCH_OP (112 bytes), two operand indices per op, and
-56-byte operands (kind at byte 48, device at 44, elem_size at 40).
+CUDA 13's CUDA_MEMCPY3D_BATCH_OP (112 bytes) in little-endian 64-bit words,
+one 16-bit value per op holding its source (low byte) and destination (high
+byte) operand index, and 56-byte operands (kind at byte 48, device at 44,
+elem_size at 40), also in 64-bit words.
 """
 import re
 import struct
@@ -17,14 +19,19 @@ field, path = sys.argv[1], sys.argv[2]
 
 
 def seq(line, name):
-    m = re.search(r"\b%s = \[ ((?:\[\d+\] = \d+(?:, )?)*) \]" % name, line)
-    return bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))) if m else b""
+    m = re.search(r"\b%s = \[ ((?:\[\d+\] = \w+(?:, )?)*) \]" % name, line)
+    return [int(v, 0) for v in re.findall(r"\] = (\w+)", m.group(1))] if m else []
+
+
+def words(values):
+    return b"".join(v.to_bytes(8, "little") for v in values)
 
 
 for line in open(path):
     if " cubatchtrace:batch: " not in line:
         continue
-    ops, idx, operands = seq(line, "ops"), seq(line, "operand_of"), seq(line, "operands")
+    ops, operands = words(seq(line, "ops")), words(seq(line, "operands"))
+    idx = [b for v in seq(line, "operand_of") for b in (v & 0xFF, v >> 8)]
     out = []
     for i in range(len(ops) // 112):
         op = ops[112 * i:112 * (i + 1)]

@@ -257,7 +257,11 @@ def decode_op(op, src, dst):
 def decode_chunk(c):
     """{index in the batch: decoded op} of one batch/batch_ops event; raises ValueError when it does not fit
     the format (the suite reports it)."""
-    ops, idx, operands = bytes(c.get("ops", [])), bytes(c.get("operand_of", [])), bytes(c.get("operands", []))
+    # ops and operands travel as little-endian 64-bit words, operand_of as one
+    # 16-bit value per op (source | destination << 8)
+    ops = b"".join(int(v).to_bytes(8, "little") for v in c.get("ops", []))
+    operands = b"".join(int(v).to_bytes(8, "little") for v in c.get("operands", []))
+    idx = bytes(b for v in c.get("operand_of", []) for b in (int(v) & 0xFF, int(v) >> 8))
     if len(ops) % OP_SIZE or len(operands) % OPERAND_SIZE or len(idx) != 2 * (len(ops) // OP_SIZE):
         raise ValueError("chunk of batch %s: %d op bytes, %d operand_of bytes, %d operand bytes" % (
             c.get("batch_id"), len(ops), len(idx), len(operands)))
