@@ -178,7 +178,7 @@ struct frule {
 
 struct pfinding {
     struct cbt_where w;
-    struct cbt_finding f;
+    struct cbt_batch_finding f;
 };
 #define FINDING_BUF 4096
 
@@ -199,6 +199,7 @@ struct cbt_agg {
     uint64_t dev_overflowed; /* (host, device) keys that went to `other` */
     struct frule rules[CBT_RULE_COUNT + 1];
     uint64_t findings;
+    struct cbt_read_stats rs;
     /* batches in flight */
     struct brec *pend;
     size_t npend, cappend;
@@ -525,8 +526,7 @@ void cbt_agg_batch(struct cbt_agg *a, const struct cbt_where *w, const struct cb
     r->vtid = w->vtid;
     r->have_batch = true;
     r->b = *b;
-    /* a NULL op list has no ops to record, whatever numOps says */
-    r->expect = b->op_list ? b->num_ops : 0;
+    r->expect = b->ops_expected;
     if (ops)
         ops_into(a, r, ops);
     if (complete(r)) {
@@ -566,7 +566,7 @@ void cbt_agg_batch_ops(struct cbt_agg *a, const struct cbt_where *w, uint64_t ba
 
 static void print_finding(struct cbt_agg *a, const struct pfinding *p)
 {
-    const struct cbt_finding *f = &p->f;
+    const struct cbt_batch_finding *f = &p->f;
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const char *sev = cbt_severity_name(ri ? (unsigned)ri->severity : f->severity);
     char rule[32], caller[512], op[64] = "-", other[64] = "";
@@ -600,7 +600,7 @@ void cbt_agg_set_finding_printer(struct cbt_agg *a, FILE *out)
     a->fbuf = calloc(FINDING_BUF, sizeof(*a->fbuf));
 }
 
-void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_finding *f)
+void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f)
 {
     note_process(a, w);
     unsigned k = f->rule < CBT_RULE_COUNT ? f->rule : CBT_RULE_COUNT;
@@ -634,6 +634,68 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
 }
 
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a) { return a->findings; }
+
+void cbt_agg_read_stats(struct cbt_agg *a, const struct cbt_read_stats *s) { a->rs = *s; }
+
+uint64_t cbt_agg_inline_disagreeing(const struct cbt_agg *a) { return a->rs.inline_disagreeing; }
+
+static bool rules_differ(const struct cbt_agg *a)
+{
+    for (unsigned i = 0; i < a->rs.nrules_seen; i++)
+        if (a->rs.rules_seen[i] != CBT_RULES_VERSION)
+            return true;
+    return a->rs.rules_more;
+}
+
+/* The `#` lines of what the reader itself found (nothing when there is nothing to say). */
+static void print_read_stats(const struct cbt_agg *a, FILE *out)
+{
+    const struct cbt_read_stats *s = &a->rs;
+    if (s->inline_checked || s->inline_disagreeing)
+        fprintf(out, "# inline findings checked: %" PRIu64 ", disagreeing: %" PRIu64 "\n", s->inline_checked,
+                s->inline_disagreeing);
+    if (rules_differ(a)) {
+        fprintf(out, "# rules: recorded with catalogue v");
+        for (unsigned i = 0; i < s->nrules_seen; i++)
+            fprintf(out, "%s%u", i ? ", v" : "", (unsigned)s->rules_seen[i]);
+        fprintf(out, "%s, checked with v%u\n", s->rules_more ? ", ..." : "", (unsigned)CBT_RULES_VERSION);
+    }
+    if (s->pending)
+        fprintf(out, "# pending batches: %" PRIu64 " (the process ended inside the driver call)\n", s->pending);
+    if (s->malformed)
+        fprintf(out, "# malformed batches: %" PRIu64 " (chunks that do not fit the event format: not validated)\n",
+                s->malformed);
+    if (s->incomplete)
+        fprintf(out, "# incomplete batches: %" PRIu64 " (ops missing at the end of the trace: not validated)\n",
+                s->incomplete);
+    if (s->given_up)
+        fprintf(out, "# batches not validated: %" PRIu64 " (over the reader's memory cap, CUBATCHTRACE_READ_MEMORY)\n",
+                s->given_up);
+    if (s->findings_dropped)
+        fprintf(out, "# findings not counted: %" PRIu64 " (more than 1048576 in one batch)\n", s->findings_dropped);
+}
+
+/* The JSON members of the same: inline_findings, rules, read. */
+static void read_stats_json(const struct cbt_agg *a, json_t *root)
+{
+    const struct cbt_read_stats *s = &a->rs;
+    json_t *inl = json_object(), *rules = json_object(), *rec = json_array(), *rd = json_object();
+    json_object_set_new(inl, "checked", json_integer((json_int_t)s->inline_checked));
+    json_object_set_new(inl, "disagreeing", json_integer((json_int_t)s->inline_disagreeing));
+    json_object_set_new(inl, "unchecked", json_integer((json_int_t)s->inline_unchecked));
+    json_object_set_new(root, "inline_findings", inl);
+    for (unsigned i = 0; i < s->nrules_seen; i++)
+        json_array_append_new(rec, json_integer(s->rules_seen[i]));
+    json_object_set_new(rules, "recorded", rec);
+    json_object_set_new(rules, "checked", json_integer(CBT_RULES_VERSION));
+    json_object_set_new(root, "rules", rules);
+    json_object_set_new(rd, "pending_batches", json_integer((json_int_t)s->pending));
+    json_object_set_new(rd, "malformed_batches", json_integer((json_int_t)s->malformed));
+    json_object_set_new(rd, "incomplete_batches", json_integer((json_int_t)s->incomplete));
+    json_object_set_new(rd, "not_validated_batches", json_integer((json_int_t)s->given_up));
+    json_object_set_new(rd, "findings_not_counted", json_integer((json_int_t)s->findings_dropped));
+    json_object_set_new(root, "read", rd);
+}
 
 uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold)
 {
@@ -1142,6 +1204,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# no-driver batches: %" PRIu64 "\n", a->no_driver);
     fprintf(out, "# host time in the driver: %.3f ms\n", (double)a->driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", a->findings);
+    print_read_stats(a, out);
     if (a->orphan_ops || a->incomplete_batches || a->pending_overflow)
         fprintf(out, "# unpaired: %" PRIu64 " ops whose batch event was not seen, %" PRIu64
                      " batches missing ops, %" PRIu64 " batches summarised before all their ops came\n",
@@ -1172,7 +1235,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
         if (strlen(cnt[k]) > w[2]) w[2] = strlen(cnt[k]);
         if (strlen(first[k]) > w[3]) w[3] = strlen(first[k]);
     }
-    fprintf(out, "\n# Findings by rule (validator findings recorded by the shim; `cubatchtrace rules` explains each)\n");
+    fprintf(out, "\n# Findings by rule (the validator's, run on each batch as the trace is read; `cubatchtrace rules` explains each)\n");
     fprintf(out, "# First seen: the batch id and process of the earliest occurrence\n");
     fprintf(out, "%-*s | %-*s | %*s | %s\n", (int)w[0], fh[0], (int)w[1], fh[1], (int)w[2], fh[2], fh[3]);
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
@@ -1253,6 +1316,7 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
                                                          a->streams.overflowed || a->callers.overflowed ||
                                                          a->dev_overflowed));
     json_object_set_new(root, "unpaired", unp);
+    read_stats_json(a, root);
 
     struct tables ts;
     build_tables(a, &ts);
@@ -1290,4 +1354,11 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
     fputc('\n', out);
     json_decref(root);
     return rc;
+}
+
+void cbt_agg_lost(const struct cbt_agg *a, uint64_t *events, uint64_t *packets, uint64_t *uncounted)
+{
+    *events = a->discarded_events;
+    *packets = a->discarded_packets;
+    *uncounted = a->discarded_unknown;
 }

@@ -1,12 +1,13 @@
 # The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
-tools_cubatchtrace_SOURCES = tools/main.c tools/reader.c tools/agg.c tools/callsite.c tools/run.c tools/cbt.h
+tools_cubatchtrace_SOURCES = tools/main.c tools/guard.c tools/reader.c tools/assemble.c tools/agg.c tools/show.c tools/callsite.c \
+	tools/run.c tools/cbt.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
 tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS)
-tools_cubatchtrace_LDADD = $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
+tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
 dist_man1_MANS += docs/cubatchtrace.1
 dist_doc_DATA += docs/json-schema.md
 
@@ -30,10 +31,13 @@ TOOL_TESTS = \
 	tests/tool/usage.sh \
 	tests/tool/bad-input.sh \
 	tests/tool/bad-trace.sh \
+	tests/tool/fuzz-read.sh \
 	tests/tool/summary-totals.sh \
 	tests/tool/check.sh \
 	tests/tool/run.sh \
 	tests/tool/demo.sh \
-	tests/tool/peer.sh
+	tests/tool/peer.sh \
+	tests/tool/show.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/expect.py tests/tool/mkctf.py bench/summary.sh
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+	bench/summary.sh

@@ -4,7 +4,11 @@
  *   cubatchtrace run [OPTIONS] -- PROGRAM ARGS...
  *   cubatchtrace summary [OPTIONS] TRACE...
  *   cubatchtrace check [OPTIONS] TRACE...
+ *   cubatchtrace show [OPTIONS] TRACE...
  *   cubatchtrace rules
+ *
+ * The commands that decode traces do it behind guard.c: a damaged trace that
+ * crashes or hangs libbabeltrace2 costs one line on stderr and exit status 2.
  */
 #include "config.h"
 
@@ -38,6 +42,15 @@ uint64_t cbt_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The exit statuses of `check`; when several apply, the lowest. */
+enum {
+    CHECK_CLEAN = 0,
+    CHECK_FINDINGS = 1,    /* a finding at or above the threshold */
+    CHECK_UNREADABLE = 2,  /* and usage errors */
+    CHECK_DISAGREEING = 3, /* the shim's inline findings differ from the read-time validator's */
+    CHECK_LOST = 4,        /* the tracer discarded events or packets */
+};
+
 static const char usage_main[] =
     "Usage: cubatchtrace COMMAND [OPTIONS] ...\n"
     "Record every cuMemcpy3DBatchAsync batch of a program with LTTng and summarise it.\n"
@@ -46,9 +59,15 @@ static const char usage_main[] =
     "  run [OPTIONS] -- PROGRAM ARGS...   trace PROGRAM, then print the summary\n"
     "  summary [OPTIONS] TRACE...         summarise recorded traces or a live session\n"
     "  check [OPTIONS] TRACE...           list validator findings; exit 1 when one is serious\n"
+    "  show [OPTIONS] TRACE...            print every batch, op and finding decoded, one per line\n"
     "  rules                              the validator's rules, one line each\n"
     "\n"
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
+
+#define USAGE_READING                                                                    \
+    "Reading runs in a child process: CUBATCHTRACE_MAX_MEMORY (default the smaller of\n" \
+    "8G and half the memory) limits its memory, CUBATCHTRACE_TIMEOUT (default 30 s)\n"   \
+    "how long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
     "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... TRACE...\n"
@@ -64,31 +83,128 @@ static const char usage_summary[] =
     "                    repeatable, or comma-separated\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  -h, --help        this text\n"
+    "\n" USAGE_READING
     "\n"
-    "Exit status: 0 printed, 2 the input could not be read (one line on stderr).\n";
+    "Exit status: 0 printed; 2 the input could not be read, damaged or the command\n"
+    "line is wrong (one line on stderr, nothing on stdout).\n";
 
 static const char usage_check[] =
-    "Usage: cubatchtrace check [--fail-on SEVERITY] [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace check [--fail-on SEVERITY] [--allow-discarded] [--pid PID]... TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller).\n"
     "\n"
     "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
     "                    of this severity or a more serious one exists\n"
+    "  --allow-discarded do not fail when the tracer lost events or packets\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  -h, --help        this text\n"
+    "\n" USAGE_READING
     "\n"
-    "Exit status: 0 clean, 1 a finding at or above the threshold, 2 the input could\n"
-    "not be read.\n";
+    "Exit status (when several apply, the lowest):\n"
+    "  0  clean\n"
+    "  1  a finding at or above the threshold\n"
+    "  2  the input could not be read, damaged or the command line is wrong (one\n"
+    "     line on stderr, nothing on stdout)\n"
+    "  3  the shim's inline findings differ from those the reader's validator makes\n"
+    "  4  the tracer discarded events or packets: findings may be missing\n"
+    "     (unless --allow-discarded)\n";
 
 static const char usage_rules[] =
     "Usage: cubatchtrace rules\n"
     "List the validator's rules: name, severity and one line of explanation.\n";
 
+/* ---------------------------------------------------------------- usage errors */
+
+/* Edit distance (adjacent transpositions count one), capped at 9. */
+static unsigned distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 9;
+    unsigned d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* The candidate closest to `word` when it is close enough to be a slip, else NULL. */
+static const char *closest(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    unsigned bestd = 9;
+    size_t lw = strlen(word);
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = distance(word, cands[i]);
+        if (lw >= 2 && strncmp(cands[i], word, lw) == 0)
+            d = 1; /* a prefix */
+        if (d < bestd) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    unsigned allowed = lw <= 4 ? 1 : lw <= 8 ? 2 : 3;
+    return bestd <= allowed ? best : NULL;
+}
+
+int cbt_option_error(const char *cmd, int c, char **argv, const struct option *opts)
+{
+    char see[96];
+    snprintf(see, sizeof(see), "(see %s %s --help)", CBT_PROG, cmd);
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (strncmp(arg, "--", 2) != 0) {
+        if (c == ':')
+            cbt_err("option '-%c' needs a value %s", optopt, see);
+        else
+            cbt_err("unknown option '-%c' %s", optopt, see);
+        return 2;
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    if (c == ':') {
+        cbt_err("option '--%s' needs a value %s", name, see);
+        return 2;
+    }
+    const char *names[32];
+    size_t n = 0;
+    for (const struct option *p = opts; p->name && n < 32; p++) {
+        if (strcmp(p->name, name) == 0 && p->has_arg == no_argument) {
+            cbt_err("option '--%s' takes no value %s", name, see);
+            return 2;
+        }
+        names[n++] = p->name;
+    }
+    const char *near = closest(name, names, n);
+    if (near)
+        cbt_err("unknown option '--%s'; did you mean '--%s'? %s", name, near, see);
+    else
+        cbt_err("unknown option '--%s' %s", name, see);
+    return 2;
+}
+
+/* ---------------------------------------------------------------- options */
+
 static int parse_by(const char *s, unsigned *by)
 {
     char *dup = strdup(s), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (!dup) {
+        cbt_err("out of memory");
+        return -1;
+    }
+    for (char *t = strtok_r(dup, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "process") == 0)
             *by |= CBT_BY_PROCESS;
         else if (strcmp(t, "thread") == 0)
@@ -116,8 +232,10 @@ static int parse_pid(const char *s, int64_t **pids, int *npids)
         return -1;
     }
     int64_t *n = realloc(*pids, sizeof(*n) * (size_t)(*npids + 1));
-    if (!n)
+    if (!n) {
+        cbt_err("out of memory");
         return -1;
+    }
     *pids = n;
     n[(*npids)++] = v;
     return 0;
@@ -133,108 +251,184 @@ static int parse_severity(const char *s)
     return -1;
 }
 
+/* ---------------------------------------------------------------- summary */
+
+struct summary_job {
+    struct cbt_read_opts ro;
+    unsigned by;
+    bool json;
+};
+
+static int summary_read(void *arg)
+{
+    const struct summary_job *j = arg;
+    struct cbt_agg *a = cbt_agg_new(j->by);
+    if (!a) {
+        cbt_err("out of memory");
+        return 2;
+    }
+    int rc = cbt_read(&j->ro, a);
+    if (rc == 0) {
+        cbt_guard_progress();
+        cbt_agg_finish(a);
+        if (j->json)
+            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+        else
+            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs);
+    }
+    cbt_agg_free(a);
+    return rc;
+}
+
 static int cmd_summary(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'}, {"by", required_argument, NULL, 'b'},
         {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
-    bool json = false;
-    unsigned by = 0;
+    struct summary_job j = {.json = false};
     int64_t *pids = NULL;
-    int npids = 0, c;
+    int npids = 0, c, rc = 2;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = true; break;
-        case 'b': if (parse_by(optarg, &by) != 0) return 2; break;
-        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) return 2; break;
-        case 'h': fputs(usage_summary, stdout); return 0;
-        default: fputs(usage_summary, stderr); return 2;
+        case 'j': j.json = true; break;
+        case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
+        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'h': fputs(usage_summary, stdout); rc = 0; goto out;
+        default: cbt_option_error("summary", c, argv, opts); goto out;
         }
     }
     if (optind >= argc) {
-        cbt_err("summary: no trace given (see `cubatchtrace summary --help`)");
-        return 2;
+        cbt_err("summary: no trace given (see %s summary --help)", CBT_PROG);
+        goto out;
     }
-    struct cbt_agg *a = cbt_agg_new(by);
-    if (!a) {
-        cbt_err("out of memory");
-        return 2;
-    }
-    struct cbt_read_opts ro = {(const char *const *)argv + optind, argc - optind, pids, npids, false};
-    int rc = cbt_read(&ro, a);
-    if (rc == 0) {
-        cbt_agg_finish(a);
-        if (json)
-            rc = cbt_agg_print_json(a, stdout, ro.inputs, ro.ninputs) == 0 ? 0 : 2;
-        else
-            cbt_agg_print_text(a, stdout, ro.inputs, ro.ninputs);
-    }
-    cbt_agg_free(a);
+    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
+    rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, summary_read, &j);
+out:
     free(pids);
     return rc;
 }
 
-static int cmd_check(int argc, char **argv)
+/* ---------------------------------------------------------------- check */
+
+struct check_job {
+    struct cbt_read_opts ro;
+    int threshold;
+    bool allow_discarded;
+};
+
+static int check_read(void *arg)
 {
-    static const struct option opts[] = {
-        {"fail-on", required_argument, NULL, 'f'}, {"pid", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
-    };
-    int threshold = CBT_SEV_HAZARD, c, npids = 0;
-    int64_t *pids = NULL;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if ((threshold = parse_severity(optarg)) < 0) {
-                cbt_err("--fail-on %s: expected error, hazard or warning", optarg);
-                return 2;
-            }
-            break;
-        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) return 2; break;
-        case 'h': fputs(usage_check, stdout); return 0;
-        default: fputs(usage_check, stderr); return 2;
-        }
-    }
-    if (optind >= argc) {
-        cbt_err("check: no trace given (see `cubatchtrace check --help`)");
-        return 2;
-    }
+    const struct check_job *j = arg;
     struct cbt_agg *a = cbt_agg_new(0);
     if (!a) {
         cbt_err("out of memory");
         return 2;
     }
     cbt_agg_set_finding_printer(a, stdout);
-    struct cbt_read_opts ro = {(const char *const *)argv + optind, argc - optind, pids, npids, false};
-    int rc = cbt_read(&ro, a);
+    int rc = cbt_read(&j->ro, a);
     if (rc == 0) {
+        cbt_guard_progress();
         cbt_agg_finish(a);
         cbt_agg_flush_findings(a);
         uint64_t n[3];
         for (unsigned s = 0; s < 3; s++)
             n[s] = cbt_agg_findings_at_or_above(a, s) - (s ? cbt_agg_findings_at_or_above(a, s - 1) : 0);
-        uint64_t serious = cbt_agg_findings_at_or_above(a, (unsigned)threshold);
+        uint64_t serious = cbt_agg_findings_at_or_above(a, (unsigned)j->threshold);
+        uint64_t lost_events, lost_packets, lost_uncounted;
+        cbt_agg_lost(a, &lost_events, &lost_packets, &lost_uncounted);
+        bool lost = lost_events || lost_packets || lost_uncounted;
+        if (lost)
+            printf("# the tracer discarded %" PRIu64 " events and %" PRIu64 " packets%s: findings may be missing%s\n",
+                   lost_events, lost_packets, lost_uncounted ? " (and more, uncounted)" : "",
+                   j->allow_discarded ? " (--allow-discarded)" : "");
+        uint64_t disagreeing = cbt_agg_inline_disagreeing(a);
         printf("# %" PRIu64 " findings: %" PRIu64 " error, %" PRIu64 " hazard, %" PRIu64 " warning; %" PRIu64
                " at or above %s\n",
-               cbt_agg_findings_total(a), n[0], n[1], n[2], serious, cbt_severity_name((unsigned)threshold));
-        rc = serious ? 1 : 0;
+               cbt_agg_findings_total(a), n[0], n[1], n[2], serious, cbt_severity_name((unsigned)j->threshold));
+        rc = serious                          ? CHECK_FINDINGS
+             : disagreeing                    ? CHECK_DISAGREEING
+             : lost && !j->allow_discarded    ? CHECK_LOST
+                                              : CHECK_CLEAN;
     }
     cbt_agg_free(a);
+    return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"fail-on", required_argument, NULL, 'f'}, {"allow-discarded", no_argument, NULL, 'a'},
+        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+    };
+    struct check_job j = {.threshold = CBT_SEV_HAZARD};
+    int64_t *pids = NULL;
+    int npids = 0, c, rc = CHECK_UNREADABLE;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if ((j.threshold = parse_severity(optarg)) < 0) {
+                cbt_err("--fail-on %s: expected error, hazard or warning", optarg);
+                goto out;
+            }
+            break;
+        case 'a': j.allow_discarded = true; break;
+        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'h': fputs(usage_check, stdout); rc = CHECK_CLEAN; goto out;
+        default: cbt_option_error("check", c, argv, opts); goto out;
+        }
+    }
+    if (optind >= argc) {
+        cbt_err("check: no trace given (see %s check --help)", CBT_PROG);
+        goto out;
+    }
+    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
+    rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, check_read, &j);
+out:
     free(pids);
     return rc;
 }
 
+/* ---------------------------------------------------------------- show */
+
+struct command_job {
+    int argc;
+    char **argv;
+};
+
+static int show_whole(void *arg)
+{
+    const struct command_job *j = arg;
+    return cbt_cmd_show(j->argc, j->argv);
+}
+
+/* show.c parses its own command line, so the whole command runs guarded. */
+static int cmd_show(int argc, char **argv)
+{
+    struct command_job j = {argc, argv};
+    return cbt_guard_run(NULL, 0, show_whole, &j);
+}
+
+/* ---------------------------------------------------------------- rules */
+
 static int cmd_rules(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        if (c != 'h')
+            return cbt_option_error("rules", c, argv, opts);
         fputs(usage_rules, stdout);
         return 0;
     }
-    if (argc > 1) {
-        fputs(usage_rules, stderr);
+    if (optind < argc) {
+        cbt_err("rules: unexpected argument '%s' (see %s rules --help)", argv[optind], CBT_PROG);
         return 2;
     }
     size_t w = 4;
@@ -251,42 +445,66 @@ static int cmd_rules(int argc, char **argv)
     return 0;
 }
 
+/* ---------------------------------------------------------------- dispatch */
+
+static const struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"run", cbt_cmd_run},   {"summary", cmd_summary}, {"check", cmd_check},
+    {"show", cmd_show},     {"rules", cmd_rules},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[NCOMMANDS + 1];
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        names[i] = commands[i].name;
+    names[NCOMMANDS] = "help";
+    const char *near = closest(name, names, NCOMMANDS + 1);
+    if (near)
+        cbt_err("unknown command '%s'; did you mean '%s'? (see %s --help)", name, near, CBT_PROG);
+    else
+        cbt_err("unknown command '%s' (see %s --help)", name, CBT_PROG);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage_main, stderr);
+        cbt_err("no command given: run, summary, check, show or rules (see %s --help)", CBT_PROG);
         return 2;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        if (argc > 2 && strcmp(cmd, "help") == 0) {
-            const char *sub = argv[2];
-            fputs(strcmp(sub, "summary") == 0 ? usage_summary
-                  : strcmp(sub, "check") == 0 ? usage_check
-                  : strcmp(sub, "rules") == 0 ? usage_rules
-                                              : usage_main,
-                  stdout);
-            if (strcmp(sub, "run") == 0) {
-                char *av[] = {(char *)"run", (char *)"--help", NULL};
-                return cbt_cmd_run(2, av);
-            }
-            return 0;
-        }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        (strcmp(cmd, "help") == 0 && (argc == 2 || strcmp(argv[2], "help") == 0))) {
         fputs(usage_main, stdout);
         return 0;
+    }
+    if (strcmp(cmd, "help") == 0) { /* help COMMAND: COMMAND --help */
+        const struct command *c = find_command(argv[2]);
+        if (!c)
+            return unknown_command(argv[2]);
+        char *av[] = {argv[2], (char *)"--help", NULL};
+        return c->fn(2, av);
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("cubatchtrace %s\n", PACKAGE_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "run") == 0)
-        return cbt_cmd_run(argc - 1, argv + 1);
-    if (strcmp(cmd, "summary") == 0)
-        return cmd_summary(argc - 1, argv + 1);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 1, argv + 1);
-    if (strcmp(cmd, "rules") == 0)
-        return cmd_rules(argc - 1, argv + 1);
-    cbt_err("unknown command `%s` (see `cubatchtrace --help`)", cmd);
-    return 2;
+    if (cmd[0] == '-') {
+        cbt_err("unknown option '%s': the command comes first (see %s --help)", cmd, CBT_PROG);
+        return 2;
+    }
+    const struct command *c = find_command(cmd);
+    return c ? c->fn(argc - 1, argv + 1) : unknown_command(cmd);
 }

@@ -2,10 +2,13 @@
  * Reading traces with libbabeltrace2: one source.ctf.fs component per trace
  * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which
  * pulls every source port round-robin without a muxer: all the events of one
- * batch share (vpid, batch_id), so agg.c pairs them without a global order.
+ * batch share (vpid, batch_id), so assemble.c puts them back together
+ * without a global order.
  *
- * Field indices are looked up once per event class; the per-event path only
- * borrows members by index.
+ * The fields are those of <cubatchtrace/events.h>, looked up by name once per
+ * event class; the per-event path only borrows members by index.  The chunk
+ * sequences are uint8 arrays, copied out one element at a time (babeltrace2
+ * 2.0 has no bulk accessor) into buffers that are reused.
  */
 #include "config.h"
 
@@ -21,26 +24,35 @@
 
 #include "cbt.h"
 
-enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO };
+enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO };
 
-/* payload fields, by kind */
-enum {
-    F_BATCH_ID, F_API, F_DOOR, F_OUTCOME, F_RESULT, F_NUM_OPS, F_OP_LIST, F_STREAM, F_STREAM_ID, F_DEVICE,
-    F_DRIVER_NS, F_CALLER,
-    F_OPS_FIRST, F_SRC_TYPE, F_SRC_MEM, F_SRC_DEV, F_DST_TYPE, F_DST_MEM, F_DST_DEV, F_ORDER, F_BYTES,
-    F_COUNT_
-};
-static const char *const batch_fields[F_COUNT_] = {
-    "batch_id", "api", "door", "outcome", "result", "num_ops", "op_list", "stream", "stream_id", "device",
-    "driver_ns", "caller",
-    "ops_first", "src_type", "src_mem", "src_device", "dst_type", "dst_mem", "dst_device", "access_order", "bytes",
-};
-enum { G_BATCH_ID, G_RULE, G_SEVERITY, G_SIDE, G_OP, G_OTHER_OP, G_VALUE, G_LIMIT, G_CALLER, G_COUNT_ };
-static const char *const finding_fields[G_COUNT_] = {
-    "batch_id", "rule", "severity", "side", "op", "other_op", "value", "limit", "caller",
-};
+/* The fields, by the lists of events.h */
+#define CBT_FIELD_ENUM_(kind, type, name, en) B_##name,
+#define CBT_FIELD_NAME_(kind, type, name, en) #name,
+enum { CBT_EV_BATCH_FIELDS(CBT_FIELD_ENUM_) B_COUNT_ };
+static const char *const batch_fields[B_COUNT_] = {CBT_EV_BATCH_FIELDS(CBT_FIELD_NAME_)};
+#undef CBT_FIELD_ENUM_
+#define CBT_FIELD_ENUM_(kind, type, name, en) G_##name,
+enum { CBT_EV_FINDING_FIELDS(CBT_FIELD_ENUM_) G_COUNT_ };
+static const char *const finding_fields[G_COUNT_] = {CBT_EV_FINDING_FIELDS(CBT_FIELD_NAME_)};
+#undef CBT_FIELD_ENUM_
+#undef CBT_FIELD_NAME_
+#define CBT_CHUNK_ENUM_(name) C_##name,
+#define CBT_CHUNK_NAME_(name) #name,
+enum { CBT_EV_CHUNK_FIELDS(CBT_CHUNK_ENUM_) C_COUNT_ };
+static const char *const chunk_fields[C_COUNT_] = {CBT_EV_CHUNK_FIELDS(CBT_CHUNK_NAME_)};
+#undef CBT_CHUNK_ENUM_
+#undef CBT_CHUNK_NAME_
 enum { H_BADDR, H_MEMSZ, H_PATH, H_IS_PIC, H_COUNT_ };
 static const char *const bin_info_fields[H_COUNT_] = {"baddr", "memsz", "path", "is_pic"};
+
+/* A member: its index in the payload, whether it is signed, and for the chunk
+ * sequences the bytes per element (1 as recorded now; 2, 4 or 8 read as well). */
+struct mem {
+    int idx;
+    bool sgn;
+    unsigned width;
+};
 
 struct ecinfo {
     const bt_event_class *ec;
@@ -48,10 +60,11 @@ struct ecinfo {
     bool has_clock;
     int ctx_vpid, ctx_vtid, ctx_procname; /* -1 when absent */
     bool vpid_signed, vtid_signed;
-    int idx[F_COUNT_];
-    bool sgn[F_COUNT_];
-    int tid_idx;  /* batch and finding: the calling thread (-1 in traces older than the field) */
-    bool tid_sgn;
+    struct mem b[B_COUNT_];   /* batch, batch_end */
+    struct mem g[G_COUNT_];   /* finding */
+    struct mem c[C_COUNT_];   /* batch, batch_ops */
+    struct mem batch_id;      /* batch_ops */
+    struct mem h[H_COUNT_];   /* bin_info */
 };
 
 #define EC_SLOTS 1024u
@@ -59,6 +72,7 @@ struct ecinfo {
 struct reader {
     const struct cbt_read_opts *o;
     struct cbt_agg *agg;
+    struct cbt_asm *as;
     /* sources */
     char **paths;        /* one per source component (trace dir or URL) */
     int npaths;
@@ -72,7 +86,11 @@ struct reader {
     /* results */
     uint64_t cbt_events;
     char fail[1024];     /* our own error, when set */
-    struct cbt_ops ops;  /* scratch */
+    /* the bytes of the chunk sequences, reused */
+    uint8_t *seq[C_COUNT_];
+    uint64_t seq_cap[C_COUNT_];
+    const bt_field **el;  /* the elements of one sequence */
+    uint64_t el_cap;
 };
 
 /* ---------------------------------------------------------------- caches */
@@ -99,18 +117,77 @@ static int member_index(const bt_field_class *st, const char *name, bool *is_sig
     return -1;
 }
 
-static bool field_is(const bt_field_class *st, int idx, bt_field_class_type want)
+static const bt_field_class *member_class(const bt_field_class *st, int idx)
 {
     const bt_field_class_structure_member *m = bt_field_class_structure_borrow_member_by_index_const(st, (uint64_t)idx);
-    const bt_field_class *fc = bt_field_class_structure_member_borrow_field_class_const(m);
-    return bt_field_class_type_is(bt_field_class_get_type(fc), want);
+    return bt_field_class_structure_member_borrow_field_class_const(m);
+}
+
+static bool field_is(const bt_field_class *st, int idx, bt_field_class_type want)
+{
+    return bt_field_class_type_is(bt_field_class_get_type(member_class(st, idx)), want);
+}
+
+/* An array of unsigned integers of 8, 16, 32 or 64 bits: the bytes per element, else 0. */
+static unsigned bytes_per_element(const bt_field_class *st, int idx)
+{
+    const bt_field_class *fc = member_class(st, idx);
+    if (!bt_field_class_type_is(bt_field_class_get_type(fc), BT_FIELD_CLASS_TYPE_ARRAY))
+        return 0;
+    fc = bt_field_class_array_borrow_element_field_class_const(fc);
+    if (!bt_field_class_type_is(bt_field_class_get_type(fc), BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+        return 0;
+    uint64_t bits = bt_field_class_integer_get_field_value_range(fc);
+    return bits == 8 || bits == 16 || bits == 32 || bits == 64 ? (unsigned)(bits / 8) : 0;
+}
+
+/* Look up `count` integer members; false (r->fail set) when one is missing or not an integer. */
+static bool find_ints(struct reader *r, const char *ev, const bt_field_class *pl, const char *const *names, int count,
+                      struct mem *out)
+{
+    for (int i = 0; i < count; i++) {
+        out[i].idx = member_index(pl, names[i], &out[i].sgn);
+        if (out[i].idx < 0) {
+            if (strcmp(names[i], "format") == 0)
+                snprintf(r->fail, sizeof(r->fail),
+                         "event class %s has no field `format`: a trace of an older cubatchtrace (event format 1), "
+                         "which this version does not read",
+                         ev);
+            else
+                snprintf(r->fail, sizeof(r->fail), "event class %s has no field `%s` (a trace of another catalogue?)",
+                         ev, names[i]);
+            return false;
+        }
+        if (!field_is(pl, out[i].idx, BT_FIELD_CLASS_TYPE_INTEGER)) {
+            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` has an unexpected type", ev, names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool find_chunk(struct reader *r, const char *ev, const bt_field_class *pl, struct mem *c)
+{
+    if (!find_ints(r, ev, pl, chunk_fields, 1, c)) /* ops_first */
+        return false;
+    for (int i = 1; i < C_COUNT_; i++) {
+        c[i].idx = member_index(pl, chunk_fields[i], &c[i].sgn);
+        if (c[i].idx < 0 || !(c[i].width = bytes_per_element(pl, c[i].idx))) {
+            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is %s", ev, chunk_fields[i],
+                     c[i].idx < 0 ? "missing (a trace of another catalogue?)" : "not a sequence of unsigned integers");
+            return false;
+        }
+    }
+    return true;
 }
 
 static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
 {
     struct ecinfo *e = calloc(1, sizeof(*e));
-    if (!e)
+    if (!e) {
+        snprintf(r->fail, sizeof(r->fail), "out of memory");
         return NULL;
+    }
     e->ec = ec;
     const char *name = bt_event_class_get_name(ec);
     if (!name)
@@ -119,6 +196,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_BATCH;
     else if (strcmp(name, "cubatchtrace:batch_ops") == 0)
         e->kind = EK_BATCH_OPS;
+    else if (strcmp(name, "cubatchtrace:batch_end") == 0)
+        e->kind = EK_BATCH_END;
     else if (strcmp(name, "cubatchtrace:finding") == 0)
         e->kind = EK_FINDING;
     else if (strncmp(name, "cubatchtrace:", 13) == 0)
@@ -140,61 +219,47 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->ctx_procname = -1;
 
     const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
-    const char *const *names;
-    int first = 0, count;
+    if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
+        snprintf(r->fail, sizeof(r->fail), "event class %s has no field `batch_id` (a trace of another catalogue?)",
+                 name);
+        free(e);
+        return NULL;
+    }
+    bool ok = true;
     switch (e->kind) {
-    case EK_BATCH: names = batch_fields; count = F_COUNT_; break;
-    case EK_BATCH_OPS: names = batch_fields; count = F_COUNT_; first = F_OPS_FIRST; break;
-    case EK_FINDING: names = finding_fields; count = G_COUNT_; break;
-    default: names = bin_info_fields; count = H_COUNT_; break;
+    case EK_BATCH:
+        ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b) && find_chunk(r, name, pl, e->c);
+        break;
+    case EK_BATCH_END:
+        ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b);
+        break;
+    case EK_BATCH_OPS: {
+        static const char *const id[] = {"batch_id"};
+        ok = find_ints(r, name, pl, id, 1, &e->batch_id) && find_chunk(r, name, pl, e->c);
+        break;
     }
-    for (int i = 0; i < F_COUNT_; i++)
-        e->idx[i] = -1;
-    e->tid_idx = -1;
-    if (e->kind == EK_BATCH || e->kind == EK_FINDING) {
-        e->tid_idx = member_index(pl, "tid", &e->tid_sgn);
-        if (e->tid_idx >= 0 && !field_is(pl, e->tid_idx, BT_FIELD_CLASS_TYPE_INTEGER))
-            e->tid_idx = -1;
-    }
-    if (e->kind == EK_BATCH_OPS) {
-        e->idx[F_BATCH_ID] = member_index(pl, "batch_id", &e->sgn[F_BATCH_ID]);
-        if (e->idx[F_BATCH_ID] < 0)
-            goto missing_batch_id;
-    }
-    for (int i = first; i < count; i++) {
-        e->idx[i] = member_index(pl, names[i], &e->sgn[i]);
-        if (e->idx[i] < 0) {
-            /* bin_info's is_pic is optional for naming; everything else is the catalogue */
-            if (e->kind == EK_BIN_INFO && i == H_IS_PIC)
-                continue;
-            if (e->kind == EK_BIN_INFO) {
+    case EK_FINDING:
+        ok = find_ints(r, name, pl, finding_fields, G_COUNT_, e->g);
+        break;
+    default: /* bin_info: is_pic is optional; anything else missing, and it is not the statedump we know */
+        for (int i = 0; i < H_COUNT_; i++) {
+            e->h[i].idx = member_index(pl, bin_info_fields[i], &e->h[i].sgn);
+            bool fits = e->h[i].idx >= 0 &&
+                        field_is(pl, e->h[i].idx, i == H_PATH ? BT_FIELD_CLASS_TYPE_STRING : BT_FIELD_CLASS_TYPE_INTEGER);
+            if (!fits && i != H_IS_PIC) {
                 e->kind = EK_OTHER;
                 return e;
             }
-            snprintf(r->fail, sizeof(r->fail), "event class %s has no field `%s` (a trace of another catalogue?)",
-                     name, names[i]);
-            free(e);
-            return NULL;
+            if (!fits)
+                e->h[i].idx = -1;
         }
-        bool seq = i >= F_SRC_TYPE && (e->kind == EK_BATCH || e->kind == EK_BATCH_OPS);
-        bool ok = seq ? field_is(pl, e->idx[i], BT_FIELD_CLASS_TYPE_ARRAY)
-                      : (e->kind == EK_BIN_INFO && i == H_PATH) ? field_is(pl, e->idx[i], BT_FIELD_CLASS_TYPE_STRING)
-                                                                 : field_is(pl, e->idx[i], BT_FIELD_CLASS_TYPE_INTEGER);
-        if (!ok) {
-            if (e->kind == EK_BIN_INFO) {
-                e->kind = EK_OTHER;
-                return e;
-            }
-            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` has an unexpected type", name, names[i]);
-            free(e);
-            return NULL;
-        }
+        break;
+    }
+    if (!ok) {
+        free(e);
+        return NULL;
     }
     return e;
-missing_batch_id:
-    snprintf(r->fail, sizeof(r->fail), "event class %s has no field `batch_id`", name);
-    free(e);
-    return NULL;
 }
 
 static inline struct ecinfo *ec_lookup(struct reader *r, const bt_event_class *ec)
@@ -222,9 +287,9 @@ static inline uint64_t get_int(const bt_field *f, bool sgn)
     return sgn ? (uint64_t)bt_field_integer_signed_get_value(f) : bt_field_integer_unsigned_get_value(f);
 }
 
-static inline uint64_t member_int(const bt_field *st, const struct ecinfo *e, int i)
+static inline uint64_t member_int(const bt_field *st, struct mem m)
 {
-    return get_int(bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)e->idx[i]), e->sgn[i]);
+    return get_int(bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)m.idx), m.sgn);
 }
 
 static uint32_t stream_host(struct reader *r, const bt_event *ev)
@@ -250,39 +315,94 @@ static bool pid_wanted(const struct reader *r, int64_t vpid)
     return false;
 }
 
-/* Decode ops [from, from+n) of the op sequences of `pl` into r->ops. */
-static void read_ops(struct reader *r, const struct ecinfo *e, const bt_field *pl, uint64_t first, uint64_t from,
-                     uint32_t n)
+/* Grow *p (cap elements of sz bytes) to hold `want`, doubling from 4096. */
+static bool reserve(void **p, uint64_t *cap, uint64_t want, size_t sz)
 {
-    struct cbt_ops *o = &r->ops;
-    o->first = first + from;
-    o->count = n;
-#define SEQ(F) bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->idx[F])
-#define EL(S, i) bt_field_array_borrow_element_field_by_index_const(S, from + (i))
-    const bt_field *s;
-    s = SEQ(F_SRC_TYPE); for (uint32_t i = 0; i < n; i++) o->src_type[i] = (uint8_t)get_int(EL(s, i), e->sgn[F_SRC_TYPE]);
-    s = SEQ(F_DST_TYPE); for (uint32_t i = 0; i < n; i++) o->dst_type[i] = (uint8_t)get_int(EL(s, i), e->sgn[F_DST_TYPE]);
-    s = SEQ(F_SRC_MEM); for (uint32_t i = 0; i < n; i++) o->src_mem[i] = (uint8_t)get_int(EL(s, i), e->sgn[F_SRC_MEM]);
-    s = SEQ(F_DST_MEM); for (uint32_t i = 0; i < n; i++) o->dst_mem[i] = (uint8_t)get_int(EL(s, i), e->sgn[F_DST_MEM]);
-    s = SEQ(F_SRC_DEV); for (uint32_t i = 0; i < n; i++) o->src_dev[i] = (int32_t)get_int(EL(s, i), e->sgn[F_SRC_DEV]);
-    s = SEQ(F_DST_DEV); for (uint32_t i = 0; i < n; i++) o->dst_dev[i] = (int32_t)get_int(EL(s, i), e->sgn[F_DST_DEV]);
-    s = SEQ(F_ORDER); for (uint32_t i = 0; i < n; i++) o->order[i] = (uint8_t)get_int(EL(s, i), e->sgn[F_ORDER]);
-    s = SEQ(F_BYTES); for (uint32_t i = 0; i < n; i++) o->bytes[i] = get_int(EL(s, i), e->sgn[F_BYTES]);
-#undef SEQ
-#undef EL
+    if (want <= *cap)
+        return true;
+    uint64_t c = *cap ? *cap : 4096;
+    while (c < want)
+        c *= 2;
+    void *q = c <= SIZE_MAX / sz ? realloc(*p, (size_t)(c * sz)) : NULL;
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
 }
 
-static uint64_t ops_length(const struct ecinfo *e, const bt_field *pl)
+/*
+ * The bytes of sequence member `which` of `pl`, copied into r->seq[which]:
+ * each element in the machine's byte order (the recorder's, for elements
+ * wider than a byte).  Every element is an object of its own that the
+ * decoder wrote a while ago, mostly out of cache by now: the element
+ * pointers are collected first (one array, read in order), then the values
+ * are read with the objects fetched ahead.
+ */
+static const uint8_t *seq_bytes(struct reader *r, const struct ecinfo *e, const bt_field *pl, int which, uint64_t *len)
 {
-    static const int seqs[] = {F_SRC_TYPE, F_DST_TYPE, F_SRC_MEM, F_DST_MEM, F_SRC_DEV, F_DST_DEV, F_ORDER, F_BYTES};
-    uint64_t n = UINT64_MAX;
-    for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
-        uint64_t l = bt_field_array_get_length(
-            bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->idx[seqs[i]]));
-        if (l < n)
-            n = l;
+    enum { AHEAD = 32 }; /* elements: the best of 0, 16, 32 and 64 measured */
+    const bt_field *s = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->c[which].idx);
+    uint64_t n = bt_field_array_get_length(s), w = e->c[which].width;
+    if (!reserve((void **)&r->el, &r->el_cap, n, sizeof(*r->el)) ||
+        !reserve((void **)&r->seq[which], &r->seq_cap[which], n * w, 1)) {
+        snprintf(r->fail, sizeof(r->fail), "out of memory (a sequence of %" PRIu64 " elements)", n);
+        return NULL;
     }
-    return n;
+    static uint8_t empty[1];
+    const bt_field **el = r->el;
+    uint8_t *b = r->seq[which] ? r->seq[which] : empty; /* nothing read yet: not NULL, which is the error */
+    for (uint64_t i = 0; i < n; i++)
+        el[i] = bt_field_array_borrow_element_field_by_index_const(s, i);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            __builtin_prefetch(el[i + AHEAD]);
+            __builtin_prefetch((const char *)el[i + AHEAD] + 64);
+        }
+        uint64_t v = bt_field_integer_unsigned_get_value(el[i]);
+        switch (w) {
+        case 1: b[i] = (uint8_t)v; break;
+        case 2: { uint16_t x = (uint16_t)v; memcpy(b + 2 * i, &x, 2); break; }
+        case 4: { uint32_t x = (uint32_t)v; memcpy(b + 4 * i, &x, 4); break; }
+        default: memcpy(b + 8 * i, &v, 8); break;
+        }
+    }
+    *len = n * w;
+    return b;
+}
+
+static bool read_chunk(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_chunk_bytes *c)
+{
+    c->first = member_int(pl, e->c[C_ops_first]);
+    return (c->ops = seq_bytes(r, e, pl, C_ops, &c->ops_len)) &&
+           (c->operand_of = seq_bytes(r, e, pl, C_operand_of, &c->operand_of_len)) &&
+           (c->operands = seq_bytes(r, e, pl, C_operands, &c->operands_len));
+}
+
+static bool read_batch_fields(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_ev_batch *h)
+{
+#define CBT_FIELD_GET_(kind, type, name, en) h->name = (type)member_int(pl, e->b[B_##name]);
+    CBT_EV_BATCH_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+    if (h->format > CBT_EV_FORMAT) {
+        snprintf(r->fail, sizeof(r->fail),
+                 "recorded in event format %u, newer than this cubatchtrace reads (%u): read it with a newer cubatchtrace",
+                 (unsigned)h->format, (unsigned)CBT_EV_FORMAT);
+        return false;
+    }
+    return true;
+}
+
+static void event_time(const struct ecinfo *e, const bt_message *msg, struct cbt_where *w)
+{
+    if (!e->has_clock)
+        return;
+    const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
+    int64_t ns;
+    if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
+        w->ts_ns = ns;
+        w->has_ts = true;
+    }
 }
 
 static int on_event(struct reader *r, const bt_message *msg)
@@ -314,78 +434,47 @@ static int on_event(struct reader *r, const bt_message *msg)
             bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_procname));
     w.host = stream_host(r, ev);
     const bt_field *pl = bt_event_borrow_payload_field_const(ev);
-    /* The recorder thread may have written the event: the payload names the calling thread. */
-    if (e->tid_idx >= 0)
-        w.vtid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->tid_idx),
-                                  e->tid_sgn);
 
     switch (e->kind) {
     case EK_BATCH: {
-        struct cbt_batch b = {
-            .batch_id = member_int(pl, e, F_BATCH_ID),
-            .num_ops = member_int(pl, e, F_NUM_OPS),
-            .op_list = member_int(pl, e, F_OP_LIST),
-            .stream = member_int(pl, e, F_STREAM),
-            .stream_id = member_int(pl, e, F_STREAM_ID),
-            .driver_ns = member_int(pl, e, F_DRIVER_NS),
-            .caller = member_int(pl, e, F_CALLER),
-            .result = (uint32_t)member_int(pl, e, F_RESULT),
-            .device = (int32_t)member_int(pl, e, F_DEVICE),
-            .api = (uint8_t)member_int(pl, e, F_API),
-            .door = (uint8_t)member_int(pl, e, F_DOOR),
-            .outcome = (uint8_t)member_int(pl, e, F_OUTCOME),
-        };
-        uint64_t first = member_int(pl, e, F_OPS_FIRST);
-        uint64_t n = ops_length(e, pl);
-        uint32_t c = n > CBT_CHUNK ? CBT_CHUNK : (uint32_t)n;
-        read_ops(r, e, pl, first, 0, c);
-        cbt_agg_batch(r->agg, &w, &b, &r->ops);
-        for (uint64_t from = c; from < n; from += c) {
-            c = n - from > CBT_CHUNK ? CBT_CHUNK : (uint32_t)(n - from);
-            read_ops(r, e, pl, first, from, c);
-            cbt_agg_batch_ops(r->agg, &w, b.batch_id, &r->ops);
-        }
+        struct cbt_ev_batch h;
+        struct cbt_chunk_bytes c;
+        if (!read_batch_fields(r, e, pl, &h) || !read_chunk(r, e, pl, &c))
+            return -1;
+        w.vtid = h.tid;
+        event_time(e, msg, &w);
+        cbt_asm_header(r->as, &w, &h, &c);
         break;
     }
     case EK_BATCH_OPS: {
-        uint64_t id = member_int(pl, e, F_BATCH_ID);
-        uint64_t first = member_int(pl, e, F_OPS_FIRST);
-        uint64_t n = ops_length(e, pl);
-        for (uint64_t from = 0; from < n; from += CBT_CHUNK) {
-            uint32_t c = n - from > CBT_CHUNK ? CBT_CHUNK : (uint32_t)(n - from);
-            read_ops(r, e, pl, first, from, c);
-            cbt_agg_batch_ops(r->agg, &w, id, &r->ops);
-        }
+        struct cbt_chunk_bytes c;
+        if (!read_chunk(r, e, pl, &c))
+            return -1;
+        cbt_asm_chunk(r->as, &w, member_int(pl, e->batch_id), &c);
+        break;
+    }
+    case EK_BATCH_END: {
+        struct cbt_ev_batch h;
+        if (!read_batch_fields(r, e, pl, &h))
+            return -1;
+        w.vtid = h.tid;
+        cbt_asm_end(r->as, &w, &h);
         break;
     }
     case EK_FINDING: {
-        if (e->has_clock) {
-            const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-            int64_t ns;
-            if (bt_clock_snapshot_get_ns_from_origin(cs, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK) {
-                w.ts_ns = ns;
-                w.has_ts = true;
-            }
-        }
-        struct cbt_finding f = {
-            .batch_id = member_int(pl, e, G_BATCH_ID),
-            .op = member_int(pl, e, G_OP),
-            .other_op = member_int(pl, e, G_OTHER_OP),
-            .value = member_int(pl, e, G_VALUE),
-            .limit = member_int(pl, e, G_LIMIT),
-            .caller = member_int(pl, e, G_CALLER),
-            .rule = (uint16_t)member_int(pl, e, G_RULE),
-            .severity = (uint8_t)member_int(pl, e, G_SEVERITY),
-            .side = (uint8_t)member_int(pl, e, G_SIDE),
-        };
-        cbt_agg_finding(r->agg, &w, &f);
+        struct cbt_ev_finding f;
+#define CBT_FIELD_GET_(kind, type, name, en) f.name = (type)member_int(pl, e->g[G_##name]);
+        CBT_EV_FINDING_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        w.vtid = f.tid;
+        cbt_asm_inline_finding(r->as, &w, &f);
         break;
     }
     case EK_BIN_INFO: {
         const char *path = bt_field_string_get_value(
-            bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->idx[H_PATH]));
-        bool pic = e->idx[H_IS_PIC] >= 0 ? member_int(pl, e, H_IS_PIC) != 0 : true;
-        cbt_agg_bin_info(r->agg, &w, member_int(pl, e, H_BADDR), member_int(pl, e, H_MEMSZ), path, pic);
+            bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
+        bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
+        cbt_agg_bin_info(r->agg, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
         break;
     }
     default:
@@ -631,7 +720,9 @@ static void report_bt_error(struct reader *r, const char *what)
         cbt_err("%s %s: %s", what, where, *msg ? msg : "babeltrace2 reported an error");
 }
 
-int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg)
+int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg) { return cbt_read_batches(o, agg, NULL, NULL); }
+
+int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx)
 {
     struct reader *r = calloc(1, sizeof(*r));
     bt_graph *graph = NULL;
@@ -645,6 +736,11 @@ int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg)
     }
     r->o = o;
     r->agg = agg;
+    if (!(r->as = cbt_asm_new(agg, fn, ctx))) {
+        cbt_err("out of memory");
+        free(r);
+        return 2;
+    }
     bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 
     for (int i = 0; i < o->ninputs; i++) {
@@ -761,6 +857,7 @@ int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg)
             goto out;
         }
     }
+    cbt_asm_finish(r->as);
     if (r->cbt_events == 0 && !o->allow_empty) {
         if (o->ninputs == 1)
             cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
@@ -780,6 +877,10 @@ out:
         free(r->ecs[i]);
     for (int i = 0; i < r->npaths; i++)
         free(r->paths[i]);
+    for (int i = 0; i < C_COUNT_; i++)
+        free(r->seq[i]);
+    free(r->el);
+    cbt_asm_free(r->as);
     free(r->paths);
     free(r->its);
     free(r);

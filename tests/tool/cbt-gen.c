@@ -1,18 +1,61 @@
 /*
- * cbt-gen: emit synthetic cubatchtrace events through the real tracepoint
- * provider, so that tests know the totals a summary must find and the
- * benchmark gets traces of any size.  No CUDA involved.
+ * cbt-gen: emit cubatchtrace events through the real tracepoint provider,
+ * for batches whose every op is known, so that tests know the figures a
+ * summary must find (and the findings the reader must compute from the ops)
+ * and the benchmark gets traces of any size.  No CUDA driver involved: the
+ * ops are real CUDA_MEMCPY3D_BATCH_OP structures the generator lays out in
+ * an address space of its own imagination.
  *
  *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] SPEC...
  *
  * Each SPEC is a comma-separated list of key=value describing `n` identical
- * batches (see usage()).  Batches get ids 0, 1, 2... in order.
+ * batches (usage() lists the keys); batches get ids 0, 1, 2... in order.
+ *
+ * Layout of one batch of k ops (every op alike unless a violation says
+ * otherwise): op i copies extent W x H x D, elements of E bytes for an
+ * operand that is a CUDA array, 1 byte for pointer-to-pointer copies.
+ * Pointer sources of op i lie at SRC_BASE + i * stride, destinations at
+ * DST_BASE + i * stride, where stride is the op's footprint rounded up to
+ * 4 KiB, so no two ops of a batch touch the same bytes.  All sources of a
+ * batch belong to one allocation (operand), all destinations to another; an
+ * array side is one CUDA array of k * W x H x D elements, op i at x = i * W.
+ * With distinct=1 every operand of every op is an allocation (array) of its
+ * own, so a chunk carries 2 * 64 operands.
+ *
+ * violate=RULE[@OP][+RULE[@OP]...] makes op OP (default 0) really break RULE:
+ *   overlap_dst_dst   op OP+1 writes op OP's destination
+ *   overlap_src_dst   op OP+1 reads op OP's destination
+ *   overlap_self      op OP reads its own destination
+ *   row_length_too_small, layer_height_too_small
+ *                     the destination's rowLength = W-1 / layerHeight = H-1
+ *   extent_zero       the extent's depth is 0
+ *   access_order_invalid  srcAccessOrder 0 (INVALID)
+ *   op_flags_invalid  op flags 0x2
+ *   pointer_null      the source pointer is NULL
+ *   device_out_of_bounds  the destination starts at its allocation's end
+ *   array_null, array_out_of_bounds  the first array operand: CUarray NULL /
+ *                     x offset so that the copy runs one element past the array
+ *   lochint_ignored   the first pointer operand of device or pinned memory
+ *                     gets locHint DEVICE 0
+ *   lochint_invalid   the destination's locHint type is 9
+ * Other findings follow from the spec itself: pageable_stream_order (src
+ * host_pageable, order STREAM), during_api_call_device_source (src device,
+ * order DURING_API_CALL), pointer_unmapped (a side unmapped), stream_null
+ * (stream=0), stream_legacy (stream=1), flags_nonzero, op_list_null
+ * (oplist=0), num_ops_zero (numops=0).
+ *
+ * inline=1 records the batch as validated on the calling thread: validated=1,
+ * findings=N and N `finding` events (before the batch) with the findings
+ * these ops really have; inline=wrong records a deliberately wrong list (the
+ * first true finding left out, a lochint_invalid on op 0's source that the
+ * ops do not have added).
  */
 #include "config.h"
 
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "cubatchtrace_tp.h"
 
+#include <cuda.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +64,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static struct cbt_tp_ops ops;
+#define SRC_BASE 0x7f0000000000ull
+#define DST_BASE 0x7e0000000000ull
+#define SRC_ARRAY 0xa0000000ull /* CUarray handles: op i's own (distinct=1) at + i + 1 */
+#define DST_ARRAY 0xb0000000ull
+#define MAX_VIOL 16
+#define MAX_FINDINGS_PER_OP 16
+
+_Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded size");
+
 static uint64_t next_batch_id;
 static int hop; /* --hop: change CPU between the events of a batch (tests pairing across streams) */
 
@@ -41,11 +92,26 @@ static void hop_cpu(void)
 static void usage(void)
 {
     fputs("usage: cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] SPEC...\n"
-          "SPEC: key=value[,key=value...], keys:\n"
-          "  n ops numops api door outcome result src dst srcdev dstdev srctype dsttype order bytes\n"
-          "  driver_ns stream stream_id oplist site finding finding_op\n"
+          "SPEC: key=value[,key=value...], keys (default):\n"
+          "  n (1) batches; ops (1) ops recorded per batch; numops (ops) numOps;\n"
+          "  recorded (ops) the header's ops_recorded\n"
+          "  src, dst (device) memory kinds; srcdev, dstdev (0) their devices\n"
+          "  bytes (4096) extent width, or shape=WxHxD; elem (4) bytes per array element\n"
+          "  order (STREAM); violate=RULE[@OP][+...]; distinct (0)\n"
+          "  api (cuMemcpy3DBatchAsync_v2) door (symbol) outcome (forwarded) result (CUDA_SUCCESS)\n"
+          "  driver_ns (1000) stream (0x1000) stream_id (7) oplist (0x5000) flags (0) device (0)\n"
+          "  devices (2) fail_idx (2^64-1) site (0: gen_site_a, 1: gen_site_b)\n"
+          "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
+          "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
+          "  format (CBT_EV_FORMAT) rules (CBT_RULES_VERSION)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
           stderr);
+    exit(2);
+}
+
+static void die(const char *what, const char *v)
+{
+    fprintf(stderr, "cbt-gen: %s: %s\n", what, v);
     exit(2);
 }
 
@@ -72,132 +138,570 @@ static const char *rule_name(unsigned v)
     return r ? r->name : NULL;
 }
 
-struct spec {
-    uint64_t n, ops, numops, bytes, driver_ns, stream, stream_id, oplist;
-    unsigned api, door, outcome, result, src, dst, srctype, dsttype, order, site;
-    int srcdev, dstdev, finding, finding_op;
-    int numops_set;
+struct violation {
+    unsigned rule;
+    uint64_t op;
 };
+
+struct spec {
+    uint64_t n, ops, numops, recorded, driver_ns, stream, stream_id, oplist, flags, fail_idx;
+    uint64_t w, h, d;
+    uint32_t elem;
+    unsigned api, door, outcome, result, src, dst, order, site, format, rules;
+    int srcdev, dstdev, device, devices, distinct, pending, inline_mode;
+    int numops_set, recorded_set;
+    struct violation viol[MAX_VIOL];
+    int nviol;
+};
+
+/* ---- one batch, built -------------------------------------------------- */
+
+struct built {
+    CUDA_MEMCPY3D_BATCH_OP *ops;
+    uint32_t *opnd; /* 2 per op: indices into operands (source, destination) */
+    struct cbt_ev_operand *operands;
+    uint32_t noperands;
+    size_t cap;
+    /* per chunk */
+    uint16_t operand_of[CBT_EV_OPS_PER_EVENT]; /* source | destination << 8 */
+    struct cbt_ev_operand chunk_operands[2 * CBT_EV_OPS_PER_EVENT];
+    uint32_t *local; /* operand -> chunk-local index + 1; 0: not in the chunk */
+    /* the true findings (for inline=1) */
+    struct cbt_ev_finding *findings;
+    size_t nfindings, findings_cap;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fputs("cbt-gen: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+static void reserve(struct built *b, uint64_t nops)
+{
+    if (nops <= b->cap)
+        return;
+    size_t c = b->cap ? b->cap : 64;
+    while (c < nops)
+        c *= 2;
+    b->ops = xrealloc(b->ops, c * sizeof *b->ops);
+    b->opnd = xrealloc(b->opnd, 2 * c * sizeof *b->opnd);
+    b->operands = xrealloc(b->operands, (2 * c + 2) * sizeof *b->operands);
+    b->local = xrealloc(b->local, (2 * c + 2) * sizeof *b->local);
+    memset(b->local, 0, (2 * c + 2) * sizeof *b->local);
+    b->cap = c;
+}
+
+static int is_array_kind(unsigned k) { return k == CBT_MEM_ARRAY; }
+static int on_device(unsigned k) { return k == CBT_MEM_DEVICE || k == CBT_MEM_MANAGED; }
+
+/* Element size of an op's copy: 1 pointer to pointer, else the array's. */
+static uint64_t op_elem(const struct spec *s) { return is_array_kind(s->src) || is_array_kind(s->dst) ? s->elem : 1; }
+
+static uint64_t footprint(const struct spec *s) { return s->w * s->h * s->d * op_elem(s); }
+
+static uint64_t stride(const struct spec *s)
+{
+    uint64_t f = footprint(s);
+    return f ? (f + 4095) & ~4095ull : 4096;
+}
+
+static uint32_t add_operand(struct built *b, unsigned kind, int dev, uint64_t base, uint64_t size, uint64_t aw,
+                            uint64_t ah, uint64_t ad, uint32_t elem)
+{
+    struct cbt_ev_operand *o = &b->operands[b->noperands];
+    memset(o, 0, sizeof *o);
+    o->kind = (uint8_t)kind;
+    o->device = on_device(kind) || kind == CBT_MEM_ARRAY ? dev : -1;
+    if (kind == CBT_MEM_ARRAY) {
+        o->array_width = aw;
+        o->array_height = ah;
+        o->array_depth = ad;
+        o->elem_size = elem;
+    } else if (kind != CBT_MEM_HOST_PAGEABLE && kind != CBT_MEM_UNMAPPED && kind != CBT_MEM_UNKNOWN) {
+        o->alloc_base = base;
+        o->alloc_size = size;
+    }
+    return b->noperands++;
+}
+
+static void set_side(const struct spec *s, CUmemcpy3DOperand *x, unsigned kind, uint64_t base, uint64_t array,
+                     uint64_t i, int own)
+{
+    memset(x, 0, sizeof *x);
+    if (is_array_kind(kind)) {
+        x->type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        x->op.array.array = (CUarray)(uintptr_t)(own ? array + i + 1 : array);
+        x->op.array.offset.x = own ? 0 : i * s->w;
+    } else {
+        x->type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        x->op.ptr.ptr = base + i * stride(s);
+    }
+}
+
+/* The ops of one batch of spec s, with its violations applied. */
+static void build(const struct spec *s, struct built *b)
+{
+    uint64_t k = s->ops;
+    reserve(b, k);
+    b->noperands = 0;
+    uint32_t so = 0, dn = 0;
+    if (!s->distinct) {
+        so = add_operand(b, s->src, s->srcdev, SRC_BASE, k * stride(s), k * s->w, s->h, s->d, s->elem);
+        dn = add_operand(b, s->dst, s->dstdev, DST_BASE, k * stride(s), k * s->w, s->h, s->d, s->elem);
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        memset(op, 0, sizeof *op);
+        set_side(s, &op->src, s->src, SRC_BASE, SRC_ARRAY, i, s->distinct);
+        set_side(s, &op->dst, s->dst, DST_BASE, DST_ARRAY, i, s->distinct);
+        op->extent.width = s->w;
+        op->extent.height = s->h;
+        op->extent.depth = s->d;
+        op->srcAccessOrder = (CUmemcpySrcAccessOrder)s->order;
+        if (s->distinct) {
+            so = add_operand(b, s->src, s->srcdev, op->src.op.ptr.ptr, footprint(s), s->w, s->h, s->d, s->elem);
+            dn = add_operand(b, s->dst, s->dstdev, op->dst.op.ptr.ptr, footprint(s), s->w, s->h, s->d, s->elem);
+        }
+        b->opnd[2 * i] = so;
+        b->opnd[2 * i + 1] = dn;
+    }
+    for (int v = 0; v < s->nviol; v++) {
+        uint64_t i = s->viol[v].op;
+        const char *name = cbt_rule(s->viol[v].rule)->name;
+        int pair = s->viol[v].rule == CBT_RULE_overlap_dst_dst || s->viol[v].rule == CBT_RULE_overlap_src_dst;
+        if (i >= k || (pair && i + 1 >= k))
+            die("violation beyond the batch's ops", name);
+        CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        switch (s->viol[v].rule) {
+        case CBT_RULE_overlap_dst_dst:
+            b->ops[i + 1].dst = op->dst;
+            b->opnd[2 * (i + 1) + 1] = b->opnd[2 * i + 1];
+            break;
+        case CBT_RULE_overlap_src_dst:
+            b->ops[i + 1].src = op->dst;
+            b->opnd[2 * (i + 1)] = b->opnd[2 * i + 1];
+            break;
+        case CBT_RULE_overlap_self:
+            op->src = op->dst;
+            b->opnd[2 * i] = b->opnd[2 * i + 1];
+            break;
+        case CBT_RULE_row_length_too_small:
+            if (op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER || s->w < 2)
+                die("row_length_too_small needs a pointer destination and width >= 2", name);
+            op->dst.op.ptr.rowLength = s->w - 1;
+            break;
+        case CBT_RULE_layer_height_too_small:
+            if (op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER || s->h < 2)
+                die("layer_height_too_small needs a pointer destination and height >= 2", name);
+            op->dst.op.ptr.layerHeight = s->h - 1;
+            break;
+        case CBT_RULE_extent_zero:
+            op->extent.depth = 0;
+            break;
+        case CBT_RULE_access_order_invalid:
+            op->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+            break;
+        case CBT_RULE_op_flags_invalid:
+            op->flags = 0x2;
+            break;
+        case CBT_RULE_pointer_null:
+            if (op->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+                die("pointer_null needs a pointer source", name);
+            op->src.op.ptr.ptr = 0;
+            break;
+        case CBT_RULE_device_out_of_bounds: {
+            const struct cbt_ev_operand *o = &b->operands[b->opnd[2 * i + 1]];
+            if (op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER || !on_device(o->kind))
+                die("device_out_of_bounds needs a device or managed destination", name);
+            op->dst.op.ptr.ptr = o->alloc_base + o->alloc_size;
+            break;
+        }
+        case CBT_RULE_array_null:
+        case CBT_RULE_array_out_of_bounds: {
+            int src = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+            CUmemcpy3DOperand *x = src ? &op->src : &op->dst;
+            if (x->type != CU_MEMCPY_OPERAND_TYPE_ARRAY)
+                die("needs an array operand", name);
+            if (s->viol[v].rule == CBT_RULE_array_null)
+                x->op.array.array = NULL;
+            else
+                x->op.array.offset.x = b->operands[b->opnd[2 * i + !src]].array_width - s->w + 1;
+            break;
+        }
+        case CBT_RULE_lochint_ignored: {
+            CUmemcpy3DOperand *x = NULL;
+            for (int side = 0; side < 2 && !x; side++) {
+                CUmemcpy3DOperand *y = side ? &op->dst : &op->src;
+                unsigned kind = b->operands[b->opnd[2 * i + side]].kind;
+                if (y->type == CU_MEMCPY_OPERAND_TYPE_POINTER && (kind == CBT_MEM_DEVICE || kind == CBT_MEM_HOST_PINNED))
+                    x = y;
+            }
+            if (!x)
+                die("lochint_ignored needs a device or host_pinned pointer operand", name);
+            x->op.ptr.locHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            x->op.ptr.locHint.id = 0;
+            break;
+        }
+        case CBT_RULE_lochint_invalid:
+            if (op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+                die("lochint_invalid needs a pointer destination", name);
+            op->dst.op.ptr.locHint.type = (CUmemLocationType)9;
+            break;
+        default:
+            die("no way to violate this rule", name);
+        }
+    }
+}
+
+/* ---- the findings these ops have (inline=1) ------------------------------ */
+
+static void finding(struct built *b, const struct cbt_ev_batch *h, unsigned rule, unsigned side, uint64_t op,
+                    uint64_t other, uint64_t value, uint64_t limit)
+{
+    if (b->nfindings == b->findings_cap) {
+        b->findings_cap = b->findings_cap ? 2 * b->findings_cap : 64;
+        b->findings = xrealloc(b->findings, b->findings_cap * sizeof *b->findings);
+    }
+    struct cbt_ev_finding *f = &b->findings[b->nfindings++];
+    memset(f, 0, sizeof *f);
+    f->batch_id = h->batch_id;
+    f->rule = (uint16_t)rule;
+    f->severity = (uint8_t)cbt_rule(rule)->severity;
+    f->side = (uint8_t)side;
+    f->op = op;
+    f->other_op = other;
+    f->value = value;
+    f->limit = limit;
+    f->caller = h->caller;
+    f->tid = h->tid;
+}
+
+static int viol_at(const struct spec *s, unsigned rule, uint64_t i)
+{
+    for (int v = 0; v < s->nviol; v++)
+        if (s->viol[v].rule == rule && s->viol[v].op == i)
+            return 1;
+    return 0;
+}
+
+/* The value a hazard names: a byte both footprints touch, the CUarray for arrays. */
+static uint64_t where(const CUmemcpy3DOperand *x)
+{
+    return x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? (uint64_t)(uintptr_t)x->op.array.array : x->op.ptr.ptr;
+}
+
+/*
+ * In the validator's order (docs/rules.md): batch rules, then per op its
+ * errors and warnings, then the hazards by op.  Only the situations this
+ * generator can build are covered.
+ */
+static void true_findings(const struct spec *s, struct built *b, const struct cbt_ev_batch *h)
+{
+    b->nfindings = 0;
+    uint64_t k = s->ops;
+    if (h->num_ops == 0)
+        finding(b, h, CBT_RULE_num_ops_zero, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, 0, 1);
+    if (!s->oplist && h->num_ops)
+        finding(b, h, CBT_RULE_op_list_null, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, 0, 0);
+    if (s->flags)
+        finding(b, h, CBT_RULE_flags_nonzero, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, s->flags, 0);
+    if (s->stream == 0)
+        finding(b, h, CBT_RULE_stream_null, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, 0, 0);
+    else if (s->stream == 1)
+        finding(b, h, CBT_RULE_stream_legacy, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, 1, 0);
+    if (h->ops_recorded < h->num_ops && s->oplist)
+        finding(b, h, CBT_RULE_ops_not_read, CBT_SIDE_NONE, UINT64_MAX, UINT64_MAX, h->ops_recorded, h->num_ops);
+    if (!s->oplist)
+        k = 0;
+    for (uint64_t i = 0; i < k; i++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
+        const struct cbt_ev_operand *in[2] = {&b->operands[b->opnd[2 * i]], &b->operands[b->opnd[2 * i + 1]]};
+        int ext_ok = op->extent.width && op->extent.height && op->extent.depth;
+        int ptrs = xs[0]->type == CU_MEMCPY_OPERAND_TYPE_POINTER && xs[1]->type == CU_MEMCPY_OPERAND_TYPE_POINTER;
+        uint64_t es = ptrs ? 1 : xs[0]->type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? in[0]->elem_size : in[1]->elem_size;
+        if (!ext_ok)
+            finding(b, h, CBT_RULE_extent_zero, CBT_SIDE_NONE, i, UINT64_MAX, 0,
+                    !op->extent.width ? 0 : !op->extent.height ? 1 : 2);
+        if (op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+            finding(b, h, CBT_RULE_access_order_invalid, CBT_SIDE_NONE, i, UINT64_MAX, op->srcAccessOrder,
+                    CU_MEMCPY_SRC_ACCESS_ORDER_ANY);
+        if (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)
+            finding(b, h, CBT_RULE_op_flags_invalid, CBT_SIDE_NONE, i, UINT64_MAX, op->flags,
+                    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
+        for (int side = 0; side < 2; side++) {
+            const CUmemcpy3DOperand *x = xs[side];
+            unsigned sd = side ? CBT_SIDE_DST : CBT_SIDE_SRC;
+            if (x->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+                int errs = 0;
+                if (!x->op.ptr.ptr) {
+                    finding(b, h, CBT_RULE_pointer_null, sd, i, UINT64_MAX, 0, 0);
+                    errs++;
+                }
+                if (x->op.ptr.rowLength && x->op.ptr.rowLength < op->extent.width) {
+                    finding(b, h, CBT_RULE_row_length_too_small, sd, i, UINT64_MAX, x->op.ptr.rowLength,
+                            op->extent.width);
+                    errs++;
+                }
+                if (x->op.ptr.layerHeight && x->op.ptr.layerHeight < op->extent.height) {
+                    finding(b, h, CBT_RULE_layer_height_too_small, sd, i, UINT64_MAX, x->op.ptr.layerHeight,
+                            op->extent.height);
+                    errs++;
+                }
+                if (errs || in[side]->kind == CBT_MEM_UNKNOWN)
+                    continue;
+                if (in[side]->kind == CBT_MEM_UNMAPPED)
+                    finding(b, h, CBT_RULE_pointer_unmapped, sd, i, UINT64_MAX, x->op.ptr.ptr, 0);
+                else if (on_device(in[side]->kind) && in[side]->alloc_size && es && ext_ok) {
+                    /* contiguous footprints only: rowLength and layerHeight are 0 here */
+                    uint64_t end = x->op.ptr.ptr - in[side]->alloc_base + op->extent.width * op->extent.height *
+                                                                              op->extent.depth * es;
+                    if (end > in[side]->alloc_size)
+                        finding(b, h, CBT_RULE_device_out_of_bounds, sd, i, UINT64_MAX, end, in[side]->alloc_size);
+                }
+            } else if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+                if (!x->op.array.array)
+                    finding(b, h, CBT_RULE_array_null, sd, i, UINT64_MAX, 0, 0);
+                else if (ext_ok && x->op.array.offset.x + op->extent.width > in[side]->array_width)
+                    finding(b, h, CBT_RULE_array_out_of_bounds, sd, i, UINT64_MAX,
+                            x->op.array.offset.x + op->extent.width, in[side]->array_width);
+            }
+        }
+        for (int side = 0; side < 2; side++) {
+            const CUmemcpy3DOperand *x = xs[side];
+            unsigned sd = side ? CBT_SIDE_DST : CBT_SIDE_SRC;
+            if (x->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+                continue;
+            uint32_t type = (uint32_t)x->op.ptr.locHint.type;
+            if (type > CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+                finding(b, h, CBT_RULE_lochint_invalid, sd, i, UINT64_MAX, type, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
+            else if (type && (in[side]->kind == CBT_MEM_DEVICE || in[side]->kind == CBT_MEM_HOST_PINNED))
+                finding(b, h, CBT_RULE_lochint_ignored, sd, i, UINT64_MAX, type, in[side]->kind);
+        }
+        if (xs[0]->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            if (in[0]->kind == CBT_MEM_HOST_PAGEABLE && op->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM)
+                finding(b, h, CBT_RULE_pageable_stream_order, CBT_SIDE_SRC, i, UINT64_MAX, op->srcAccessOrder, 0);
+            if (in[0]->kind == CBT_MEM_DEVICE && op->srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)
+                finding(b, h, CBT_RULE_during_api_call_device_source, CBT_SIDE_SRC, i, UINT64_MAX,
+                        op->srcAccessOrder, 0);
+        }
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        if (viol_at(s, CBT_RULE_overlap_dst_dst, i))
+            finding(b, h, CBT_RULE_overlap_dst_dst, CBT_SIDE_DST, i, i + 1, where(&b->ops[i].dst), 0);
+        if (viol_at(s, CBT_RULE_overlap_src_dst, i))
+            finding(b, h, CBT_RULE_overlap_src_dst, CBT_SIDE_DST, i, i + 1, where(&b->ops[i].dst), 0);
+        if (viol_at(s, CBT_RULE_overlap_self, i))
+            finding(b, h, CBT_RULE_overlap_self, CBT_SIDE_NONE, i, i, where(&b->ops[i].dst), 0);
+    }
+    if (s->inline_mode == 2) { /* wrong: one true finding left out, one the ops do not have added */
+        if (b->nfindings) {
+            memmove(&b->findings[0], &b->findings[1], (b->nfindings - 1) * sizeof *b->findings);
+            b->nfindings--;
+        }
+        finding(b, h, CBT_RULE_lochint_invalid, CBT_SIDE_SRC, 0, UINT64_MAX, 99, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
+    }
+}
+
+/* ---- the events ---------------------------------------------------------- */
+
+/* Chunk [first, first + count): its ops, their operands renumbered in order of first use. */
+static void chunk_of(struct built *b, struct cbt_ev_chunk *c, uint64_t batch_id, uint64_t first, uint32_t count)
+{
+    c->batch_id = batch_id;
+    c->first = first;
+    c->count = count;
+    c->noperands = 0;
+    for (uint32_t i = 0; i < 2 * count; i++) {
+        uint32_t g = b->opnd[2 * first + i];
+        if (!b->local[g]) {
+            b->chunk_operands[c->noperands] = b->operands[g];
+            b->local[g] = ++c->noperands;
+        }
+        uint16_t slot = (uint16_t)(b->local[g] - 1);
+        b->operand_of[i / 2] = i & 1 ? (uint16_t)(b->operand_of[i / 2] | slot << 8) : slot;
+    }
+    for (uint32_t i = 0; i < 2 * count; i++)
+        b->local[b->opnd[2 * first + i]] = 0;
+    c->ops = &b->ops[first];
+    c->operand_of = b->operand_of;
+    c->operands = b->chunk_operands;
+}
+
+static struct built scratch;
+
+static void emit(const struct spec *s, void *caller)
+{
+    struct built *b = &scratch;
+    struct cbt_ev_batch h;
+    memset(&h, 0, sizeof h);
+    build(s, b);
+    h.format = (uint16_t)s->format;
+    h.rules = (uint16_t)s->rules;
+    h.batch_id = next_batch_id++;
+    h.api = (uint8_t)s->api;
+    h.door = (uint8_t)s->door;
+    h.outcome = (uint8_t)s->outcome;
+    h.result = s->result;
+    h.num_ops = s->numops_set ? s->numops : s->ops;
+    uint64_t nops = s->oplist ? s->ops : 0; /* a NULL op list has no ops to record */
+    h.ops_recorded = s->recorded_set ? s->recorded : nops;
+    h.flags = s->flags;
+    h.op_list = s->oplist;
+    h.stream = s->stream;
+    h.stream_id = s->stream_id;
+    h.context = 0xc0;
+    h.device = s->device;
+    h.capture = CBT_CAPTURE_NONE;
+    h.fail_idx = s->fail_idx;
+    h.driver_ns = s->driver_ns;
+    h.caller = (uint64_t)(uintptr_t)caller;
+    h.tid = (int32_t)syscall(SYS_gettid);
+    h.device_count = s->devices;
+
+    int events = 0;
+    if (s->inline_mode) {
+        true_findings(s, b, &h);
+        h.validated = 1;
+        h.findings = (uint32_t)b->nfindings;
+        for (size_t f = 0; f < b->nfindings; f++) {
+            if (hop && events++)
+                hop_cpu();
+            lttng_ust_tracepoint(cubatchtrace, finding, &b->findings[f], caller);
+        }
+    }
+    struct cbt_ev_batch end = h;
+    if (s->pending) {
+        h.outcome = CBT_OUTCOME_PENDING;
+        h.result = CBT_CU_SUCCESS;
+        h.driver_ns = 0;
+    }
+    uint64_t first = 0;
+    do {
+        struct cbt_ev_chunk c;
+        uint64_t left = nops - first;
+        chunk_of(b, &c, h.batch_id, first, (uint32_t)(left > CBT_EV_OPS_PER_EVENT ? CBT_EV_OPS_PER_EVENT : left));
+        if (hop && events++)
+            hop_cpu();
+        if (first == 0)
+            lttng_ust_tracepoint(cubatchtrace, batch, &h, &c, caller);
+        else
+            lttng_ust_tracepoint(cubatchtrace, batch_ops, &c, caller);
+        first += c.count;
+    } while (first < nops);
+    if (s->pending == 1) {
+        if (hop)
+            hop_cpu();
+        lttng_ust_tracepoint(cubatchtrace, batch_end, &end, caller);
+    }
+}
 
 /* two distinct call sites the tests can name */
 __attribute__((noinline)) void gen_site_a(const struct spec *s);
 __attribute__((noinline)) void gen_site_b(const struct spec *s);
-
-static void emit(const struct spec *s, void *caller)
-{
-    struct cbt_tp_batch b;
-    memset(&b, 0, sizeof(b));
-    b.batch_id = next_batch_id++;
-    b.api = (uint8_t)s->api;
-    b.door = (uint8_t)s->door;
-    b.outcome = (uint8_t)s->outcome;
-    b.capture = CBT_CAPTURE_NONE;
-    b.num_ops = s->numops_set ? s->numops : s->ops;
-    b.op_list = s->oplist;
-    b.stream = s->stream;
-    b.stream_id = s->stream_id;
-    b.context = 0xc0;
-    b.device = 0;
-    b.result = s->result;
-    b.fail_idx = UINT64_MAX;
-    b.driver_ns = s->driver_ns;
-    b.caller = (uint64_t)(uintptr_t)caller;
-    b.tid = (uint32_t)syscall(SYS_gettid);
-    b.validated = 1;
-    b.findings = s->finding >= 0;
-
-    if (s->finding >= 0) {
-        struct cbt_tp_finding f = {
-            .batch_id = b.batch_id, .rule = (uint16_t)s->finding,
-            .severity = (uint8_t)cbt_rule((unsigned)s->finding)->severity, .side = CBT_SIDE_DST,
-            .op = s->finding_op < 0 ? UINT64_MAX : (uint64_t)s->finding_op, .other_op = UINT64_MAX,
-            .value = 1, .limit = 0, .caller = b.caller, .tid = b.tid,
-        };
-        lttng_ust_tracepoint(cubatchtrace, finding, &f, caller);
-    }
-    uint64_t first = 0, nops = s->oplist ? s->ops : 0; /* a NULL op list has no ops to record */
-    do {
-        uint64_t left = nops - first;
-        ops.batch_id = b.batch_id;
-        ops.first = first;
-        ops.count = (uint32_t)(left > CBT_TP_OPS_PER_EVENT ? CBT_TP_OPS_PER_EVENT : left);
-        for (uint32_t i = 0; i < ops.count; i++) {
-            ops.src_type[i] = (uint8_t)s->srctype;
-            ops.dst_type[i] = (uint8_t)s->dsttype;
-            ops.src_mem[i] = (uint8_t)s->src;
-            ops.dst_mem[i] = (uint8_t)s->dst;
-            ops.src_device[i] = s->srcdev;
-            ops.dst_device[i] = s->dstdev;
-            ops.src_addr[i] = 0x7f0000000000ull + (first + i) * 0x10000;
-            ops.dst_addr[i] = 0x7e0000000000ull + (first + i) * 0x10000;
-            ops.width[i] = s->bytes;
-            ops.height[i] = 1;
-            ops.depth[i] = 1;
-            ops.access_order[i] = (uint8_t)s->order;
-            ops.op_flags[i] = 0;
-            ops.elem_size[i] = 1;
-            ops.bytes[i] = s->bytes;
-        }
-        if (hop)
-            hop_cpu();
-        if (first == 0)
-            lttng_ust_tracepoint(cubatchtrace, batch, &b, &ops, caller);
-        else
-            lttng_ust_tracepoint(cubatchtrace, batch_ops, &ops, caller);
-        first += ops.count;
-    } while (first < nops);
-}
-
 void gen_site_a(const struct spec *s) { emit(s, (void *)((uintptr_t)&gen_site_a + 1)); }
 void gen_site_b(const struct spec *s) { emit(s, (void *)((uintptr_t)&gen_site_b + 1)); }
 
-static void parse_spec(char *arg, struct spec *s)
+static uint64_t num(const char *key, const char *v)
+{
+    char *end;
+    uint64_t n = strtoull(v, &end, 0);
+    if (!*v || *end)
+        die("not a number", key);
+    return n;
+}
+
+static void defaults(struct spec *s)
 {
     memset(s, 0, sizeof(*s));
     s->n = 1;
     s->ops = 1;
-    s->bytes = 4096;
+    s->w = 4096;
+    s->h = s->d = 1;
+    s->elem = 4;
     s->driver_ns = 1000;
     s->stream = 0x1000;
     s->stream_id = 7;
     s->oplist = 0x5000;
+    s->fail_idx = UINT64_MAX;
     s->api = CBT_API_V2;
     s->door = CBT_DOOR_SYMBOL;
     s->outcome = CBT_OUTCOME_FORWARDED;
     s->result = CBT_CU_SUCCESS;
     s->src = s->dst = CBT_MEM_DEVICE;
-    s->srctype = s->dsttype = CBT_OPERAND_POINTER;
     s->order = CBT_ORDER_STREAM;
-    s->finding = -1;
-    s->finding_op = 0;
+    s->devices = 2;
+    s->format = CBT_EV_FORMAT;
+    s->rules = CBT_RULES_VERSION;
+}
+
+static void parse_violations(struct spec *s, char *v)
+{
+    char *save = NULL;
+    for (char *r = strtok_r(v, "+", &save); r; r = strtok_r(NULL, "+", &save)) {
+        if (s->nviol == MAX_VIOL)
+            die("too many violations", r);
+        char *at = strchr(r, '@');
+        if (at)
+            *at++ = 0;
+        s->viol[s->nviol].rule = parse_enum("violate", r, rule_name);
+        s->viol[s->nviol].op = at ? num("violate", at) : 0;
+        s->nviol++;
+    }
+}
+
+static void parse_spec(char *arg, struct spec *s)
+{
+    defaults(s);
     char *save = NULL;
     for (char *kv = strtok_r(arg, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
         if (!v)
             usage();
         *v++ = 0;
-        if (!strcmp(kv, "n")) s->n = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "ops")) s->ops = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "numops")) { s->numops = strtoull(v, NULL, 0); s->numops_set = 1; }
-        else if (!strcmp(kv, "bytes")) s->bytes = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "driver_ns")) s->driver_ns = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "stream")) s->stream = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "stream_id")) s->stream_id = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "oplist")) s->oplist = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "site")) s->site = (unsigned)strtoul(v, NULL, 0);
+        if (!strcmp(kv, "n")) s->n = num(kv, v);
+        else if (!strcmp(kv, "ops")) s->ops = num(kv, v);
+        else if (!strcmp(kv, "numops")) { s->numops = num(kv, v); s->numops_set = 1; }
+        else if (!strcmp(kv, "recorded")) { s->recorded = num(kv, v); s->recorded_set = 1; }
+        else if (!strcmp(kv, "bytes")) { s->w = num(kv, v); s->h = s->d = 1; }
+        else if (!strcmp(kv, "shape")) {
+            unsigned long long w, h, d;
+            if (sscanf(v, "%llux%llux%llu", &w, &h, &d) != 3)
+                die("shape is WxHxD", v);
+            s->w = w;
+            s->h = h;
+            s->d = d;
+        }
+        else if (!strcmp(kv, "elem")) s->elem = (uint32_t)num(kv, v);
+        else if (!strcmp(kv, "driver_ns")) s->driver_ns = num(kv, v);
+        else if (!strcmp(kv, "stream")) s->stream = num(kv, v);
+        else if (!strcmp(kv, "stream_id")) s->stream_id = num(kv, v);
+        else if (!strcmp(kv, "oplist")) s->oplist = num(kv, v);
+        else if (!strcmp(kv, "flags")) s->flags = num(kv, v);
+        else if (!strcmp(kv, "fail_idx")) s->fail_idx = num(kv, v);
+        else if (!strcmp(kv, "site")) s->site = (unsigned)num(kv, v);
         else if (!strcmp(kv, "srcdev")) s->srcdev = atoi(v);
         else if (!strcmp(kv, "dstdev")) s->dstdev = atoi(v);
+        else if (!strcmp(kv, "device")) s->device = atoi(v);
+        else if (!strcmp(kv, "devices")) s->devices = atoi(v);
+        else if (!strcmp(kv, "distinct")) s->distinct = atoi(v) != 0;
+        else if (!strcmp(kv, "format")) s->format = (unsigned)num(kv, v);
+        else if (!strcmp(kv, "rules")) s->rules = (unsigned)num(kv, v);
+        else if (!strcmp(kv, "pending")) s->pending = !strcmp(v, "lost") ? 2 : atoi(v) != 0;
+        else if (!strcmp(kv, "inline")) s->inline_mode = !strcmp(v, "wrong") ? 2 : atoi(v) != 0;
+        else if (!strcmp(kv, "violate")) parse_violations(s, v);
         else if (!strcmp(kv, "api")) s->api = parse_enum(kv, v, cbt_api_name);
         else if (!strcmp(kv, "door")) s->door = parse_enum(kv, v, cbt_door_name);
         else if (!strcmp(kv, "outcome")) s->outcome = parse_enum(kv, v, cbt_outcome_name);
         else if (!strcmp(kv, "result")) s->result = parse_enum(kv, v, cbt_curesult_name);
         else if (!strcmp(kv, "src")) s->src = parse_enum(kv, v, cbt_memkind_name);
         else if (!strcmp(kv, "dst")) s->dst = parse_enum(kv, v, cbt_memkind_name);
-        else if (!strcmp(kv, "srctype")) s->srctype = parse_enum(kv, v, cbt_operand_name);
-        else if (!strcmp(kv, "dsttype")) s->dsttype = parse_enum(kv, v, cbt_operand_name);
         else if (!strcmp(kv, "order")) s->order = parse_enum(kv, v, cbt_access_order_name);
-        else if (!strcmp(kv, "finding")) s->finding = (int)parse_enum(kv, v, rule_name);
-        else if (!strcmp(kv, "finding_op")) s->finding_op = atoi(v);
         else {
             fprintf(stderr, "cbt-gen: unknown key %s\n", kv);
             usage();
@@ -205,15 +709,20 @@ static void parse_spec(char *arg, struct spec *s)
     }
 }
 
-/* The benchmark's mix: batch sizes 1..1024, a few memory kinds, until `total` ops. */
+/*
+ * The benchmark's mix, until `total` ops: batch sizes 1 to 1024, four pairs of
+ * memory kinds, 2D and 1D extents, two call sites, two API variants.  Every
+ * 32nd batch of two ops or more has two ops writing the same bytes (one
+ * overlap_dst_dst each); pageable sources use srcAccessOrder ANY, so the
+ * rest is clean.
+ */
 static void mix(uint64_t total)
 {
     static const uint64_t sizes[] = {1, 8, 64, 256, 1024, 16, 4, 512};
     static const unsigned kinds[][2] = {{CBT_MEM_HOST_PINNED, CBT_MEM_DEVICE}, {CBT_MEM_DEVICE, CBT_MEM_HOST_PINNED},
                                         {CBT_MEM_DEVICE, CBT_MEM_DEVICE}, {CBT_MEM_HOST_PAGEABLE, CBT_MEM_DEVICE}};
     struct spec s;
-    char none[] = "n=1";
-    parse_spec(none, &s);
+    defaults(&s);
     uint64_t done = 0;
     for (unsigned k = 0; done < total; k++) {
         s.ops = sizes[k % 8];
@@ -221,9 +730,18 @@ static void mix(uint64_t total)
             s.ops = total - done;
         s.src = kinds[k % 4][0];
         s.dst = kinds[k % 4][1];
-        s.bytes = 512u << (k % 6);
+        s.order = s.src == CBT_MEM_HOST_PAGEABLE ? CBT_ORDER_ANY : CBT_ORDER_STREAM;
+        s.w = 512u << (k % 6);
+        s.h = k % 5 == 0 ? 4 : 1;
+        s.d = 1;
         s.driver_ns = 3600 * s.ops;
         s.api = k % 3 == 0 ? CBT_API_V2 : CBT_API_V2_PTSZ;
+        s.nviol = 0;
+        if (k % 32 == 31 && s.ops >= 2) {
+            s.viol[0].rule = CBT_RULE_overlap_dst_dst;
+            s.viol[0].op = 0;
+            s.nviol = 1;
+        }
         if (k & 1)
             gen_site_a(&s);
         else
@@ -241,7 +759,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--raise") && i + 1 < argc) {
             raise_sig = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--mix") && i + 1 < argc) {
-            mix(strtoull(argv[++i], NULL, 0));
+            mix(num("--mix", argv[++i]));
         } else if (!strcmp(argv[i], "--hop")) {
             hop = 1;
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {

@@ -23,10 +23,30 @@ trace_of() { echo "$CBT_TMP/$1-$$"; }
 
 # compare_expect SUMMARY_JSON SPEC...: one test per figure expect.py computes
 compare_expect() {
-    _json=$1; shift
-    "$PYTHON3" "$EXPECT" "$CATALOG" "$_json" -- "$@" >"$CBT_TMP/expect.out" || { ok 1 "expect.py ran"; return; }
+    _json=$1 _l=$(basename "$1"); shift
+    "$PYTHON3" "$EXPECT" "$CATALOG" "$_json" -- "$@" >"$CBT_TMP/expect.out" || { ok 1 "$_l: expect.py ran"; return; }
     while IFS="$(printf '\t')" read -r _k _want _got; do
-        is "$_got" "$_want" "$_k"
+        is "$_got" "$_want" "$_l: $_k"
+    done <"$CBT_TMP/expect.out"
+}
+
+# compare_trace TRACE PIDS-NAME... -- SPEC...: one test per figure, computed by
+# expect.py from the events of those processes as babeltrace2 prints them:
+# the generator emitted exactly what the SPECs describe (no cubatchtrace tool involved).
+compare_trace() {
+    _t=$1 _l=trace; shift
+    : >"$CBT_TMP/trace.txt"
+    "$BABELTRACE2" "$_t" >"$CBT_TMP/trace.all" 2>&1 || { ok 1 "babeltrace2 reads $_t"; return; }
+    while [ "$1" != -- ]; do
+        for _p in $(cat "$CBT_TMP/$1.pids"); do grep -F "vpid = $_p," "$CBT_TMP/trace.all" >>"$CBT_TMP/trace.txt"; done
+        _l="$_l $1"
+        shift
+    done
+    shift
+    "$PYTHON3" "$EXPECT" --trace "$CATALOG" "$CBT_TMP/trace.txt" -- "$@" >"$CBT_TMP/expect.out" ||
+        { ok 1 "expect.py --trace ran"; return; }
+    while IFS="$(printf '\t')" read -r _k _want _got; do
+        is "$_got" "$_want" "$_l: $_k"
     done <"$CBT_TMP/expect.out"
 }
 

@@ -2,7 +2,8 @@
 # End to end: `cubatchtrace run -- examples/demo` over the test double of the
 # driver, with the real shim.  The summary's totals must equal what the demo
 # itself counts of the batches it issued, the overlapping batch must show up
-# as the one overlap_dst_dst finding, and `check` must turn that into exit 1
+# as the one overlap_dst_dst finding (found when the trace is read: the shim
+# validates nothing in observe mode), and `check` must turn that into exit 1
 # (default threshold hazard) but exit 0 with --fail-on error.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
@@ -28,6 +29,14 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".
    "overlap_dst_dst:hazard:1" "the overlapping batch is the one finding: overlap_dst_dst"
 dirs=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%d" % (r["name"], r["ops"]) for r in d["by_direction"])))' "$CBT_TMP/summary.json")
 is "$dirs" "AtoD=1 DtoA=1 DtoD=18 DtoH=3 HtoD=8" "ops by direction: 8 HtoD, 16+2 DtoD, 1 DtoA, 1 AtoD, 3 DtoH"
+
+# observe mode: the shim records the ops and validates nothing; the finding is the reader's
+"$BABELTRACE2" "$CBT_TMP/demo" >"$CBT_TMP/demo.txt" 2>&1
+is "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/demo.txt")" 0 "the trace holds no finding event"
+is "$(grep ' cubatchtrace:batch: ' "$CBT_TMP/demo.txt" | grep -c 'validated = 0, findings = 0,')" "$(echo "$want" | cut -d' ' -f1)" \
+   "every batch is recorded as not validated"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["inline_findings"], d["read"]["pending_batches"], d["read"]["malformed_batches"], d["read"]["incomplete_batches"])' "$CBT_TMP/summary.json")" \
+   "{'checked': 0, 'disagreeing': 0, 'unchecked': 0} 0 0 0" "every batch whole and validated when read; no inline finding"
 
 "$CBT" check "$CBT_TMP/demo" >"$CBT_TMP/check.out" 2>&1
 is "$?" 1 "check exits 1: a hazard at the default threshold"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Batches across two GPUs: tests/tool/client_peer over the test double with
 # two devices (FAKECUDA_DEVICE_COUNT=2), under the shim, while a session
-# records.  The trace must carry each op's source and destination device, and
-# `summary --json --pid PID` must attribute the peer copies correctly:
+# records.  The trace must carry each op's source and destination device (as
+# `cubatchtrace show` decodes them), and `summary --json --pid PID` must
+# attribute the peer copies correctly:
 # by_direction's `peer` and `DtoD` rows, and by_device equal to the totals
 # the client computed itself.
 . "$top_srcdir/tests/lib.sh"
@@ -28,28 +29,25 @@ line=$(grep '^peer: ' "$CBT_TMP/peer.out")
 want_tot=$(echo "$line" | sed -n 's/^peer: \([0-9]*\) batches, \([0-9]*\) ops, \([0-9]*\) bytes; all checked bytes arrived$/\1 \2 \3/p')
 [ -n "$want_tot" ]; ok $? "the client says every checked byte arrived: $line"
 
-# --- the trace: src_device / dst_device / bytes of each op of the peer batch
+# --- the trace: the batch-level fields of the client's 3 batches
 cbt_trace_text "peer-$$" | grep -F "vpid = $pid," >"$CBT_TMP/peer.trace"
 is "$(grep -c ' cubatchtrace:batch: ' "$CBT_TMP/peer.trace")" 3 "the trace holds the client's 3 batch events"
-# one line per op of the batch with 6 ops: "op I src_device S dst_device D bytes B"
-"$PYTHON3" - "$CBT_TMP/peer.trace" >"$CBT_TMP/peer.ops" <<'EOF'
-import re, sys
-def seq(line, field):  # an integer sequence as babeltrace2 prints it: [ [0] = 1, [1] = -1 ]
-    m = re.search(r'\b%s = \[ ((?:\[\d+\] = -?\d+(?:, )?)*) \]' % field, line)
-    return re.findall(r'\[\d+\] = (-?\d+)', m.group(1)) if m else []
-for line in open(sys.argv[1]):
-    if ' cubatchtrace:batch: ' not in line or 'num_ops = 6,' not in line:
-        continue
-    src, dst, nb = seq(line, 'src_device'), seq(line, 'dst_device'), seq(line, 'bytes')
-    sm, dm = seq(line, 'src_mem'), seq(line, 'dst_mem')
-    for i in range(len(src)):
-        print('op %d src_device %s dst_device %s bytes %s' % (i, src[i], dst[i], nb[i]))
-    print('mem %s' % ' '.join(sorted(set(sm + dm))))
-EOF
-is "$(grep '^op ' "$CBT_TMP/peer.ops")" "$(grep '^op ' "$CBT_TMP/peer.out")" \
-   "the peer batch's src_device, dst_device and bytes per op in the trace are the client's"
-MEM_DEVICE=$(sed -n 's/.*X(CBT_MEM_DEVICE, \([0-9]*\),.*/\1/p' "$CATALOG")
-is "$(grep '^mem ' "$CBT_TMP/peer.ops")" "mem $MEM_DEVICE" "every operand of the peer batch is recorded as device memory"
+is "$(grep ' cubatchtrace:batch: ' "$CBT_TMP/peer.trace" | sed -n 's/.* num_ops = \([0-9]*\), ops_recorded = \([0-9]*\),.* device_count = \([0-9-]*\),.*/\1 \2 \3/p' | tr '\n' ,)" \
+   "2 2 2,6 6 2,2 2 2," "each batch records all its ops, and the system's 2 devices"
+
+# --- the peer batch, op by op, as `cubatchtrace show` decodes it:
+# "op I src_device S dst_device D bytes B", and every operand device memory
+"$CBT" show --pid "$pid" "$TRACE" >"$CBT_TMP/peer.show" 2>"$CBT_TMP/show.err"
+is "$?" 0 "show --pid exits 0"
+id=$(sed -n 's/^batch .* id=\([0-9]*\) .* num_ops=6 .*/\1/p' "$CBT_TMP/peer.show")
+grep "^op vpid=$pid id=$id " "$CBT_TMP/peer.show" |
+    sed -n 's/.* i=\([0-9]*\) src=POINTER:\([a-z_]*\):\([0-9-]*\):[^ ]* dst=POINTER:\([a-z_]*\):\([0-9-]*\):[^ ]* .* bytes=\([0-9]*\).*/op \1 src_device \3 dst_device \5 bytes \6 mem \2 \4/p' \
+    >"$CBT_TMP/peer.ops"
+is "$(sed 's/ mem .*//' "$CBT_TMP/peer.ops")" "$(grep '^op ' "$CBT_TMP/peer.out")" \
+   "the peer batch's src_device, dst_device and bytes per op are the client's"
+is "$(sed 's/.* mem //' "$CBT_TMP/peer.ops" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "device " \
+   "every operand of the peer batch is recorded as device memory"
+is "$(grep -c "^finding vpid=$pid " "$CBT_TMP/peer.show")" 0 "no finding: no op writes what another touches"
 
 # --- the summary
 "$CBT" summary --json --pid "$pid" "$TRACE" >"$CBT_TMP/peer.json" 2>"$CBT_TMP/sum.err"
@@ -65,6 +63,14 @@ print("%d %d" % (r[0]["ops"], r[0]["bytes"]) if r else "no row")' "$CBT_TMP/peer
 done
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted(r["name"] for r in d["by_direction"])))' "$CBT_TMP/peer.json")" \
    "DtoD DtoH HtoD peer" "by_direction has no other row"
+# memory kinds: pinned host memory on the host side, device memory on both sides of DtoD and peer
+want=$(awk '/^direction / {k[$2] = $4; b[$2] = $6}
+    END {printf "device->device %d %d,device->host_pinned %d %d,host_pinned->device %d %d,", k["DtoD"] + k["peer"], b["DtoD"] + b["peer"], k["DtoH"], b["DtoH"], k["HtoD"], b["HtoD"]}' "$CBT_TMP/peer.out")
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("".join("%s %d %d," % (r["name"], r["ops"], r["bytes"]) for r in sorted(d["by_memkinds"], key=lambda r: r["name"])))' "$CBT_TMP/peer.json")" \
+   "$want" "by_memkinds: device->device, device->host_pinned, host_pinned->device, ops and bytes"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["findings"]), d["read"])' "$CBT_TMP/peer.json")" \
+   "0 {'pending_batches': 0, 'malformed_batches': 0, 'incomplete_batches': 0, 'not_validated_batches': 0, 'findings_not_counted': 0}" \
+   "no finding; every batch whole and validated"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(str(r["device"]) for r in d["by_device"]))' "$CBT_TMP/peer.json")" \
    "0 1" "by_device: one row per device, in ordinal order"
 "$PYTHON3" -c 'import json,sys

@@ -18,14 +18,19 @@ run_bg() { # run_bg OUT-DIR CBT-RUN-ARGS...: runs in the background, sets $st an
     st=$?
 }
 
-run_bg "$CBT_TMP/t1" --json -- "$GEN" --pidfile "$CBT_TMP/t1.pid" n=4,ops=3,bytes=10 --exit 3
+# 4 small batches, then 2 batches of 130 ops whose every operand is distinct
+# (the largest chunk events: 64 ops, 128 operands), with two ops writing the same bytes
+run_bg "$CBT_TMP/t1" --json -- "$GEN" --pidfile "$CBT_TMP/t1.pid" n=4,ops=3,bytes=10 \
+    n=2,ops=130,distinct=1,violate=overlap_dst_dst@5 --exit 3
 is "$st" 3 "the program's exit status 3 is propagated"
 grep -q "^cubatchtrace: trace written to $CBT_TMP/t1\$" "$CBT_TMP/run.err"; ok $? "one line on stderr says where the trace is"
-"$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["batches"] >= 4 and d["ops"] >= 12))' "$CBT_TMP/run.out"
-ok $? "run --json prints the summary (at least the program's 4 batches)"
+"$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["batches"] >= 6 and d["ops"] >= 272))' "$CBT_TMP/run.out"
+ok $? "run --json prints the summary (at least the program's 6 batches)"
 "$CBT" summary --json --pid "$(cat "$CBT_TMP/t1.pid")" "$CBT_TMP/t1" >"$CBT_TMP/t1.json"
-is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["bytes"])' "$CBT_TMP/t1.json")" \
-   "4 12 120" "the trace holds exactly the program's batches"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["bytes"], d["discarded_events"])' "$CBT_TMP/t1.json")" \
+   "6 272 1065080 0" "the trace holds exactly the program's batches (4 x 3 x 10 + 2 x 130 x 4096 bytes), none discarded"
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print([(f["rule"], f["count"]) for f in d["findings"]])' "$CBT_TMP/t1.json")" \
+   "[('overlap_dst_dst', 2)]" "the overlap of each large batch is found when the trace is read"
 "$LTTNG" list 2>/dev/null | grep -q "cubatchtrace-$runpid-"; is $? 1 "no session of ours is left"
 
 # the channel run creates: blocking, with the contexts and events asked for
@@ -33,6 +38,13 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["b
 ok $? "events carry the vpid and ip contexts"
 "$BABELTRACE2" "$CBT_TMP/t1" 2>/dev/null | grep "vpid = $(cat "$CBT_TMP/t1.pid")" | grep -q 'lttng_ust_statedump:bin_info'
 ok $? "the statedump is recorded"
+
+# the largest events (64 ops, 128 distinct operands: a batch and a batch_ops)
+# fit the smallest sub-buffer the event format is made for, 16 KiB
+run_bg "$CBT_TMP/t4" --subbuf-size 16384 -- "$GEN" --pidfile "$CBT_TMP/t4.pid" n=1,ops=128,distinct=1
+"$CBT" summary --json --pid "$(cat "$CBT_TMP/t4.pid")" "$CBT_TMP/t4" >"$CBT_TMP/t4.json" 2>&1
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["discarded_events"], d["read"]["incomplete_batches"])' "$CBT_TMP/t4.json" 2>&1)" \
+   "1 128 0 0" "16 KiB sub-buffers: the largest chunk events are all recorded"
 
 run_bg "$CBT_TMP/t2" -- "$GEN" n=1 --raise 15
 is "$st" 143 "a program killed by SIGTERM gives 128+15"

@@ -1,34 +1,69 @@
 #!/bin/sh
-# Every command has --help; usage errors exit 2 with one line on stderr.
+# Every command has --help; a usage error is ONE line on stderr (what is
+# wrong, the closest known option or command, where to look), exit 2 and
+# nothing on stdout.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 
-for c in "" "run" "summary" "check" "rules"; do
+for c in "" "run" "summary" "check" "show" "rules"; do
     "$CBT" $c --help >"$CBT_TMP/out" 2>"$CBT_TMP/err"
     is $? 0 "cubatchtrace $c --help exits 0"
     grep -q '^Usage: cubatchtrace' "$CBT_TMP/out"; ok $? "cubatchtrace $c --help prints a usage on stdout"
+    if [ -n "$c" ]; then
+        "$CBT" help $c >"$CBT_TMP/help" 2>&1
+        cmp -s "$CBT_TMP/out" "$CBT_TMP/help"; ok $? "cubatchtrace help $c is cubatchtrace $c --help"
+    fi
 done
 "$CBT" run --help | grep -q -- '--blocking-timeout=inf'; ok $? "run --help says the channel is blocking"
 "$CBT" run --help | grep -q 'LTTNG_UST_ALLOW_BLOCKING=1'; ok $? "run --help names LTTNG_UST_ALLOW_BLOCKING"
 "$CBT" summary --help | grep -q -- '--pid'; ok $? "summary --help documents --pid"
 "$CBT" check --help | grep -q -- '--fail-on'; ok $? "check --help documents --fail-on"
+"$CBT" check --help | grep -q -- '--allow-discarded'; ok $? "check --help documents --allow-discarded"
+for st in 0 1 2 3 4; do
+    "$CBT" check --help | grep -q "^  $st  "; ok $? "check --help documents exit status $st"
+done
+for c in summary check; do
+    "$CBT" $c --help | grep -q 'CUBATCHTRACE_MAX_MEMORY'; ok $? "$c --help names CUBATCHTRACE_MAX_MEMORY"
+    "$CBT" $c --help | grep -q 'CUBATCHTRACE_TIMEOUT'; ok $? "$c --help names CUBATCHTRACE_TIMEOUT"
+done
 
-usage_error() { # DESCRIPTION ARGS...
-    _d=$1; shift
-    "$CBT" "$@" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
-    _st=$?
-    is "$_st" 2 "$_d: exit 2"
-    is "$(wc -c <"$CBT_TMP/out" | tr -d ' ')" 0 "$_d: nothing on stdout"
+CBT_ENV=""
+usage_error() { # DESCRIPTION PATTERN ARGS...  (with the environment $CBT_ENV)
+    _d=$1 _pat=$2; shift 2
+    env $CBT_ENV "$CBT" "$@" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
+    one_line_error "$_d" $? "$CBT_TMP/out" "$CBT_TMP/err" "$_pat"
 }
-usage_error "no command"
-usage_error "unknown command" frobnicate
-usage_error "summary without a trace" summary
-usage_error "check without a trace" check
-usage_error "check --fail-on nonsense" check --fail-on fatal "$CBT_TMP"
-usage_error "summary --by nonsense" summary --by color "$CBT_TMP"
-usage_error "summary --pid nonsense" summary --pid abc "$CBT_TMP"
-usage_error "run without a program" run
-usage_error "run --report elsewhere" run --report syslog -- true
+usage_error "no command" "no command given"
+usage_error "unknown command" "unknown command 'frobnicate' (see cubatchtrace --help)\$" frobnicate
+usage_error "a mistyped command" "unknown command 'sumary'; did you mean 'summary'? (see cubatchtrace --help)\$" sumary
+usage_error "a transposition" "did you mean 'check'?" chekc
+usage_error "help for an unknown command" "unknown command 'nothing'" help nothing
+usage_error "an option before the command" "unknown option '--json': the command comes first" --json
+usage_error "summary without a trace" "summary: no trace given" summary
+usage_error "check without a trace" "check: no trace given" check
+usage_error "summary --jsn" \
+    "unknown option '--jsn'; did you mean '--json'? (see cubatchtrace summary --help)\$" summary --jsn "$CBT_TMP"
+usage_error "check --fail-one" "did you mean '--fail-on'? (see cubatchtrace check --help)" check --fail-one error "$CBT_TMP"
+usage_error "check --allow-discard (a prefix: taken)" "check: no trace given" check --allow-discard
+usage_error "check --nonsense" "unknown option '--nonsense' (see cubatchtrace check --help)\$" check --nonsense "$CBT_TMP"
+usage_error "an unknown short option" "unknown option '-x' (see cubatchtrace summary --help)" summary -x "$CBT_TMP"
+usage_error "summary --by without its value" "option '--by' needs a value (see cubatchtrace summary --help)" summary --by
+usage_error "summary --json=yes" "option '--json' takes no value" summary --json=yes "$CBT_TMP"
+usage_error "check --fail-on nonsense" "--fail-on fatal: expected error, hazard or warning" check --fail-on fatal "$CBT_TMP"
+usage_error "summary --by nonsense" "--by color: expected process, thread, stream or caller" summary --by color "$CBT_TMP"
+usage_error "summary --pid nonsense" "--pid abc: not a process id" summary --pid abc "$CBT_TMP"
+usage_error "rules with an argument" "rules: unexpected argument 'extra'" rules extra
+usage_error "rules with an option" "unknown option '--all' (see cubatchtrace rules --help)" rules --all
+usage_error "run without a program" "run: no program given" run
+usage_error "run --report elsewhere" "only .stderr. is supported" run --report syslog -- true
+CBT_ENV=CUBATCHTRACE_TIMEOUT=soon
+usage_error "a bad CUBATCHTRACE_TIMEOUT" "CUBATCHTRACE_TIMEOUT=soon: expected seconds" summary "$CBT_TMP"
+CBT_ENV=CUBATCHTRACE_MAX_MEMORY=lots
+usage_error "a bad CUBATCHTRACE_MAX_MEMORY" "CUBATCHTRACE_MAX_MEMORY=lots: expected a size" check "$CBT_TMP"
+CBT_ENV=""
 [ -f "$top_srcdir/docs/cubatchtrace.1" ]; ok $? "the man page exists"
 grep -q '^\.TH CUBATCHTRACE 1' "$top_srcdir/docs/cubatchtrace.1"; ok $? "the man page is cubatchtrace(1)"
+for w in CUBATCHTRACE_MAX_MEMORY CUBATCHTRACE_TIMEOUT 'allow\\-discarded' 'DAMAGED TRACES'; do
+    grep -q -- "$w" "$top_srcdir/docs/cubatchtrace.1"; ok $? "the man page documents $w"
+done
 done_testing
