@@ -23,10 +23,13 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbt.h"
+#include "agg.h"
+#include "assemble.h"
+#include "util.h"
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded op");
 _Static_assert(sizeof(struct cbt_ev_operand) == 56, "struct cbt_ev_operand is not the recorded operand");
@@ -503,7 +506,7 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
     bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING);
     if (checked) {
         nf = check_batch(m, h, x->ops, x->src, x->dst);
-        cbt_guard_progress(); /* a large batch can take the validator a while */
+        cbt_progress(); /* a large batch can take the validator a while */
     } else if (h) {
         nf = ops_not_read(m, h);
     }

@@ -10,13 +10,14 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cbt.h"
+#include "callsite.h"
 
 #define MAX_OBJS 65536
 #define MAX_ELFS 64

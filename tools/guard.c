@@ -31,6 +31,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,7 +43,8 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "cbt.h"
+#include "guard.h"
+#include "util.h"
 
 #define GUARD_DEFAULT_MEMORY (8ull << 30)
 #define GUARD_DEFAULT_TIMEOUT_S 30.0
@@ -56,34 +59,10 @@ struct guard_shared {
 };
 
 static struct guard_shared *shared; /* set in the guarded child only */
+static void moved(void);
 static long page_size;
 
 /* ---------------------------------------------------------------- limits */
-
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (mul > 1 && *end == 'i')
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end || v * mul >= 18e18)
-        return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
-}
 
 /* CUBATCHTRACE_MAX_MEMORY: a size (4G, 512M, bytes) or 0 / off for none. */
 static int memory_limit(uint64_t *limit)
@@ -94,7 +73,7 @@ static int memory_limit(uint64_t *limit)
             *limit = 0;
             return 0;
         }
-        if (parse_size(s, limit) != 0) {
+        if (cbt_parse_size(s, limit) != 0) {
             cbt_err("CUBATCHTRACE_MAX_MEMORY=%s: expected a size such as 4G or 512M, or off", s);
             return -1;
         }
@@ -430,6 +409,7 @@ static void run_child(pid_t parent, int done_read, int out, int err, struct guar
     close(out);
     close(err);
     shared = g;
+    cbt_progress_listen(moved);
     child_setup(limit);
     int rc = body(arg);
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -507,7 +487,6 @@ static void moved(void)
         __atomic_fetch_add(&shared->progress, 1, __ATOMIC_RELAXED);
 }
 
-void cbt_guard_progress(void) { moved(); }
 
 static void publish(const char *trace, const char *stream)
 {

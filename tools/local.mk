@@ -1,8 +1,15 @@
 # The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
-tools_cubatchtrace_SOURCES = tools/main.c tools/guard.c tools/reader.c tools/assemble.c tools/agg.c tools/show.c tools/callsite.c \
-	tools/run.c tools/cbt.h
+tools_cubatchtrace_SOURCES = \
+	tools/main.c tools/commands.h tools/run.c tools/show.c \
+	tools/guard.c tools/guard.h \
+	tools/reader.c tools/reader.h \
+	tools/assemble.c tools/assemble.h \
+	tools/agg.c tools/agg.h tools/agg_internal.h \
+	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
+	tools/callsite.c tools/callsite.h \
+	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
@@ -34,6 +41,7 @@ TOOL_TESTS = \
 	tests/tool/fuzz-read.sh \
 	tests/tool/summary-totals.sh \
 	tests/tool/check.sh \
+	tests/tool/check-notes.sh \
 	tests/tool/run.sh \
 	tests/tool/demo.sh \
 	tests/tool/peer.sh \

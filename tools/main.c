@@ -9,38 +9,38 @@
  *
  * The commands that decode traces do it behind guard.c: a damaged trace that
  * crashes or hangs libbabeltrace2 costs one line on stderr and exit status 2.
+ *
+ * The tool, top down (each file hands work down, never back up):
+ *   main.c      command line; summary, check and rules
+ *   run.c       `run`: session daemon, session, program, then the summary
+ *   show.c      `show`: every batch, op and finding, one per line
+ *   guard.c     decoding in a child process: memory limit, watchdog
+ *   reader.c    babeltrace2 graph: one source per trace, our own sink
+ *   assemble.c  batches put back together from their chunks, validated
+ *   agg.c       streaming aggregation in bounded tables, pairing
+ *   tables.c    the aggregate as rows of tables, for both outputs
+ *   text.c      the text summary and the finding lines of `check`
+ *   json.c      the JSON summary
+ *   callsite.c  naming a caller address (statedump bin_info + ELF symbols)
+ *   util.c      error lines, the clock, usage errors, option values, progress
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cbt.h"
+#include <cubatchtrace/catalog.h>
 
-void cbt_err(const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    for (char *p = buf; *p; p++) /* one line, always */
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    fprintf(stderr, "%s: %s\n", CBT_PROG, buf);
-}
-
-uint64_t cbt_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "agg.h"
+#include "commands.h"
+#include "guard.h"
+#include "json.h"
+#include "reader.h"
+#include "text.h"
+#include "util.h"
 
 /* The exit statuses of `check`; when several apply, the lowest. */
 enum {
@@ -113,87 +113,6 @@ static const char usage_rules[] =
     "Usage: cubatchtrace rules\n"
     "List the validator's rules: name, severity and one line of explanation.\n";
 
-/* ---------------------------------------------------------------- usage errors */
-
-/* Edit distance (adjacent transpositions count one), capped at 9. */
-static unsigned distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 32 || lb > 32)
-        return 9;
-    unsigned d[33][33];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = (unsigned)i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = (unsigned)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb] > 9 ? 9 : d[la][lb];
-}
-
-/* The candidate closest to `word` when it is close enough to be a slip, else NULL. */
-static const char *closest(const char *word, const char *const *cands, size_t n)
-{
-    const char *best = NULL;
-    unsigned bestd = 9;
-    size_t lw = strlen(word);
-    for (size_t i = 0; i < n; i++) {
-        unsigned d = distance(word, cands[i]);
-        if (lw >= 2 && strncmp(cands[i], word, lw) == 0)
-            d = 1; /* a prefix */
-        if (d < bestd) {
-            bestd = d;
-            best = cands[i];
-        }
-    }
-    unsigned allowed = lw <= 4 ? 1 : lw <= 8 ? 2 : 3;
-    return bestd <= allowed ? best : NULL;
-}
-
-int cbt_option_error(const char *cmd, int c, char **argv, const struct option *opts)
-{
-    char see[96];
-    snprintf(see, sizeof(see), "(see %s %s --help)", CBT_PROG, cmd);
-    const char *arg = optind > 0 ? argv[optind - 1] : "";
-    if (strncmp(arg, "--", 2) != 0) {
-        if (c == ':')
-            cbt_err("option '-%c' needs a value %s", optopt, see);
-        else
-            cbt_err("unknown option '-%c' %s", optopt, see);
-        return 2;
-    }
-    char name[64];
-    snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-    if (c == ':') {
-        cbt_err("option '--%s' needs a value %s", name, see);
-        return 2;
-    }
-    const char *names[32];
-    size_t n = 0;
-    for (const struct option *p = opts; p->name && n < 32; p++) {
-        if (strcmp(p->name, name) == 0 && p->has_arg == no_argument) {
-            cbt_err("option '--%s' takes no value %s", name, see);
-            return 2;
-        }
-        names[n++] = p->name;
-    }
-    const char *near = closest(name, names, n);
-    if (near)
-        cbt_err("unknown option '--%s'; did you mean '--%s'? %s", name, near, see);
-    else
-        cbt_err("unknown option '--%s' %s", name, see);
-    return 2;
-}
-
 /* ---------------------------------------------------------------- options */
 
 static int parse_by(const char *s, unsigned *by)
@@ -220,25 +139,6 @@ static int parse_by(const char *s, unsigned *by)
     }
     free(dup);
     return rc;
-}
-
-static int parse_pid(const char *s, int64_t **pids, int *npids)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || end == s || v < 0) {
-        cbt_err("--pid %s: not a process id", s);
-        return -1;
-    }
-    int64_t *n = realloc(*pids, sizeof(*n) * (size_t)(*npids + 1));
-    if (!n) {
-        cbt_err("out of memory");
-        return -1;
-    }
-    *pids = n;
-    n[(*npids)++] = v;
-    return 0;
 }
 
 static int parse_severity(const char *s)
@@ -269,7 +169,7 @@ static int summary_read(void *arg)
     }
     int rc = cbt_read(&j->ro, a);
     if (rc == 0) {
-        cbt_guard_progress();
+        cbt_progress();
         cbt_agg_finish(a);
         if (j->json)
             rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
@@ -295,7 +195,7 @@ static int cmd_summary(int argc, char **argv)
         switch (c) {
         case 'j': j.json = true; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
-        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'h': fputs(usage_summary, stdout); rc = 0; goto out;
         default: cbt_option_error("summary", c, argv, opts); goto out;
         }
@@ -327,12 +227,18 @@ static int check_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    cbt_agg_set_finding_printer(a, stdout);
+    struct cbt_finding_lines *lines = cbt_finding_lines_new(a, stdout);
+    if (!lines) {
+        cbt_err("out of memory");
+        cbt_agg_free(a);
+        return 2;
+    }
+    cbt_agg_on_finding(a, cbt_finding_line, lines);
     int rc = cbt_read(&j->ro, a);
     if (rc == 0) {
-        cbt_guard_progress();
+        cbt_progress();
         cbt_agg_finish(a);
-        cbt_agg_flush_findings(a);
+        cbt_finding_lines_flush(lines);
         uint64_t n[3];
         for (unsigned s = 0; s < 3; s++)
             n[s] = cbt_agg_findings_at_or_above(a, s) - (s ? cbt_agg_findings_at_or_above(a, s - 1) : 0);
@@ -344,15 +250,25 @@ static int check_read(void *arg)
             printf("# the tracer discarded %" PRIu64 " events and %" PRIu64 " packets%s: findings may be missing%s\n",
                    lost_events, lost_packets, lost_uncounted ? " (and more, uncounted)" : "",
                    j->allow_discarded ? " (--allow-discarded)" : "");
+        const struct cbt_read_stats *rs = cbt_agg_get_read_stats(a);
+        uint64_t unvalidated = rs->malformed + rs->incomplete + rs->given_up;
+        if (unvalidated)
+            printf("# batches not validated: %" PRIu64 " (%" PRIu64 " malformed, %" PRIu64 " incomplete, %" PRIu64
+                   " over the reader's memory cap): their findings are missing\n",
+                   unvalidated, rs->malformed, rs->incomplete, rs->given_up);
         uint64_t disagreeing = cbt_agg_inline_disagreeing(a);
-        printf("# %" PRIu64 " findings: %" PRIu64 " error, %" PRIu64 " hazard, %" PRIu64 " warning; %" PRIu64
-               " at or above %s\n",
-               cbt_agg_findings_total(a), n[0], n[1], n[2], serious, cbt_severity_name((unsigned)j->threshold));
         rc = serious                          ? CHECK_FINDINGS
              : disagreeing                    ? CHECK_DISAGREEING
              : lost && !j->allow_discarded    ? CHECK_LOST
                                               : CHECK_CLEAN;
+        if (disagreeing)
+            printf("# inline findings that disagree with the reader's validator: %" PRIu64 "%s\n", disagreeing,
+                   rc == CHECK_DISAGREEING ? " (exit status 3)" : "");
+        printf("# %" PRIu64 " findings: %" PRIu64 " error, %" PRIu64 " hazard, %" PRIu64 " warning; %" PRIu64
+               " at or above %s\n",
+               cbt_agg_findings_total(a), n[0], n[1], n[2], serious, cbt_severity_name((unsigned)j->threshold));
     }
+    cbt_finding_lines_free(lines);
     cbt_agg_free(a);
     return rc;
 }
@@ -377,7 +293,7 @@ static int cmd_check(int argc, char **argv)
             }
             break;
         case 'a': j.allow_discarded = true; break;
-        case 'p': if (parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'h': fputs(usage_check, stdout); rc = CHECK_CLEAN; goto out;
         default: cbt_option_error("check", c, argv, opts); goto out;
         }
@@ -391,26 +307,6 @@ static int cmd_check(int argc, char **argv)
 out:
     free(pids);
     return rc;
-}
-
-/* ---------------------------------------------------------------- show */
-
-struct command_job {
-    int argc;
-    char **argv;
-};
-
-static int show_whole(void *arg)
-{
-    const struct command_job *j = arg;
-    return cbt_cmd_show(j->argc, j->argv);
-}
-
-/* show.c parses its own command line, so the whole command runs guarded. */
-static int cmd_show(int argc, char **argv)
-{
-    struct command_job j = {argc, argv};
-    return cbt_guard_run(NULL, 0, show_whole, &j);
 }
 
 /* ---------------------------------------------------------------- rules */
@@ -452,7 +348,7 @@ static const struct command {
     int (*fn)(int argc, char **argv);
 } commands[] = {
     {"run", cbt_cmd_run},   {"summary", cmd_summary}, {"check", cmd_check},
-    {"show", cmd_show},     {"rules", cmd_rules},
+    {"show", cbt_cmd_show},     {"rules", cmd_rules},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -470,7 +366,7 @@ static int unknown_command(const char *name)
     for (size_t i = 0; i < NCOMMANDS; i++)
         names[i] = commands[i].name;
     names[NCOMMANDS] = "help";
-    const char *near = closest(name, names, NCOMMANDS + 1);
+    const char *near = cbt_closest(name, names, NCOMMANDS + 1);
     if (near)
         cbt_err("unknown command '%s'; did you mean '%s'? (see %s --help)", name, near, CBT_PROG);
     else

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,10 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "cbt.h"
+#include "agg.h"
+#include "assemble.h"
+#include "reader.h"
+#include "util.h"
 
 enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO };
 

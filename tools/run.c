@@ -26,7 +26,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cbt.h"
+#include <cubatchtrace/events.h>
+
+#include "agg.h"
+#include "commands.h"
+#include "guard.h"
+#include "json.h"
+#include "reader.h"
+#include "text.h"
+#include "util.h"
 
 #ifndef CBT_LIBDIR
 #define CBT_LIBDIR "/usr/local/lib"
@@ -359,6 +367,56 @@ static bool dir_nonempty(const char *p)
     return n > 0;
 }
 
+/* ---------------------------------------------------------------- the summary */
+
+struct summary_job {
+    struct cbt_read_opts ro;
+    bool json;
+};
+
+/* The summary of the fresh trace, read behind the guard like `summary`. */
+static int summary_read(void *arg)
+{
+    const struct summary_job *j = arg;
+    struct cbt_agg *a = cbt_agg_new(0);
+    if (!a) {
+        cbt_err("out of memory");
+        return 2;
+    }
+    int rc = cbt_read(&j->ro, a);
+    if (rc == 0) {
+        cbt_progress();
+        cbt_agg_finish(a);
+        if (j->json)
+            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+        else
+            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs);
+    }
+    cbt_agg_free(a);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- run */
+
+/* The smallest sub-buffer that holds the largest chunk event: 64 ops with
+ * every operand distinct are about 14.3 KiB (CBT_EV_OPS_PER_EVENT). */
+#define MIN_SUBBUF ((uint64_t)16 * 1024)
+
+static int check_subbuf_size(const char *s)
+{
+    uint64_t v;
+    if (cbt_parse_size(s, &v) != 0) {
+        cbt_err("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
+        return -1;
+    }
+    if (v < MIN_SUBBUF) {
+        cbt_err("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
+                CBT_EV_OPS_PER_EVENT);
+        return -1;
+    }
+    return 0;
+}
+
 int cbt_cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -371,7 +429,8 @@ int cbt_cmd_run(int argc, char **argv)
     bool strict = false, json = false, per_op = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 's': strict = true; break;
@@ -384,10 +443,14 @@ int cbt_cmd_run(int argc, char **argv)
             break;
         case 'j': json = true; break;
         case 'P': per_op = true; break;
-        case 'S': subbuf = optarg; break;
+        case 'S':
+            if (check_subbuf_size(optarg) != 0)
+                return 2;
+            subbuf = optarg;
+            break;
         case 'N': nsubbuf = optarg; break;
         case 'h': fputs(usage_run, stdout); return 0;
-        default: fputs(usage_run, stderr); return 2;
+        default: return cbt_option_error("run", c, argv, opts);
         }
     }
     if (optind >= argc) {
@@ -547,17 +610,9 @@ int cbt_cmd_run(int argc, char **argv)
     stop_daemon(&r);
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
     {
-        struct cbt_agg *a = cbt_agg_new(0);
         const char *inputs[1] = {outdir};
-        struct cbt_read_opts ro = {inputs, 1, NULL, 0, true};
-        if (a && cbt_read(&ro, a) == 0) {
-            cbt_agg_finish(a);
-            if (json)
-                cbt_agg_print_json(a, stdout, inputs, 1);
-            else
-                cbt_agg_print_text(a, stdout, inputs, 1);
-        }
-        cbt_agg_free(a);
+        struct summary_job j = {{inputs, 1, NULL, 0, true}, json};
+        cbt_guard_run(inputs, 1, summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;
 

@@ -6,13 +6,22 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbt.h"
+#include <cubatchtrace/catalog.h>
+#include <cubatchtrace/events.h>
+#include <cubatchtrace/validate.h>
+
+#include "agg.h"
+#include "assemble.h"
+#include "commands.h"
+#include "guard.h"
+#include "reader.h"
+#include "util.h"
 
 static const char usage_show[] =
     "Usage: cubatchtrace show [--pid PID]... TRACE...\n"
@@ -191,56 +200,54 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
     }
 }
 
-int cbt_cmd_show(int argc, char **argv)
+struct show_job {
+    struct cbt_read_opts ro;
+};
+
+static int show_read(void *arg)
 {
-    static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
-    };
-    int64_t *pids = NULL;
-    int npids = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            int64_t *n = errno || *end || end == optarg || v < 0 ? NULL : realloc(pids, sizeof(*n) * (size_t)(npids + 1));
-            if (!n) {
-                cbt_err("--pid %s: not a process id", optarg);
-                free(pids);
-                return 2;
-            }
-            pids = n;
-            pids[npids++] = v;
-            break;
-        }
-        case 'h': fputs(usage_show, stdout); free(pids); return 0;
-        default: fputs(usage_show, stderr); free(pids); return 2;
-        }
-    }
-    if (optind >= argc) {
-        cbt_err("show: no trace given (see `cubatchtrace show --help`)");
-        free(pids);
-        return 2;
-    }
+    const struct show_job *j = arg;
     struct cbt_agg *a = cbt_agg_new(0);
     if (!a) {
         cbt_err("out of memory");
-        free(pids);
         return 2;
     }
     static char buf[1 << 16];
     struct show s = {.out = stdout, .agg = a};
     setvbuf(stdout, buf, _IOFBF, sizeof(buf));
-    struct cbt_read_opts ro = {(const char *const *)argv + optind, argc - optind, pids, npids, false};
-    int rc = cbt_read_batches(&ro, a, show_batch, &s);
+    int rc = cbt_read_batches(&j->ro, a, show_batch, &s);
     if (rc == 0)
         print_legend(&s);
     if (rc == 0)
         printf("# batches: %" PRIu64 ", ops: %" PRIu64 ", findings: %" PRIu64 "\n", s.batches, s.ops, s.findings);
     fflush(stdout);
     cbt_agg_free(a);
+    return rc;
+}
+
+int cbt_cmd_show(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+    };
+    int64_t *pids = NULL;
+    int npids = 0, c, rc = 2;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'h': fputs(usage_show, stdout); rc = 0; goto out;
+        default: cbt_option_error("show", c, argv, opts); goto out;
+        }
+    }
+    if (optind >= argc) {
+        cbt_err("show: no trace given (see %s show --help)", CBT_PROG);
+        goto out;
+    }
+    struct show_job j = {{(const char *const *)argv + optind, argc - optind, pids, npids, false}};
+    rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, show_read, &j);
+out:
     free(pids);
     return rc;
 }

@@ -29,8 +29,11 @@
 /* Version of the layout below, recorded in every batch (field `format`). */
 #define CBT_EV_FORMAT 2
 
-/* Ops per event: a chunk of 64 ops with every operand distinct is 11.4 KiB,
- * below the smallest sub-buffer that holds one (16 KiB). */
+/* Ops per event: a chunk of 64 ops with every operand distinct is about
+ * 14.3 KiB (64 * 112 bytes of ops, 64 * 2 of operand indices and 128 * 56 of
+ * operands, 14464 bytes, plus the event's header, contexts and sequence
+ * lengths), so it fits the smallest sub-buffer `cubatchtrace run` accepts
+ * (16 KiB). */
 #define CBT_EV_OPS_PER_EVENT 64
 
 /* Bytes of one op as recorded (sizeof(CUDA_MEMCPY3D_BATCH_OP) in CUDA 13),

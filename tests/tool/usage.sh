@@ -56,6 +56,21 @@ usage_error "rules with an argument" "rules: unexpected argument 'extra'" rules 
 usage_error "rules with an option" "unknown option '--all' (see cubatchtrace rules --help)" rules --all
 usage_error "run without a program" "run: no program given" run
 usage_error "run --report elsewhere" "only .stderr. is supported" run --report syslog -- true
+usage_error "run --strickt" "unknown option '--strickt'; did you mean '--strict'? (see cubatchtrace run --help)\$" \
+    run --strickt -- true
+usage_error "run --output without its value" "option '--output' needs a value (see cubatchtrace run --help)\$" run --output
+usage_error "run -o without its value" "option '-o' needs a value (see cubatchtrace run --help)\$" run -o
+usage_error "run --json=yes" "option '--json' takes no value (see cubatchtrace run --help)\$" run --json=yes -- true
+usage_error "run --subbuf-size below 16K" \
+    "run: --subbuf-size 8K: below 16K, the smallest sub-buffer that holds a chunk of 64 ops\$" run --subbuf-size 8K -- true
+usage_error "run --subbuf-size 16383" "below 16K" run --subbuf-size 16383 -- true
+usage_error "run --subbuf-size nonsense" "run: --subbuf-size big: expected a size such as 64K or 1M\$" \
+    run --subbuf-size big -- true
+usage_error "show without a trace" "show: no trace given (see cubatchtrace show --help)\$" show
+usage_error "show --pids" "unknown option '--pids'; did you mean '--pid'? (see cubatchtrace show --help)\$" show --pids 1 "$CBT_TMP"
+usage_error "show --pid without its value" "option '--pid' needs a value (see cubatchtrace show --help)\$" show --pid
+usage_error "show -x" "unknown option '-x' (see cubatchtrace show --help)\$" show -x "$CBT_TMP"
+usage_error "show --pid nonsense" "--pid abc: not a process id" show --pid abc "$CBT_TMP"
 CBT_ENV=CUBATCHTRACE_TIMEOUT=soon
 usage_error "a bad CUBATCHTRACE_TIMEOUT" "CUBATCHTRACE_TIMEOUT=soon: expected seconds" summary "$CBT_TMP"
 CBT_ENV=CUBATCHTRACE_MAX_MEMORY=lots

@@ -1,0 +1,97 @@
+/*
+ * cubatchtrace (the tool): the aggregate, streaming and bounded (agg.c).  The
+ * reader hands it batches, ops and findings as it puts them back together;
+ * the outputs (text.c, json.c) print it once finished.
+ */
+#ifndef CBT_AGG_H
+#define CBT_AGG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where an event happened. */
+struct cbt_where {
+    uint32_t host;    /* index into the host name table */
+    int64_t vpid;     /* -1 when the trace has no vpid context */
+    int64_t vtid;     /* -1 when unknown */
+    const char *procname; /* NULL when unknown; valid during the call only */
+    int64_t ts_ns;    /* ns from origin; INT64_MIN when unknown */
+    bool has_ts;
+};
+
+/* The batch fields the summary uses (cubatchtrace:batch minus the ops).
+ * ops_expected: how many ops the reader hands over for it (cbt_agg_batch and
+ * cbt_agg_batch_ops); the batch is summarised once they all came. */
+struct cbt_batch {
+    uint64_t batch_id, num_ops, ops_expected, op_list, stream, stream_id, driver_ns, caller;
+    uint32_t result;
+    int32_t device;
+    uint8_t api, door, outcome;
+};
+
+/* A chunk of ops (structure of arrays), at most CBT_CHUNK per call. */
+#define CBT_CHUNK 256
+struct cbt_ops {
+    uint64_t first;
+    uint32_t count;
+    uint8_t src_type[CBT_CHUNK], dst_type[CBT_CHUNK];
+    uint8_t src_mem[CBT_CHUNK], dst_mem[CBT_CHUNK];
+    int32_t src_dev[CBT_CHUNK], dst_dev[CBT_CHUNK];
+    uint8_t order[CBT_CHUNK];
+    uint64_t bytes[CBT_CHUNK];
+};
+
+/* A finding with where it belongs (the validator's struct cbt_finding, located). */
+struct cbt_batch_finding {
+    uint64_t batch_id, op, other_op, value, limit, caller;
+    uint16_t rule;
+    uint8_t severity, side;
+};
+
+/* ---- the aggregate ---- */
+struct cbt_agg;
+enum cbt_by { CBT_BY_PROCESS = 1, CBT_BY_THREAD = 2, CBT_BY_STREAM = 4, CBT_BY_CALLER = 8 };
+struct cbt_agg *cbt_agg_new(unsigned by);
+void cbt_agg_free(struct cbt_agg *a);
+uint32_t cbt_agg_host(struct cbt_agg *a, const char *hostname);
+const char *cbt_agg_host_name(const struct cbt_agg *a, uint32_t host);
+/* `ops` may be NULL (batch without recorded ops). */
+void cbt_agg_batch(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch *b,
+                   const struct cbt_ops *ops);
+void cbt_agg_batch_ops(struct cbt_agg *a, const struct cbt_where *w, uint64_t batch_id,
+                       const struct cbt_ops *ops);
+void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f);
+/* Hands each finding to fn as well, once counted (check prints them as they come). */
+typedef void (*cbt_finding_fn)(void *ctx, const struct cbt_where *w, const struct cbt_batch_finding *f);
+void cbt_agg_on_finding(struct cbt_agg *a, cbt_finding_fn fn, void *ctx);
+/* What the reader itself learned (assemble.c), handed over once at the end of the input. */
+struct cbt_read_stats {
+    uint64_t inline_checked;     /* inline findings compared with the read-time ones */
+    uint64_t inline_disagreeing; /* findings on one side only */
+    uint64_t inline_unchecked;   /* inline findings not compared (older rules, batch not validated, batch unseen) */
+    uint64_t pending;            /* batches recorded before a driver call that never returned */
+    uint64_t malformed;          /* batches whose chunks do not fit the event format: not validated */
+    uint64_t incomplete;         /* batches missing chunks at the end of the input: not validated */
+    uint64_t given_up;           /* batches not validated: the reader's memory cap (CUBATCHTRACE_READ_MEMORY) */
+    uint64_t findings_dropped;   /* findings past the per-batch cap, counted nowhere else */
+    uint16_t rules_seen[8];      /* the distinct `rules` versions recorded, in the order seen */
+    unsigned nrules_seen;
+    bool rules_more;             /* more than 8 distinct versions */
+};
+void cbt_agg_read_stats(struct cbt_agg *a, const struct cbt_read_stats *s);
+const struct cbt_read_stats *cbt_agg_get_read_stats(const struct cbt_agg *a);
+/* inline findings that disagree with the read-time validator (check: exit 3) */
+uint64_t cbt_agg_inline_disagreeing(const struct cbt_agg *a);
+void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, uint64_t memsz,
+                      const char *path, bool is_pic);
+void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool count_known);
+void cbt_agg_finish(struct cbt_agg *a);
+/* count of findings whose severity is at or above `threshold` (error=0 is most severe) */
+uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold);
+uint64_t cbt_agg_findings_total(const struct cbt_agg *a);
+
+/* What the tracer lost: events and packets discarded, and discard notices that
+ * came without a count. */
+void cbt_agg_lost(const struct cbt_agg *a, uint64_t *events, uint64_t *packets, uint64_t *uncounted);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * cubatchtrace (the tool): batches put back together from their chunks,
+ * validated, their inline findings compared (assemble.c); each batch goes to
+ * the aggregate and, when asked, to a callback (show.c).
+ */
+#ifndef CBT_ASSEMBLE_H
+#define CBT_ASSEMBLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cubatchtrace/events.h>
+#include <cubatchtrace/validate.h>
+
+#include "agg.h"
+
+enum cbt_batch_state {
+    CBT_BS_COMPLETE,   /* every recorded op, validated */
+    CBT_BS_PENDING,    /* outcome "pending" and no batch_end: the process ended inside the driver call; validated */
+    CBT_BS_INCOMPLETE, /* chunks missing at the end of the input (discarded events?): not validated */
+    CBT_BS_MALFORMED,  /* chunks that do not fit the event format: not validated */
+    CBT_BS_GIVEN_UP,   /* the reader's memory cap: later ops are summarised, not shown, not validated */
+    CBT_BS_NO_HEADER,  /* chunks whose cubatchtrace:batch event never came */
+};
+const char *cbt_batch_state_name(enum cbt_batch_state s);
+
+/* A batch as the reader put it back together, for show.c.  Valid during the call only. */
+struct cbt_read_batch {
+    struct cbt_where w;
+    bool have_header;
+    struct cbt_ev_batch h;   /* the header, with batch_end's fields over it when it came */
+    enum cbt_batch_state state;
+    uint64_t nops;           /* ops[0..nops) */
+    const uint64_t *spans;   /* pairs [lo, hi): the ops whose chunk came; NULL: all of [0, nops) */
+    uint32_t nspans;
+    const CUDA_MEMCPY3D_BATCH_OP *ops;
+    const struct cbt_operand_info *src, *dst;
+    const struct cbt_finding *findings; /* read-time, in the validator's order */
+    uint64_t nfindings;
+    const uint8_t *finding_inline;      /* per finding: 1 the inline validator made it too, 0 it did not, 2 not compared */
+    const struct cbt_finding *inline_only; /* inline findings the read-time validator did not make */
+    uint64_t ninline_only;
+};
+typedef void (*cbt_batch_fn)(void *ctx, const struct cbt_read_batch *b);
+
+struct cbt_asm;
+struct cbt_chunk_bytes {
+    uint64_t first;                               /* ops_first */
+    const uint8_t *ops, *operand_of, *operands;   /* the three sequences */
+    uint64_t ops_len, operand_of_len, operands_len;
+};
+struct cbt_asm *cbt_asm_new(struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
+void cbt_asm_free(struct cbt_asm *m);
+void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
+                    const struct cbt_chunk_bytes *c);
+void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_chunk_bytes *c);
+void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h);
+void cbt_asm_inline_finding(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_finding *f);
+/* The end of the input: every batch still assembling is handed over; the stats go to agg. */
+void cbt_asm_finish(struct cbt_asm *m);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * The JSON summary (schema: docs/json-schema.md): the text summary's figures
+ * and tables as members, one object per row.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <cubatchtrace/catalog.h>
+
+#include "json.h"
+#include "tables.h"
+
+static void read_stats_json(const struct cbt_agg *a, json_t *root)
+{
+    const struct cbt_read_stats *s = &a->rs;
+    json_t *inl = json_object(), *rules = json_object(), *rec = json_array(), *rd = json_object();
+    json_object_set_new(inl, "checked", json_integer((json_int_t)s->inline_checked));
+    json_object_set_new(inl, "disagreeing", json_integer((json_int_t)s->inline_disagreeing));
+    json_object_set_new(inl, "unchecked", json_integer((json_int_t)s->inline_unchecked));
+    json_object_set_new(root, "inline_findings", inl);
+    for (unsigned i = 0; i < s->nrules_seen; i++)
+        json_array_append_new(rec, json_integer(s->rules_seen[i]));
+    json_object_set_new(rules, "recorded", rec);
+    json_object_set_new(rules, "checked", json_integer(CBT_RULES_VERSION));
+    json_object_set_new(root, "rules", rules);
+    json_object_set_new(rd, "pending_batches", json_integer((json_int_t)s->pending));
+    json_object_set_new(rd, "malformed_batches", json_integer((json_int_t)s->malformed));
+    json_object_set_new(rd, "incomplete_batches", json_integer((json_int_t)s->incomplete));
+    json_object_set_new(rd, "not_validated_batches", json_integer((json_int_t)s->given_up));
+    json_object_set_new(rd, "findings_not_counted", json_integer((json_int_t)s->findings_dropped));
+    json_object_set_new(root, "read", rd);
+}
+
+static json_t *devices_json(const struct cbt_agg *a)
+{
+    struct drow rows[NDEV + 2];
+    size_t n = cbt_device_rows(a, rows);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const struct devrow *r = rows[i].r;
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(rows[i].name));
+        json_object_set_new(o, "device", rows[i].has_dev ? json_integer(r->dev) : json_null());
+        json_object_set_new(o, "host", rows[i].has_dev ? json_string(cbt_agg_host_name(a, r->host)) : json_null());
+        json_object_set_new(o, "ops_out", json_integer((json_int_t)r->ops_out));
+        json_object_set_new(o, "bytes_out", json_integer((json_int_t)r->bytes_out));
+        json_object_set_new(o, "ops_in", json_integer((json_int_t)r->ops_in));
+        json_object_set_new(o, "bytes_in", json_integer((json_int_t)r->bytes_in));
+        json_object_set_new(o, "peer_ops_out", json_integer((json_int_t)r->peer_ops_out));
+        json_object_set_new(o, "peer_bytes_out", json_integer((json_int_t)r->peer_bytes_out));
+        json_object_set_new(o, "peer_ops_in", json_integer((json_int_t)r->peer_ops_in));
+        json_object_set_new(o, "peer_bytes_in", json_integer((json_int_t)r->peer_bytes_in));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops)
+{
+    const struct row *r = tr->r;
+    double pct = pct_bytes ? (tot_bytes ? 100.0 * (double)r->bytes / (double)tot_bytes : 0)
+                           : (tot_ops ? 100.0 * (double)r->ops / (double)tot_ops : 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(tr->name));
+    if (tr->has_range) {
+        json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));
+        json_object_set_new(o, "high", json_integer((json_int_t)(tr->hi > INT64_MAX ? INT64_MAX : tr->hi)));
+    }
+    json_object_set_new(o, "batches", json_integer((json_int_t)r->batches));
+    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+    json_object_set_new(o, "percent", json_real(pct));
+    if (r->n) {
+        json_object_set_new(o, "avg", json_real((double)r->sum / (double)r->n));
+        json_object_set_new(o, "min", json_integer((json_int_t)r->min));
+        json_object_set_new(o, "max", json_integer((json_int_t)r->max));
+    } else {
+        json_object_set_new(o, "avg", json_null());
+        json_object_set_new(o, "min", json_null());
+        json_object_set_new(o, "max", json_null());
+    }
+    return o;
+}
+
+#define JI(v) json_integer((json_int_t)(v))
+
+int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs)
+{
+    cbt_agg_finish(a);
+    json_t *root = json_object();
+    json_t *in = json_array();
+    for (int i = 0; i < ninputs; i++)
+        json_array_append_new(in, json_string(inputs[i]));
+    json_object_set_new(root, "schema", json_string("cubatchtrace-summary"));
+    json_object_set_new(root, "schema_version", JI(1));
+    json_object_set_new(root, "discarded_events", JI(a->discarded_events));
+    json_object_set_new(root, "discarded_packets", JI(a->discarded_packets));
+    json_object_set_new(root, "inputs", in);
+    json_t *hosts = json_array();
+    for (uint32_t i = 0; i < a->nhosts; i++)
+        json_array_append_new(hosts, json_string(a->hosts[i]));
+    json_object_set_new(root, "hosts", hosts);
+    json_object_set_new(root, "processes", JI(cbt_agg_count_procs(a)));
+    json_object_set_new(root, "threads", JI(cbt_agg_count_threads(a)));
+    json_object_set_new(root, "batches", JI(a->batches));
+    json_object_set_new(root, "ops", JI(a->ops));
+    json_object_set_new(root, "bytes", JI(a->bytes));
+    json_object_set_new(root, "failed_batches", JI(a->failed));
+    json_object_set_new(root, "refused_batches", JI(a->refused));
+    json_object_set_new(root, "no_driver_batches", JI(a->no_driver));
+    json_object_set_new(root, "driver_ns", JI(a->driver_ns));
+    json_t *unp = json_object();
+    json_object_set_new(unp, "orphan_ops", JI(a->orphan_ops));
+    json_object_set_new(unp, "incomplete_batches", JI(a->incomplete_batches));
+    json_object_set_new(unp, "pending_overflow", JI(a->pending_overflow));
+    json_object_set_new(unp, "tables_full", json_boolean(a->procs.overflowed || a->threads.overflowed ||
+                                                         a->streams.overflowed || a->callers.overflowed ||
+                                                         a->dev_overflowed));
+    json_object_set_new(root, "unpaired", unp);
+    read_stats_json(a, root);
+
+    struct tables ts;
+    cbt_tables_build(a, &ts);
+    bool pct_bytes = a->bytes > 0;
+    json_object_set_new(root, "percent_of", json_string(pct_bytes ? "bytes" : "ops"));
+    for (int i = 0; i < ts.n; i++) {
+        json_t *arr = json_array();
+        for (size_t j = 0; j < ts.t[i].n; j++)
+            json_array_append_new(arr, jrow(&ts.t[i].rows[j], pct_bytes, a->bytes, a->ops));
+        json_object_set_new(root, ts.t[i].key, arr);
+        if (strcmp(ts.t[i].key, "by_direction") == 0)
+            json_object_set_new(root, "by_device", devices_json(a));
+    }
+    json_t *fa = json_array();
+    for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
+        const struct frule *f = &a->rules[k];
+        if (!f->count)
+            continue;
+        const struct cbt_rule_info *ri = cbt_rule(k);
+        const char *sev = cbt_severity_name(f->severity);
+        json_t *o = json_object();
+        json_object_set_new(o, "rule", json_string(ri ? ri->name : "unknown"));
+        json_object_set_new(o, "severity", json_string(sev ? sev : "unknown"));
+        json_object_set_new(o, "count", JI(f->count));
+        json_t *fs = json_object();
+        json_object_set_new(fs, "batch", JI(f->first_batch));
+        json_object_set_new(fs, "pid", JI(f->first_pid));
+        json_object_set_new(fs, "host", json_string(cbt_agg_host_name(a, f->first_host)));
+        json_object_set_new(o, "first_seen", fs);
+        json_array_append_new(fa, o);
+    }
+    json_object_set_new(root, "findings", fa);
+    cbt_tables_free(&ts);
+    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(root);
+    return rc;
+}

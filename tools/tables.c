@@ -1,0 +1,288 @@
+/*
+ * The aggregate as the rows of its tables: the fixed tables in their order,
+ * the keyed ones sorted by bytes with an "other" row, call sites named and
+ * merged, histograms with their ranges, devices by host and ordinal.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callsite.h"
+#include "tables.h"
+
+static const char *const dir_names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH",
+                                                 "DtoA", "AtoD", "AtoA", "peer", "unknown"};
+
+static void trow_add(struct table *t, const char *name, const struct row *r)
+{
+    if (t->omit_empty && r->batches == 0 && r->ops == 0)
+        return;
+    if (t->n == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 16;
+        struct trow *n = realloc(t->rows, c * sizeof(*n));
+        if (!n)
+            return;
+        t->rows = n;
+        t->cap = c;
+    }
+    struct trow *tr = &t->rows[t->n++];
+    memset(tr, 0, sizeof(*tr));
+    snprintf(tr->name, sizeof(tr->name), "%s", name);
+    tr->r = r;
+}
+
+static int cmp_trow(const void *x, const void *y)
+{
+    const struct row *a = ((const struct trow *)x)->r, *b = ((const struct trow *)y)->r;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    if (a->batches != b->batches)
+        return a->batches < b->batches ? 1 : -1;
+    return strcmp(((const struct trow *)x)->name, ((const struct trow *)y)->name);
+}
+
+static void hist_name(char *buf, size_t len, unsigned bin, uint64_t *lo, uint64_t *hi)
+{
+    if (bin == 0) {
+        *lo = *hi = 0;
+        snprintf(buf, len, "0");
+        return;
+    }
+    *lo = 1ull << (bin - 1);
+    *hi = bin >= 64 ? UINT64_MAX : (1ull << bin) - 1;
+    if (*lo == *hi)
+        snprintf(buf, len, "%" PRIu64, *lo);
+    else
+        snprintf(buf, len, "%" PRIu64 "-%" PRIu64, *lo, *hi);
+}
+
+/* One row per non-empty power-of-two bin, with its range for the JSON. */
+static void hist_rows(struct table *t, const struct row *bins)
+{
+    char nm[64];
+    for (unsigned i = 0; i < NHIST; i++) {
+        uint64_t lo, hi;
+        hist_name(nm, sizeof(nm), i, &lo, &hi);
+        size_t before = t->n;
+        trow_add(t, nm, &bins[i]);
+        if (t->n > before) {
+            t->rows[t->n - 1].lo = lo;
+            t->rows[t->n - 1].hi = hi;
+            t->rows[t->n - 1].has_range = true;
+        }
+    }
+}
+
+static struct table *new_table(struct tables *ts, const char *key, const char *title, enum measure m, bool omit)
+{
+    struct table *t = &ts->t[ts->n++];
+    memset(t, 0, sizeof(*t));
+    t->key = key;
+    t->title = title;
+    t->m = m;
+    t->omit_empty = omit;
+    return t;
+}
+
+static void merge_row(struct row *into, const struct row *r)
+{
+    into->batches += r->batches;
+    into->ops += r->ops;
+    into->bytes += r->bytes;
+    if (r->n) {
+        if (into->n == 0 || r->min < into->min)
+            into->min = r->min;
+        if (r->max > into->max)
+            into->max = r->max;
+        into->n += r->n;
+        into->sum += r->sum;
+    }
+}
+
+/* A keyed table as rows, sorted by bytes, at most `top` + "other". */
+static void ktab_rows(struct cbt_agg *a, struct table *t, struct ktab *k, size_t top, struct row *other,
+                      void (*name)(struct cbt_agg *, const struct kent *, char *, size_t))
+{
+    t->omit_empty = true;
+    size_t first = t->n;
+    for (size_t i = 0; i < k->n; i++) {
+        char nm[256];
+        name(a, &k->ents[i], nm, sizeof(nm));
+        trow_add(t, nm, &k->ents[i].row);
+    }
+    qsort(t->rows + first, t->n - first, sizeof(*t->rows), cmp_trow);
+    memset(other, 0, sizeof(*other));
+    merge_row(other, &k->other.row);
+    while (t->n - first > top)
+        merge_row(other, t->rows[--t->n].r);
+    trow_add(t, "other", other);
+}
+
+static void name_proc(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
+{
+    snprintf(b, l, "%s pid %" PRId64 " %s", cbt_agg_host_name(a, (uint32_t)e->k[0]), (int64_t)e->k[1],
+             e->label ? e->label : "");
+}
+static void name_thread(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
+{
+    snprintf(b, l, "%s pid %" PRId64 " tid %" PRId64, cbt_agg_host_name(a, (uint32_t)e->k[0]), (int64_t)e->k[1],
+             (int64_t)e->k[2]);
+}
+static void name_stream(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
+{
+    snprintf(b, l, "%s pid %" PRId64 " stream 0x%" PRIx64 " (id %" PRIu64 ")", cbt_agg_host_name(a, (uint32_t)e->k[0]),
+             (int64_t)e->k[1], e->k[2], e->extra);
+}
+
+void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
+{
+    struct table *t;
+    char nm[256];
+    memset(ts, 0, sizeof(*ts));
+
+    t = new_table(ts, "by_api", "Batches by API variant", M_DRIVER, true);
+    for (unsigned i = 0; i < NAPI; i++) {
+        const char *n = cbt_api_name(i);
+        trow_add(t, n ? n : "(batch event not seen)", &a->api[i]);
+    }
+    t = new_table(ts, "by_door", "Batches by door (how the call reached the shim)", M_DRIVER, true);
+    for (unsigned i = 0; i < NDOOR; i++) {
+        const char *n = cbt_door_name(i);
+        trow_add(t, n ? n : "unknown", &a->door[i]);
+    }
+    t = new_table(ts, "by_api_door", "Batches by API variant and door", M_DRIVER, true);
+    for (unsigned i = 0; i < NAPI; i++)
+        for (unsigned j = 0; j < NDOOR; j++) {
+            const char *an = cbt_api_name(i), *dn = cbt_door_name(j);
+            snprintf(nm, sizeof(nm), "%s / %s", an ? an : "?", dn ? dn : "?");
+            trow_add(t, nm, &a->apidoor[i][j]);
+        }
+    t = new_table(ts, "by_direction", "Ops by direction (D: device or managed, H: host, A: array; peer: D to D across devices)",
+                  M_BYTES, true);
+    for (unsigned i = 0; i < DIR_COUNT; i++)
+        trow_add(t, dir_names[i], &a->dir[i]);
+    t = new_table(ts, "by_memkinds", "Ops by memory kinds (source->destination)", M_BYTES, true);
+    for (unsigned i = 0; i < NKIND; i++)
+        for (unsigned j = 0; j < NKIND; j++) {
+            const char *sn = cbt_memkind_name(i), *dn = cbt_memkind_name(j);
+            snprintf(nm, sizeof(nm), "%s->%s", sn ? sn : "?", dn ? dn : "?");
+            trow_add(t, nm, &a->kind[i][j]);
+        }
+    t = new_table(ts, "by_access_order", "Ops by srcAccessOrder", M_BYTES, true);
+    for (unsigned i = 0; i < NORDER; i++) {
+        const char *n = cbt_access_order_name(i);
+        trow_add(t, n ? n : "(out of range)", &a->order[i]);
+    }
+    t = new_table(ts, "batch_size_histogram", "Batch-size histogram (numOps, powers of two)", M_DRIVER, true);
+    hist_rows(t, a->bsize);
+    t = new_table(ts, "op_size_histogram", "Op-size histogram (bytes per op, powers of two; 0: size unknown)", M_BYTES, true);
+    hist_rows(t, a->osize);
+
+    /* call sites: name each (host, vpid, address), merge equal names, keep the top ones */
+    t = new_table(ts, "callers", "Top call sites (object+offset, function+offset when known)", M_DRIVER, true);
+    {
+        size_t n = a->callers.n, m = 0, top = a->by & CBT_BY_CALLER ? a->callers.limit : TOP_CALLERS;
+        struct trow *tmp = calloc(n ? n : 1, sizeof(*tmp));
+        ts->merged = calloc(n ? n : 1, sizeof(*ts->merged));
+        for (size_t i = 0; tmp && ts->merged && i < n; i++) {
+            const struct kent *e = &a->callers.ents[i];
+            cbt_objmap_name(a->objs, (uint32_t)e->k[0], (int64_t)e->k[1], e->k[2], nm, sizeof(nm));
+            size_t j;
+            for (j = 0; j < m; j++)
+                if (strcmp(tmp[j].name, nm) == 0)
+                    break;
+            if (j == m) {
+                snprintf(tmp[m].name, sizeof(tmp[m].name), "%s", nm);
+                tmp[m].r = &ts->merged[m];
+                m++;
+            }
+            merge_row(&ts->merged[j], &e->row);
+        }
+        if (tmp)
+            qsort(tmp, m, sizeof(*tmp), cmp_trow);
+        for (size_t j = 0; tmp && j < m; j++) {
+            if (j < top)
+                trow_add(t, tmp[j].name, tmp[j].r);
+            else
+                merge_row(&ts->caller_other, tmp[j].r);
+        }
+        merge_row(&ts->caller_other, &a->callers.other.row);
+        trow_add(t, "other", &ts->caller_other);
+        free(tmp);
+    }
+    if (a->by & CBT_BY_PROCESS) {
+        t = new_table(ts, "by_process", "Batches by process", M_DRIVER, true);
+        ktab_rows(a, t, &a->procs, 256, &ts->proc_other, name_proc);
+    }
+    if (a->by & CBT_BY_THREAD) {
+        t = new_table(ts, "by_thread", "Batches by thread", M_DRIVER, true);
+        ktab_rows(a, t, &a->threads, 256, &ts->thread_other, name_thread);
+    }
+    if (a->by & CBT_BY_STREAM) {
+        t = new_table(ts, "by_stream", "Batches by CUDA stream", M_DRIVER, true);
+        ktab_rows(a, t, &a->streams, 256, &ts->stream_other, name_stream);
+    }
+}
+
+static int cmp_devrow(const void *x, const void *y)
+{
+    const struct devrow *a = ((const struct drow *)x)->r, *b = ((const struct drow *)y)->r;
+    if (a->host != b->host)
+        return a->host < b->host ? -1 : 1;
+    return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+static bool devrow_empty(const struct devrow *r) { return r->ops_out == 0 && r->ops_in == 0; }
+
+/* The rows of the device table: by host, then ordinal; "unknown" and "other" when not empty. */
+size_t cbt_device_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2])
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < a->ndevs; i++) {
+        const struct devrow *r = &a->devs[i];
+        if (a->nhosts > 1)
+            snprintf(rows[n].name, sizeof(rows[n].name), "%s:%" PRId32, cbt_agg_host_name(a, r->host), r->dev);
+        else
+            snprintf(rows[n].name, sizeof(rows[n].name), "%" PRId32, r->dev);
+        rows[n].r = r;
+        rows[n].has_dev = true;
+        n++;
+    }
+    qsort(rows, n, sizeof(*rows), cmp_devrow);
+    if (!devrow_empty(&a->dev_unknown)) {
+        snprintf(rows[n].name, sizeof(rows[n].name), "unknown");
+        rows[n].r = &a->dev_unknown;
+        rows[n++].has_dev = false;
+    }
+    if (!devrow_empty(&a->dev_other)) {
+        snprintf(rows[n].name, sizeof(rows[n].name), "other");
+        rows[n].r = &a->dev_other;
+        rows[n++].has_dev = false;
+    }
+    return n;
+}
+void cbt_tables_free(struct tables *ts)
+{
+    for (int i = 0; i < ts->n; i++)
+        free(ts->t[i].rows);
+    free(ts->merged);
+}
+
+uint64_t cbt_agg_count_threads(const struct cbt_agg *a)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->threads.n; i++)
+        n += a->threads.ents[i].row.batches || a->threads.ents[i].row.ops;
+    return n;
+}
+uint64_t cbt_agg_count_procs(const struct cbt_agg *a)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->procs.n; i++)
+        n += a->procs.ents[i].row.batches || a->procs.ents[i].row.ops;
+    return n;
+}
+

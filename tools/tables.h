@@ -1,0 +1,59 @@
+/*
+ * The aggregate as the rows of its tables, in the order and with the names
+ * both outputs print them (tables.c): text.c and json.c differ only in how.
+ */
+#ifndef CBT_TABLES_H
+#define CBT_TABLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg_internal.h"
+
+enum measure { M_DRIVER, M_BYTES };
+
+struct trow {
+    char name[256];
+    const struct row *r;
+    uint64_t lo, hi; /* histograms */
+    bool has_range;
+};
+
+struct table {
+    const char *key;    /* JSON member */
+    const char *title;
+    enum measure m;
+    struct trow *rows;
+    size_t n, cap;
+    bool omit_empty;
+};
+
+#define TOP_CALLERS 64
+
+struct tables {
+    struct table t[16];
+    int n;
+    struct row *merged; /* call-site rows after merging equal names */
+    struct row caller_other, stream_other, proc_other, thread_other;
+};
+
+/* The tables of a finished aggregate; free them with cbt_tables_free. */
+void cbt_tables_build(struct cbt_agg *a, struct tables *ts);
+void cbt_tables_free(struct tables *ts);
+
+/* A row of the table of bytes by device. */
+struct drow {
+    char name[300];
+    const struct devrow *r;
+    bool has_dev; /* false: "unknown" or "other" */
+};
+
+/* The rows of the device table: by host, then ordinal; "unknown" and "other" when not empty. */
+size_t cbt_device_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2]);
+
+/* Processes and threads with at least one batch or op. */
+uint64_t cbt_agg_count_procs(const struct cbt_agg *a);
+uint64_t cbt_agg_count_threads(const struct cbt_agg *a);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * The small helpers every part of the tool uses: error lines, the clock,
+ * usage errors, option values, progress.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+void cbt_err(const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    for (char *p = buf; *p; p++) /* one line, always */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "%s: %s\n", CBT_PROG, buf);
+}
+
+uint64_t cbt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- usage errors */
+
+/* Edit distance (adjacent transpositions count one), capped at 9. */
+static unsigned distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 9;
+    unsigned d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (unsigned)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* The candidate closest to `word` when it is close enough to be a slip, else NULL. */
+const char *cbt_closest(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    unsigned bestd = 9;
+    size_t lw = strlen(word);
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = distance(word, cands[i]);
+        if (lw >= 2 && strncmp(cands[i], word, lw) == 0)
+            d = 1; /* a prefix */
+        if (d < bestd) {
+            bestd = d;
+            best = cands[i];
+        }
+    }
+    unsigned allowed = lw <= 4 ? 1 : lw <= 8 ? 2 : 3;
+    return bestd <= allowed ? best : NULL;
+}
+
+int cbt_option_error(const char *cmd, int c, char **argv, const struct option *opts)
+{
+    char see[96];
+    snprintf(see, sizeof(see), "(see %s %s --help)", CBT_PROG, cmd);
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (strncmp(arg, "--", 2) != 0) {
+        if (c == ':')
+            cbt_err("option '-%c' needs a value %s", optopt, see);
+        else
+            cbt_err("unknown option '-%c' %s", optopt, see);
+        return 2;
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    if (c == ':') {
+        cbt_err("option '--%s' needs a value %s", name, see);
+        return 2;
+    }
+    const char *names[32];
+    size_t n = 0;
+    for (const struct option *p = opts; p->name && n < 32; p++) {
+        if (strcmp(p->name, name) == 0 && p->has_arg == no_argument) {
+            cbt_err("option '--%s' takes no value %s", name, see);
+            return 2;
+        }
+        names[n++] = p->name;
+    }
+    const char *near = cbt_closest(name, names, n);
+    if (near)
+        cbt_err("unknown option '--%s'; did you mean '--%s'? %s", name, near, see);
+    else
+        cbt_err("unknown option '--%s' %s", name, see);
+    return 2;
+}
+
+/* ---------------------------------------------------------------- option values */
+
+int cbt_parse_pid(const char *s, int64_t **pids, int *npids)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s || v < 0) {
+        cbt_err("--pid %s: not a process id", s);
+        return -1;
+    }
+    int64_t *n = realloc(*pids, sizeof(*n) * (size_t)(*npids + 1));
+    if (!n) {
+        cbt_err("out of memory");
+        return -1;
+    }
+    *pids = n;
+    n[(*npids)++] = v;
+    return 0;
+}
+
+int cbt_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mul > 1 && *end == 'i')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end || v * mul >= 18e18)
+        return -1;
+    *out = (uint64_t)(v * mul);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- progress */
+
+static void (*progress_listener)(void);
+
+void cbt_progress_listen(void (*fn)(void)) { progress_listener = fn; }
+
+void cbt_progress(void)
+{
+    if (progress_listener)
+        progress_listener();
+}
