@@ -6,7 +6,20 @@
 #ifndef CBT_COMMANDS_H
 #define CBT_COMMANDS_H
 
+#include <stdbool.h>
+
+#include "reader.h"
+
 int cbt_cmd_run(int argc, char **argv);  /* run.c */
 int cbt_cmd_show(int argc, char **argv); /* show.c */
+
+/* summary.c: what `summary` and `run` read and print, behind the guard
+ * (the argument of cbt_guard_run; returns the exit status). */
+struct cbt_summary_job {
+    struct cbt_read_opts ro;
+    unsigned by;  /* enum cbt_by bits: the extra tables */
+    bool json;
+};
+int cbt_summary_read(void *arg);
 
 #endif

@@ -2,7 +2,7 @@
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
-	tools/main.c tools/commands.h tools/run.c tools/show.c \
+	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c \
 	tools/guard.c tools/guard.h \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \

@@ -14,6 +14,7 @@
  *   main.c      command line; summary, check and rules
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
+ *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
  *   reader.c    babeltrace2 graph: one source per trace, our own sink
  *   assemble.c  batches put back together from their chunks, validated
@@ -153,32 +154,6 @@ static int parse_severity(const char *s)
 
 /* ---------------------------------------------------------------- summary */
 
-struct summary_job {
-    struct cbt_read_opts ro;
-    unsigned by;
-    bool json;
-};
-
-static int summary_read(void *arg)
-{
-    const struct summary_job *j = arg;
-    struct cbt_agg *a = cbt_agg_new(j->by);
-    if (!a) {
-        cbt_err("out of memory");
-        return 2;
-    }
-    int rc = cbt_read(&j->ro, a);
-    if (rc == 0) {
-        cbt_progress();
-        cbt_agg_finish(a);
-        if (j->json)
-            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
-        else
-            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs);
-    }
-    cbt_agg_free(a);
-    return rc;
-}
 
 static int cmd_summary(int argc, char **argv)
 {
@@ -186,7 +161,7 @@ static int cmd_summary(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"by", required_argument, NULL, 'b'},
         {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
-    struct summary_job j = {.json = false};
+    struct cbt_summary_job j = {.json = false};
     int64_t *pids = NULL;
     int npids = 0, c, rc = 2;
     optind = 1;
@@ -205,7 +180,7 @@ static int cmd_summary(int argc, char **argv)
         goto out;
     }
     j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
-    rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, summary_read, &j);
+    rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, cbt_summary_read, &j);
 out:
     free(pids);
     return rc;

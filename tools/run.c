@@ -369,32 +369,6 @@ static bool dir_nonempty(const char *p)
 
 /* ---------------------------------------------------------------- the summary */
 
-struct summary_job {
-    struct cbt_read_opts ro;
-    bool json;
-};
-
-/* The summary of the fresh trace, read behind the guard like `summary`. */
-static int summary_read(void *arg)
-{
-    const struct summary_job *j = arg;
-    struct cbt_agg *a = cbt_agg_new(0);
-    if (!a) {
-        cbt_err("out of memory");
-        return 2;
-    }
-    int rc = cbt_read(&j->ro, a);
-    if (rc == 0) {
-        cbt_progress();
-        cbt_agg_finish(a);
-        if (j->json)
-            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
-        else
-            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs);
-    }
-    cbt_agg_free(a);
-    return rc;
-}
 
 /* ---------------------------------------------------------------- run */
 
@@ -611,8 +585,8 @@ int cbt_cmd_run(int argc, char **argv)
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
     {
         const char *inputs[1] = {outdir};
-        struct summary_job j = {{inputs, 1, NULL, 0, true}, json};
-        cbt_guard_run(inputs, 1, summary_read, &j); /* a failure is one line; the status stays the program's */
+        struct cbt_summary_job j = {{inputs, 1, NULL, 0, true}, 0, json};
+        cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;
 
