@@ -25,6 +25,10 @@ traced() {
     cbt_trace_text "$_t" >"$CBT_TMP/$_t.all"
     pid_events "$CBT_TMP/$_t.all" "$pid" >"$CBT_TMP/$_t.trace"
     "$top_builddir/tools/cubatchtrace" show --pid "$pid" "$CBT_TMP/$_t" >"$CBT_TMP/$_t.show" 2>"$CBT_TMP/$_t.show.err"
+    # Every trace: where the calling thread validated (strict mode, the
+    # stderr report), the findings computed when it is read are the same.
+    _inl=$(grep -c '^inline_finding \|^finding .* inline=0' "$CBT_TMP/$_t.show")
+    is "$_inl" 0 "$_t: every finding the calling thread wrote equals one computed when the trace is read"
 }
 
 # bare NAME CMD...: CMD over the double without the shim; $bst, NAME.bare.out/.err.
