@@ -24,27 +24,34 @@ dlsym wrapper: driver lookups=1" "dlsym wrapper alone: the runtime sequence runs
 plugin="$CLIENTS/.libs/libcbtplugin.so"
 bare wrtld env LD_PRELOAD="$wrap" "$CLIENTS/client_rtld" "$plugin"
 
-for order in before after; do
-    case $order in
-    before) pre="$wrap:$CBT_SHIM" ;;
-    after) pre="$CBT_SHIM:$wrap" ;;
+# In every mode of the shim, with a session listening.
+for mode in observe strict report; do
+    case $mode in
+    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
+    *) menv="CUBATCHTRACE_MODE=$mode" ;;
     esac
-    t="dw_$order-$$"
-    traced "$t" env LD_PRELOAD="$pre" "$CLIENTS/client_runtime_seq"
-    is "$st" 0 "dlsym wrapper $order the shim: the runtime sequence exits 0 (bytes checked)"
-    is "$(out "$t")" "$(bare_out wrt)" "dlsym wrapper $order the shim: same output, the wrapper saw the one driver lookup"
-    is "$(err "$t")" "" "dlsym wrapper $order the shim: nothing on stderr"
-    is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 getprocaddress forwarded CUDA_SUCCESS 1 -
+    for order in before after; do
+        case $order in
+        before) pre="$wrap:$CBT_SHIM" ;;
+        after) pre="$CBT_SHIM:$wrap" ;;
+        esac
+        t="dw_${order}_$mode-$$"
+        traced "$t" env $menv LD_PRELOAD="$pre" "$CLIENTS/client_runtime_seq"
+        is "$st" 0 "dlsym wrapper $order the shim ($mode): the runtime sequence exits 0 (bytes checked)"
+        is "$(out "$t")" "$(bare_out wrt)" "dlsym wrapper $order the shim ($mode): same output, the wrapper saw the one driver lookup"
+        is "$(err "$t")" "" "dlsym wrapper $order the shim ($mode): nothing on stderr"
+        is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 getprocaddress forwarded CUDA_SUCCESS 1 -
 cuMemcpy3DBatchAsync_v2_ptsz getprocaddress forwarded CUDA_SUCCESS 2 -
 cuMemcpy3DBatchAsync getprocaddress forwarded CUDA_SUCCESS 3 -
 cuMemcpy3DBatchAsync_ptsz getprocaddress forwarded CUDA_SUCCESS 4 -" \
-        "dlsym wrapper $order the shim: the runtime's 4 batches recorded via getprocaddress"
+            "dlsym wrapper $order the shim ($mode): the runtime's 4 batches recorded via getprocaddress"
 
-    t="dwr_$order-$$"
-    traced "$t" env LD_PRELOAD="$pre" "$CLIENTS/client_rtld" "$plugin"
-    is "$st $(out "$t")" "$bst $(bare_out wrtld)" \
-        "dlsym wrapper $order the shim: RTLD_NEXT and RTLD_DEFAULT lookups answer as without the shim"
-    is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 2 -" \
-        "dlsym wrapper $order the shim: dlsym(libcuda, cuMemcpy3DBatchAsync_v2) from a plugin hands out the shim's door"
+        t="dwr_${order}_$mode-$$"
+        traced "$t" env $menv LD_PRELOAD="$pre" "$CLIENTS/client_rtld" "$plugin"
+        is "$st $(out "$t")" "$bst $(bare_out wrtld)" \
+            "dlsym wrapper $order the shim ($mode): RTLD_NEXT and RTLD_DEFAULT lookups answer as without the shim"
+        is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 2 -" \
+            "dlsym wrapper $order the shim ($mode): dlsym(libcuda, cuMemcpy3DBatchAsync_v2) from a plugin hands out the shim's door"
+    done
 done
 done_testing

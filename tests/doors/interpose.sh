@@ -20,21 +20,28 @@ is "$(bare_out other)" "batches=3 ops=22 bytes=77744
 other interposer: batches=3 allocs=4 frees=4 came_back_in=0" \
     "other interposer alone: every batch, allocation and free goes through it (the reference)"
 
-for order in before after; do
-    case $order in
-    before) pre="$other:$CBT_SHIM" ;;
-    after) pre="$CBT_SHIM:$other" ;;
+# In every mode of the shim, with a session listening.
+for mode in observe strict report; do
+    case $mode in
+    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
+    *) menv="CUBATCHTRACE_MODE=$mode" ;;
     esac
-    t="ip_$order-$$"
-    traced "$t" env LD_PRELOAD="$pre" "$CLIENTS/client_direct"
-    is "$st" 0 "other interposer $order the shim: the client exits 0 (every byte checked)"
-    is "$(out "$t")" "$(bare_out other)" \
-        "other interposer $order the shim: same output, the other library saw every call once and none came back in"
-    is "$(err "$t")" "" "other interposer $order the shim: nothing on stderr"
-    is "$(nbatches "$CBT_TMP/$t.trace")" 3 "other interposer $order the shim: exactly 3 batch events"
-    is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 8 -
+    for order in before after; do
+        case $order in
+        before) pre="$other:$CBT_SHIM" ;;
+        after) pre="$CBT_SHIM:$other" ;;
+        esac
+        t="ip_${order}_$mode-$$"
+        traced "$t" env $menv LD_PRELOAD="$pre" "$CLIENTS/client_direct"
+        is "$st" 0 "other interposer $order the shim ($mode): the client exits 0 (every byte checked)"
+        is "$(out "$t")" "$(bare_out other)" \
+            "other interposer $order the shim ($mode): same output, the other library saw every call once and none came back in"
+        is "$(err "$t")" "" "other interposer $order the shim ($mode): nothing on stderr"
+        is "$(nbatches "$CBT_TMP/$t.trace")" 3 "other interposer $order the shim ($mode): exactly 3 batch events"
+        is "$(batches "$CBT_TMP/$t.trace")" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 8 -
 cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 6 -
 cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS 8 -" \
-        "other interposer $order the shim: each batch recorded once, forwarded, CUDA_SUCCESS"
+            "other interposer $order the shim ($mode): each batch recorded once, forwarded, CUDA_SUCCESS"
+    done
 done
 done_testing
