@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "memwrap.h"
 #include "operands.h"
 #include "tp.h"
 
@@ -307,11 +308,13 @@ static CBT_TLS int32_t tls_tid;
 static CBT_TLS unsigned tls_tid_generation;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* In a forked child the thread that held the write lock is gone. */
+/* In a forked child the thread that held the write lock is gone, and the
+ * memory kinds this thread learned are not the child's driver state. */
 static void after_fork_child(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_init(&write_lock, NULL);
+    __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
 }
 static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }
 

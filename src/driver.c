@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "memwrap.h"
 #include "settings.h"
 
 static void *(*real_dlsym_fn)(void *, const char *);
@@ -282,7 +281,6 @@ static void load_real(void)
      * (the next definition): only the batch doors answer an error. */
     cbt_real_table.next_gpa4 = (cbt_gpa4_fn)cbt_export_target((void *)cbt_real_table.gpa4, "cuGetProcAddress");
     cbt_real_table.next_gpa5 = (cbt_gpa5_fn)cbt_export_target((void *)cbt_real_table.gpa5, "cuGetProcAddress_v2");
-    cbt_memwrap_load(h);
 }
 
 const struct cbt_real *cbt_real_slow(void)

@@ -205,9 +205,11 @@ static CUresult mw_missing(const char *name)
     return cbt_real()->handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 }
 
+static void mw_ensure(void);
+
 #define MW_BODY(name, params, args, post, target)                                                            \
     {                                                                                                           \
-        (void)cbt_real();                                                                                       \
+        mw_ensure();                                                                                            \
         CUresult(*fn_) params = (CUresult(*) params)target[MW_##name];                                          \
         if (cbt_unlikely(!fn_))                                                                                 \
             return mw_missing(#name);                                                                           \
@@ -274,7 +276,7 @@ static void sort_names(void)
     mw_ngpa = u;
 }
 
-void cbt_memwrap_load(void *handle)
+static void mw_load_from(void *handle)
 {
     pthread_once(&names_once, sort_names);
     size_t n = 0;
@@ -292,8 +294,33 @@ void cbt_memwrap_load(void *handle)
     (void)pthread_atfork(NULL, NULL, after_fork_child);
 }
 
+/*
+ * The targets are found once the driver is: on the first wrapped call or
+ * lookup after it loaded.  A call made while it is still loading (from the
+ * driver's own constructor) finds none and answers an error, as the driver
+ * itself, not yet loaded, could not have served it.
+ */
+static pthread_once_t mw_once = PTHREAD_ONCE_INIT;
+static int mw_loaded;
+
+static void mw_load(void)
+{
+    mw_load_from(cbt_real()->handle);
+    __atomic_store_n(&mw_loaded, 1, __ATOMIC_RELEASE);
+}
+
+static void mw_ensure(void)
+{
+    if (cbt_likely(__atomic_load_n(&mw_loaded, __ATOMIC_ACQUIRE)))
+        return;
+    (void)cbt_real();
+    if (__atomic_load_n(&cbt_real_state, __ATOMIC_ACQUIRE) == 2)
+        pthread_once(&mw_once, mw_load);
+}
+
 void *cbt_memwrap_for_pointer(const void *p)
 {
+    mw_ensure();
     size_t lo = 0, hi = mw_nptr;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -13,8 +13,6 @@
  */
 extern uint64_t cbt_mem_generation __attribute__((visibility("hidden")));
 extern int cbt_kind_cache_off __attribute__((visibility("hidden")));
-/* Find the real functions in the driver just opened (driver.c, under its lock). */
-void cbt_memwrap_load(void *handle);
 /* The wrapper of the real function at `p`, or NULL when `p` is not one. */
 void *cbt_memwrap_for_pointer(const void *p);
 /* Is `name` an exported name the shim wraps (dlsym door)? */
