@@ -15,25 +15,32 @@ is "$(bare_out bl | grep '^batch ')" "batch linked: 0
 batch via cuGetProcAddress: 0
 batch via dlsym: 0" "without the shim: the three batches succeed"
 
-for lib in /nonexistent/libcuda.so.1 "$CBT_SHIM" /bin/ls "$CLIENTS/.libs/libcbtbase.so"; do
-    case $lib in
-    /nonexistent*) what="a missing file"; why="cannot load the CUDA driver $lib" ;;
-    "$CBT_SHIM") what="the shim itself"; why="$lib is cubatchtrace itself" ;;
-    /bin/ls) what="an executable"; why="cannot load the CUDA driver $lib" ;;
-    *) what="a library that is no driver"; why="$lib is not a CUDA driver" ;;
+# In every mode of the shim (no session listening).
+for mode in observe strict report; do
+    case $mode in
+    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
+    *) menv="CUBATCHTRACE_MODE=$mode" ;;
     esac
-    cbt_run env CUBATCHTRACE_LIBCUDA="$lib" "$CLIENTS/client_badlib" >"$CBT_TMP/bl.out" 2>"$CBT_TMP/bl.err"
-    is "$?" 0 "CUBATCHTRACE_LIBCUDA=$what: the program exits normally"
-    is "$(grep -v '^batch ' "$CBT_TMP/bl.out")" "$(bare_out bl | grep -v '^batch ')" \
-        "CUBATCHTRACE_LIBCUDA=$what: every call but the batches answers as without the shim (memory functions, lookups)"
-    is "$(grep '^batch ' "$CBT_TMP/bl.out")" "batch linked: 303
+    for lib in /nonexistent/libcuda.so.1 "$CBT_SHIM" /bin/ls "$CLIENTS/.libs/libcbtbase.so"; do
+        case $lib in
+        /nonexistent*) what="a missing file"; why="cannot load the CUDA driver $lib" ;;
+        "$CBT_SHIM") what="the shim itself"; why="$lib is cubatchtrace itself" ;;
+        /bin/ls) what="an executable"; why="cannot load the CUDA driver $lib" ;;
+        *) what="a library that is no driver"; why="$lib is not a CUDA driver" ;;
+        esac
+        cbt_run env $menv CUBATCHTRACE_LIBCUDA="$lib" "$CLIENTS/client_badlib" >"$CBT_TMP/bl.out" 2>"$CBT_TMP/bl.err"
+        is "$?" 0 "CUBATCHTRACE_LIBCUDA=$what ($mode): the program exits normally"
+        is "$(grep -v '^batch ' "$CBT_TMP/bl.out")" "$(bare_out bl | grep -v '^batch ')" \
+            "CUBATCHTRACE_LIBCUDA=$what ($mode): every call but the batches answers as without the shim (memory functions, lookups)"
+        is "$(grep '^batch ' "$CBT_TMP/bl.out")" "batch linked: 303
 batch via cuGetProcAddress: 303
-batch via dlsym: 303" "CUBATCHTRACE_LIBCUDA=$what: the linked, cuGetProcAddress and dlsym batch doors answer 303"
-    is "$(wc -l <"$CBT_TMP/bl.err" | tr -d ' ')" 1 "CUBATCHTRACE_LIBCUDA=$what: exactly one line on stderr"
-    case $(cat "$CBT_TMP/bl.err") in
-    "cubatchtrace: $why"*) ok 0 "CUBATCHTRACE_LIBCUDA=$what: the line says why" ;;
-    *) ok 1 "CUBATCHTRACE_LIBCUDA=$what: the line says why"; diag "stderr: $(cat "$CBT_TMP/bl.err")" ;;
-    esac
+batch via dlsym: 303" "CUBATCHTRACE_LIBCUDA=$what ($mode): the linked, cuGetProcAddress and dlsym batch doors answer 303"
+        is "$(wc -l <"$CBT_TMP/bl.err" | tr -d ' ')" 1 "CUBATCHTRACE_LIBCUDA=$what ($mode): exactly one line on stderr"
+        case $(cat "$CBT_TMP/bl.err") in
+        "cubatchtrace: $why"*) ok 0 "CUBATCHTRACE_LIBCUDA=$what ($mode): the line says why" ;;
+        *) ok 1 "CUBATCHTRACE_LIBCUDA=$what ($mode): the line says why"; diag "stderr: $(cat "$CBT_TMP/bl.err")" ;;
+        esac
+    done
 done
 
 if want_sessiond; then

@@ -18,16 +18,22 @@ round 2: loaded, batches made, closed, the other thread ended: every byte arrive
 after the close, the program's own driver: every byte arrived
 batches=7 ops=35 bytes=79472" "dlopen $mode of the driver itself: every batch arrives (the reference)"
 
-    t="dl_$mode-$$"
-    # The shim is not preloaded: the program loads it.
-    traced "$t" env LD_PRELOAD= "$CLIENTS/client_dlopen" "$CBT_SHIM" "$mode"
-    is "$st" 0 "dlopen $mode of the shim: the client exits 0 (no crash at or after dlclose)"
-    is "$(out "$t")" "$(bare_out "dl_$mode")" "dlopen $mode of the shim: same output as with the driver itself"
-    is "$(err "$t")" "" "dlopen $mode of the shim: nothing on stderr"
-    is "$(nbatches "$CBT_TMP/$t.trace")" 6 \
-        "dlopen $mode of the shim: 6 batch events (3 of the mixed batch, 2 from the other threads, 1 after reopening)"
-    is "$(batches "$CBT_TMP/$t.trace" | cut -d' ' -f1-4 | sort | uniq -c | sed 's/^ *//')" \
-        "6 cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS" \
-        "dlopen $mode of the shim: every one forwarded to the program's libcuda, CUDA_SUCCESS"
+    # The shim is not preloaded: the program loads it; in every mode of the shim.
+    for shim_mode in observe strict report; do
+        case $shim_mode in
+        report) menv="CUBATCHTRACE_REPORT=stderr" ;;
+        *) menv="CUBATCHTRACE_MODE=$shim_mode" ;;
+        esac
+        t="dl_${mode}_$shim_mode-$$"
+        traced "$t" env $menv LD_PRELOAD= "$CLIENTS/client_dlopen" "$CBT_SHIM" "$mode"
+        is "$st" 0 "dlopen $mode of the shim ($shim_mode): the client exits 0 (no crash at or after dlclose)"
+        is "$(out "$t")" "$(bare_out "dl_$mode")" "dlopen $mode of the shim ($shim_mode): same output as with the driver itself"
+        is "$(err "$t")" "" "dlopen $mode of the shim ($shim_mode): nothing on stderr"
+        is "$(nbatches "$CBT_TMP/$t.trace")" 6 \
+            "dlopen $mode of the shim ($shim_mode): 6 batch events (3 of the mixed batch, 2 from the other threads, 1 after reopening)"
+        is "$(batches "$CBT_TMP/$t.trace" | cut -d' ' -f1-4 | sort | uniq -c | sed 's/^ *//')" \
+            "6 cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SUCCESS" \
+            "dlopen $mode of the shim ($shim_mode): every one forwarded to the program's libcuda, CUDA_SUCCESS"
+    done
 done
 done_testing
