@@ -17,10 +17,7 @@ batch via dlsym: 0" "without the shim: the three batches succeed"
 
 # In every mode of the shim (no session listening).
 for mode in observe strict report; do
-    case $mode in
-    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
-    *) menv="CUBATCHTRACE_MODE=$mode" ;;
-    esac
+    menv=$(mode_env "$mode")
     for lib in /nonexistent/libcuda.so.1 "$CBT_SHIM" /bin/ls "$CLIENTS/.libs/libcbtbase.so"; do
         case $lib in
         /nonexistent*) what="a missing file"; why="cannot load the CUDA driver $lib" ;;

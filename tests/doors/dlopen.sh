@@ -20,10 +20,7 @@ batches=7 ops=35 bytes=79472" "dlopen $mode of the driver itself: every batch ar
 
     # The shim is not preloaded: the program loads it; in every mode of the shim.
     for shim_mode in observe strict report; do
-        case $shim_mode in
-        report) menv="CUBATCHTRACE_REPORT=stderr" ;;
-        *) menv="CUBATCHTRACE_MODE=$shim_mode" ;;
-        esac
+        menv=$(mode_env "$shim_mode")
         t="dl_${mode}_$shim_mode-$$"
         traced "$t" env $menv LD_PRELOAD= "$CLIENTS/client_dlopen" "$CBT_SHIM" "$mode"
         is "$st" 0 "dlopen $mode of the shim ($shim_mode): the client exits 0 (no crash at or after dlclose)"

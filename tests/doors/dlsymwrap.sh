@@ -26,10 +26,7 @@ bare wrtld env LD_PRELOAD="$wrap" "$CLIENTS/client_rtld" "$plugin"
 
 # In every mode of the shim, with a session listening.
 for mode in observe strict report; do
-    case $mode in
-    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
-    *) menv="CUBATCHTRACE_MODE=$mode" ;;
-    esac
+    menv=$(mode_env "$mode")
     for order in before after; do
         case $order in
         before) pre="$wrap:$CBT_SHIM" ;;

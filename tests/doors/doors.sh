@@ -31,6 +31,15 @@ traced() {
     is "$_inl" 0 "$_t: every finding the calling thread wrote equals one computed when the trace is read"
 }
 
+# mode_env MODE: the environment that puts the shim in MODE (observe, strict,
+# or report: observe with CUBATCHTRACE_REPORT=stderr), for `env $(mode_env M)`.
+mode_env() {
+    case $1 in
+    report) echo "CUBATCHTRACE_REPORT=stderr" ;;
+    *) echo "CUBATCHTRACE_MODE=$1" ;;
+    esac
+}
+
 # bare NAME CMD...: CMD over the double without the shim; $bst, NAME.bare.out/.err.
 bare() {
     _t=$1; shift

@@ -22,10 +22,7 @@ other interposer: batches=3 allocs=4 frees=4 came_back_in=0" \
 
 # In every mode of the shim, with a session listening.
 for mode in observe strict report; do
-    case $mode in
-    report) menv="CUBATCHTRACE_REPORT=stderr" ;;
-    *) menv="CUBATCHTRACE_MODE=$mode" ;;
-    esac
+    menv=$(mode_env "$mode")
     for order in before after; do
         case $order in
         before) pre="$other:$CBT_SHIM" ;;
