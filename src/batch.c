@@ -328,7 +328,7 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
         res = CUDA_ERROR_INVALID_VALUE;
         b.outcome = CBT_OUTCOME_REFUSED;
         if (fail_idx && v1 && stream != NULL)
-            *fail_idx = driver_fail_idx(n < num_ops ? n : num_ops, ops, flags, stream);
+            *fail_idx = driver_fail_idx(n, ops, flags, stream);
     } else if (cbt_unlikely(!real_fn)) {
         res = no_driver(api);
         b.outcome = CBT_OUTCOME_NO_DRIVER;

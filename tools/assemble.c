@@ -1019,11 +1019,20 @@ void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct c
         pend_done(m, p);
 }
 
+/* The pending batch an event after the header belongs to, made when it came
+ * first; NULL when the batch was done already (a late event, counted by
+ * done_late) or no memory is left for it. */
+static struct pend *pend_for_event(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id)
+{
+    struct pend *p = pend_find(m, w->host, w->vpid, batch_id);
+    if (!p && done_late(m, w->host, w->vpid, batch_id))
+        return NULL;
+    return p ? p : pend_get(m, w, batch_id);
+}
+
 void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_chunk_bytes *c)
 {
-    if (!pend_find(m, w->host, w->vpid, batch_id) && done_late(m, w->host, w->vpid, batch_id))
-        return;
-    struct pend *p = pend_get(m, w, batch_id);
+    struct pend *p = pend_for_event(m, w, batch_id);
     if (!p)
         return;
     pend_chunk(m, p, c);
@@ -1033,10 +1042,8 @@ void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_
 
 void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h)
 {
-    struct pend *p = pend_find(m, w->host, w->vpid, h->batch_id);
-    if (!p && done_late(m, w->host, w->vpid, h->batch_id))
-        return;
-    if (!p && !(p = pend_get(m, w, h->batch_id)))
+    struct pend *p = pend_for_event(m, w, h->batch_id);
+    if (!p)
         return;
     if (p->given_up)
         return; /* its header went to agg.c already: the outcome stays as recorded first */
@@ -1049,10 +1056,8 @@ void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_
 
 void cbt_asm_inline_finding(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_finding *f)
 {
-    struct pend *p = pend_find(m, w->host, w->vpid, f->batch_id);
-    if (!p && done_late(m, w->host, w->vpid, f->batch_id))
-        return;
-    if (!p && !(p = pend_get(m, w, f->batch_id)))
+    struct pend *p = pend_for_event(m, w, f->batch_id);
+    if (!p)
         return;
     if (p->given_up || p->ninl >= INLINE_MAX) {
         m->st.inline_unchecked++;
