@@ -16,4 +16,9 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
                    CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                    void *caller);
 
+/* The same for the 1D batch (cuMemcpyBatchAsync); fail_idx non-NULL only for the 12.8 ABI. */
+CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdeviceptr *dsts, CUdeviceptr *srcs,
+                     size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t num_attrs,
+                     size_t *fail_idx, CUstream stream, void *caller);
+
 #endif

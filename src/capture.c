@@ -112,6 +112,28 @@ size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, u
     return num_ops;
 }
 
+size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+                               const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                               CUstream stream, bool stream_known, int device_count, size_t *attrs_read)
+{
+    *attrs_read = 0;
+    if (!count || !dsts || !srcs || !sizes || !attrs || !attrs_idxs || !num_attrs || num_attrs > count ||
+        stream == NULL || stream == CU_STREAM_LEGACY || !stream_known)
+        return 0;
+    for (size_t k = 0; k < num_attrs; k++) {
+        if (cbt_unlikely(!cbt_attr_well_formed_inline(&attrs[k], k, attrs_idxs[k], k ? attrs_idxs[k - 1] : 0, count,
+                                                      device_count))) {
+            *attrs_read = k + 1;
+            return 0;
+        }
+    }
+    *attrs_read = num_attrs;
+    for (size_t i = 0; i < count; i++)
+        if (cbt_unlikely(!sizes[i] || !dsts[i] || !srcs[i]))
+            return i + 1;
+    return count;
+}
+
 struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops)
 {
     struct cbt_captured *c = capture_for(n);
@@ -254,10 +276,14 @@ static void to_wire(struct cbt_ev_operand *w, const struct cbt_operand_info *o)
  */
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 
+_Static_assert(sizeof(CUmemcpyAttributes) == CBT_EV_ATTR_SIZE && CBT_EV_ATTR_SIZE == 8 * CBT_EV_ATTR_WORDS,
+               "attributes travel as 64-bit words");
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "attrsIdxs travel as 64-bit values");
+
 void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                        void *caller)
+                        const struct cbt_rec1d *d, void *caller)
 {
-    if (!cbt_tp_enabled(batch))
+    if (d ? !cbt_tp_enabled(batch1d) : !cbt_tp_enabled(batch))
         return;
     pthread_mutex_lock(&write_lock);
     /* The wire copy of one chunk's operands: the capture is the calling thread's own. */
@@ -273,13 +299,27 @@ void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch 
             .batch_id = b->batch_id, .first = first, .count = count, .noperands = k,
             .ops = ops + first, .operand_of = c->operand_of + first, .operands = wire,
         };
-        if (first == 0)
+        if (first == 0 && d) {
+            uint32_t na = d->attrs_read < CBT_EV_ATTRS_IN_HEADER ? (uint32_t)d->attrs_read : CBT_EV_ATTRS_IN_HEADER;
+            struct cbt_ev_attrs a = {.batch_id = b->batch_id, .first = 0, .count = na, .attrs = d->attrs,
+                                     .idxs = (const uint64_t *)d->attrs_idxs};
+            cbt_tp(batch1d, b, d->fields, &a, &chunk, caller);
+        } else if (first == 0) {
             cbt_tp(batch, b, &chunk, caller);
-        else
+        } else {
             cbt_tp(batch_ops, &chunk, caller);
+        }
         first += count;
         ch++;
     } while (first < c->n);
+    /* A 1D batch's further attributes. */
+    for (size_t k = CBT_EV_ATTRS_IN_HEADER; d && k < d->attrs_read; k += CBT_EV_ATTRS_PER_EVENT) {
+        size_t left = d->attrs_read - k;
+        struct cbt_ev_attrs a = {.batch_id = b->batch_id, .first = k,
+                                 .count = left < CBT_EV_ATTRS_PER_EVENT ? (uint32_t)left : CBT_EV_ATTRS_PER_EVENT,
+                                 .attrs = d->attrs + k, .idxs = (const uint64_t *)d->attrs_idxs + k};
+        cbt_tp(batch_attrs, &a, caller);
+    }
     pthread_mutex_unlock(&write_lock);
 }
 

@@ -29,6 +29,18 @@ struct cbt_captured;
 size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
                             CUstream stream, bool stream_known);
 
+/*
+ * The same for a 1D batch: none of its arrays when the driver rejects it
+ * from its arguments alone (count 0, a NULL array, numAttrs 0 or above
+ * count, a NULL, legacy or unknown stream); then its attributes, up to and
+ * including the first the driver rejects (*attrs_read), and no copy after
+ * such an attribute; else the copies up to and including the first whose
+ * size is 0 or whose pointers are NULL, else all of them.
+ */
+size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+                               const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                               CUstream stream, bool stream_known, int device_count, size_t *attrs_read);
+
 /* Learn the operands of ops[0, n): NULL when memory for it cannot be had. */
 struct cbt_captured *cbt_capture_ops(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops);
 
@@ -45,9 +57,18 @@ void cbt_capture_expand(const struct cbt_captured *c, struct cbt_operand_info *s
 /* Bytes op i moves (as the validator counts them). */
 uint64_t cbt_capture_bytes(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t i);
 
-/* Write the batch (header + chunks) into the ring buffer, when enabled. */
+/* What a 1D batch records besides its copies (as ops). */
+struct cbt_rec1d {
+    const struct cbt_ev_batch1d *fields;
+    const CUmemcpyAttributes *attrs;
+    const size_t *attrs_idxs;
+    size_t attrs_read; /* attributes recorded */
+};
+
+/* Write the batch (header + chunks) into the ring buffer, when enabled;
+ * d: NULL for a 3D batch. */
 void cbt_capture_record(const struct cbt_captured *c, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                        void *caller);
+                        const struct cbt_rec1d *d, void *caller);
 
 /* The result of a batch written before it was forwarded (outcome "pending"). */
 void cbt_capture_record_end(const struct cbt_ev_batch *b, void *caller);

@@ -1,11 +1,13 @@
 /*
- * The doors: every way a program reaches cuMemcpy3DBatchAsync.  Each one is a
- * thin function that names its API variant and door and hands over to
- * cbt_batch(); none holds logic of its own.
+ * The doors: every way a program reaches cuMemcpy3DBatchAsync and
+ * cuMemcpyBatchAsync.  Each one is a thin function that names its API
+ * variant and door and hands over to cbt_batch() or cbt_batch1d(); none
+ * holds logic of its own.
  *
- *   symbol          the four exported batch functions (direct link, dlsym)
+ *   symbol          the eight exported batch functions (direct link, dlsym)
  *   getprocaddress  the wrappers cuGetProcAddress(_v2) hands out
- *   binding         memcpy_3d_batch_async_v2(), the binding-shaped entry
+ *   binding         memcpy_3d_batch_async_v2() and memcpy_batch_async_v2(),
+ *                   the binding-shaped entries
  */
 #include "config.h"
 
@@ -44,6 +46,28 @@
             return ((cbt_batch_v1_fn)fn_)(n, ops, fail, flags, s);                          \
         return cbt_batch(api, door, fn_, n, ops, fail, flags, s, CALLER());                 \
     } while (0)
+
+#define DOOR1D_V2(api, door, fn_expr, d, s_, z, n, a, ai, na, st)                            \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet1d()))                           \
+            return ((cbt_batch1d_v2_fn)fn_)(d, s_, z, n, a, ai, na, st);                    \
+        return cbt_batch1d(api, door, fn_, d, s_, z, n, a, ai, na, NULL, st, CALLER());     \
+    } while (0)
+#define DOOR1D_V1(api, door, fn_expr, d, s_, z, n, a, ai, na, fail, st)                      \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet1d()))                           \
+            return ((cbt_batch1d_v1_fn)fn_)(d, s_, z, n, a, ai, na, fail, st);              \
+        return cbt_batch1d(api, door, fn_, d, s_, z, n, a, ai, na, fail, st, CALLER());     \
+    } while (0)
+
+/* The parameter lists of the 1D batch, CUDA 13 and CUDA 12.8. */
+#define P1D CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, \
+            size_t *attrsIdxs, size_t numAttrs
+#define A1D dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs
+/* Expands A1D before the door macro counts its arguments. */
+#define EXPAND(m, ...) m(__VA_ARGS__)
 
 /* ---- door "symbol" ---- */
 
@@ -100,6 +124,47 @@ static CUresult dlsym_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fai
     DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_V1_PTSZ), n, ops, fail, flags, s);
 }
 
+/* The 1D batch (cuMemcpyBatchAsync), in the same four variants. */
+CBT_EXPORT CUresult cuMemcpyBatchAsync_v2(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V2), A1D, hStream);
+}
+
+CBT_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V2_PTSZ), A1D, hStream);
+}
+
+CBT_EXPORT CUresult cuMemcpyBatchAsync(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V1), A1D, failIdx, hStream);
+}
+
+CBT_EXPORT CUresult cuMemcpyBatchAsync_ptsz(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
+}
+
+static CUresult dlsym_1d_v2(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_V2), A1D, hStream);
+}
+
+static CUresult dlsym_1d_v2_ptsz(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_V2_PTSZ), A1D, hStream);
+}
+
+static CUresult dlsym_1d_v1(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_V1), A1D, failIdx, hStream);
+}
+
+static CUresult dlsym_1d_v1_ptsz(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
+}
+
 /* ---- door "binding" ---- */
 
 /*
@@ -113,6 +178,19 @@ CBT_EXPORT CUresult memcpy_3d_batch_async_v2(size_t num_ops, intptr_t op_list, u
 {
     DOOR_V2(CBT_API_V2, CBT_DOOR_BINDING, NEXT(CBT_API_V2), num_ops, (CUDA_MEMCPY3D_BATCH_OP *)op_list, flags,
             (CUstream)h_stream);
+}
+
+/*
+ * The binding-shaped entry of cuda.bindings' memcpy_batch_async_v2 (the 1D
+ * batch): integers for the arrays and the stream.  Forwards to
+ * cuMemcpyBatchAsync_v2.
+ */
+CBT_EXPORT CUresult memcpy_batch_async_v2(intptr_t dsts, intptr_t srcs, intptr_t sizes, size_t count, intptr_t attrs,
+                                          intptr_t attrs_idxs, size_t num_attrs, intptr_t h_stream)
+{
+    DOOR1D_V2(CBT_API_1D_V2, CBT_DOOR_BINDING, NEXT(CBT_API_1D_V2), (CUdeviceptr *)dsts, (CUdeviceptr *)srcs,
+              (size_t *)sizes, count, (CUmemcpyAttributes *)attrs, (size_t *)attrs_idxs, num_attrs,
+              (CUstream)h_stream);
 }
 
 /* ---- door "getprocaddress" ---- */
@@ -152,11 +230,35 @@ static CUresult gpa_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
     DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_V1_PTSZ), n, ops, fail, flags, s);
 }
 
+static CUresult gpa_1d_v2(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_V2), A1D, hStream);
+}
+
+static CUresult gpa_1d_v2_ptsz(P1D, CUstream hStream)
+{
+    EXPAND(DOOR1D_V2, CBT_API_1D_V2_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_V2_PTSZ), A1D, hStream);
+}
+
+static CUresult gpa_1d_v1(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_V1), A1D, failIdx, hStream);
+}
+
+static CUresult gpa_1d_v1_ptsz(P1D, size_t *failIdx, CUstream hStream)
+{
+    EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
+}
+
 static void *const gpa_wrapper[CBT_API_COUNT_] = {
     [CBT_API_V2] = (void *)gpa_v2,
     [CBT_API_V2_PTSZ] = (void *)gpa_v2_ptsz,
     [CBT_API_V1] = (void *)gpa_v1,
     [CBT_API_V1_PTSZ] = (void *)gpa_v1_ptsz,
+    [CBT_API_1D_V2] = (void *)gpa_1d_v2,
+    [CBT_API_1D_V2_PTSZ] = (void *)gpa_1d_v2_ptsz,
+    [CBT_API_1D_V1] = (void *)gpa_1d_v1,
+    [CBT_API_1D_V1_PTSZ] = (void *)gpa_1d_v1_ptsz,
 };
 
 /* What dlsym on the driver hands out.  Static functions: their addresses are
@@ -166,6 +268,10 @@ static void *const dlsym_door[CBT_API_COUNT_] = {
     [CBT_API_V2_PTSZ] = (void *)dlsym_v2_ptsz,
     [CBT_API_V1] = (void *)dlsym_v1,
     [CBT_API_V1_PTSZ] = (void *)dlsym_v1_ptsz,
+    [CBT_API_1D_V2] = (void *)dlsym_1d_v2,
+    [CBT_API_1D_V2_PTSZ] = (void *)dlsym_1d_v2_ptsz,
+    [CBT_API_1D_V1] = (void *)dlsym_1d_v1,
+    [CBT_API_1D_V1_PTSZ] = (void *)dlsym_1d_v1_ptsz,
 };
 
 static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
@@ -196,10 +302,13 @@ static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t 
      * out internal addresses: remember the pointer and hand out the wrapper.
      * Without a driver the shim could load, the wrapper answers the error of
      * every batch door (nothing is remembered: it forwards nowhere). */
-    if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuMemcpy3DBatchAsync")) {
+    bool is3d = symbol && !strcmp(symbol, "cuMemcpy3DBatchAsync"), is1d = symbol && !strcmp(symbol, "cuMemcpyBatchAsync");
+    if (door == CBT_DOOR_GETPROCADDRESS && (is3d || is1d)) {
         bool ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-        enum cbt_api a = version >= 13000 ? (ptsz ? CBT_API_V2_PTSZ : CBT_API_V2)
-                                          : (ptsz ? CBT_API_V1_PTSZ : CBT_API_V1);
+        enum cbt_api a = is3d ? (version >= 13000 ? (ptsz ? CBT_API_V2_PTSZ : CBT_API_V2)
+                                                  : (ptsz ? CBT_API_V1_PTSZ : CBT_API_V1))
+                              : (version >= 13000 ? (ptsz ? CBT_API_1D_V2_PTSZ : CBT_API_1D_V2)
+                                                  : (ptsz ? CBT_API_1D_V1_PTSZ : CBT_API_1D_V1));
         if (real->handle)
             __atomic_store_n(&gpa_target[a], p, __ATOMIC_RELEASE);
         trace_lookup("cuGetProcAddress", symbol, version, flags, a, p);
@@ -290,11 +399,11 @@ static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuu
 void *cbt_dlsym_hook(void *handle, const char *name) __attribute__((visibility("hidden")));
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
-    /* Cheap filter first: every name of interest starts with "cu": the six
+    /* Cheap filter first: every name of interest starts with "cu": the ten
      * batch and lookup functions, and the wrapped memory functions (memwrap.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
-    bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20);
+    bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20) || !strncmp(name, "cuMemcpyBatchAsync", 18);
     if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") && !batch_name &&
         !cbt_memwrap_exports(name))
         return NULL;

@@ -8,6 +8,7 @@
 #include <cuda.h>
 #undef cuGetProcAddress
 #undef cuMemcpy3DBatchAsync
+#undef cuMemcpyBatchAsync
 
 #include <cubatchtrace/catalog.h>
 
@@ -16,6 +17,11 @@
 /* The two ABIs of the batch function. */
 typedef CUresult (*cbt_batch_v2_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
 typedef CUresult (*cbt_batch_v1_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, size_t *, unsigned long long, CUstream);
+/* The two ABIs of the 1D batch function. */
+typedef CUresult (*cbt_batch1d_v2_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
+                                      size_t, CUstream);
+typedef CUresult (*cbt_batch1d_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
+                                      size_t, size_t *, CUstream);
 typedef CUresult (*cbt_gpa4_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*cbt_gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
@@ -29,7 +35,7 @@ typedef CUresult (*cbt_gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriver
  */
 struct cbt_real {
     void *handle;              /* dlopen handle of the real libcuda; NULL if not loaded */
-    void *batch[CBT_API_COUNT_]; /* the four exported batch functions, by enum cbt_api */
+    void *batch[CBT_API_COUNT_]; /* the eight exported batch functions (3D and 1D), by enum cbt_api */
     cbt_gpa4_fn gpa4;          /* cuGetProcAddress (4 arguments) */
     cbt_gpa5_fn gpa5;          /* cuGetProcAddress_v2 */
     /* What the exported functions of these names forward to: the next

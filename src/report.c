@@ -118,15 +118,22 @@ void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_O
     const struct cbt_rule_info *r = cbt_rule(f->rule);
     char where[96] = "", other[48] = "", extent[96] = "", site[512], what[128];
     describe(f, ops && f->op < num_ops ? &ops[f->op] : NULL, what, sizeof what);
+    bool d1 = cbt_api_is_1d(api);
+    const char *unit = d1 ? "copy" : "op";
     if (f->op != CBT_NO_OP) {
-        snprintf(where, sizeof where, " in op %" PRIu64 "%s%s%s", f->op, f->side ? " (" : "",
+        snprintf(where, sizeof where, " in %s %" PRIu64 "%s%s%s", unit, f->op, f->side ? " (" : "",
                  f->side ? cbt_side_name(f->side) : "", f->side ? ")" : "");
-        if (ops && f->op < num_ops)
+        if (ops && f->op < num_ops && d1)
+            snprintf(extent, sizeof extent, ", size %zu", ops[f->op].extent.width);
+        else if (ops && f->op < num_ops)
             snprintf(extent, sizeof extent, ", extent %zux%zux%zu", ops[f->op].extent.width,
                      ops[f->op].extent.height, ops[f->op].extent.depth);
     }
-    if (f->other_op != CBT_NO_OP)
-        snprintf(other, sizeof other, " and op %" PRIu64, f->other_op);
+    if (cbt_rule_is_attr(f->rule))
+        snprintf(other, sizeof other, " in attrs[%" PRIu64 "]%s%s%s", f->other_op, f->side ? " (" : "",
+                 f->side ? cbt_side_name(f->side) : "", f->side ? ")" : "");
+    else if (f->other_op != CBT_NO_OP)
+        snprintf(other, sizeof other, " and %s %" PRIu64, unit, f->other_op);
     name_caller(caller, site, sizeof site);
     char line[1400];
     int n = snprintf(line, sizeof line,

@@ -18,6 +18,12 @@ static inline bool cbt_quiet(void)
     return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch);
 }
 
+/* The same for the 1D batch, whose events are enabled on their own. */
+static inline bool cbt_quiet1d(void)
+{
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(batch1d);
+}
+
 /* Load the provider on first use (a program that never makes a batch never loads LTTng-UST). */
 void cbt_tracing_init(void);
 

@@ -95,6 +95,13 @@ tests_clients_client_rtld_LDADD = tests/clients/libcbtnext.la tests/clients/libc
 tests_clients_client_rtld_LDFLAGS = -no-install
 EXTRA_tests_clients_client_rtld_DEPENDENCIES = tests/clients/libcbtplugin.la tests/fakecuda/lib/libcuda.so.1
 
+# The 1D batch through every door (tests/doors/batch1d.sh).
+check_PROGRAMS += tests/clients/client_1d
+tests_clients_client_1d_SOURCES = tests/clients/client_1d.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_1d_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_1d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 # Clients that do not link libcuda (-ldl only).
 check_PROGRAMS += tests/clients/client_runtime_seq tests/clients/client_pyseq tests/clients/client_nolib
 tests_clients_client_runtime_seq_SOURCES = tests/clients/client_runtime_seq.c $(CBT_CLIENT_COMMON)
@@ -111,7 +118,8 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/pyseq.sh tests/doors/threads.sh tests/doors/streams.sh tests/doors/fork.sh tests/doors/ctor.sh tests/doors/dlsym.sh \
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
-	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh
+	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
+	tests/doors/batch1d.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py

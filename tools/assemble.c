@@ -80,6 +80,12 @@ struct pend {
     uint32_t nspans, capspans;
     struct cbt_ev_finding *inl;
     uint32_t ninl, capinl;
+    /* a 1D batch: its fields and attributes */
+    bool is1d;
+    struct cbt_ev_batch1d d;
+    CUmemcpyAttributes *attrs;
+    uint64_t *aidx;
+    uint64_t capattrs, attrs_covered;
     size_t held;      /* bytes counted against the cap */
     struct pend *older, *newer;
 };
@@ -114,6 +120,8 @@ struct cbt_asm {
     struct cbt_operand_info *sc_src, *sc_dst;
     uint64_t sc_cap;
     struct cbt_operand_info opnd[256];
+    CUmemcpyAttributes sc_attrs[CBT_EV_ATTRS_IN_HEADER];
+    uint64_t sc_aidx[CBT_EV_ATTRS_IN_HEADER];
     struct cbt_finding *fnd;
     uint8_t *fnd_inline;
     size_t fnd_cap;
@@ -162,6 +170,8 @@ static void pend_free_arrays(struct pend *p)
     free(p->dst);
     free(p->spans);
     free(p->inl);
+    free(p->attrs);
+    free(p->aidx);
 }
 
 void cbt_asm_free(struct cbt_asm *m)
@@ -277,6 +287,24 @@ static void chunk_decode(struct cbt_asm *m, const struct cbt_chunk_bytes *c, uin
     }
 }
 
+/* How many attributes an attribute sequence pair holds; false when it does not fit the format. */
+static bool attrs_count(const struct cbt_attr_bytes *a, uint64_t *count)
+{
+    if (a->words_len % CBT_EV_ATTR_SIZE)
+        return false;
+    uint64_t n = a->words_len / CBT_EV_ATTR_SIZE;
+    if (a->idxs_len != 8 * n || a->first > UINT64_MAX - n)
+        return false;
+    *count = n;
+    return true;
+}
+
+static void attrs_decode(const struct cbt_attr_bytes *a, uint64_t n, CUmemcpyAttributes *attrs, uint64_t *idxs)
+{
+    memcpy(attrs, a->words, (size_t)(n * CBT_EV_ATTR_SIZE));
+    memcpy(idxs, a->idxs, (size_t)(n * 8));
+}
+
 /* ---------------------------------------------------------------- agg.c */
 
 static void agg_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, bool header, const struct cbt_batch *b,
@@ -346,9 +374,12 @@ static bool findings_reserve(struct cbt_asm *m, size_t n)
  * (ops_recorded of them: the validator then adds ops_not_read itself).
  */
 static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                          const struct cbt_operand_info *src, const struct cbt_operand_info *dst)
+                          const struct cbt_operand_info *src, const struct cbt_operand_info *dst,
+                          const struct cbt_ev_batch1d *d, const CUmemcpyAttributes *attrs, const uint64_t *aidx)
 {
     static const CUDA_MEMCPY3D_BATCH_OP none_read; /* a non-NULL op list of which nothing was read */
+    static const CUmemcpyAttributes no_attrs;       /* a non-NULL array of which nothing was read */
+    static const size_t no_idxs;
     bool any = h->op_list && h->ops_recorded;
     struct cbt_batch_view v = {
         .num_ops = (size_t)h->num_ops,
@@ -361,6 +392,20 @@ static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const
         .partial = h->op_list && h->ops_recorded < h->num_ops,
         .num_read = (size_t)h->ops_recorded,
     };
+    if (d) {
+        /* the 1D batch: the arrays as passed (only whether each is NULL matters), its attributes as read */
+        v.copies = 1;
+        v.ops = any && ops ? ops : NULL;
+        v.partial = h->ops_recorded > 0 && h->ops_recorded < h->num_ops;
+        v.dsts = (const void *)(uintptr_t)h->op_list;
+        v.srcs = (const void *)(uintptr_t)d->srcs;
+        v.sizes = (const void *)(uintptr_t)d->sizes;
+        v.attrs = !d->attrs ? NULL : d->attrs_recorded && attrs ? attrs : &no_attrs;
+        v.attrs_idxs = !d->attrs_idxs ? NULL : d->attrs_recorded && aidx ? (const size_t *)aidx : &no_idxs;
+        v.num_attrs = (size_t)d->num_attrs;
+        v.attrs_read = attrs && aidx ? (size_t)d->attrs_recorded : 0;
+        v.abi = d->abi;
+    }
     if (!findings_reserve(m, 64))
         return 0;
     size_t nf = cbt_validate(m->v, &v, m->fnd, m->fnd_cap);
@@ -381,7 +426,8 @@ static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const
 /* A batch not checked still says, from its header alone, that ops were left unread: m->fnd[0..return). */
 static size_t ops_not_read(struct cbt_asm *m, const struct cbt_ev_batch *h)
 {
-    if (!h->op_list || h->ops_recorded >= h->num_ops || !findings_reserve(m, 1))
+    if (!h->op_list || h->ops_recorded >= h->num_ops || (cbt_api_is_1d(h->api) && !h->ops_recorded) ||
+        !findings_reserve(m, 1))
         return 0;
     m->fnd[0] = (struct cbt_finding){
         .rule = CBT_RULE_ops_not_read, .severity = (uint8_t)cbt_rules[CBT_RULE_ops_not_read].severity,
@@ -486,6 +532,10 @@ struct whole {
     uint64_t agg_expected;         /* ops agg.c is to wait for (given up: all recorded) */
     const struct cbt_ev_finding *inl;
     size_t ninl;
+    const struct cbt_ev_batch1d *d; /* a 1D batch; NULL otherwise */
+    const CUmemcpyAttributes *attrs;
+    const uint64_t *aidx;
+    uint64_t nattrs;
 };
 
 static void note_rules(struct cbt_asm *m, uint16_t rules)
@@ -505,7 +555,7 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
     size_t nf = 0, nonly = 0;
     bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING);
     if (checked) {
-        nf = check_batch(m, h, x->ops, x->src, x->dst);
+        nf = check_batch(m, h, x->ops, x->src, x->dst, x->d, x->attrs, x->aidx);
         cbt_progress(); /* a large batch can take the validator a while */
     } else if (h) {
         nf = ops_not_read(m, h);
@@ -578,7 +628,13 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
             .finding_inline = m->fnd_inline,
             .inline_only = m->only,
             .ninline_only = nonly,
+            .is1d = x->d != NULL,
+            .attrs = x->attrs,
+            .attrs_idxs = x->aidx,
+            .nattrs = x->nattrs,
         };
+        if (x->d)
+            rb.d = *x->d;
         if (h)
             rb.h = *h;
         rb.h.batch_id = x->id;
@@ -634,7 +690,8 @@ static bool slots_grow(struct cbt_asm *m)
 static void held_set(struct cbt_asm *m, struct pend *p)
 {
     size_t h = sizeof(*p) + (size_t)p->cap * OP_HELD + (size_t)p->capspans * sizeof(struct span) +
-               (size_t)p->capinl * sizeof(struct cbt_ev_finding);
+               (size_t)p->capinl * sizeof(struct cbt_ev_finding) +
+               (size_t)p->capattrs * (sizeof(CUmemcpyAttributes) + sizeof(uint64_t));
     m->held = m->held - p->held + h;
     p->held = h;
 }
@@ -690,6 +747,9 @@ static struct pend *pend_get(struct cbt_asm *m, const struct cbt_where *w, uint6
     p->capspans = keep.capspans;
     p->inl = keep.inl;
     p->capinl = keep.capinl;
+    p->attrs = keep.attrs;
+    p->aidx = keep.aidx;
+    p->capattrs = keep.capattrs;
     p->host = w->host;
     p->vpid = w->vpid;
     p->id = id;
@@ -733,8 +793,8 @@ static void pend_remove(struct cbt_asm *m, struct pend *p)
             free(p);
             return;
         }
-        p->ops = NULL, p->src = p->dst = NULL, p->spans = NULL, p->inl = NULL;
-        p->cap = 0, p->capspans = 0, p->capinl = 0;
+        p->ops = NULL, p->src = p->dst = NULL, p->spans = NULL, p->inl = NULL, p->attrs = NULL, p->aidx = NULL;
+        p->cap = 0, p->capspans = 0, p->capinl = 0, p->capattrs = 0;
     }
     p->newer = m->free;
     m->free = p;
@@ -744,8 +804,8 @@ static void pend_remove(struct cbt_asm *m, struct pend *p)
 static void release_arrays(struct cbt_asm *m, struct pend *p)
 {
     pend_free_arrays(p);
-    p->ops = NULL, p->src = p->dst = NULL, p->spans = NULL, p->inl = NULL;
-    p->cap = 0, p->capspans = 0, p->capinl = 0, p->ninl = 0, p->nspans = 0;
+    p->ops = NULL, p->src = p->dst = NULL, p->spans = NULL, p->inl = NULL, p->attrs = NULL, p->aidx = NULL;
+    p->cap = 0, p->capspans = 0, p->capinl = 0, p->ninl = 0, p->nspans = 0, p->capattrs = 0;
     held_set(m, p);
 }
 
@@ -767,6 +827,7 @@ static uint64_t recorded(const struct pend *p) { return p->h.op_list ? p->h.ops_
 static bool whole(const struct pend *p)
 {
     return p->have_header && !p->given_up && p->covered >= recorded(p) &&
+           (!p->is1d || p->attrs_covered >= p->d.attrs_recorded) &&
            (p->h.outcome != CBT_OUTCOME_PENDING || p->have_end) && (!p->h.validated || p->ninl >= p->h.findings);
 }
 
@@ -781,6 +842,12 @@ static void hand_over_pend(struct cbt_asm *m, struct pend *p, enum cbt_batch_sta
         .spans = p->spans, .nspans = p->nspans, .agg_expected = agg_expected,
         .inl = p->inl, .ninl = p->ninl,
     };
+    if (p->is1d && p->have_header) {
+        x.d = &p->d;
+        x.attrs = p->attrs_covered >= p->d.attrs_recorded ? p->attrs : NULL;
+        x.aidx = p->attrs_covered >= p->d.attrs_recorded ? p->aidx : NULL;
+        x.nattrs = p->attrs_covered;
+    }
     if (state == CBT_BS_COMPLETE || state == CBT_BS_PENDING)
         x.spans = NULL; /* every op of [0, nops) came */
     hand_over(m, &x);
@@ -957,8 +1024,36 @@ static void pend_done(struct cbt_asm *m, struct pend *p)
 
 /* ---------------------------------------------------------------- events */
 
-void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
-                    const struct cbt_chunk_bytes *c)
+/* Attributes for a waiting 1D batch. */
+static void pend_attrs(struct cbt_asm *m, struct pend *p, const struct cbt_attr_bytes *a)
+{
+    uint64_t n;
+    p->is1d = true;
+    if (!attrs_count(a, &n) || (p->have_header && a->first + n > p->d.attrs_recorded)) {
+        p->malformed = true;
+        return;
+    }
+    if (n == 0 || p->given_up)
+        return;
+    uint64_t hi = a->first + n;
+    if (hi > p->capattrs) {
+        uint64_t c1 = p->capattrs, c2 = p->capattrs;
+        bool ok = grow((void **)&p->attrs, &c1, hi, sizeof(*p->attrs)) && grow((void **)&p->aidx, &c2, hi, sizeof(*p->aidx));
+        p->capattrs = c1 < c2 ? c1 : c2;
+        if (!ok) {
+            p->malformed = true;
+            return;
+        }
+    }
+    attrs_decode(a, n, p->attrs + a->first, p->aidx + a->first);
+    p->attrs_covered += n;
+    if (p->have_header && p->attrs_covered > p->d.attrs_recorded)
+        p->malformed = true; /* an attribute received twice */
+    held_set(m, p);
+}
+
+static void header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
+                   const struct cbt_ev_batch1d *d, const struct cbt_attr_bytes *a, const struct cbt_chunk_bytes *c)
 {
     note_rules(m, h->rules);
     struct pend *p = pend_find(m, w->host, w->vpid, h->batch_id);
@@ -967,13 +1062,23 @@ void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct c
     if (!p && done_late(m, w->host, w->vpid, h->batch_id))
         return;
     /* the usual batch: all of it in this event, nothing else to wait for */
-    if (!p && fits && c->first == 0 && n == (h->op_list ? h->ops_recorded : 0) && h->ops_recorded <= h->num_ops &&
-        h->outcome != CBT_OUTCOME_PENDING && (!h->validated || h->findings == 0)) {
+    uint64_t na = 0;
+    bool attrs_here = !d || (attrs_count(a, &na) && a->first == 0 && na == d->attrs_recorded &&
+                             na <= CBT_EV_ATTRS_IN_HEADER && na <= d->num_attrs);
+    if (!p && fits && attrs_here && c->first == 0 && n == (h->op_list ? h->ops_recorded : 0) &&
+        h->ops_recorded <= h->num_ops && h->outcome != CBT_OUTCOME_PENDING && (!h->validated || h->findings == 0)) {
         if (!scratch_reserve(m, n ? n : 1))
             return;
         chunk_decode(m, c, n, m->sc_ops, m->sc_src, m->sc_dst);
         struct whole x = {.w = w, .id = h->batch_id, .h = h, .state = CBT_BS_COMPLETE, .ops = m->sc_ops,
                           .src = m->sc_src, .dst = m->sc_dst, .nops = n};
+        if (d) {
+            attrs_decode(a, na, m->sc_attrs, m->sc_aidx);
+            x.d = d;
+            x.attrs = m->sc_attrs;
+            x.aidx = m->sc_aidx;
+            x.nattrs = na;
+        }
         hand_over(m, &x);
         done_note(m, w->host, w->vpid, h->batch_id);
         return;
@@ -987,6 +1092,12 @@ void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct c
     }
     p->have_header = true;
     p->h = *h;
+    if (d) {
+        p->is1d = true;
+        p->d = *d;
+        if (d->attrs_recorded > d->num_attrs || p->attrs_covered > d->attrs_recorded)
+            p->malformed = true;
+    }
     p->w = *w;
     p->w.procname = NULL;
     if (w->procname) {
@@ -1010,6 +1121,8 @@ void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct c
     } else if (recorded(p) > ops_limit(m)) {
         give_up(m, p); /* can never fit */
     }
+    if (d)
+        pend_attrs(m, p, a);
     pend_chunk(m, p, c);
     if (pend_find(m, w->host, w->vpid, h->batch_id) != p)
         return;
@@ -1017,6 +1130,18 @@ void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct c
         pend_remove(m, p);
     else if (!p->given_up)
         pend_done(m, p);
+}
+
+void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
+                    const struct cbt_chunk_bytes *c)
+{
+    header(m, w, h, NULL, NULL, c);
+}
+
+void cbt_asm_header1d(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
+                      const struct cbt_ev_batch1d *d, const struct cbt_attr_bytes *a, const struct cbt_chunk_bytes *c)
+{
+    header(m, w, h, d, a, c);
 }
 
 /* The pending batch an event after the header belongs to, made when it came
@@ -1037,6 +1162,16 @@ void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_
         return;
     pend_chunk(m, p, c);
     if (pend_find(m, w->host, w->vpid, batch_id) == p)
+        pend_done(m, p);
+}
+
+void cbt_asm_attrs(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_attr_bytes *a)
+{
+    struct pend *p = pend_for_event(m, w, batch_id);
+    if (!p)
+        return;
+    pend_attrs(m, p, a);
+    if (pend_find(m, w->host, w->vpid, batch_id) == p && !p->given_up)
         pend_done(m, p);
 }
 
@@ -1086,7 +1221,8 @@ void cbt_asm_finish(struct cbt_asm *m)
             m->st.inline_unchecked += p->ninl;
         } else {
             enum cbt_batch_state s = p->malformed                   ? CBT_BS_MALFORMED
-                                     : p->covered < recorded(p)     ? CBT_BS_INCOMPLETE
+                                     : p->covered < recorded(p) || (p->is1d && p->attrs_covered < p->d.attrs_recorded)
+                                         ? CBT_BS_INCOMPLETE
                                      : p->h.outcome == CBT_OUTCOME_PENDING && !p->have_end ? CBT_BS_PENDING
                                                                                            : CBT_BS_COMPLETE;
             hand_over_pend(m, p, s, 0);

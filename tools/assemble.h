@@ -40,6 +40,12 @@ struct cbt_read_batch {
     const uint8_t *finding_inline;      /* per finding: 1 the inline validator made it too, 0 it did not, 2 not compared */
     const struct cbt_finding *inline_only; /* inline findings the read-time validator did not make */
     uint64_t ninline_only;
+    /* A 1D batch (cuMemcpyBatchAsync, cbt_api_is_1d(h.api)): its ops are its copies */
+    bool is1d;
+    struct cbt_ev_batch1d d;
+    const CUmemcpyAttributes *attrs;  /* the attributes recorded: d.attrs_recorded, when whole */
+    const uint64_t *attrs_idxs;
+    uint64_t nattrs;                  /* attributes held */
 };
 typedef void (*cbt_batch_fn)(void *ctx, const struct cbt_read_batch *b);
 
@@ -49,10 +55,20 @@ struct cbt_chunk_bytes {
     const uint8_t *ops, *operand_of, *operands;   /* the three sequences */
     uint64_t ops_len, operand_of_len, operands_len;
 };
+/* The attribute sequences of a 1D batch's event. */
+struct cbt_attr_bytes {
+    uint64_t first;                 /* attrs_first */
+    const uint8_t *words, *idxs;    /* attr_words, attr_idxs */
+    uint64_t words_len, idxs_len;
+};
 struct cbt_asm *cbt_asm_new(struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
 void cbt_asm_free(struct cbt_asm *m);
 void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
                     const struct cbt_chunk_bytes *c);
+/* A 1D batch's header event (batch1d) and its further attributes (batch_attrs). */
+void cbt_asm_header1d(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
+                      const struct cbt_ev_batch1d *d, const struct cbt_attr_bytes *a, const struct cbt_chunk_bytes *c);
+void cbt_asm_attrs(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_attr_bytes *a);
 void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_chunk_bytes *c);
 void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h);
 void cbt_asm_inline_finding(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_finding *f);

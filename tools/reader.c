@@ -28,13 +28,19 @@
 #include "reader.h"
 #include "util.h"
 
-enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO };
+enum ev_kind {
+    EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS
+};
 
 /* The fields, by the lists of events.h */
 #define CBT_FIELD_ENUM_(kind, type, name, en) B_##name,
 #define CBT_FIELD_NAME_(kind, type, name, en) #name,
 enum { CBT_EV_BATCH_FIELDS(CBT_FIELD_ENUM_) B_COUNT_ };
 static const char *const batch_fields[B_COUNT_] = {CBT_EV_BATCH_FIELDS(CBT_FIELD_NAME_)};
+#undef CBT_FIELD_ENUM_
+#define CBT_FIELD_ENUM_(kind, type, name, en) D_##name,
+enum { CBT_EV_BATCH1D_FIELDS(CBT_FIELD_ENUM_) D_COUNT_ };
+static const char *const batch1d_fields[D_COUNT_] = {CBT_EV_BATCH1D_FIELDS(CBT_FIELD_NAME_)};
 #undef CBT_FIELD_ENUM_
 #define CBT_FIELD_ENUM_(kind, type, name, en) G_##name,
 enum { CBT_EV_FINDING_FIELDS(CBT_FIELD_ENUM_) G_COUNT_ };
@@ -47,6 +53,14 @@ enum { CBT_EV_CHUNK_FIELDS(CBT_CHUNK_ENUM_) C_COUNT_ };
 static const char *const chunk_fields[C_COUNT_] = {CBT_EV_CHUNK_FIELDS(CBT_CHUNK_NAME_)};
 #undef CBT_CHUNK_ENUM_
 #undef CBT_CHUNK_NAME_
+#define CBT_ATTRS_ENUM_(name) A_##name,
+#define CBT_ATTRS_NAME_(name) #name,
+enum { CBT_EV_ATTRS_FIELDS(CBT_ATTRS_ENUM_) A_COUNT_ };
+static const char *const attrs_fields[A_COUNT_] = {CBT_EV_ATTRS_FIELDS(CBT_ATTRS_NAME_)};
+#undef CBT_ATTRS_ENUM_
+#undef CBT_ATTRS_NAME_
+/* Slots of the reused sequence buffers: the chunk's, then the attributes'. */
+enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_COUNT_ };
 enum { H_BADDR, H_MEMSZ, H_PATH, H_IS_PIC, H_COUNT_ };
 static const char *const bin_info_fields[H_COUNT_] = {"baddr", "memsz", "path", "is_pic"};
 
@@ -66,8 +80,10 @@ struct ecinfo {
     bool vpid_signed, vtid_signed;
     struct mem b[B_COUNT_];   /* batch, batch_end */
     struct mem g[G_COUNT_];   /* finding */
-    struct mem c[C_COUNT_];   /* batch, batch_ops */
-    struct mem batch_id;      /* batch_ops */
+    struct mem c[C_COUNT_];   /* batch, batch_ops, batch1d */
+    struct mem d[D_COUNT_];   /* batch1d */
+    struct mem a[A_COUNT_];   /* batch1d, batch_attrs */
+    struct mem batch_id;      /* batch_ops, batch_attrs */
     struct mem h[H_COUNT_];   /* bin_info */
 };
 
@@ -91,8 +107,8 @@ struct reader {
     uint64_t cbt_events;
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */
-    uint8_t *seq[C_COUNT_];
-    uint64_t seq_cap[C_COUNT_];
+    uint8_t *seq[S_COUNT_];
+    uint64_t seq_cap[S_COUNT_];
     const bt_field **el;  /* the elements of one sequence */
     uint64_t el_cap;
 };
@@ -170,6 +186,22 @@ static bool find_ints(struct reader *r, const char *ev, const bt_field_class *pl
     return true;
 }
 
+static bool find_attrs(struct reader *r, const char *ev, const bt_field_class *pl, struct mem *a)
+{
+    if (!find_ints(r, ev, pl, attrs_fields, 1, a)) /* attrs_first */
+        return false;
+    for (int i = 1; i < A_COUNT_; i++) {
+        a[i].idx = member_index(pl, attrs_fields[i], &a[i].sgn);
+        if (a[i].idx < 0 || bytes_per_element(pl, a[i].idx) != 8) {
+            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is %s", ev, attrs_fields[i],
+                     a[i].idx < 0 ? "missing (a trace of another catalogue?)" : "not a sequence of 64-bit integers");
+            return false;
+        }
+        a[i].width = 8;
+    }
+    return true;
+}
+
 static bool find_chunk(struct reader *r, const char *ev, const bt_field_class *pl, struct mem *c)
 {
     if (!find_ints(r, ev, pl, chunk_fields, 1, c)) /* ops_first */
@@ -204,6 +236,10 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_BATCH_END;
     else if (strcmp(name, "cubatchtrace:finding") == 0)
         e->kind = EK_FINDING;
+    else if (strcmp(name, "cubatchtrace:batch1d") == 0)
+        e->kind = EK_BATCH1D;
+    else if (strcmp(name, "cubatchtrace:batch_attrs") == 0)
+        e->kind = EK_BATCH_ATTRS;
     else if (strncmp(name, "cubatchtrace:", 13) == 0)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
@@ -237,6 +273,16 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     case EK_BATCH_END:
         ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b);
         break;
+    case EK_BATCH1D:
+        ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b) &&
+             find_ints(r, name, pl, batch1d_fields, D_COUNT_, e->d) && find_attrs(r, name, pl, e->a) &&
+             find_chunk(r, name, pl, e->c);
+        break;
+    case EK_BATCH_ATTRS: {
+        static const char *const id[] = {"batch_id"};
+        ok = find_ints(r, name, pl, id, 1, &e->batch_id) && find_attrs(r, name, pl, e->a);
+        break;
+    }
     case EK_BATCH_OPS: {
         static const char *const id[] = {"batch_id"};
         ok = find_ints(r, name, pl, id, 1, &e->batch_id) && find_chunk(r, name, pl, e->c);
@@ -343,11 +389,11 @@ static bool reserve(void **p, uint64_t *cap, uint64_t want, size_t sz)
  * pointers are collected first (one array, read in order), then the values
  * are read with the objects fetched ahead.
  */
-static const uint8_t *seq_bytes(struct reader *r, const struct ecinfo *e, const bt_field *pl, int which, uint64_t *len)
+static const uint8_t *seq_bytes_of(struct reader *r, struct mem m, const bt_field *pl, int which, uint64_t *len)
 {
     enum { AHEAD = 32 }; /* elements: the best of 0, 16, 32 and 64 measured */
-    const bt_field *s = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->c[which].idx);
-    uint64_t n = bt_field_array_get_length(s), w = e->c[which].width;
+    const bt_field *s = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)m.idx);
+    uint64_t n = bt_field_array_get_length(s), w = m.width;
     if (!reserve((void **)&r->el, &r->el_cap, n, sizeof(*r->el)) ||
         !reserve((void **)&r->seq[which], &r->seq_cap[which], n * w, 1)) {
         snprintf(r->fail, sizeof(r->fail), "out of memory (a sequence of %" PRIu64 " elements)", n);
@@ -373,6 +419,18 @@ static const uint8_t *seq_bytes(struct reader *r, const struct ecinfo *e, const 
     }
     *len = n * w;
     return b;
+}
+
+static const uint8_t *seq_bytes(struct reader *r, const struct ecinfo *e, const bt_field *pl, int which, uint64_t *len)
+{
+    return seq_bytes_of(r, e->c[which], pl, which, len);
+}
+
+static bool read_attrs(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_attr_bytes *a)
+{
+    a->first = member_int(pl, e->a[A_attrs_first]);
+    return (a->words = seq_bytes_of(r, e->a[A_attr_words], pl, S_ATTR_WORDS, &a->words_len)) &&
+           (a->idxs = seq_bytes_of(r, e->a[A_attr_idxs], pl, S_ATTR_IDXS, &a->idxs_len));
 }
 
 static bool read_chunk(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_chunk_bytes *c)
@@ -448,6 +506,28 @@ static int on_event(struct reader *r, const bt_message *msg)
         w.vtid = h.tid;
         event_time(e, msg, &w);
         cbt_asm_header(r->as, &w, &h, &c);
+        break;
+    }
+    case EK_BATCH1D: {
+        struct cbt_ev_batch h;
+        struct cbt_ev_batch1d d;
+        struct cbt_attr_bytes a;
+        struct cbt_chunk_bytes c;
+        if (!read_batch_fields(r, e, pl, &h) || !read_attrs(r, e, pl, &a) || !read_chunk(r, e, pl, &c))
+            return -1;
+#define CBT_FIELD_GET_(kind, type, name, en) d.name = (type)member_int(pl, e->d[D_##name]);
+        CBT_EV_BATCH1D_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        w.vtid = h.tid;
+        event_time(e, msg, &w);
+        cbt_asm_header1d(r->as, &w, &h, &d, &a, &c);
+        break;
+    }
+    case EK_BATCH_ATTRS: {
+        struct cbt_attr_bytes a;
+        if (!read_attrs(r, e, pl, &a))
+            return -1;
+        cbt_asm_attrs(r->as, &w, member_int(pl, e->batch_id), &a);
         break;
     }
     case EK_BATCH_OPS: {
@@ -881,7 +961,7 @@ out:
         free(r->ecs[i]);
     for (int i = 0; i < r->npaths; i++)
         free(r->paths[i]);
-    for (int i = 0; i < C_COUNT_; i++)
+    for (int i = 0; i < S_COUNT_; i++)
         free(r->seq[i]);
     free(r->el);
     cbt_asm_free(r->as);

@@ -28,6 +28,7 @@ static const char usage_show[] =
     "Print every batch, op and finding of the traces, decoded, one record per line:\n"
     "  batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N recorded=R ...\n"
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
+    "  attr vpid=P id=I k=K idx=FIRST order=... flags=... src_locHint=TYPE:ID dst_locHint=...\n"
     "  finding vpid=P id=I rule=... severity=... op=K other_op=K side=... value=V limit=L inline=...\n"
     "The `#` lines printed first say what every key means (docs/events.md too).\n"
     "Findings are the validator's, run as the trace is read; inline=0 marks one the\n"
@@ -52,7 +53,12 @@ static const char legend[] =
     "# op: vpid, id, i (index in the batch), src and dst as TYPE:KIND:DEVICE:ADDRESS, arrays +X,Y,Z (offset),\n"
     "#   extent WxHxD, order (srcAccessOrder), flags, bytes; pointers add *_rowLength, *_layerHeight,\n"
     "#   *_locHint TYPE:ID and *_alloc BASE+SIZE (when known); arrays *_array WxHxD*ELEMENT_SIZE (when known)\n"
-    "# finding: vpid, id, rule, severity, op and other_op (- for none), side, value, limit, inline (1: the\n"
+    "# A 1D batch (api cuMemcpyBatchAsync*): num_ops is count, op_list dsts; the batch line adds srcs, sizes,\n"
+    "#   attrs, attrs_idxs, num_attrs, attrs_recorded, abi; each copy is an op (POINTER to POINTER, extent\n"
+    "#   SIZEx1x1, with its attribute's order, flags and locHints); each attribute recorded is an attr line:\n"
+    "#   k (index in attrs), idx (attrsIdxs[k]), order, flags, src_locHint and dst_locHint TYPE:ID\n"
+    "# finding: vpid, id, rule, severity, op and other_op (- for none; for the attr_* rules other_op is the\n"
+    "#   attribute's index k), side, value, limit, inline (1: the\n"
     "#   shim's validator made it too; 0: it did not; -: not compared)\n"
     "# inline_finding: a finding of the shim's validator that the reader's did not make (same keys)\n";
 
@@ -157,7 +163,26 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 h->driver_ns, (int)h->tid, h->caller, (int)h->device_count, (unsigned)h->format, (unsigned)h->rules,
                 (unsigned)h->validated, (unsigned)h->findings);
     }
+    if (rb->have_header && rb->is1d)
+        fprintf(out,
+                " srcs=0x%" PRIx64 " sizes=0x%" PRIx64 " attrs=0x%" PRIx64 " attrs_idxs=0x%" PRIx64
+                " num_attrs=%" PRIu64 " attrs_recorded=%" PRIu64 " abi=%u",
+                rb->d.srcs, rb->d.sizes, rb->d.attrs, rb->d.attrs_idxs, rb->d.num_attrs, rb->d.attrs_recorded,
+                (unsigned)rb->d.abi);
     fprintf(out, " host=%s state=%s\n", cbt_agg_host_name(s->agg, rb->w.host), cbt_batch_state_name(rb->state));
+    for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
+        const CUmemcpyAttributes *a = &rb->attrs[k];
+        char t1[24], t2[24], o1[24];
+        fprintf(out, "attr vpid=%" PRId64 " id=%" PRIu64 " k=%" PRIu64 " idx=%" PRIu64
+                " order=%s flags=0x%x src_locHint=%s:%d dst_locHint=%s:%d\n",
+                rb->w.vpid, h->batch_id, k, rb->attrs_idxs[k],
+                name_or(cbt_access_order_name((unsigned)a->srcAccessOrder), o1, sizeof(o1), (uint64_t)a->srcAccessOrder),
+                a->flags,
+                name_or(cbt_location_name((unsigned)a->srcLocHint.type), t1, sizeof(t1), (uint64_t)a->srcLocHint.type),
+                a->srcLocHint.id,
+                name_or(cbt_location_name((unsigned)a->dstLocHint.type), t2, sizeof(t2), (uint64_t)a->dstLocHint.type),
+                a->dstLocHint.id);
+    }
 
     uint32_t sp = 0;
     for (uint64_t i = 0; i < rb->nops; i++) {

@@ -5,6 +5,8 @@
  *
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
+ *   cubatchtrace:batch1d    INFO     one per 1D batch: batch fields, 1D fields, first attributes, first chunk
+ *   cubatchtrace:batch_attrs INFO    each further group of attributes of a 1D batch
  *   cubatchtrace:batch_end  INFO     the result of a batch recorded before forwarding (outcome "pending")
  *   cubatchtrace:finding    WARNING  a finding of the calling thread's validator (strict mode, stderr report)
  *   cubatchtrace:lookup     DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
@@ -63,6 +65,41 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* Attributes of a 1D batch (struct cbt_ev_attrs `a`): the CBT_EV_ATTRS_FIELDS list. */
+#define CBT_TP_ATTRS(a)                                                                                       \
+    lttng_ust_field_integer(uint64_t, attrs_first, (a)->first)                                                \
+    lttng_ust_field_sequence_hex(uint64_t, attr_words, (const uint64_t *)(a)->attrs, uint32_t,                \
+                                 (a)->count * CBT_EV_ATTR_WORDS)                                              \
+    lttng_ust_field_sequence(uint64_t, attr_idxs, (a)->idxs, uint32_t, (a)->count)
+
+/* The 1D fields, from the record `d`. */
+#define CBT_TP_FIELD1D_INT(type, name, en) lttng_ust_field_integer(type, name, d->name)
+#define CBT_TP_FIELD1D_HEX(type, name, en) lttng_ust_field_integer_hex(type, name, d->name)
+#define CBT_TP_FIELD1D(kind, type, name, en) CBT_TP_FIELD1D_##kind(type, name, en)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch1d,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_batch *, r, const struct cbt_ev_batch1d *, d,
+                      const struct cbt_ev_attrs *, a, const struct cbt_ev_chunk *, c, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_EV_BATCH_FIELDS(CBT_TP_FIELD)
+        CBT_EV_BATCH1D_FIELDS(CBT_TP_FIELD1D)
+        CBT_TP_ATTRS(a)
+        CBT_TP_CHUNK(c)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch1d, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_attrs,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_attrs *, a, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(uint64_t, batch_id, a->batch_id)
+        CBT_TP_ATTRS(a)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch_attrs, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_ops,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_chunk *, c, void *, ip),

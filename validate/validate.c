@@ -1171,6 +1171,86 @@ static void sweep(struct cbt_validator *v, struct key *k, size_t n_items)
 
 int cbt_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op) { return cbt_op_well_formed_inline(op); }
 
+int cbt_attr_well_formed(const CUmemcpyAttributes *a, size_t k, size_t idx, size_t prev, size_t count,
+                         int device_count)
+{
+    return cbt_attr_well_formed_inline(a, k, idx, prev, count, device_count);
+}
+
+void cbt_copy_op(CUDA_MEMCPY3D_BATCH_OP *op, CUdeviceptr dst, CUdeviceptr src, size_t size,
+                 const CUmemcpyAttributes *attr)
+{
+    memset(op, 0, sizeof *op);
+    op->src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op->src.op.ptr.ptr = src;
+    op->src.op.ptr.locHint = attr->srcLocHint;
+    op->dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    op->dst.op.ptr.ptr = dst;
+    op->dst.op.ptr.locHint = attr->dstLocHint;
+    op->extent.width = size;
+    op->extent.height = 1;
+    op->extent.depth = 1;
+    op->srcAccessOrder = attr->srcAccessOrder;
+    op->flags = attr->flags;
+}
+
+/* The arguments of a 1D batch, then its attributes; returns non-zero when
+ * the driver would reject the batch before reading a copy. */
+static int check_copies_args(struct out *o, const struct cbt_batch_view *b)
+{
+    size_t before = o->n;
+    unsigned nulls = (!b->dsts) | (!b->srcs) << 1 | (!b->sizes) << 2 | (!b->attrs) << 3 | (!b->attrs_idxs) << 4;
+    if (b->num_ops == 0)
+        emit(o, CBT_RULE_num_ops_zero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 1);
+    if (nulls)
+        emit(o, CBT_RULE_copy_array_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, nulls, 0);
+    if (b->num_attrs == 0)
+        emit(o, CBT_RULE_num_attrs_zero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 1);
+    else if (b->num_attrs > b->num_ops && b->num_ops)
+        emit(o, CBT_RULE_num_attrs_above_count, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, b->num_attrs, b->num_ops);
+    if (b->abi & CBT_ABI_STREAM_ON_STACK)
+        emit(o, CBT_RULE_stream_on_stack, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
+    else if (b->stream == NULL)
+        emit(o, CBT_RULE_stream_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+    else if (b->stream == CU_STREAM_LEGACY)
+        emit(o, CBT_RULE_stream_legacy, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
+    if (b->abi & CBT_ABI_FAIL_IDX_IS_STREAM)
+        emit(o, CBT_RULE_fail_idx_is_stream, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+    if (o->n != before)
+        return 1;
+    /* Each attribute: its index, then what it says (other_op: k). */
+    size_t na = b->attrs_read < b->num_attrs ? b->attrs_read : b->num_attrs;
+    for (size_t k = 0; k < na; k++) {
+        const CUmemcpyAttributes *a = &b->attrs[k];
+        uint64_t idx = b->attrs_idxs[k];
+        if (k == 0 && idx != 0)
+            emit(o, CBT_RULE_attrs_idx_first_not_zero, CBT_SIDE_NONE, CBT_NO_OP, k, idx, 0);
+        else if (k > 0 && idx <= b->attrs_idxs[k - 1])
+            emit(o, CBT_RULE_attrs_idxs_not_start_indices, CBT_SIDE_NONE, CBT_NO_OP, k, idx,
+                 (uint64_t)b->attrs_idxs[k - 1] + 1);
+        else if (idx >= b->num_ops)
+            emit(o, CBT_RULE_attrs_idxs_not_start_indices, CBT_SIDE_NONE, CBT_NO_OP, k, idx, b->num_ops);
+        const uint32_t order = (uint32_t)a->srcAccessOrder;
+        if (order < CBT_ORDER_STREAM || order > CBT_ORDER_ANY)
+            emit(o, CBT_RULE_attr_access_order_invalid, CBT_SIDE_NONE, CBT_NO_OP, k, order, CBT_ORDER_ANY);
+        if (a->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)
+            emit(o, CBT_RULE_attr_flags_invalid, CBT_SIDE_NONE, CBT_NO_OP, k, a->flags,
+                 CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
+        const CUmemLocation *l[2] = {&a->srcLocHint, &a->dstLocHint};
+        const enum cbt_side sides[2] = {CBT_SIDE_SRC, CBT_SIDE_DST};
+        for (int s = 0; s < 2; s++) {
+            uint32_t type = (uint32_t)l[s]->type;
+            int id = l[s]->id;
+            if (type > CBT_LOC_HOST_NUMA_CURRENT)
+                emit(o, CBT_RULE_attr_lochint_invalid, sides[s], CBT_NO_OP, k, type, CBT_LOC_HOST_NUMA_CURRENT);
+            else if (type == CBT_LOC_DEVICE && (id < 0 || (b->device_count > 0 && id >= b->device_count)))
+                emit(o, CBT_RULE_attr_lochint_invalid, sides[s], CBT_NO_OP, k, (uint64_t)(int64_t)id,
+                     b->device_count > 0 ? (uint64_t)b->device_count : 0);
+        }
+    }
+    return o->n != before;
+}
+
 /* ---- the entry point ------------------------------------------------------ */
 
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out, size_t cap)
@@ -1182,16 +1262,24 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
     if (!v)
         v = own = cbt_validator_new();
 
-    if (b->num_ops == 0)
-        emit(&o, CBT_RULE_num_ops_zero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 1);
-    if (!b->ops && b->num_ops > 0)
-        emit(&o, CBT_RULE_op_list_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
-    if (b->flags)
-        emit(&o, CBT_RULE_flags_nonzero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, b->flags, 0);
-    if (b->stream == NULL)
-        emit(&o, CBT_RULE_stream_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
-    else if (b->stream == CU_STREAM_LEGACY)
-        emit(&o, CBT_RULE_stream_legacy, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
+    if (b->copies) {
+        /* The driver reads no copy of a batch it rejects on its arguments or attributes. */
+        if (check_copies_args(&o, b)) {
+            cbt_validator_free(own);
+            return o.n;
+        }
+    } else {
+        if (b->num_ops == 0)
+            emit(&o, CBT_RULE_num_ops_zero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 1);
+        if (!b->ops && b->num_ops > 0)
+            emit(&o, CBT_RULE_op_list_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+        if (b->flags)
+            emit(&o, CBT_RULE_flags_nonzero, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, b->flags, 0);
+        if (b->stream == NULL)
+            emit(&o, CBT_RULE_stream_null, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, 0, 0);
+        else if (b->stream == CU_STREAM_LEGACY)
+            emit(&o, CBT_RULE_stream_legacy, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, (uint64_t)(uintptr_t)b->stream, 0);
+    }
     size_t n = b->num_ops;
     if (b->partial && b->num_read < n) {
         n = b->num_read;
@@ -1214,7 +1302,10 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
         int errs = 0;
 
         const int ext_ok = extent_ok(op);
-        if (!ext_ok) {
+        if (!ext_ok && b->copies) {
+            emit(&o, CBT_RULE_copy_size_zero, CBT_SIDE_NONE, i, CBT_NO_OP, 0, 1);
+            errs++;
+        } else if (!ext_ok) {
             uint64_t dim = !op->extent.width ? 0 : !op->extent.height ? 1 : 2;
             emit(&o, CBT_RULE_extent_zero, CBT_SIDE_NONE, i, CBT_NO_OP, 0, dim);
             errs++;
@@ -1261,8 +1352,8 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
             errs++;
         }
 
-        /* warnings */
-        for (int s = 0; s < 2; s++)
+        /* warnings (a 1D batch's locHints are its attributes', checked above) */
+        for (int s = 0; s < 2 && !b->copies; s++)
             if (is_ptr(xs[s]))
                 warn_lochint(&o, i, sides[s], xs[s], is[s], b->device_count);
         if (is_ptr(&op->src) && ks) {

@@ -14,12 +14,18 @@
 
 #include <stdint.h>
 
-/* X(ID, value, "name") : the function the call was made to. */
+/* X(ID, value, "name") : the function the call was made to: the 3D batch
+ * (cuMemcpy3DBatchAsync) and the 1D batch (cuMemcpyBatchAsync), each in its
+ * CUDA 13 ABI (_v2) and its CUDA 12.8 ABI (with size_t *failIdx). */
 #define CBT_API_LIST(X)                                                        \
     X(CBT_API_V2, 0, "cuMemcpy3DBatchAsync_v2")                               \
     X(CBT_API_V2_PTSZ, 1, "cuMemcpy3DBatchAsync_v2_ptsz")                     \
     X(CBT_API_V1, 2, "cuMemcpy3DBatchAsync")                                  \
-    X(CBT_API_V1_PTSZ, 3, "cuMemcpy3DBatchAsync_ptsz")
+    X(CBT_API_V1_PTSZ, 3, "cuMemcpy3DBatchAsync_ptsz")                        \
+    X(CBT_API_1D_V2, 4, "cuMemcpyBatchAsync_v2")                              \
+    X(CBT_API_1D_V2_PTSZ, 5, "cuMemcpyBatchAsync_v2_ptsz")                    \
+    X(CBT_API_1D_V1, 6, "cuMemcpyBatchAsync")                                 \
+    X(CBT_API_1D_V1_PTSZ, 7, "cuMemcpyBatchAsync_ptsz")
 
 /* X(ID, value, "name") : how the caller reached the shim. */
 #define CBT_DOOR_LIST(X)                                                       \
@@ -140,14 +146,36 @@
     X(during_api_call_device_source, 23, CBT_SEV_WARNING,                                                      \
       "DURING_API_CALL on a device-memory source, where it buys nothing")                                      \
     X(ops_not_read, 24, CBT_SEV_WARNING,                                                                       \
-      "only the first `value` of numOps ops were read: the rest lie past an op the driver rejects first")
+      "only the first `value` of numOps ops were read: the rest lie past an op the driver rejects first")      \
+    X(copy_array_null, 25, CBT_SEV_ERROR,                                                                      \
+      "1D: dsts, srcs, sizes, attrs or attrsIdxs is NULL (value: a bit each, in that order)")                   \
+    X(num_attrs_zero, 26, CBT_SEV_ERROR, "1D: numAttrs is 0 (every copy needs an attribute)")                  \
+    X(num_attrs_above_count, 27, CBT_SEV_ERROR, "1D: numAttrs is larger than count")                          \
+    X(attrs_idx_first_not_zero, 28, CBT_SEV_ERROR, "1D: attrsIdxs[0] is not 0")                               \
+    X(attrs_idxs_not_start_indices, 29, CBT_SEV_ERROR,                                                         \
+      "1D: attrsIdxs[k] is not the first copy attrs[k] applies to: the entries must increase strictly and "   \
+      "stay below count (attrsIdxs holds numAttrs starting indices, not one entry per copy)")                  \
+    X(attr_access_order_invalid, 30, CBT_SEV_ERROR,                                                            \
+      "1D: an attribute's srcAccessOrder is not STREAM, DURING_API_CALL or ANY")                               \
+    X(attr_flags_invalid, 31, CBT_SEV_ERROR,                                                                   \
+      "1D: an attribute's flags hold a bit other than PREFER_OVERLAP_WITH_COMPUTE")                            \
+    X(attr_lochint_invalid, 32, CBT_SEV_ERROR,                                                                 \
+      "1D: an attribute's locHint has a type outside the enum or a device id the system lacks "               \
+      "(the 1D call rejects it, whatever the memory)")                                                         \
+    X(copy_size_zero, 33, CBT_SEV_ERROR, "1D: a copy's size is 0")                                            \
+    X(stream_on_stack, 34, CBT_SEV_ERROR,                                                                      \
+      "1D: the stream argument points into the calling thread's stack: a failIdx pointer where "              \
+      "cuMemcpyBatchAsync_v2 takes its stream (12.8 arguments through a 13.0 pointer); the driver crashes")    \
+    X(fail_idx_is_stream, 35, CBT_SEV_ERROR,                                                                   \
+      "1D: failIdx is a stream handle (a special handle or a stream of an earlier batch): 13.0 arguments "     \
+      "through a 12.8 pointer; the driver writes into the stream and crashes")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
  * whenever a rule is added or its meaning changes. */
-#define CBT_RULES_VERSION 2
+#define CBT_RULES_VERSION 3
 
 #define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
-enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 4 };
+enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 8 };
 enum cbt_door { CBT_DOOR_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_outcome { CBT_OUTCOME_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_operand_kind { CBT_OPERAND_LIST(CBT_ENUM_ENTRY_) };
@@ -190,6 +218,19 @@ static inline const char *cbt_side_name(unsigned v) { switch (v) { CBT_SIDE_LIST
 static inline const char *cbt_severity_name(unsigned v) { switch (v) { CBT_SEVERITY_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 static inline const char *cbt_curesult_name(unsigned v) { switch (v) { CBT_CURESULT_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 #undef CBT_NAME_CASE_
+
+/* The 1D batch (cuMemcpyBatchAsync), and the 12.8 ABIs (with failIdx). */
+static inline int cbt_api_is_1d(unsigned v) { return v >= CBT_API_1D_V2 && v <= CBT_API_1D_V1_PTSZ; }
+static inline int cbt_api_has_fail_idx(unsigned v)
+{
+    return v == CBT_API_V1 || v == CBT_API_V1_PTSZ || v == CBT_API_1D_V1 || v == CBT_API_1D_V1_PTSZ;
+}
+static inline int cbt_api_is_ptsz(unsigned v)
+{
+    return v == CBT_API_V2_PTSZ || v == CBT_API_V1_PTSZ || v == CBT_API_1D_V2_PTSZ || v == CBT_API_1D_V1_PTSZ;
+}
+/* Rules about one attribute of a 1D batch: the finding's other_op is its index k. */
+static inline int cbt_rule_is_attr(unsigned r) { return r >= 28 && r <= 32; }
 
 #define CBT_RULE_INFO_ENTRY_(name, val, sev, text) [val] = {#name, sev, text},
 static const struct cbt_rule_info cbt_rules[CBT_RULE_COUNT] = {CBT_RULE_LIST(CBT_RULE_INFO_ENTRY_)};

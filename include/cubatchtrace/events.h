@@ -14,6 +14,13 @@
  *                            crash on): the batch fields once it returned
  *   cubatchtrace:finding     only when the calling thread validated the batch
  *                            (strict mode, CUBATCHTRACE_REPORT=stderr)
+ * A 1D batch (cuMemcpyBatchAsync) is recorded the same way, its copies as
+ * ops (cbt_copy_op of validate.h: pointer to pointer, extent {size, 1, 1},
+ * the copy's attribute resolved into srcAccessOrder, flags and locHints):
+ *   cubatchtrace:batch1d     the batch fields, the 1D fields, the first
+ *                            CBT_EV_ATTRS_IN_HEADER attributes, the first chunk
+ *   cubatchtrace:batch_ops   each further chunk of copies, as for 3D
+ *   cubatchtrace:batch_attrs each further CBT_EV_ATTRS_PER_EVENT attributes
  * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
  * 112 bytes), the two operand indices of each op (source, destination) and
  * the distinct operands those indices name, as struct cbt_ev_operand; bytes
@@ -72,6 +79,32 @@
     X(INT, uint8_t, validated, _)      /* 1: the calling thread validated it (finding events follow) */     \
     X(INT, uint32_t, findings, _)      /* how many, when validated */
 
+/*
+ * The fields of a 1D batch after the batch fields (whose num_ops is count,
+ * op_list dsts, flags 0 and ops_recorded the copies recorded).
+ */
+#define CBT_EV_BATCH1D_FIELDS(X)                                                                              \
+    X(HEX, uint64_t, srcs, _)                                                                                \
+    X(HEX, uint64_t, sizes, _)                                                                               \
+    X(HEX, uint64_t, attrs, _)                                                                               \
+    X(HEX, uint64_t, attrs_idxs, _)                                                                          \
+    X(INT, uint64_t, num_attrs, _)         /* numAttrs as passed */                                          \
+    X(INT, uint64_t, attrs_recorded, _)    /* attributes recorded (<= num_attrs) */                          \
+    X(INT, uint8_t, abi, _)                /* CBT_ABI_* bits of validate.h */
+
+/* Attributes: the bytes of CUmemcpyAttributes (24) as three little-endian
+ * 64-bit words each, and attrsIdxs as 64-bit values. */
+#define CBT_EV_ATTR_SIZE 24
+#define CBT_EV_ATTR_WORDS 3
+#define CBT_EV_ATTRS_IN_HEADER 8
+#define CBT_EV_ATTRS_PER_EVENT 64
+
+/* The attribute fields of `batch1d` and `batch_attrs`. */
+#define CBT_EV_ATTRS_FIELDS(X)                                                                                \
+    X(attrs_first)     /* index of the first attribute carried */                                            \
+    X(attr_words)      /* count * CBT_EV_ATTR_WORDS 64-bit words */                                          \
+    X(attr_idxs)       /* count values of attrsIdxs */
+
 /* The fields of one inline finding: X(kind, C type, name, enumeration). */
 #define CBT_EV_FINDING_FIELDS(X)                                                                              \
     X(INT, uint64_t, batch_id, _)                                                                            \
@@ -100,6 +133,9 @@ struct cbt_ev_batch {
 struct cbt_ev_finding {
     CBT_EV_FINDING_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };
+struct cbt_ev_batch1d {
+    CBT_EV_BATCH1D_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
 #undef CBT_EV_STRUCT_MEMBER_
 
 /* What the shim learned about one operand (struct cbt_operand_info of
@@ -122,6 +158,15 @@ struct cbt_ev_chunk {
     const void *ops;         /* count ops (8-byte aligned) */
     const uint16_t *operand_of; /* count: source | destination << 8 */
     const struct cbt_ev_operand *operands;
+};
+
+/* Some attributes of a 1D batch as the shim hands them to the tracepoint. */
+struct cbt_ev_attrs {
+    uint64_t batch_id;
+    uint64_t first;          /* attrs_first */
+    uint32_t count;
+    const void *attrs;       /* count CUmemcpyAttributes (8-byte aligned) */
+    const uint64_t *idxs;    /* count */
 };
 
 #endif /* CUBATCHTRACE_EVENTS_H */

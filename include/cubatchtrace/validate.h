@@ -1,5 +1,6 @@
 /*
- * cubatchtrace validator: check a cuMemcpy3DBatchAsync op list without a GPU.
+ * cubatchtrace validator: check a cuMemcpy3DBatchAsync op list, or the copies
+ * of a cuMemcpyBatchAsync call, without a GPU.
  *
  * The validator is pure: ops in, findings out.  It never calls the driver
  * and never traces.  What only the driver can tell (the memory kind of a
@@ -49,7 +50,23 @@ struct cbt_batch_view {
      * are not examined and an ops_not_read finding says how many were. */
     int partial;
     size_t num_read;
+    /* The 1D batch (cuMemcpyBatchAsync): set `copies`; ops[i] is then copy i
+     * as cbt_copy_op() writes it (num_ops is count, num_read the copies
+     * read, flags 0), and the fields below are the call's other arguments.
+     * Leave them zero for the 3D batch. */
+    int copies;
+    const void *dsts, *srcs, *sizes; /* only whether each is NULL is used */
+    const CUmemcpyAttributes *attrs;
+    const size_t *attrs_idxs;
+    size_t num_attrs;
+    size_t attrs_read;               /* entries of attrs and attrsIdxs read (<= num_attrs) */
+    unsigned abi;                    /* CBT_ABI_* bits: what the caller's arguments gave away */
 };
+
+/* Signs of the 12.8 and 13.0 signatures of cuMemcpyBatchAsync mixed up
+ * (seen by the shim, which knows the calling thread's stack and streams). */
+#define CBT_ABI_STREAM_ON_STACK 1u    /* rule stream_on_stack */
+#define CBT_ABI_FAIL_IDX_IS_STREAM 2u /* rule fail_idx_is_stream */
 
 #define CBT_NO_OP ((uint64_t)-1)
 
@@ -121,6 +138,40 @@ static inline int cbt_op_well_formed_inline(const CUDA_MEMCPY3D_BATCH_OP *op)
     }
     return 1;
 }
+
+/*
+ * Copy i of a cuMemcpyBatchAsync batch as the validator (and the trace) sees
+ * it: a pointer-to-pointer op of extent {size, 1, 1} whose srcAccessOrder,
+ * flags and locHints are those of the attribute the copy uses.
+ */
+void cbt_copy_op(CUDA_MEMCPY3D_BATCH_OP *op, CUdeviceptr dst, CUdeviceptr src, size_t size,
+                 const CUmemcpyAttributes *attr);
+
+/*
+ * Does the driver accept attribute k of a 1D batch of `count` copies
+ * (srcAccessOrder, flags, both locHints against `device_count` devices when
+ * > 0, and attrsIdxs[k] == idx: 0 for k == 0, else above `prev` and below
+ * count)?  The H200 reads and checks every attribute before any copy, and
+ * reads no copy when one fails.
+ */
+static inline int cbt_attr_well_formed_inline(const CUmemcpyAttributes *a, size_t k, size_t idx, size_t prev,
+                                              size_t count, int device_count)
+{
+    const unsigned order = (unsigned)a->srcAccessOrder;
+    if (order < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || order > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+        (a->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+        return 0;
+    const CUmemLocation *l[2] = {&a->srcLocHint, &a->dstLocHint};
+    for (int s = 0; s < 2; s++) {
+        if ((unsigned)l[s]->type > CBT_LOC_HOST_NUMA_CURRENT)
+            return 0;
+        if ((unsigned)l[s]->type == CBT_LOC_DEVICE && (l[s]->id < 0 || (device_count > 0 && l[s]->id >= device_count)))
+            return 0;
+    }
+    return k == 0 ? idx == 0 : (idx > prev && idx < count);
+}
+int cbt_attr_well_formed(const CUmemcpyAttributes *a, size_t k, size_t idx, size_t prev, size_t count,
+                         int device_count);
 
 /* Bytes an op moves (extent * element size; element size 1 for pointer-to-pointer). */
 uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
