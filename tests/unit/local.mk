@@ -4,6 +4,7 @@ unit_validate_tests = \
 	tests/unit/test_validate_rules \
 	tests/unit/test_validate_table \
 	tests/unit/test_validate_overlap \
+	tests/unit/test_validate_1d \
 	tests/unit/test_rules_doc
 
 check_PROGRAMS += $(unit_validate_tests)
@@ -18,6 +19,9 @@ tests_unit_test_validate_table_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_overlap_SOURCES = tests/unit/test_validate_overlap.c tests/unit/vtest.h tests/unit/ref_overlap.h
 tests_unit_test_validate_overlap_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_overlap_LDADD = libcubatchtrace-validate.la
+tests_unit_test_validate_1d_SOURCES = tests/unit/test_validate_1d.c tests/unit/vtest.h
+tests_unit_test_validate_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_unit_test_validate_1d_LDADD = libcubatchtrace-validate.la
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c
 
