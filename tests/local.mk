@@ -96,7 +96,11 @@ tests_clients_client_rtld_LDFLAGS = -no-install
 EXTRA_tests_clients_client_rtld_DEPENDENCIES = tests/clients/libcbtplugin.la tests/fakecuda/lib/libcuda.so.1
 
 # The 1D batch through every door (tests/doors/batch1d.sh).
-check_PROGRAMS += tests/clients/client_1d
+check_PROGRAMS += tests/clients/client_1d tests/clients/client_abimix
+tests_clients_client_abimix_SOURCES = tests/clients/client_abimix.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_abimix_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_abimix_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_abimix_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_clients_client_1d_SOURCES = tests/clients/client_1d.c $(CBT_CLIENT_DIRECT)
 tests_clients_client_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_1d_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
@@ -119,7 +123,7 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
-	tests/doors/batch1d.sh
+	tests/doors/batch1d.sh tests/doors/abimix.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py
