@@ -42,6 +42,9 @@
  *
  * Ops copy 4 KiB each, at distinct offsets (no two ops overlap):
  *   d2d           device -> device, one cuMemAlloc for sources, one for destinations
+ *   d2d_1d        the same copies through the 1D call, cuMemcpyBatchAsync_v2
+ *                 (one STREAM attribute for all; the doors named so in the
+ *                 driver, the shim and the floor)
  *   h2d_pageable  malloc'd (pageable, touched) host memory -> device
  *   array         device -> one float CUDA array, 1024 x rows, one row per op
  *
@@ -53,7 +56,7 @@
  *   --no-floor        leave the floor out (bare and shim only)
  *   --quick           short rows, for the CPU test double
  *   --sizes LIST      comma-separated batch sizes (default 1,4,16,64,256,1024,4096)
- *   --kinds LIST      comma-separated kinds (default d2d,h2d_pageable,array)
+ *   --kinds LIST      comma-separated kinds (default d2d,h2d_pageable,array,d2d_1d)
  *   --budget S        seconds of measured rounds per row at most (default 5; --quick 0.3)
  *   --target F        stop once every interval's half-width is <= F x the goal (default 0.25)
  *   --iters N         exactly N measured rounds per row (no adaptation; B = 1 unless --block)
@@ -124,6 +127,8 @@
 #define MAX_BLOCK 1024
 
 typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*batch1d_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+                               CUstream);
 
 /* The driver entry points the benchmark itself uses. */
 static struct {
@@ -145,8 +150,8 @@ static struct {
     unsigned long long (*fake_batch_calls)(void); /* only in the test double */
 } drv;
 
-enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_COUNT };
-static const char *const kind_name[K_COUNT] = {"d2d", "h2d_pageable", "array"};
+enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_D2D_1D, K_COUNT };
+static const char *const kind_name[K_COUNT] = {"d2d", "h2d_pageable", "array", "d2d_1d"};
 
 enum contender { C_BARE, C_SHIM, C_FLOOR, C_COUNT };
 static const char *const contender_name[C_COUNT] = {"bare", "shim", "floor"};
@@ -289,6 +294,18 @@ struct bench {
     unsigned char *host;
     CUarray array;
     CUDA_MEMCPY3D_BATCH_OP *ops;
+    /* the 1D call (kind d2d_1d): its arrays and one attribute */
+    enum kind kind;
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes, idx0;
+    CUmemcpyAttributes attr;
+};
+
+/* The contenders' doors: the 3D call, and the 1D call for kind d2d_1d. */
+struct contenders {
+    int count;              /* 2 (bare, shim) or 3 (bare, shim, floor) */
+    batch_fn fn[3];
+    batch1d_fn fn1d[3];
 };
 
 static CUmemcpy3DOperand dptr_operand(CUdeviceptr p)
@@ -302,6 +319,18 @@ static CUmemcpy3DOperand dptr_operand(CUdeviceptr p)
 
 static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOrder h2d_order)
 {
+    b->kind = k;
+    if (k == K_D2D_1D) {
+        for (size_t i = 0; i < n; i++) {
+            b->srcs[i] = b->dsrc + i * OP_BYTES;
+            b->dsts[i] = b->ddst + i * OP_BYTES;
+            b->sizes[i] = OP_BYTES;
+        }
+        memset(&b->attr, 0, sizeof b->attr);
+        b->attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        b->idx0 = 0;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
         memset(op, 0, sizeof *op);
@@ -355,7 +384,10 @@ static void setup(struct bench *b, size_t max_ops)
     d.NumChannels = 1;
     CHECK(drv.array3d_create(&b->array, &d));
     b->ops = calloc(max_ops, sizeof *b->ops);
-    if (!b->ops)
+    b->dsts = calloc(max_ops, sizeof *b->dsts);
+    b->srcs = calloc(max_ops, sizeof *b->srcs);
+    b->sizes = calloc(max_ops, sizeof *b->sizes);
+    if (!b->ops || !b->dsts || !b->srcs || !b->sizes)
         die("out of memory");
 }
 
@@ -368,17 +400,29 @@ static void teardown(struct bench *b)
     drv.stream_destroy(b->stream);
     free(b->host);
     free(b->ops);
+    free(b->dsts);
+    free(b->srcs);
+    free(b->sizes);
+}
+
+/* One call of contender c on the batch of the current kind. */
+static inline CUresult call(const struct contenders *ct, int c, struct bench *b, size_t n)
+{
+    if (b->kind == K_D2D_1D)
+        return ct->fn1d[c](b->dsts, b->srcs, b->sizes, n, &b->attr, &b->idx0, 1, b->stream);
+    return ct->fn[c](n, b->ops, 0, b->stream);
 }
 
 /* One timed call, the stream drained before it. */
-static inline uint64_t timed_call(batch_fn fn, struct bench *b, size_t n, const char *who)
+static inline uint64_t timed_call(const struct contenders *ct, int c, struct bench *b, size_t n, const char *who)
 {
     CHECK(drv.stream_synchronize(b->stream));
     uint64_t t0 = now_ns();
-    CUresult r = fn(n, b->ops, 0, b->stream);
+    CUresult r = call(ct, c, b, n);
     uint64_t t1 = now_ns();
     if (r != CUDA_SUCCESS)
-        die("%s cuMemcpy3DBatchAsync_v2 of %zu ops failed: %d (%s)", who, n, (int)r, err_name(r));
+        die("%s %s of %zu ops failed: %d (%s)", who, b->kind == K_D2D_1D ? "cuMemcpyBatchAsync_v2" : "cuMemcpy3DBatchAsync_v2",
+            n, (int)r, err_name(r));
     return t1 - t0;
 }
 
@@ -516,11 +560,6 @@ static const struct aa_row *find_aa(enum kind k, size_t n)
 }
 
 /* ---- one row: a (kind, size) ---- */
-
-struct contenders {
-    int count;              /* 2 (bare, shim) or 3 (bare, shim, floor) */
-    batch_fn fn[C_COUNT];
-};
 
 /* What one block measured, per call (ns): the median call time; the
  * calling thread's CPU time inside the calls (CLOCK_THREAD_CPUTIME_ID read
@@ -660,19 +699,19 @@ static void cpu_marks_now(struct cpu_marks *mk)
 }
 
 /* One block: B calls of one contender, each after draining the stream. */
-static void run_block(batch_fn fn, const char *who, struct bench *b, size_t n, long block, uint64_t *calls,
-                      struct cpu_marks *mk, struct block_measure *out)
+static void run_block(const struct contenders *ct, int c, const char *who, struct bench *b, size_t n, long block,
+                      uint64_t *calls, struct cpu_marks *mk, struct block_measure *out)
 {
     uint64_t in_calls = 0;
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
-        CUresult r = fn(n, b->ops, 0, b->stream);
+        CUresult r = call(ct, c, b, n);
         uint64_t t1 = now_ns();
         uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (r != CUDA_SUCCESS)
-            die("%s cuMemcpy3DBatchAsync_v2 of %zu ops failed: %d (%s)", who, n, (int)r, err_name(r));
+            die("%s batch of %zu ops (%s) failed: %d (%s)", who, n, kind_name[b->kind], (int)r, err_name(r));
         calls[j] = t1 - t0;
         in_calls += c1 - c0;
     }
@@ -692,7 +731,7 @@ static void run_round(const struct contenders *ct, long r, struct bench *b, size
 {
     for (int i = 0; i < ct->count; i++) {
         int c = ct->count == 3 ? perm3[r % 6][i] : perm2[r % 2][i];
-        run_block(ct->fn[c], contender_name[c], b, n, block, calls, mk, &m[c]);
+        run_block(ct, c, contender_name[c], b, n, block, calls, mk, &m[c]);
     }
     if (ct->count < 3)
         m[C_FLOOR] = (struct block_measure){0, 0, 0, 0};
@@ -712,7 +751,7 @@ static void run_row(const struct contenders *ct, struct bench *b, enum kind k, s
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < ct->count; c++) {
             uint64_t t0 = now_ns();
-            timed_call(ct->fn[c], b, n, contender_name[c]);
+            timed_call(ct, c, b, n, contender_name[c]);
             est[ne++] = now_ns() - t0;
         }
     double per_call = median_u64(est, (size_t)ne);
@@ -1034,14 +1073,14 @@ static void parse(int argc, char **argv, struct options *o)
         o->floor = "bench/floor/.libs/libcbtfloor.so";
 }
 
-static batch_fn load_door(const char *path, const char *what, const char *hint, batch_fn bare)
+static void *load_door(const char *path, const char *what, const char *hint, const char *symbol, void *bare)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         die("cannot load the %s %s: %s (%s)", what, path, dlerror(), hint);
-    batch_fn fn = (batch_fn)dlsym(h, "cuMemcpy3DBatchAsync_v2");
+    void *fn = dlsym(h, symbol);
     if (!fn)
-        die("%s has no cuMemcpy3DBatchAsync_v2", path);
+        die("%s has no %s", path, symbol);
     if (fn == bare)
         die("%s resolved to the driver itself", path);
     return fn;
@@ -1050,10 +1089,10 @@ static batch_fn load_door(const char *path, const char *what, const char *hint, 
 /* The first call of a door (it may load an LTTng provider and register with
  * a session daemon): timed, kept out of every figure, and checked to reach
  * the test double loaded here. */
-static uint64_t first_call(batch_fn fn, const char *who, struct bench *b)
+static uint64_t first_call(const struct contenders *ct, int c, const char *who, struct bench *b)
 {
     unsigned long long before = drv.fake_batch_calls ? drv.fake_batch_calls() : 0;
-    uint64_t t = timed_call(fn, b, 1, who);
+    uint64_t t = timed_call(ct, c, b, 1, who);
     if (drv.fake_batch_calls && drv.fake_batch_calls() != before + 1)
         die("the %s's call did not reach the test double loaded here (%llu calls seen)", who,
             drv.fake_batch_calls() - before);
@@ -1086,6 +1125,7 @@ int main(int argc, char **argv)
     if (!hc)
         die("cannot load the CUDA driver %s: %s", libcuda, dlerror());
     batch_fn bare = (batch_fn)need(hc, "cuMemcpy3DBatchAsync_v2");
+    batch1d_fn bare1d = (batch1d_fn)need(hc, "cuMemcpyBatchAsync_v2");
     drv.init = need(hc, "cuInit");
     drv.driver_get_version = need(hc, "cuDriverGetVersion");
     drv.device_get = need(hc, "cuDeviceGet");
@@ -1108,7 +1148,7 @@ int main(int argc, char **argv)
     if (dladdr((void *)bare, &di) && di.dli_fname)
         snprintf(driver_path, sizeof driver_path, "%s", di.dli_fname);
 
-    struct contenders ct = {.count = 3, .fn = {bare, bare, bare}};
+    struct contenders ct = {.count = 3, .fn = {bare, bare, bare}, .fn1d = {bare1d, bare1d, bare1d}};
     const char *floor_note = o.floor;
     if (o.no_floor || RUNNING_ON_VALGRIND) {
         ct.count = 2;
@@ -1119,10 +1159,15 @@ int main(int argc, char **argv)
         if (ct.count == 3)
             floor_note = "(none: --null, the bare driver in its slot)";
     } else {
-        ct.fn[C_SHIM] = load_door(o.shim, "shim", "build it, or pass its path / set CBT_SHIM", bare);
-        if (ct.count == 3)
-            ct.fn[C_FLOOR] = load_door(o.floor, "floor", "build it (make), pass --floor PATH / set CBT_FLOOR, "
-                                                         "or --no-floor", bare);
+        static const char shim_hint[] = "build it, or pass its path / set CBT_SHIM";
+        static const char floor_hint[] = "build it (make), pass --floor PATH / set CBT_FLOOR, or --no-floor";
+        ct.fn[C_SHIM] = (batch_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
+        ct.fn1d[C_SHIM] = (batch1d_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpyBatchAsync_v2", (void *)bare1d);
+        if (ct.count == 3) {
+            ct.fn[C_FLOOR] = (batch_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
+            ct.fn1d[C_FLOOR] =
+                (batch1d_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpyBatchAsync_v2", (void *)bare1d);
+        }
     }
 
     int version = 0, dev_count = 0;
@@ -1146,8 +1191,8 @@ int main(int argc, char **argv)
     setup(&b, max_ops);
 
     make_ops(&b, K_D2D, 1, o.h2d_order);
-    uint64_t first_shim = first_call(ct.fn[C_SHIM], "shim", &b);
-    uint64_t first_floor = ct.count == 3 ? first_call(ct.fn[C_FLOOR], "floor", &b) : 0;
+    uint64_t first_shim = first_call(&ct, C_SHIM, "shim", &b);
+    uint64_t first_floor = ct.count == 3 ? first_call(&ct, C_FLOOR, "floor", &b) : 0;
     int moved = o.cpu >= 0 ? unpin_others(o.cpu) : 0;
 
     char cpu[256], mode_buf[512], date[64];

@@ -2,7 +2,8 @@
  * bench/floor: LTTng's floor for recording a batch, the yardstick the shim
  * is judged against (bench/overhead, bench/README.md).
  *
- * A preload-shaped library with one door, cuMemcpy3DBatchAsync_v2: it reads
+ * A preload-shaped library with two doors, cuMemcpy3DBatchAsync_v2 and the
+ * 1D cuMemcpyBatchAsync_v2 (cbtfloor:batch1d: the arrays as raw bytes): it reads
  * the clock, forwards to the real driver, reads the clock again and records
  * one cbtfloor:batch event (num_ops, flags, stream, result, driver_ns and the
  * numOps * sizeof(CUDA_MEMCPY3D_BATCH_OP) bytes of the op list).  Nothing
@@ -30,7 +31,11 @@
 
 typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
 
+typedef CUresult (*batch1d_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
+                               CUstream);
+
 static batch_fn real_batch;
+static batch1d_fn real_batch1d;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
 static void find_real_batch(void)
@@ -40,8 +45,10 @@ static void find_real_batch(void)
         path = "libcuda.so.1";
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     batch_fn fn = h ? (batch_fn)dlsym(h, "cuMemcpy3DBatchAsync_v2") : NULL;
-    if (!fn)
-        fprintf(stderr, "cbtfloor: cannot find cuMemcpy3DBatchAsync_v2 in %s: %s\n", path, dlerror());
+    batch1d_fn fn1d = h ? (batch1d_fn)dlsym(h, "cuMemcpyBatchAsync_v2") : NULL;
+    if (!fn || !fn1d)
+        fprintf(stderr, "cbtfloor: cannot find cuMemcpy3DBatchAsync_v2 and cuMemcpyBatchAsync_v2 in %s\n", path);
+    __atomic_store_n(&real_batch1d, fn1d, __ATOMIC_RELEASE);
     __atomic_store_n(&real_batch, fn, __ATOMIC_RELEASE);
 }
 
@@ -78,5 +85,40 @@ __attribute__((visibility("default"))) CUresult cuMemcpy3DBatchAsync_v2(size_t n
     uint64_t t1 = monotonic_ns();
     lttng_ust_tracepoint(cbtfloor, batch, numOps, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
                          (const uint8_t *)opList, ops_bytes(numOps, opList));
+    return r;
+}
+
+/* Bytes of n elements of `size` as recorded, or none beyond the sequence's 32-bit length. */
+static inline uint32_t array_bytes(const void *p, size_t n, size_t size)
+{
+    if (!p || n > UINT32_MAX / size)
+        return 0;
+    return (uint32_t)(n * size);
+}
+
+__attribute__((visibility("default"))) CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs,
+                                                                     size_t *sizes, size_t count,
+                                                                     CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+                                                                     size_t numAttrs, CUstream hStream)
+{
+    batch1d_fn fn = __atomic_load_n(&real_batch1d, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        pthread_once(&real_once, find_real_batch);
+        fn = __atomic_load_n(&real_batch1d, __ATOMIC_ACQUIRE);
+        if (!fn)
+            return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    uint64_t t0 = monotonic_ns();
+    CUresult r = fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+    uint64_t t1 = monotonic_ns();
+    struct cbtfloor_1d a = {
+        .count = count, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = t1 - t0, .result = (uint32_t)r,
+        .array_bytes = dsts && srcs && sizes ? array_bytes(dsts, count, 8) : 0,
+        .attrs_bytes = array_bytes(attrs, numAttrs, sizeof *attrs),
+        .idxs_bytes = array_bytes(attrsIdxs, numAttrs, sizeof *attrsIdxs),
+        .dsts = (const uint8_t *)dsts, .srcs = (const uint8_t *)srcs, .sizes = (const uint8_t *)sizes,
+        .attrs = (const uint8_t *)attrs, .idxs = (const uint8_t *)attrsIdxs,
+    };
+    lttng_ust_tracepoint(cbtfloor, batch1d, &a);
     return r;
 }
