@@ -2,6 +2,9 @@
  * The 1D batch (cuMemcpyBatchAsync) through one door, every byte checked.
  *
  *   client_1d DOOR
+ *   client_1d DOOR big N   one batch of N device-to-device copies of 256 bytes
+ *                          (each reversed block to block), then their read-back
+ *                          into pinned memory as a second batch of N copies
  *
  * DOOR: v2, v2_ptsz      the exported cuMemcpyBatchAsync_v2(_ptsz), linked
  *       v1, v1_ptsz      the exported CUDA 12.8 cuMemcpyBatchAsync(_ptsz) (failIdx)
@@ -126,14 +129,64 @@ static CUmemcpyAttributes attr(CUmemcpySrcAccessOrder order, unsigned flags)
 
 #define DEV 65536
 #define CHUNK 1024
+#define BIG_COPY 256
+
+/* One batch of n copies and its read-back: 0 when every byte arrived. */
+static int big(size_t n, CUstream s)
+{
+    size_t bytes_all = n * BIG_COPY;
+    CUdeviceptr src, dst;
+    unsigned char *in, *back;
+    cc_check(cc.MemAllocHost((void **)&in, bytes_all), "cuMemAllocHost");
+    cc_check(cc.MemAllocHost((void **)&back, bytes_all), "cuMemAllocHost");
+    cc_check(cc.MemAlloc(&src, bytes_all), "cuMemAlloc");
+    cc_check(cc.MemAlloc(&dst, bytes_all), "cuMemAlloc");
+    CUdeviceptr *d = calloc(n, sizeof *d), *sr = calloc(n, sizeof *sr);
+    size_t *z = calloc(n, sizeof *z), idx = 0;
+    if (!d || !sr || !z)
+        cc_fail("out of memory");
+    for (size_t i = 0; i < bytes_all; i++)
+        in[i] = (unsigned char)(i * 31 + i / 4093);
+    memset(back, 0, bytes_all);
+    CUmemcpyAttributes a = attr(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM, 0);
+    /* pinned -> src in one copy a block at a time would be n more copies: one batch of n does it */
+    for (size_t i = 0; i < n; i++) {
+        sr[i] = (CUdeviceptr)(uintptr_t)(in + i * BIG_COPY);
+        d[i] = src + i * BIG_COPY;
+        z[i] = BIG_COPY;
+    }
+    batch(n, d, sr, z, &a, &idx, 1, s);
+    for (size_t i = 0; i < n; i++) {
+        sr[i] = src + i * BIG_COPY;
+        d[i] = dst + (n - 1 - i) * BIG_COPY;
+    }
+    batch(n, d, sr, z, &a, &idx, 1, s);
+    for (size_t i = 0; i < n; i++) {
+        sr[i] = dst + i * BIG_COPY;
+        d[i] = (CUdeviceptr)(uintptr_t)(back + i * BIG_COPY);
+    }
+    batch(n, d, sr, z, &a, &idx, 1, s);
+    cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(back + (n - 1 - i) * BIG_COPY, in + i * BIG_COPY, BIG_COPY) != 0;
+    if (bad)
+        fprintf(stderr, "client_1d: %zu of %zu copies hold wrong bytes\n", bad, n);
+    return bad != 0;
+}
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        cc_fail("usage: client_1d DOOR");
+    if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "big")))
+        cc_fail("usage: client_1d DOOR [big N]");
     cc_load_direct();
     CUstream s = cc_setup();
     resolve(argv[1]);
+    if (argc == 4) {
+        int bad = big((size_t)strtoull(argv[3], NULL, 10), s);
+        printf("batches=%llu copies=%llu bytes=%llu\n", batches, copies, bytes);
+        return bad;
+    }
 
     unsigned char *pin_src, *pin_back, *pageable = malloc(4 * CHUNK);
     CUdeviceptr dev, dev2, managed;
