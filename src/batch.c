@@ -319,7 +319,7 @@ static unsigned abi_signs(const struct call *k)
     unsigned abi = 0;
     if ((uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(k->stream))
         abi |= CBT_ABI_STREAM_ON_STACK;
-    if (k->fail_idx && names_a_stream(k->fail_idx))
+    if (k->fail_idx && ((void *)k->fail_idx == (void *)k->stream || names_a_stream(k->fail_idx)))
         abi |= CBT_ABI_FAIL_IDX_IS_STREAM;
     return abi;
 }

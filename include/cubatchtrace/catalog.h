@@ -167,8 +167,8 @@
       "1D: the stream argument points into the calling thread's stack: a failIdx pointer where "              \
       "cuMemcpyBatchAsync_v2 takes its stream (12.8 arguments through a 13.0 pointer); the driver crashes")    \
     X(fail_idx_is_stream, 35, CBT_SEV_ERROR,                                                                   \
-      "1D: failIdx is a stream handle (a special handle or a stream of an earlier batch): 13.0 arguments "     \
-      "through a 12.8 pointer; the driver writes into the stream and crashes")
+      "1D: failIdx is a stream handle (a special handle, the call's stream or that of an earlier batch): 13.0 " \
+      "arguments through a 12.8 pointer; the driver writes into the stream and crashes")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
  * whenever a rule is added or its meaning changes. */

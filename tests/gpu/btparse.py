@@ -384,9 +384,10 @@ class Trace:
 # ------------------------------------------------------------------ cubatchtrace show
 
 def parse_show(text, vpid=None):
-    """`cubatchtrace show` output: {"batches": {id: fields}, "ops": {id: {i: fields}}, "findings": {id: [fields]},
-    "inline_only": {id: [fields]}, "bad": [unparsable lines]}; values are strings (key=value)."""
-    out = {"batches": {}, "ops": {}, "findings": {}, "inline_only": {}, "bad": []}
+    """`cubatchtrace show` output: {"batches": {id: fields}, "ops": {id: {i: fields}}, "attrs": {id: {k: fields}}
+    (1D batches), "findings": {id: [fields]}, "inline_only": {id: [fields]}, "bad": [unparsable lines]}; values
+    are strings (key=value)."""
+    out = {"batches": {}, "ops": {}, "attrs": {}, "findings": {}, "inline_only": {}, "bad": []}
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
@@ -406,6 +407,8 @@ def parse_show(text, vpid=None):
             out["batches"][bid] = kv
         elif kind == "op":
             out["ops"].setdefault(bid, {})[int(kv["i"])] = kv
+        elif kind == "attr":
+            out["attrs"].setdefault(bid, {})[int(kv["k"])] = kv
         elif kind == "finding":
             out["findings"].setdefault(bid, []).append(kv)
         elif kind == "inline_finding":
