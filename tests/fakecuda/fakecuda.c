@@ -6,7 +6,10 @@
  * attributes, allocation bounds and the batch copies behave like the real
  * driver's.  The accept/reject rules of the cuMemcpy3DBatchAsync entry points
  * follow the table measured on an H200 (shared/facts/h200-driver.md) and are
- * pinned by tests/fakecuda/test_fakecuda_table.c: change both together.
+ * pinned by tests/fakecuda/test_fakecuda_table.c; those of the 1D batch,
+ * cuMemcpyBatchAsync, follow tests/gpu/measured/table1d-h200.txt and are
+ * pinned by tests/fakecuda/table1d.sh, which runs the client that measured
+ * it (tests/gpu/clients/table1d.c) over the double: change both together.
  *
  * Ground rules, because the double runs inside other people's processes:
  *  - never print, never exit or abort: report through CUresult only;
@@ -34,6 +37,7 @@
  * so it needs the plain names back.
  */
 #undef cuMemcpy3DBatchAsync
+#undef cuMemcpyBatchAsync
 #undef cuGetProcAddress
 
 #define FC_DRIVER_VERSION 13000
@@ -198,6 +202,12 @@ static bool fc_alloc_lookup(uintptr_t p, struct fc_alloc *out)
     }
     pthread_mutex_unlock(&fc_lock);
     return found;
+}
+
+/* [off, off+len) lies within [0, limit). */
+static bool fc_fits(size_t off, size_t len, size_t limit)
+{
+    return off <= limit && len <= limit - off;
 }
 
 /* Inserts [base, base+size) in the sorted registry; false when it overlaps
@@ -712,6 +722,50 @@ FC_ENTRY(CUresult, cuMemGetAddressRange_v2, (CUdeviceptr *pbase, size_t *psize, 
 }
 
 /*
+ * The synchronous copies and memset of the driver API, enough for a program
+ * to fill and read back its "device" memory.  The device side must lie within
+ * one allocation the driver knows (device, managed or pinned); a pageable
+ * host pointer there is an error, as on the H200 (table1d's copies into
+ * pageable memory cannot be read back with cuMemcpyDtoH).  The host side is
+ * simply touched, like the driver's.
+ */
+static bool fc_span_in_alloc(CUdeviceptr p, size_t n)
+{
+    struct fc_alloc a;
+    return p != 0 && fc_alloc_lookup((uintptr_t)p, &a) && fc_fits((uintptr_t)p - a.base, n, a.size);
+}
+
+FC_ENTRY(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))
+{
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!srcHost || !fc_span_in_alloc(dstDevice, ByteCount))
+        return CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuMemcpyDtoH_v2, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))
+{
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dstHost || !fc_span_in_alloc(srcDevice, ByteCount))
+        return CUDA_ERROR_INVALID_VALUE;
+    memmove(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))
+{
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!fc_span_in_alloc(dstDevice, N))
+        return CUDA_ERROR_INVALID_VALUE;
+    memset((void *)(uintptr_t)dstDevice, uc, N);
+    return CUDA_SUCCESS;
+}
+
+/*
  * One attribute of one pointer.  known == false is memory the driver does not
  * know: cuPointerGetAttribute reports INVALID_VALUE for it, cuPointerGetAttributes
  * writes the documented "NULL" defaults instead.  Boolean attributes are
@@ -960,6 +1014,29 @@ FC_ENTRY(CUresult, cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureS
     return fc_stream_is_capturing(hStream, true, captureStatus);
 }
 
+/* Work on a stream is done when its call returns, so a host function runs at
+ * once, in the caller's thread, after everything enqueued before it. */
+static CUresult fc_launch_host_func(CUstream h, bool ptsz, CUhostFn fn, void *userData)
+{
+    enum fc_stream_kind k;
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fn(userData);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userData))
+{
+    return fc_launch_host_func(hStream, false, fn, userData);
+}
+FC_ENTRY(CUresult, cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData))
+{
+    return fc_launch_host_func(hStream, true, fn, userData);
+}
+
 /* ----------------------------------------------------------------- arrays */
 
 static size_t fc_format_size(CUarray_format f)
@@ -1082,11 +1159,6 @@ static bool fc_array_ref(CUarray h, struct fc_array_ref *out)
         *out = (struct fc_array_ref){ a->w, a->h, a->d, a->elem, a->data };
     pthread_mutex_unlock(&fc_lock);
     return a != NULL;
-}
-
-static bool fc_fits(size_t off, size_t len, size_t limit)
-{
-    return off <= limit && len <= limit - off;
 }
 
 /*
@@ -1214,13 +1286,8 @@ static bool fc_op_well_formed(const CUDA_MEMCPY3D_BATCH_OP *op)
     return true;
 }
 
-/*
- * The common body of the four entry points.  All ops are checked before any
- * is copied, so a rejected batch leaves memory as it was; the copies are
- * synchronous, so every stream is always idle.
- */
-static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
-                         CUstream hStream)
+/* Every batch call, 3D or 1D, counted and slowed down alike. */
+static void fc_batch_enter(void)
 {
     atomic_fetch_add(&fc_batch_count, 1);
     /* FAKECUDA_BATCH_SLEEP_US: every batch call takes at least that long (tests of driver_ns). */
@@ -1234,6 +1301,30 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
     }
+}
+
+/* A stream a batch may be enqueued on: neither NULL nor the legacy stream
+ * (checked by the callers, with their own failIdx rules), the per-thread
+ * stream, or one created and not destroyed. */
+static bool fc_batch_stream_known(CUstream hStream)
+{
+    if (hStream == CU_STREAM_PER_THREAD)
+        return true;
+    pthread_mutex_lock(&fc_lock);
+    bool known = fc_stream_find_locked(hStream) != NULL;
+    pthread_mutex_unlock(&fc_lock);
+    return known;
+}
+
+/*
+ * The common body of the four entry points.  All ops are checked before any
+ * is copied, so a rejected batch leaves memory as it was; the copies are
+ * synchronous, so every stream is always idle.
+ */
+static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
+                         CUstream hStream)
+{
+    fc_batch_enter();
     /* The H200 returns before touching *failIdx for a NULL stream. */
     if (hStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
@@ -1241,13 +1332,8 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
         *failIdx = SIZE_MAX;
     if (numOps == 0 || !opList || flags != 0 || hStream == CU_STREAM_LEGACY)
         return CUDA_ERROR_INVALID_VALUE;
-    if (hStream != CU_STREAM_PER_THREAD) {
-        pthread_mutex_lock(&fc_lock);
-        bool known = fc_stream_find_locked(hStream) != NULL;
-        pthread_mutex_unlock(&fc_lock);
-        if (!known)
-            return CUDA_ERROR_INVALID_HANDLE;
-    }
+    if (!fc_batch_stream_known(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
 
     for (size_t i = 0; i < numOps; i++) {
         if (!fc_op_well_formed(&opList[i])) {
@@ -1296,6 +1382,128 @@ FC_ENTRY(CUresult, cuMemcpy3DBatchAsync_ptsz,
          (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags, CUstream hStream))
 {
     return fc_batch(numOps, opList, failIdx, flags, hStream);
+}
+
+/* ------------------------------------------------------- the 1D batch */
+
+/*
+ * cuMemcpyBatchAsync: `count` copies of sizes[i] bytes from srcs[i] to
+ * dsts[i]; attribute k applies to the copies from attrsIdxs[k] on.  What the
+ * H200 does (tests/gpu/measured/table1d-h200.txt), in order:
+ *
+ *  1. without reading any array: a NULL stream is INVALID_VALUE with failIdx
+ *     untouched; then failIdx = SIZE_MAX, and count 0, a NULL array,
+ *     numAttrs 0 or above count, or the legacy stream are INVALID_VALUE
+ *     (a stream the double does not know is INVALID_HANDLE, as for the 3D
+ *     call; the table has no such row);
+ *  2. every attribute and its index, all numAttrs of them before any copy:
+ *     indices start at 0, strictly increase and stay below count; the access
+ *     order is STREAM, DURING_API_CALL or ANY; flags hold no bit but
+ *     PREFER_OVERLAP_WITH_COMPUTE; a location hint is of a known type (up to
+ *     HOST_NUMA_CURRENT) and, for DEVICE, names an existing device.  Any
+ *     failure is INVALID_VALUE with failIdx SIZE_MAX and nothing copied;
+ *  3. the copies in order, each read (dsts[i], srcs[i], sizes[i]) only when
+ *     its turn comes: one of 0 bytes, with a NULL pointer, or reaching past
+ *     its device or managed allocation is INVALID_VALUE with failIdx = i; the
+ *     copies before it are done, the ones after it are not, and no entry past
+ *     it is read.  Host memory the driver does not know is touched as it is:
+ *     an unmapped address kills the process with SIGSEGV, as on the H200.
+ *
+ * The double copies at call time, whatever the access order: a STREAM-ordered
+ * copy that the H200 reads later, in stream order, is read here during the
+ * call (the table's deferred_* rows show the difference).
+ */
+static bool fc_lochint_ok(const CUmemLocation *l)
+{
+    if ((unsigned)l->type > (unsigned)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+        return false;
+    return l->type != CU_MEM_LOCATION_TYPE_DEVICE || fc_device_ok(l->id);
+}
+
+static bool fc_attr1d_ok(const CUmemcpyAttributes *a)
+{
+    if (a->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || a->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+        return false;
+    if (a->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)
+        return false;
+    return fc_lochint_ok(&a->srcLocHint) && fc_lochint_ok(&a->dstLocHint);
+}
+
+/* Device and managed memory is bounded by its allocation; pinned memory and
+ * memory the driver does not know are not checked. */
+static bool fc_side1d_ok(CUdeviceptr p, size_t n)
+{
+    struct fc_alloc a;
+    if (p == 0)
+        return false;
+    if (fc_alloc_lookup((uintptr_t)p, &a) && a.kind != FC_MEM_PINNED && !fc_fits((uintptr_t)p - a.base, n, a.size))
+        return false;
+    return true;
+}
+
+static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                           CUstream hStream)
+{
+    fc_batch_enter();
+    if (hStream == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (failIdx)
+        *failIdx = SIZE_MAX;
+    if (count == 0 || !dsts || !srcs || !sizes || !attrs || !attrsIdxs || numAttrs == 0 || numAttrs > count ||
+        hStream == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_batch_stream_known(hStream))
+        return CUDA_ERROR_INVALID_HANDLE;
+
+    for (size_t k = 0; k < numAttrs; k++) {
+        size_t idx = attrsIdxs[k];
+        if (k == 0 ? idx != 0 : (idx <= attrsIdxs[k - 1] || idx >= count))
+            return CUDA_ERROR_INVALID_VALUE;
+        if (!fc_attr1d_ok(&attrs[k]))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+
+    for (size_t i = 0; i < count; i++) {
+        CUdeviceptr dst = dsts[i], src = srcs[i];
+        size_t n = sizes[i];
+        if (n == 0 || !fc_side1d_ok(src, n) || !fc_side1d_ok(dst, n)) {
+            if (failIdx)
+                *failIdx = i;
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    }
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuMemcpyBatchAsync_v2,
+         (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+          size_t *attrsIdxs, size_t numAttrs, CUstream hStream))
+{
+    return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyBatchAsync_v2_ptsz,
+         (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+          size_t *attrsIdxs, size_t numAttrs, CUstream hStream))
+{
+    return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, hStream);
+}
+
+/* The CUDA 12.8 ABI, still exported by the 13.0 driver. */
+FC_ENTRY(CUresult, cuMemcpyBatchAsync,
+         (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+          size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream))
+{
+    return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyBatchAsync_ptsz,
+         (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs,
+          size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream))
+{
+    return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
 }
 
 /* ------------------------------------------------------ cuGetProcAddress */
@@ -1373,6 +1581,12 @@ static const struct fc_proc {
     { "cuArrayDestroy", 2000, FC_FN(fc_cuArrayDestroy), NULL },
     { "cuMemcpy3DBatchAsync", 12080, FC_FN(fc_cuMemcpy3DBatchAsync), FC_FN(fc_cuMemcpy3DBatchAsync_ptsz) },
     { "cuMemcpy3DBatchAsync", 13000, FC_FN(fc_cuMemcpy3DBatchAsync_v2), FC_FN(fc_cuMemcpy3DBatchAsync_v2_ptsz) },
+    { "cuMemcpyBatchAsync", 12080, FC_FN(fc_cuMemcpyBatchAsync), FC_FN(fc_cuMemcpyBatchAsync_ptsz) },
+    { "cuMemcpyBatchAsync", 13000, FC_FN(fc_cuMemcpyBatchAsync_v2), FC_FN(fc_cuMemcpyBatchAsync_v2_ptsz) },
+    { "cuMemcpyHtoD", 3020, FC_FN(fc_cuMemcpyHtoD_v2), NULL },
+    { "cuMemcpyDtoH", 3020, FC_FN(fc_cuMemcpyDtoH_v2), NULL },
+    { "cuMemsetD8", 3020, FC_FN(fc_cuMemsetD8_v2), NULL },
+    { "cuLaunchHostFunc", 10000, FC_FN(fc_cuLaunchHostFunc), FC_FN(fc_cuLaunchHostFunc_ptsz) },
     { "cuGetProcAddress", 11030, FC_FN(fc_cuGetProcAddress), NULL },
     { "cuGetProcAddress", 12000, FC_FN(fc_cuGetProcAddress_v2), NULL },
 };

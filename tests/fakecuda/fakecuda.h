@@ -10,8 +10,9 @@
 #ifndef CBT_TESTS_FAKECUDA_H
 #define CBT_TESTS_FAKECUDA_H
 
-/* Calls that reached any of the four cuMemcpy3DBatchAsync entry points,
- * rejected ones included, since load or the last fakecuda_reset_counts(). */
+/* Calls that reached any of the four cuMemcpy3DBatchAsync or the four
+ * cuMemcpyBatchAsync entry points, rejected ones included, since load or the
+ * last fakecuda_reset_counts(). */
 unsigned long long fakecuda_batch_calls(void);
 void fakecuda_reset_counts(void);
 

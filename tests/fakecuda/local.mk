@@ -44,3 +44,9 @@ tests_fakecuda_test_fakecuda_table_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_fakecuda_test_fakecuda_table_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 # The test interposes cuMemcpy3DBatchAsync_v2 itself, as the shim would.
 tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic
+
+# The double's 1D batch call pinned to the table measured on an H200: the
+# client that measured it (tests/gpu/table1d, built by tests/gpu/local.mk)
+# run over the double, row by row.
+TESTS += tests/fakecuda/table1d.sh
+EXTRA_DIST += tests/fakecuda/table1d.sh

@@ -630,6 +630,16 @@ static void check_get_proc_address(void)
     proc("cuMemcpy3DBatchAsync", 12080, 2, "cuMemcpy3DBatchAsync_ptsz", OK, S);
     proc("cuMemcpy3DBatchAsync", 12000, 0, NULL, NF, VNS);
     proc("cuMemcpy3DBatchAsync", 12070, 2, NULL, NF, VNS);
+    /* The 1D batch, cuMemcpyBatchAsync: the same versions (tests/gpu/clients/gpa_table.c). */
+    proc("cuMemcpyBatchAsync", 13000, 0, "cuMemcpyBatchAsync_v2", OK, S);
+    proc("cuMemcpyBatchAsync", 13000, 1, "cuMemcpyBatchAsync_v2", OK, S);
+    proc("cuMemcpyBatchAsync", 13000, 2, "cuMemcpyBatchAsync_v2_ptsz", OK, S);
+    proc("cuMemcpyBatchAsync", 12080, 0, "cuMemcpyBatchAsync", OK, S);
+    proc("cuMemcpyBatchAsync", 12090, 0, "cuMemcpyBatchAsync", OK, S);
+    proc("cuMemcpyBatchAsync", 12080, 1, "cuMemcpyBatchAsync", OK, S);
+    proc("cuMemcpyBatchAsync", 12080, 2, "cuMemcpyBatchAsync_ptsz", OK, S);
+    proc("cuMemcpyBatchAsync", 12000, 0, NULL, NF, VNS);
+    proc("cuMemcpyBatchAsync_v2", 13000, 0, NULL, NF, SNF);
     proc("cuGetProcAddress", 11030, 0, "cuGetProcAddress", OK, S);
     proc("cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2", OK, S);
     proc("cuGetProcAddress", 13000, 0, "cuGetProcAddress_v2", OK, S);

@@ -10,7 +10,9 @@
 
 EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.py tests/gpu/btparse.py \
 	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c \
-	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c
+	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c \
+	tests/gpu/clients/table1d.c tests/gpu/measured/table1d-h200.txt tests/gpu/clients/py1d.py tests/gpu/clients/rt1d.cu \
+	tests/gpu/suite1d.py
 
 check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer tests/gpu/reads
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
@@ -32,6 +34,14 @@ tests_gpu_reads_LDADD = -Ltests/fakecuda/lib -lcuda -ldl
 tests_gpu_reads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_gpu_gpa_table_SOURCES = tests/gpu/clients/gpa_table.c
 tests_gpu_gpa_table_LDADD = -ldl
+# table1d: the 1D batch call's table, the client that measured the H200
+# (tests/gpu/measured/table1d-h200.txt); tests/fakecuda/table1d.sh runs it
+# over the double and compares.  Built like the GPU suite builds it.
+check_PROGRAMS += tests/gpu/table1d
+tests_gpu_table1d_SOURCES = tests/gpu/clients/table1d.c
+tests_gpu_table1d_CFLAGS = $(AM_CFLAGS) -Wno-cast-function-type
+tests_gpu_table1d_LDADD = -Ltests/fakecuda/lib -lcuda
+tests_gpu_table1d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TESTS += tests/gpu/dryrun.sh
 

@@ -21,7 +21,7 @@
  *               stream, is given explicitly: 0, the stream, or 0xdeadbeef)
  *
  * Output, one line per row and door, in the order of the rows below:
- *   ROW <name> door=<door> kind=result rc=<CUresult> rcname=<name> failidx=<n|-> sync=<CUresult> arrived=<mask>
+ *   ROW <name> door=<door> kind=result rc=<CUresult> rcname=<name> failidx=<n|-> sync=<name> ctxsync=<name> arrived=<mask>
  *   ROW <name> door=<door> kind=signal sig=<n>
  *   ROW <name> door=<door> kind=timeout
  *   ROW <name> door=<door> kind=setup code=<n>
@@ -35,6 +35,10 @@
  *
  * Holes: some rows place an array so that it ends exactly where a PROT_NONE
  * page begins: a driver that reads past what it answers on dies with SIGSEGV.
+ *
+ * The same program runs over the CPU test double (tests/fakecuda), whose
+ * "device" memory is host memory: tests/fakecuda/table1d.sh compares its
+ * answers with the H200's, tests/gpu/measured/table1d-h200.txt.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
