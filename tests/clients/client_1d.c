@@ -19,7 +19,7 @@
  *      then ANY with PREFER_OVERLAP_WITH_COMPUTE)
  *   3. pageable -> managed, 2 copies, DURING_API_CALL
  *   4. device and managed -> pinned, 13 copies (the read-back)
- * Prints "batches=N copies=M bytes=B" and exits 0 when every byte arrived,
+ * Says its pid on stderr; prints "batches=N copies=M bytes=B" and exits 0 when every byte arrived,
  * 1 when not, 2 when the door or the set-up fails.
  */
 #include "common.h"
@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #undef cuMemcpyBatchAsync
 extern CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
@@ -179,6 +180,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "big")))
         cc_fail("usage: client_1d DOOR [big N]");
+    fprintf(stderr, "client_1d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
     CUstream s = cc_setup();
     resolve(argv[1]);

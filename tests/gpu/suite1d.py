@@ -126,6 +126,12 @@ def show_all(S, sess):
     return res, ""
 
 
+def client_pid(err):
+    """client_1d says its pid on stderr (sessions record every process of the user: the trace is read for it)."""
+    m = re.search(r'^client_1d: pid (\d+)$', err, re.M)
+    return int(m.group(1)) if m else None
+
+
 def client1d_case(S, door, api, via):
     def fn(case, workdir):
         sess = S.Session(case.name, workdir)
@@ -138,9 +144,14 @@ def client1d_case(S, door, api, via):
         problems = []
         if rc != 0 or out.strip() != WANT_1D:
             problems.append("client exit %d, output %r: %s" % (rc, out.strip()[-200:], err.strip()[-300:]))
+        pid = client_pid(err)
+        if pid is None:
+            return False, "; ".join(problems + ["client_1d said no pid"])
         sh, serr = show_all(S, sess)
         if sh is None:
             return False, "; ".join(problems + [serr])
+        for part in ("batches", "findings", "ops", "attrs"):
+            sh[part] = {k: v for k, v in sh[part].items() if k[0] == pid}
         bs = sorted(sh["batches"].items())
         got = [(kv.get("api"), kv.get("door"), kv.get("outcome"), kv.get("num_ops"), kv.get("recorded"))
                for _, kv in bs]
@@ -160,8 +171,9 @@ def client1d_case(S, door, api, via):
     return fn
 
 
-def summary_json(S, sess):
-    rc, out, err = S.sh([S.TOOL, "summary", "--json", sess.dir], timeout=300, env=S.cbt_tool_env())
+def summary_json(S, sess, pid=None):
+    rc, out, err = S.sh([S.TOOL, "summary", "--json"] + (["--pid", str(pid)] if pid else []) + [sess.dir],
+                        timeout=300, env=S.cbt_tool_env())
     if rc != 0:
         return None, "cubatchtrace summary exit %d: %s" % (rc, err.strip()[-300:])
     try:
@@ -183,7 +195,10 @@ def big_case(S, n):
         want = "batches=3 copies=%d bytes=%d" % (3 * n, 3 * n * 256)
         if rc != 0 or out.strip() != want:
             problems.append("client exit %d, output %r (want %r): %s" % (rc, out.strip(), want, err.strip()[-300:]))
-        d, derr = summary_json(S, sess)
+        pid = client_pid(err)
+        if pid is None:
+            return False, "; ".join(problems + ["client_1d said no pid"])
+        d, derr = summary_json(S, sess, pid)
         if d is None:
             return False, "; ".join(problems + [derr])
         got = (d.get("batches"), d.get("ops"), d.get("bytes"), d.get("discarded_events"))
@@ -271,7 +286,7 @@ def table1d_case(S, mode):
             return False, "no %s" % MEASURED
         measured = parse_rows(open(MEASURED).read())
         if S.FAKE:
-            measured = {k: v for k, v in measured.items() if not FAKE_UNMODELLED.match("%s@%s" % k)}
+            measured = {k: v for k, v in measured.items() if not FAKE_UNMODELLED.search("%s@%s" % k)}
         sess = None
         env = {"TABLE1D_JOBS": "12"}
         if mode == "strict":

@@ -21,10 +21,10 @@
  *               stream, is given explicitly: 0, the stream, or 0xdeadbeef)
  *
  * Output, one line per row and door, in the order of the rows below:
- *   ROW <name> door=<door> kind=result rc=<CUresult> rcname=<name> failidx=<n|-> sync=<name> ctxsync=<name> arrived=<mask>
- *   ROW <name> door=<door> kind=signal sig=<n>
- *   ROW <name> door=<door> kind=timeout
- *   ROW <name> door=<door> kind=setup code=<n>
+ *   ROW <name> door=<door> pid=<child> kind=result rc=<CUresult> rcname=<name> failidx=<n|-> sync=<name> ctxsync=<name> arrived=<mask>
+ *   ROW <name> door=<door> pid=<child> kind=signal sig=<n>
+ *   ROW <name> door=<door> pid=<child> kind=timeout
+ *   ROW <name> door=<door> pid=<child> kind=setup code=<n>
  * arrived: one character per copy, 1 when its destination holds its source
  * after the stream synchronized, 0 when not, - when the row does not check.
  *
@@ -496,7 +496,7 @@ static void finish(struct job *j, int st, int timed_out, char *line, size_t cap)
     char buf[300] = "";
     ssize_t n = read(j->fd, buf, sizeof buf - 1);
     close(j->fd);
-    int k = snprintf(line, cap, "ROW %s door=%s ", rows[j->row].name, door_names[j->door]);
+    int k = snprintf(line, cap, "ROW %s door=%s pid=%d ", rows[j->row].name, door_names[j->door], (int)j->pid);
     if (timed_out)
         snprintf(line + k, cap - (size_t)k, "kind=timeout\n");
     else if (n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
