@@ -9,7 +9,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/agg.c tools/agg.h tools/agg_internal.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \
-	tools/parallel.c tools/parallel.h tools/hosts.c tools/hosts.h \
+	tools/parallel.c tools/parallel.h tools/hosts.c tools/hosts.h tools/relay.c tools/relay.h \
 	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
