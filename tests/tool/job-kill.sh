@@ -6,6 +6,9 @@
 # The other ranks must be traced in full, rank 2 up to where it was killed,
 # the host's session daemon and keeper gone once the last rank ended, the
 # relay daemon stop, and all of it within the time limit (nothing hangs).
+# Meanwhile `summary --refresh` reads the host's session live from the relay
+# daemon: summaries while the job runs, and a final one, equal to the
+# summary of the relay's output, once the session ends.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 . "$top_srcdir/tests/tool/job.sh"
@@ -19,12 +22,17 @@ HOST_LIMIT=90 on_host cbt-kill '
             "$RANK_CLIENT" 60 2 30 >"$HOST_DIR/rank$r.out" 2>"$HOST_DIR/rank$r.err" &
         echo $! >"$HOST_DIR/rank$r.pid"
     done
+    i=0
+    while ! grep -q "^batch" "$HOST_DIR/rank0.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    "$CBT" summary --refresh 0.5 "$RELAY_LIVE/host/cbt-kill/kill" >"$HOST_DIR/live.out" 2>"$HOST_DIR/live.err" &
+    live=$!
     w=$(cat "$HOST_DIR/rank2.pid") i=0
     while [ "$(grep -c "^batch" "$HOST_DIR/rank2.out")" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     prog=$(ps -o pid= --ppid "$w" | tr -d " ")
     kill -KILL "$w" $prog
     echo "killed $w $prog" >"$HOST_DIR/killed"
     for r in 0 1 2 3; do wait "$(cat "$HOST_DIR/rank$r.pid")"; echo $? >"$HOST_DIR/rank$r.status"; done
+    wait $live; echo $? >"$HOST_DIR/live.status"
 '"$HOST_END"
 st=$?
 elapsed=$(($(date +%s) - start))
@@ -49,6 +57,11 @@ PY
 for r in 0 1 3; do
     is "$(grep "^$r " "$CBT_TMP/ranks")" "$r 60 120" "rank $r: every batch traced"
 done
+is "$(cat "$CBT_TMP/cbt-kill/live.status")" 0 "the live summary ended by itself when the session ended, status 0"
+[ "$(grep -c '^# live summary [0-9]* at ' "$CBT_TMP/cbt-kill/live.out")" -ge 1 ]; ok $? "it printed the summary so far while the job ran ($(grep -c '^# live summary' "$CBT_TMP/cbt-kill/live.out") times)"
+"$CBT" summary "$CBT_TMP/relay" >"$CBT_TMP/s.txt" 2>&1
+is "$(grep '^# \(batches\|ops\|processes\):' "$CBT_TMP/cbt-kill/live.out" | tail -n 3 | tr '\n' ' ')" \
+   "$(grep '^# \(batches\|ops\|processes\):' "$CBT_TMP/s.txt" | tr '\n' ' ')" "the final live summary has the processes, batches and ops of the relay's output"
 set -- $(grep '^2 ' "$CBT_TMP/ranks")
 [ $# -eq 3 ] && [ "$2" -ge 5 ] && [ "$2" -lt 60 ] && [ "$3" -eq $(($2 * 2)) ]; ok $? "rank 2: the batches it made before it was killed, at least 5 and not 60 (${2:-?} batches, ${3:-?} ops)"
 done_testing

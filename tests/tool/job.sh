@@ -58,12 +58,13 @@ relay_stop() {
 }
 
 # on_host NAME SCRIPT: run the shell SCRIPT as host NAME (its own hostname,
-# /var/run/lttng, /dev/shm and LTTNG_HOME), killed after $HOST_LIMIT s (120).  The script sees CBT, RANK_CLIENT,
+# /var/run/lttng, /dev/shm and LTTNG_HOME), killed after $HOST_LIMIT s (120).
+# The script also sees RELAY_LIVE.  The script sees CBT, RANK_CLIENT,
 # RELAY_URL, HOST_DIR ($CBT_TMP/NAME, for its files) and the test's environment.
 on_host() {
     HOST_DIR=$CBT_TMP/$1
     mkdir -p "$HOST_DIR/home"
-    HOST_DIR=$HOST_DIR HOST_NAME=$1 CBT=$CBT RANK_CLIENT=$RANK_CLIENT RELAY_URL=$RELAY_URL \
+    HOST_DIR=$HOST_DIR HOST_NAME=$1 CBT=$CBT RANK_CLIENT=$RANK_CLIENT RELAY_URL=$RELAY_URL RELAY_LIVE=$RELAY_LIVE \
     LTTNG_HOME=$HOST_DIR/home LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         timeout -s KILL "${HOST_LIMIT:-120}" unshare --uts --mount --propagation private --fork --kill-child sh -c '
             hostname "$HOST_NAME" && mkdir -p /var/run/lttng &&
