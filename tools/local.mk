@@ -57,4 +57,4 @@ TOOL_TESTS = \
 	tests/tool/job-kill.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
-	bench/summary.sh
+	bench/summary.sh bench/parallel.sh

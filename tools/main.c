@@ -14,12 +14,15 @@
  *   main.c      command line; summary, check and rules
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
+ *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
+ *   parallel.c  trace directories read on several threads, merged
  *   reader.c    babeltrace2 graph: one source per trace, our own sink
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   tables.c    the aggregate as rows of tables, for both outputs
+ *   hosts.c     the rows by host and by process with its rank, for both outputs
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
  *   callsite.c  naming a caller address (statedump bin_info + ELF symbols)

@@ -28,7 +28,7 @@ HOST_LIMIT=90 on_host cbt-kill '
     live=$!
     w=$(cat "$HOST_DIR/rank2.pid") i=0
     while [ "$(grep -c "^batch" "$HOST_DIR/rank2.out")" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    prog=$(ps -o pid= --ppid "$w" | tr -d " ")
+    prog=$(echo $(cat "/proc/$w/task/$w/children" 2>/dev/null))
     kill -KILL "$w" $prog
     echo "killed $w $prog" >"$HOST_DIR/killed"
     for r in 0 1 2 3; do wait "$(cat "$HOST_DIR/rank$r.pid")"; echo $? >"$HOST_DIR/rank$r.status"; done
