@@ -72,4 +72,17 @@ cmp -s "$CBT_TMP/s1.json" "$CBT_TMP/s4.json"; ok $? "the summary read on 4 threa
 "$CBT" summary "$CBT_TMP/relay" >"$CBT_TMP/s.txt" 2>&1
 grep -q '^# Batches by host' "$CBT_TMP/s.txt" && grep -q '^# Batches by process (Rank' "$CBT_TMP/s.txt"; ok $? "the text summary has the host and process tables"
 is "$(grep -c '^cbt-host-[ab] *| *[0-9]* *| *[0-7] *| client_rank' "$CBT_TMP/s.txt")" 8 "the text summary lists the 8 ranks"
+# usage: --session needs --relayd, --relayd takes no --output; a relay daemon
+# that is not there costs one line and status 2 before the program runs
+"$CBT" run --session x -- true >"$CBT_TMP/u.out" 2>"$CBT_TMP/u.err"
+one_line_error "run --session without --relayd" $? "$CBT_TMP/u.out" "$CBT_TMP/u.err" "give --relayd too"
+"$CBT" run --relayd "$RELAY_URL" -o "$CBT_TMP/x" -- true >"$CBT_TMP/u.out" 2>"$CBT_TMP/u.err"
+one_line_error "run --relayd with --output" $? "$CBT_TMP/u.out" "$CBT_TMP/u.err" "the relay daemon decides"
+on_host cbt-nowhere '
+    "$CBT" run --relayd net://127.0.0.1:1:2 -- sh -c "echo ran >$HOST_DIR/ran" >"$HOST_DIR/out" 2>"$HOST_DIR/err"
+    echo $? >"$HOST_DIR/status"
+'"$HOST_END"
+one_line_error "run --relayd to no relay daemon" "$(cat "$CBT_TMP/cbt-nowhere/status")" "$CBT_TMP/cbt-nowhere/out" "$CBT_TMP/cbt-nowhere/err" "failed (status"
+[ ! -e "$CBT_TMP/cbt-nowhere/ran" ]; ok $? "the program did not run"
+is "$(tr '\n' ' ' <"$CBT_TMP/cbt-nowhere/end")" "keeper gone daemon gone " "the daemon started for it is gone"
 done_testing
