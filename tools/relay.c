@@ -280,10 +280,10 @@ static void keeper_main(const struct cbt_relay_opts *o, const char *rundir, int 
             fclose(f);
         }
     }
-    if (err[0]) {
+    if (err[0]) { /* the daemon started for nothing is gone before the rank hears */
+        stop_sessiond(daemon);
         dprintf(ready, "%s", err);
         close(ready);
-        stop_sessiond(daemon);
         _exit(1);
     }
     dprintf(ready, "ok");
