@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "driver.h"
+#include "process.h"
 
 static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
 
@@ -76,7 +77,9 @@ static void load_provider(void)
         cbt_warn_once(&provider_warned, "tracing off: %s is not the cubatchtrace tracepoint provider "
                       "(it has no " PROVIDER_SYMBOL ")", path);
         dlclose(h);
+        return;
     }
+    cbt_trace_process();
 }
 
 void cbt_tracing_init(void) { pthread_once(&provider_once, load_provider); }

@@ -140,6 +140,7 @@ struct cbt_agg *cbt_agg_new(unsigned by)
         free(a);
         return NULL;
     }
+    pthread_mutex_init(&a->names_lock, NULL);
     return a;
 }
 
@@ -155,11 +156,25 @@ void cbt_agg_free(struct cbt_agg *a)
     ktab_free(&a->streams);
     ktab_free(&a->callers);
     free(a->pend);
-    cbt_objmap_free(a->objs);
+    if (!a->whole)
+        cbt_objmap_free(a->objs);
+    pthread_mutex_destroy(&a->names_lock);
     free(a);
 }
 
+static uint32_t host_index(struct cbt_agg *a, const char *h);
+
 uint32_t cbt_agg_host(struct cbt_agg *a, const char *h)
+{
+    if (!a->whole)
+        return host_index(a, h);
+    pthread_mutex_lock(&a->whole->names_lock);
+    uint32_t i = host_index(a->whole, h);
+    pthread_mutex_unlock(&a->whole->names_lock);
+    return i;
+}
+
+static uint32_t host_index(struct cbt_agg *a, const char *h)
 {
     for (uint32_t i = 0; i < a->nhosts; i++)
         if (strcmp(a->hosts[i], h) == 0)
@@ -181,6 +196,8 @@ uint32_t cbt_agg_host(struct cbt_agg *a, const char *h)
 
 const char *cbt_agg_host_name(const struct cbt_agg *a, uint32_t host)
 {
+    if (a->whole)
+        a = a->whole;
     return host < a->nhosts ? a->hosts[host] : "?";
 }
 
@@ -352,8 +369,11 @@ static void note_process(struct cbt_agg *a, const struct cbt_where *w)
 {
     bool created;
     struct kent *p = ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
-    if (created && w->procname)
-        p->label = strdup(w->procname);
+    if (created) {
+        p->rank = -1;
+        if (w->procname)
+            p->label = strdup(w->procname);
+    }
 }
 
 /* pending table: open addressing, linear probing, backward-shift deletion */
@@ -526,7 +546,30 @@ uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshol
 void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, uint64_t memsz, const char *path,
                       bool is_pic)
 {
+    if (!a->whole) {
+        cbt_objmap_add(a->objs, w->host, w->vpid, baddr, memsz, path, is_pic);
+        return;
+    }
+    pthread_mutex_lock(&a->whole->names_lock);
     cbt_objmap_add(a->objs, w->host, w->vpid, baddr, memsz, path, is_pic);
+    pthread_mutex_unlock(&a->whole->names_lock);
+}
+
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    note_process(a, w);
+    bool created;
+    struct kent *p = ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    if (p == &a->procs.other)
+        return;
+    p->rank = rank >= 0 ? rank : -1;
+    p->rank_var = RV_OTHER;
+    if (!rank_var || !*rank_var || rank < 0)
+        p->rank_var = RV_NONE;
+    for (unsigned i = 0; i < 3; i++)
+        if (rank_var && strcmp(rank_var, vars[i]) == 0 && rank >= 0)
+            p->rank_var = (uint8_t)(RV_OMPI + i);
 }
 
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool known)
@@ -557,4 +600,191 @@ void cbt_agg_lost(const struct cbt_agg *a, uint64_t *events, uint64_t *packets, 
     *events = a->discarded_events;
     *packets = a->discarded_packets;
     *uncounted = a->discarded_unknown;
+}
+
+/* ---------------------------------------------------------------- parts */
+
+struct cbt_agg *cbt_agg_new_part(struct cbt_agg *whole)
+{
+    struct cbt_agg *a = cbt_agg_new(whole->by);
+    if (!a)
+        return NULL;
+    cbt_objmap_free(a->objs);
+    a->objs = whole->objs;
+    a->whole = whole;
+    return a;
+}
+
+static void row_merge(struct row *into, const struct row *r)
+{
+    into->batches += r->batches;
+    into->ops += r->ops;
+    into->bytes += r->bytes;
+    if (r->n) {
+        if (into->n == 0 || r->min < into->min)
+            into->min = r->min;
+        if (r->max > into->max)
+            into->max = r->max;
+        into->n += r->n;
+        into->sum += r->sum;
+    }
+}
+
+static void rows_merge(struct row *into, const struct row *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        row_merge(&into[i], &r[i]);
+}
+
+static void ktab_merge(struct ktab *into, const struct ktab *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct kent *e = &t->ents[i];
+        bool created;
+        struct kent *d = ktab_get(into, e->k[0], e->k[1], e->k[2], &created);
+        if (created) {
+            d->extra = e->extra;
+            d->rank = e->rank;
+            d->rank_var = e->rank_var;
+            d->label = e->label ? strdup(e->label) : NULL;
+        } else if (d != &into->other && d->rank_var == RV_UNSEEN) {
+            d->rank = e->rank;
+            d->rank_var = e->rank_var;
+        }
+        row_merge(&d->row, &e->row);
+    }
+    row_merge(&into->other.row, &t->other.row);
+    into->overflowed += t->overflowed;
+}
+
+static void dev_add(struct devrow *d, const struct devrow *r)
+{
+    d->ops_out += r->ops_out;
+    d->bytes_out += r->bytes_out;
+    d->ops_in += r->ops_in;
+    d->bytes_in += r->bytes_in;
+    d->peer_ops_out += r->peer_ops_out;
+    d->peer_bytes_out += r->peer_bytes_out;
+    d->peer_ops_in += r->peer_ops_in;
+    d->peer_bytes_in += r->peer_bytes_in;
+}
+
+/* The earlier of two first findings of a rule: by time, then by host name,
+ * process and batch, so that the result does not depend on the merge order. */
+static bool first_before(const struct cbt_agg *a, const struct frule *x, const struct frule *y)
+{
+    if (!y->seen)
+        return true;
+    if (x->has_ts != y->has_ts)
+        return x->has_ts;
+    if (x->has_ts && x->first_ts != y->first_ts)
+        return x->first_ts < y->first_ts;
+    int c = strcmp(cbt_agg_host_name(a, x->first_host), cbt_agg_host_name(a, y->first_host));
+    if (c)
+        return c < 0;
+    if (x->first_pid != y->first_pid)
+        return x->first_pid < y->first_pid;
+    return x->first_batch < y->first_batch;
+}
+
+static int cmp_u16(const void *x, const void *y)
+{
+    return (int)*(const uint16_t *)x - (int)*(const uint16_t *)y;
+}
+
+void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
+{
+    w->batches += p->batches;
+    w->ops += p->ops;
+    w->bytes += p->bytes;
+    w->failed += p->failed;
+    w->refused += p->refused;
+    w->no_driver += p->no_driver;
+    w->driver_ns += p->driver_ns;
+    w->discarded_events += p->discarded_events;
+    w->discarded_packets += p->discarded_packets;
+    w->discarded_unknown += p->discarded_unknown;
+    w->orphan_ops += p->orphan_ops;
+    w->orphan_chunks += p->orphan_chunks;
+    w->incomplete_batches += p->incomplete_batches;
+    w->pending_overflow += p->pending_overflow;
+    rows_merge(w->api, p->api, NAPI);
+    rows_merge(w->door, p->door, NDOOR);
+    rows_merge(&w->apidoor[0][0], &p->apidoor[0][0], NAPI * NDOOR);
+    rows_merge(w->dir, p->dir, DIR_COUNT);
+    rows_merge(&w->kind[0][0], &p->kind[0][0], NKIND * NKIND);
+    rows_merge(w->order, p->order, NORDER);
+    rows_merge(w->bsize, p->bsize, NHIST);
+    rows_merge(w->osize, p->osize, NHIST);
+    ktab_merge(&w->procs, &p->procs);
+    ktab_merge(&w->threads, &p->threads);
+    ktab_merge(&w->streams, &p->streams);
+    ktab_merge(&w->callers, &p->callers);
+    for (unsigned i = 0; i < p->ndevs; i++)
+        dev_add(dev_row(w, p->devs[i].host, p->devs[i].dev), &p->devs[i]);
+    dev_add(&w->dev_unknown, &p->dev_unknown);
+    dev_add(&w->dev_other, &p->dev_other);
+    w->dev_overflowed += p->dev_overflowed;
+    for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
+        struct frule *d = &w->rules[k];
+        const struct frule *f = &p->rules[k];
+        if (!f->count)
+            continue;
+        uint64_t n = d->count + f->count;
+        if (first_before(w, f, d))
+            *d = *f;
+        d->count = n;
+    }
+    w->findings += p->findings;
+    struct cbt_read_stats *r = &w->rs;
+    const struct cbt_read_stats *s = &p->rs;
+    r->inline_checked += s->inline_checked;
+    r->inline_disagreeing += s->inline_disagreeing;
+    r->inline_unchecked += s->inline_unchecked;
+    r->pending += s->pending;
+    r->malformed += s->malformed;
+    r->incomplete += s->incomplete;
+    r->given_up += s->given_up;
+    r->findings_dropped += s->findings_dropped;
+    r->rules_more |= s->rules_more;
+    /* the versions in the order seen when one part recorded any; in
+     * ascending order once several did (which came first is not known) */
+    bool several = r->nrules_seen && s->nrules_seen;
+    for (unsigned i = 0; i < s->nrules_seen; i++) {
+        unsigned j = 0;
+        while (j < r->nrules_seen && r->rules_seen[j] != s->rules_seen[i])
+            j++;
+        if (j < r->nrules_seen)
+            continue;
+        if (r->nrules_seen < 8)
+            r->rules_seen[r->nrules_seen++] = s->rules_seen[i];
+        else
+            r->rules_more = true;
+    }
+    if (several)
+        qsort(r->rules_seen, r->nrules_seen, sizeof(r->rules_seen[0]), cmp_u16);
+}
+
+struct cbt_agg *cbt_agg_snapshot(struct cbt_agg *a)
+{
+    struct cbt_agg *s = cbt_agg_new_part(a);
+    if (!s)
+        return NULL;
+    struct brec *pend = a->pend;
+    size_t n = a->npend, cap = a->cappend;
+    a->pend = NULL; /* merge reads no batch in flight */
+    a->npend = a->cappend = 0;
+    cbt_agg_merge(s, a);
+    a->pend = pend;
+    a->npend = n;
+    a->cappend = cap;
+    s->finished = true;
+    /* its own copy of the host names, for the outputs that read them directly */
+    s->hosts = calloc(a->nhosts ? a->nhosts : 1, sizeof(*s->hosts));
+    for (uint32_t i = 0; s->hosts && i < a->nhosts; i++)
+        if ((s->hosts[i] = strdup(a->hosts[i])))
+            s->nhosts = i + 1;
+        else
+            break;
+    return s;
 }

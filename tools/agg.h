@@ -50,7 +50,7 @@ struct cbt_batch_finding {
 
 /* ---- the aggregate ---- */
 struct cbt_agg;
-enum cbt_by { CBT_BY_PROCESS = 1, CBT_BY_THREAD = 2, CBT_BY_STREAM = 4, CBT_BY_CALLER = 8 };
+enum cbt_by { CBT_BY_PROCESS = 1, CBT_BY_THREAD = 2, CBT_BY_STREAM = 4, CBT_BY_CALLER = 8, CBT_BY_HOST = 16 };
 struct cbt_agg *cbt_agg_new(unsigned by);
 void cbt_agg_free(struct cbt_agg *a);
 uint32_t cbt_agg_host(struct cbt_agg *a, const char *hostname);
@@ -84,11 +84,26 @@ const struct cbt_read_stats *cbt_agg_get_read_stats(const struct cbt_agg *a);
 uint64_t cbt_agg_inline_disagreeing(const struct cbt_agg *a);
 void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, uint64_t memsz,
                       const char *path, bool is_pic);
+/* A cubatchtrace:process event: the job rank of w's process (-1: none) and
+ * the variable it came from ("" none). */
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var);
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool count_known);
 void cbt_agg_finish(struct cbt_agg *a);
 /* count of findings whose severity is at or above `threshold` (error=0 is most severe) */
 uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold);
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a);
+
+/* Reading in parts (parallel.c): an aggregate for one part of the inputs,
+ * whose host names and call-site map are whole's (shared under a lock, so
+ * parts may be filled on several threads at once); once the part is
+ * finished, cbt_agg_merge adds it to whole (one thread at a time).  The
+ * merged figures do not depend on the order the parts come in, but for
+ * tables that overflowed (the "other" rows). */
+struct cbt_agg *cbt_agg_new_part(struct cbt_agg *whole);
+void cbt_agg_merge(struct cbt_agg *whole, struct cbt_agg *part);
+/* A copy of what a (not finished) aggregate holds now, batches still
+ * waiting for their ops left out: a live summary prints it and reads on. */
+struct cbt_agg *cbt_agg_snapshot(struct cbt_agg *a);
 
 /* What the tracer lost: events and packets discarded, and discard notices that
  * came without a count. */

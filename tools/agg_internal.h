@@ -6,6 +6,7 @@
 #ifndef CBT_AGG_INTERNAL_H
 #define CBT_AGG_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +28,12 @@ struct kent {
     struct row row;
     uint64_t extra;   /* streams: stream_id */
     char *label;      /* processes: procname */
+    int64_t rank;     /* processes: the job rank of cubatchtrace:process; -1 none */
+    uint8_t rank_var; /* processes: enum cbt_rank_var, RV_UNSEEN without that event */
 };
+
+/* Where a process's rank came from (the rank_var field of cubatchtrace:process). */
+enum cbt_rank_var { RV_UNSEEN, RV_NONE, RV_OMPI, RV_PMI, RV_SLURM, RV_OTHER };
 
 struct ktab {
     struct kent *ents;
@@ -97,6 +103,10 @@ struct cbt_agg {
     cbt_finding_fn on_finding;
     void *on_finding_ctx;
     bool finished;
+    /* a part of the inputs read on a thread of its own (parallel.c): host
+     * names and the call-site map are those of `whole`, under its lock */
+    struct cbt_agg *whole;
+    pthread_mutex_t names_lock;
 };
 
 #endif

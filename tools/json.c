@@ -6,12 +6,14 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include <cubatchtrace/catalog.h>
 
+#include "hosts.h"
 #include "json.h"
 #include "tables.h"
 
@@ -87,6 +89,8 @@ static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, u
     return o;
 }
 
+static int cmp_name(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
+
 #define JI(v) json_integer((json_int_t)(v))
 
 int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs)
@@ -102,9 +106,16 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
     json_object_set_new(root, "discarded_packets", JI(a->discarded_packets));
     json_object_set_new(root, "inputs", in);
     json_t *hosts = json_array();
-    for (uint32_t i = 0; i < a->nhosts; i++)
-        json_array_append_new(hosts, json_string(a->hosts[i]));
+    const char **names = calloc(a->nhosts + 1, sizeof(*names)); /* by name: the order of reading does not show */
+    for (uint32_t i = 0; names && i < a->nhosts; i++)
+        names[i] = a->hosts[i];
+    if (names)
+        qsort(names, a->nhosts, sizeof(*names), cmp_name);
+    for (uint32_t i = 0; names && i < a->nhosts; i++)
+        json_array_append_new(hosts, json_string(names[i]));
+    free(names);
     json_object_set_new(root, "hosts", hosts);
+    cbt_hosts_json(a, root);
     json_object_set_new(root, "processes", JI(cbt_agg_count_procs(a)));
     json_object_set_new(root, "threads", JI(cbt_agg_count_threads(a)));
     json_object_set_new(root, "batches", JI(a->batches));

@@ -9,6 +9,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/agg.c tools/agg.h tools/agg_internal.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \
+	tools/parallel.c tools/parallel.h tools/hosts.c tools/hosts.h tools/relay.c tools/relay.h \
 	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
@@ -33,6 +34,12 @@ tests_tool_client_peer_SOURCES = tests/tool/client_peer.c
 tests_tool_client_peer_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
 EXTRA_tests_tool_client_peer_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
+# One rank of a job (N batches of K ops), for tests/tool/hosts.sh and job-kill.sh.
+check_PROGRAMS += tests/tool/client_rank
+tests_tool_client_rank_SOURCES = tests/tool/client_rank.c
+tests_tool_client_rank_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
+EXTRA_tests_tool_client_rank_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 TOOL_TESTS = \
 	tests/tool/rules.sh \
 	tests/tool/usage.sh \
@@ -45,7 +52,9 @@ TOOL_TESTS = \
 	tests/tool/run.sh \
 	tests/tool/demo.sh \
 	tests/tool/peer.sh \
-	tests/tool/show.sh
+	tests/tool/show.sh \
+	tests/tool/hosts.sh \
+	tests/tool/job-kill.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
-	bench/summary.sh
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+	bench/summary.sh bench/parallel.sh

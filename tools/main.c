@@ -14,12 +14,15 @@
  *   main.c      command line; summary, check and rules
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
+ *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
+ *   parallel.c  trace directories read on several threads, merged
  *   reader.c    babeltrace2 graph: one source per trace, our own sink
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   tables.c    the aggregate as rows of tables, for both outputs
+ *   hosts.c     the rows by host and by process with its rank, for both outputs
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
  *   callsite.c  naming a caller address (statedump bin_info + ELF symbols)
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cubatchtrace/catalog.h>
 
@@ -83,6 +87,10 @@ static const char usage_summary[] =
     "                    4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
+    "  --jobs N          read up to N trace directories at once, one thread each\n"
+    "                    (default: one per CPU); the summary is the same for any N\n"
+    "  --refresh S       live URLs: also print the summary so far every S seconds;\n"
+    "                    the final one follows when the sessions end\n"
     "  -h, --help        this text\n"
     "\n" USAGE_READING
     "\n"
@@ -133,13 +141,26 @@ static int parse_by(const char *s, unsigned *by)
             *by |= CBT_BY_STREAM;
         else if (strcmp(t, "caller") == 0)
             *by |= CBT_BY_CALLER;
+        else if (strcmp(t, "host") == 0)
+            *by |= CBT_BY_HOST;
         else {
-            cbt_err("--by %s: expected process, thread, stream or caller", t);
+            cbt_err("--by %s: expected process, thread, stream, caller or host", t);
             rc = -1;
         }
     }
     free(dup);
     return rc;
+}
+
+/* An integer from lo to hi; -1 when it is not one. */
+static int parse_count(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
 }
 
 static int parse_severity(const char *s)
@@ -159,9 +180,10 @@ static int cmd_summary(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'}, {"by", required_argument, NULL, 'b'},
-        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
+        {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
-    struct cbt_summary_job j = {.json = false};
+    struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
     int npids = 0, c, rc = 2;
     optind = 1;
@@ -171,6 +193,21 @@ static int cmd_summary(int argc, char **argv)
         case 'j': j.json = true; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'J':
+            if (parse_count(optarg, 1, 4096, &j.jobs) != 0) {
+                cbt_err("--jobs %s: expected a number of threads from 1 to 4096", optarg);
+                goto out;
+            }
+            break;
+        case 'R': {
+            char *end;
+            j.refresh = strtod(optarg, &end);
+            if (end == optarg || *end || !(j.refresh >= 0.1 && j.refresh <= 86400)) {
+                cbt_err("--refresh %s: expected seconds from 0.1 to 86400", optarg);
+                goto out;
+            }
+            break;
+        }
         case 'h': fputs(usage_summary, stdout); rc = 0; goto out;
         default: cbt_option_error("summary", c, argv, opts); goto out;
         }
@@ -180,7 +217,11 @@ static int cmd_summary(int argc, char **argv)
         goto out;
     }
     j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
+    if (j.refresh > 0)
+        j.live_fd = dup(STDOUT_FILENO);
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, cbt_summary_read, &j);
+    if (j.live_fd >= 0)
+        close(j.live_fd);
 out:
     free(pids);
     return rc;

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@
 #include "util.h"
 
 enum ev_kind {
-    EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS
+    EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
+    EK_PROCESS
 };
 
 /* The fields, by the lists of events.h */
@@ -85,12 +87,15 @@ struct ecinfo {
     struct mem a[A_COUNT_];   /* batch1d, batch_attrs */
     struct mem batch_id;      /* batch_ops, batch_attrs */
     struct mem h[H_COUNT_];   /* bin_info */
+    struct mem rank;          /* process */
+    int rank_var;             /* process: the string member, -1 absent */
 };
 
 #define EC_SLOTS 1024u
 
 struct reader {
     const struct cbt_read_opts *o;
+    struct cbt_read_hooks *hooks; /* never NULL while reading */
     struct cbt_agg *agg;
     struct cbt_asm *as;
     /* sources */
@@ -240,6 +245,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_BATCH1D;
     else if (strcmp(name, "cubatchtrace:batch_attrs") == 0)
         e->kind = EK_BATCH_ATTRS;
+    else if (strcmp(name, "cubatchtrace:process") == 0)
+        e->kind = EK_PROCESS;
     else if (strncmp(name, "cubatchtrace:", 13) == 0)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
@@ -259,6 +266,15 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->ctx_procname = -1;
 
     const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
+    if (e->kind == EK_PROCESS) { /* rank is an integer, rank_var a string; else not the event we know */
+        e->rank.idx = member_index(pl, "rank", &e->rank.sgn);
+        e->rank_var = member_index(pl, "rank_var", NULL);
+        if (e->rank.idx < 0 || !field_is(pl, e->rank.idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->kind = EK_CBT_OTHER;
+        else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
+            e->rank_var = -1;
+        return e;
+    }
     if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
         snprintf(r->fail, sizeof(r->fail), "event class %s has no field `batch_id` (a trace of another catalogue?)",
                  name);
@@ -554,6 +570,13 @@ static int on_event(struct reader *r, const bt_message *msg)
         cbt_asm_inline_finding(r->as, &w, &f);
         break;
     }
+    case EK_PROCESS: {
+        const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
+                                                 pl, (uint64_t)e->rank_var))
+                                           : "";
+        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var);
+        break;
+    }
     case EK_BIN_INFO: {
         const char *path = bt_field_string_get_value(
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
@@ -624,6 +647,8 @@ static bt_component_class_sink_graph_is_configured_method_status sink_configured
 static bt_component_class_sink_consume_method_status sink_consume(bt_self_component_sink *self)
 {
     struct reader *r = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
+    if (r->hooks && r->hooks->tick)
+        r->hooks->tick(r->hooks->tick_ctx, r->agg);
     for (uint64_t tries = 0; tries < r->nits; tries++) {
         uint64_t k = r->rr++ % r->nits;
         bt_message_iterator *it = r->its[k];
@@ -804,10 +829,77 @@ static void report_bt_error(struct reader *r, const char *what)
         cbt_err("%s %s: %s", what, where, *msg ? msg : "babeltrace2 reported an error");
 }
 
-int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg) { return cbt_read_batches(o, agg, NULL, NULL); }
+/* The trace directories under the inputs, and the URLs, into r->paths; 2
+ * after one line on stderr when an input is not there or holds no trace. */
+static int list_inputs(struct reader *r, const struct cbt_read_opts *o)
+{
+    for (int i = 0; i < o->ninputs; i++) {
+        const char *in = o->inputs[i];
+        if (is_url(in)) {
+            add_path(r, in);
+            continue;
+        }
+        struct stat st;
+        if (stat(in, &st) != 0) {
+            cbt_err("%s: %s", in, strerror(errno));
+            return 2;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            cbt_err("%s: not a directory (give a trace directory or a net:// URL)", in);
+            return 2;
+        }
+        int before = r->npaths;
+        if (find_traces(r, in, 0) != 0) {
+            cbt_err("out of memory");
+            return 2;
+        }
+        if (r->npaths == before && !o->allow_empty) {
+            cbt_err("%s: no CTF trace under this directory (no `metadata` file)", in);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
+{
+    struct reader r = {.o = o};
+    int rc = list_inputs(&r, o);
+    if (rc != 0) {
+        for (int i = 0; i < r.npaths; i++)
+            free(r.paths[i]);
+        free(r.paths);
+        r.paths = NULL;
+        r.npaths = 0;
+    }
+    *paths = r.paths;
+    *npaths = r.npaths;
+    return rc;
+}
+
+static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
+                      struct cbt_read_hooks *hooks);
+
+int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg) { return read_graph(o, agg, NULL, NULL, NULL); }
+
+int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *agg, struct cbt_read_hooks *h)
+{
+    return read_graph(o, agg, NULL, NULL, h);
+}
 
 int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx)
 {
+    return read_graph(o, agg, fn, ctx, NULL);
+}
+
+/* Setting up and tearing down a graph loads and unloads plugins, whose
+ * reference counts are not atomic: one reader at a time (parallel.c). */
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
+                      struct cbt_read_hooks *hooks)
+{
+    bool locked = false;
     struct reader *r = calloc(1, sizeof(*r));
     bt_graph *graph = NULL;
     bt_component_class_sink *sink_cls = NULL;
@@ -819,6 +911,7 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
         return 2;
     }
     r->o = o;
+    r->hooks = hooks;
     r->agg = agg;
     if (!(r->as = cbt_asm_new(agg, fn, ctx))) {
         cbt_err("out of memory");
@@ -827,36 +920,15 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
     }
     bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 
-    for (int i = 0; i < o->ninputs; i++) {
-        const char *in = o->inputs[i];
-        if (is_url(in)) {
-            add_path(r, in);
-            continue;
-        }
-        struct stat st;
-        if (stat(in, &st) != 0) {
-            cbt_err("%s: %s", in, strerror(errno));
-            goto out;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            cbt_err("%s: not a directory (give a trace directory or a net:// URL)", in);
-            goto out;
-        }
-        int before = r->npaths;
-        if (find_traces(r, in, 0) != 0) {
-            cbt_err("out of memory");
-            goto out;
-        }
-        if (r->npaths == before && !o->allow_empty) {
-            cbt_err("%s: no CTF trace under this directory (no `metadata` file)", in);
-            goto out;
-        }
-    }
+    if (list_inputs(r, o) != 0)
+        goto out;
     if (r->npaths == 0) { /* allow_empty: nothing recorded at all */
         rc = 0;
         goto out;
     }
 
+    pthread_mutex_lock(&setup_lock);
+    locked = true;
     if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &plugin) != BT_PLUGIN_FIND_STATUS_OK) {
         cbt_err("babeltrace2's `ctf` plugin not found (set BABELTRACE_PLUGIN_PATH?)");
         goto out;
@@ -924,9 +996,13 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
                 }
             }
         }
+        pthread_mutex_unlock(&setup_lock);
+        locked = false;
         for (;;) {
             bt_graph_run_status st = bt_graph_run(graph);
             if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
+                if (hooks && hooks->tick)
+                    hooks->tick(hooks->tick_ctx, agg);
                 usleep(20000);
                 continue;
             }
@@ -942,6 +1018,8 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
         }
     }
     cbt_asm_finish(r->as);
+    if (hooks)
+        hooks->events_read += r->cbt_events;
     if (r->cbt_events == 0 && !o->allow_empty) {
         if (o->ninputs == 1)
             cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
@@ -953,9 +1031,12 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
     }
     rc = 0;
 out:
+    if (!locked)
+        pthread_mutex_lock(&setup_lock);
     bt_graph_put_ref(graph);
     bt_component_class_sink_put_ref(sink_cls);
     bt_plugin_put_ref(plugin);
+    pthread_mutex_unlock(&setup_lock);
     free(srcs);
     for (unsigned i = 0; i < EC_SLOTS; i++)
         free(r->ecs[i]);

@@ -18,8 +18,22 @@ struct cbt_read_opts {
     int npids;
     bool allow_empty;          /* no trace / no cubatchtrace event is not an error (run) */
 };
+/* What a reader of several traces at once (parallel.c) or of a live session
+ * (summary.c) asks for besides. */
+struct cbt_read_hooks {
+    uint64_t events_read;      /* the cubatchtrace events read are added here */
+    /* when set, called now and then while reading (a live summary's refresh) */
+    void (*tick)(void *ctx, struct cbt_agg *a);
+    void *tick_ctx;
+};
 /* 0: read; 2: the input could not be read (one line already printed on stderr) */
 int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *a);
+/* The trace directories under o's inputs (directories holding `metadata`)
+ * and its URLs, in order; 2 after one line on stderr when an input is
+ * missing or (unless allow_empty) holds no trace.  Free each and the array. */
+int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths);
+/* The same, with hooks (h may be NULL). */
+int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *a, struct cbt_read_hooks *h);
 /* The same, also handing each batch to fn once put back together (show). */
 int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
 

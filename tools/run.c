@@ -33,6 +33,7 @@
 #include "guard.h"
 #include "json.h"
 #include "reader.h"
+#include "relay.h"
 #include "text.h"
 #include "util.h"
 
@@ -65,6 +66,12 @@ static const char usage_run[] =
     "                        dlsym/cuGetProcAddress answer the shim replaced\n"
     "      --subbuf-size S   channel sub-buffer size (default " DEFAULT_SUBBUF ")\n"
     "      --num-subbuf N    channel sub-buffers per CPU (default " DEFAULT_NUM_SUBBUF ")\n"
+    "      --relayd URL      stream to a relay daemon (lttng-relayd) instead of a\n"
+    "                        directory: URL as `lttng create --set-url` takes it\n"
+    "                        (net://HOST); the ranks of a job on one host share one\n"
+    "                        session daemon and one live session (see below)\n"
+    "      --session NAME    with --relayd: the host's session (default cubatchtrace,\n"
+    "                        cubatchtrace-slurm-ID under Slurm)\n"
     "  -h, --help            this text\n"
     "\n"
     "The channel is BLOCKING (--blocking-timeout=inf; the program runs with\n"
@@ -77,7 +84,16 @@ static const char usage_run[] =
     "Session daemon: the one already running is used; otherwise a private one is\n"
     "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
     "The shim: $CUBATCHTRACE_SHIM, else libcubatchtrace.so of the build tree when\n"
-    "this program runs from it, else " CBT_LIBDIR "/libcubatchtrace.so.\n";
+    "this program runs from it, else " CBT_LIBDIR "/libcubatchtrace.so.\n"
+    "\n"
+    "With --relayd (under mpirun or srun, one `cubatchtrace run` per rank): the\n"
+    "first rank on a host starts a keeper process that starts the session daemon\n"
+    "when none runs (in LTTNG_HOME, else HOME; /var/run/lttng as root) and creates\n"
+    "the host's live session, per-user buffers, streamed to URL; the other ranks\n"
+    "join it.  When the last rank of the host has ended, however it ended, the\n"
+    "keeper destroys the session and stops the daemon it started.  No summary is\n"
+    "printed: summarise the relay daemon's output directory, or read the session\n"
+    "live (net://RELAY/host/HOSTNAME/SESSION), with `cubatchtrace summary`.\n";
 
 /* ---------------------------------------------------------------- state */
 
@@ -397,8 +413,10 @@ int cbt_cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"strict", no_argument, NULL, 's'},
         {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
         {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
-        {"num-subbuf", required_argument, NULL, 'N'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
+        {"session", required_argument, NULL, 'E'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
+    const char *relayd = NULL, *session = NULL;
     const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
     bool strict = false, json = false, per_op = false;
     int c;
@@ -423,6 +441,8 @@ int cbt_cmd_run(int argc, char **argv)
             subbuf = optarg;
             break;
         case 'N': nsubbuf = optarg; break;
+        case 'U': relayd = optarg; break;
+        case 'E': session = optarg; break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return cbt_option_error("run", c, argv, opts);
         }
@@ -432,6 +452,14 @@ int cbt_cmd_run(int argc, char **argv)
         return 2;
     }
     char **prog = argv + optind;
+    if (session && !relayd) {
+        cbt_err("run: --session names the host's session of --relayd: give --relayd too");
+        return 2;
+    }
+    if (relayd && output) {
+        cbt_err("run: --relayd and --output: the relay daemon decides where the trace is written");
+        return 2;
+    }
 
     struct run r;
     memset(&r, 0, sizeof(r));
@@ -496,11 +524,22 @@ int cbt_cmd_run(int argc, char **argv)
     snprintf(subarg, sizeof(subarg), "--subbuf-size=%s", subbuf);
     snprintf(numarg, sizeof(numarg), "--num-subbuf=%s", nsubbuf);
 
-    if (start_daemon(&r) != 0) {
+    struct cbt_relay relay = {-1, -1};
+    char session_buf[128];
+    if (relayd) {
+        const char *job = getenv("SLURM_JOB_ID");
+        if (!session && job && *job)
+            snprintf(session_buf, sizeof(session_buf), "cubatchtrace-slurm-%s", job);
+        else
+            snprintf(session_buf, sizeof(session_buf), "%s", session ? session : "cubatchtrace");
+        struct cbt_relay_opts ro = {r.lttng, r.sessiond, relayd, session_buf, subbuf, nsubbuf, per_op};
+        if (cbt_relay_join(&relay, &ro) != 0)
+            goto cleanup;
+    } else if (start_daemon(&r) != 0) {
         keep_tmp = true;
         goto cleanup;
     }
-    {
+    if (!relayd) {
         char *a1[] = {"create", r.session, outarg, NULL};
         if (lttng(&r, "create", a1) != 0)
             goto fail;
@@ -574,6 +613,14 @@ int cbt_cmd_run(int argc, char **argv)
         ran = 1;
     }
 
+    if (relayd) {
+        char host[256] = "?";
+        gethostname(host, sizeof(host));
+        host[sizeof(host) - 1] = 0;
+        cbt_relay_leave(&relay);
+        fprintf(stderr, "%s: traced in session %s of host %s, streamed to %s\n", CBT_PROG, session_buf, host, relayd);
+        goto cleanup;
+    }
     {
         char *a7[] = {"stop", r.session, NULL};
         char *a8[] = {"destroy", r.session, NULL};
@@ -585,7 +632,7 @@ int cbt_cmd_run(int argc, char **argv)
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
     {
         const char *inputs[1] = {outdir};
-        struct cbt_summary_job j = {{inputs, 1, NULL, 0, true}, 0, json};
+        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true}, .json = json, .live_fd = -1};
         cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;
@@ -594,6 +641,7 @@ fail:
     if (!ran && got_signal)
         status = 128 + got_signal;
 cleanup:
+    cbt_relay_leave(&relay);
     if (r.session_created) {
         char *a8[] = {"destroy", r.session, NULL};
         lttng(&r, "destroy", a8);

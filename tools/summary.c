@@ -6,12 +6,55 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agg.h"
 #include "commands.h"
 #include "json.h"
+#include "parallel.h"
 #include "text.h"
 #include "util.h"
+
+/* A live summary: what was read so far, every j->refresh seconds, on the
+ * standard output we were started with (the final summary goes through the
+ * guard as always). */
+struct live {
+    const struct cbt_summary_job *j;
+    uint64_t last_ns;
+    unsigned n;
+};
+
+static void live_tick(void *ctx, struct cbt_agg *a)
+{
+    struct live *l = ctx;
+    uint64_t now = cbt_now_ns();
+    if (now - l->last_ns < (uint64_t)(l->j->refresh * 1e9))
+        return;
+    l->last_ns = now;
+    struct cbt_agg *s = cbt_agg_snapshot(a);
+    int fd = dup(l->j->live_fd);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (s && out) {
+        time_t t = time(NULL);
+        struct tm tm;
+        char when[32];
+        localtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%H:%M:%S", &tm);
+        fprintf(out, "# live summary %u at %s (every %g s; batches still waiting for their ops are left out; "
+                     "the final summary follows when the sessions end)\n", ++l->n, when, l->j->refresh);
+        if (l->j->json)
+            cbt_agg_print_json(s, out, l->j->ro.inputs, l->j->ro.ninputs);
+        else
+            cbt_agg_print_text(s, out, l->j->ro.inputs, l->j->ro.ninputs);
+        fputc('\n', out);
+    }
+    if (out)
+        fclose(out);
+    else if (fd >= 0)
+        close(fd);
+    cbt_agg_free(s);
+}
 
 int cbt_summary_read(void *arg)
 {
@@ -21,7 +64,13 @@ int cbt_summary_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    int rc = cbt_read(&j->ro, a);
+    struct live l = {.j = j, .last_ns = cbt_now_ns()};
+    struct cbt_read_hooks h = {0, NULL, NULL};
+    if (j->refresh > 0 && j->live_fd >= 0) {
+        h.tick = live_tick;
+        h.tick_ctx = &l;
+    }
+    int rc = cbt_read_parallel(&j->ro, a, j->jobs, &h);
     if (rc == 0) {
         cbt_progress();
         cbt_agg_finish(a);

@@ -227,11 +227,15 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
     }
 }
 
+static const struct cbt_agg *devrow_agg; /* cmp_devrow's, set by cbt_device_rows */
+
 static int cmp_devrow(const void *x, const void *y)
 {
     const struct devrow *a = ((const struct drow *)x)->r, *b = ((const struct drow *)y)->r;
-    if (a->host != b->host)
-        return a->host < b->host ? -1 : 1;
+    int c = a->host == b->host ? 0
+                               : strcmp(cbt_agg_host_name(devrow_agg, a->host), cbt_agg_host_name(devrow_agg, b->host));
+    if (c)
+        return c;
     return a->dev < b->dev ? -1 : a->dev > b->dev;
 }
 
@@ -251,6 +255,7 @@ size_t cbt_device_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2])
         rows[n].has_dev = true;
         n++;
     }
+    devrow_agg = a;
     qsort(rows, n, sizeof(*rows), cmp_devrow);
     if (!devrow_empty(&a->dev_unknown)) {
         snprintf(rows[n].name, sizeof(rows[n].name), "unknown");

@@ -13,6 +13,7 @@
 
 #include "callsite.h"
 #include "tables.h"
+#include "hosts.h"
 #include "text.h"
 
 /* ---------------------------------------------------------------- check: one line per finding */
@@ -278,6 +279,8 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
                      " batches missing ops, %" PRIu64 " batches summarised before all their ops came\n",
                 a->orphan_ops, a->incomplete_batches, a->pending_overflow);
 
+    if (cbt_hosts_shown(a))
+        cbt_hosts_print_text(a, out);
     struct tables ts;
     cbt_tables_build(a, &ts);
     bool pct_bytes = a->bytes > 0;

@@ -142,6 +142,19 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVEL_DEBUG)
 
+/* Once per process, when the shim loads the provider: who the process is in
+ * a job of many processes and hosts (src/process.c). */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, process,
+    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_string(hostname, hostname)
+        lttng_ust_field_integer(int64_t, rank, rank)
+        lttng_ust_field_string(rank_var, rank_var)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, process, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
 #endif /* CUBATCHTRACE_TP_H */
 
 #include <lttng/tracepoint-event.h>

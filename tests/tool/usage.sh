@@ -50,7 +50,7 @@ usage_error "an unknown short option" "unknown option '-x' (see cubatchtrace sum
 usage_error "summary --by without its value" "option '--by' needs a value (see cubatchtrace summary --help)" summary --by
 usage_error "summary --json=yes" "option '--json' takes no value" summary --json=yes "$CBT_TMP"
 usage_error "check --fail-on nonsense" "--fail-on fatal: expected error, hazard or warning" check --fail-on fatal "$CBT_TMP"
-usage_error "summary --by nonsense" "--by color: expected process, thread, stream or caller" summary --by color "$CBT_TMP"
+usage_error "summary --by nonsense" "--by color: expected process, thread, stream, caller or host" summary --by color "$CBT_TMP"
 usage_error "summary --pid nonsense" "--pid abc: not a process id" summary --pid abc "$CBT_TMP"
 usage_error "rules with an argument" "rules: unexpected argument 'extra'" rules extra
 usage_error "rules with an option" "unknown option '--all' (see cubatchtrace rules --help)" rules --all

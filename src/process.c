@@ -1,0 +1,49 @@
+/*
+ * The cubatchtrace:process event: once per process, who it is in a job of
+ * many processes on many hosts.  The hostname is the process's own (its UTS
+ * namespace, which may differ from the session daemon's); the rank is the
+ * first of OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel MPI) and
+ * SLURM_PROCID (srun) that holds an integer, -1 when none does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "process.h"
+#include "tp.h"
+
+static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+static int64_t job_rank(const char **var)
+{
+    for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+        const char *v = getenv(rank_vars[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        errno = 0;
+        long long r = strtoll(v, &end, 10);
+        if (errno || *end || r < 0)
+            continue;
+        *var = rank_vars[i];
+        return (int64_t)r;
+    }
+    *var = "";
+    return -1;
+}
+
+void cbt_trace_process(void)
+{
+    if (!cbt_tp_enabled(process))
+        return;
+    char host[256];
+    if (gethostname(host, sizeof(host)) != 0)
+        host[0] = 0;
+    host[sizeof(host) - 1] = 0;
+    const char *var;
+    int64_t rank = job_rank(&var);
+    cbt_tp(process, host, rank, var, __builtin_return_address(0));
+}

@@ -1,0 +1,22 @@
+/*
+ * cubatchtrace (the tool): the job view of a summary, per host and per
+ * process with its rank (hosts.c), printed by text.c and json.c.
+ */
+#ifndef CBT_HOSTS_H
+#define CBT_HOSTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "agg_internal.h"
+
+/* Whether the text summary shows these tables: more than one host, a rank
+ * recorded, or --by host. */
+bool cbt_hosts_shown(const struct cbt_agg *a);
+void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out);
+/* Adds "by_host" and "by_process_rank" to root. */
+void cbt_hosts_json(const struct cbt_agg *a, json_t *root);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * Reading many traces at once: the trace directories under the inputs (a
+ * relay daemon's output tree, many runs, one directory per process or per
+ * user) are shared out, one directory at a time, to threads that each run a
+ * babeltrace2 graph of their own into an aggregate of their own (a part,
+ * agg.h); a finished part is merged into the whole.  The events of one batch
+ * all lie in one trace directory, so a part puts every batch back together
+ * alone; sums, minima and maxima do not depend on which thread read what, and
+ * the outputs order every row by its figures and names, so the summary is
+ * the one a single thread prints (`--jobs 1`).
+ *
+ * Threads, not processes: the guard (guard.c) watches one process, whose
+ * memory limit then bounds every thread together; each thread's reader keeps
+ * its own bound (CUBATCHTRACE_READ_MEMORY).  libbabeltrace2 objects are never
+ * shared between threads: each thread finds the `ctf` plugin and builds its
+ * graph itself, and only setting up and tearing down a graph (which loads and
+ * unloads plugins, with reference counts that are not atomic) is done one
+ * thread at a time.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agg.h"
+#include "parallel.h"
+#include "reader.h"
+#include "util.h"
+
+struct pool {
+    const struct cbt_read_opts *o;
+    struct cbt_agg *whole;
+    char **paths;
+    int npaths;
+    int next;                /* the next directory to read */
+    bool failed;             /* stop taking directories */
+    uint64_t events;         /* cubatchtrace events read, all threads */
+    pthread_mutex_t lock;    /* next, failed, events, merging into whole */
+};
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->failed || p->next >= p->npaths ? -1 : p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i < 0)
+            return NULL;
+        struct cbt_agg *part = cbt_agg_new_part(p->whole);
+        struct cbt_read_hooks h = {0, NULL, NULL};
+        const char *in[1] = {p->paths[i]};
+        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true};
+        int rc = part ? cbt_read_hooked(&one, part, &h) : 2;
+        if (!part)
+            cbt_err("out of memory");
+        if (rc == 0)
+            cbt_agg_finish(part);
+        pthread_mutex_lock(&p->lock);
+        if (rc == 0) {
+            cbt_agg_merge(p->whole, part);
+            p->events += h.events_read;
+        } else {
+            p->failed = true;
+        }
+        pthread_mutex_unlock(&p->lock);
+        cbt_agg_free(part);
+        cbt_progress();
+    }
+}
+
+int cbt_jobs_default(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static bool any_url(const struct cbt_read_opts *o)
+{
+    for (int i = 0; i < o->ninputs; i++)
+        if (strncmp(o->inputs[i], "net://", 6) == 0 || strncmp(o->inputs[i], "net4://", 7) == 0)
+            return true;
+    return false;
+}
+
+int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs, struct cbt_read_hooks *h)
+{
+    if (any_url(o) || (h && h->tick)) /* live sessions: one graph, read as they come */
+        return cbt_read_hooked(o, a, h);
+    struct pool p = {.o = o, .whole = a};
+    if (cbt_trace_dirs(o, &p.paths, &p.npaths) != 0)
+        return 2;
+    if (jobs <= 0)
+        jobs = cbt_jobs_default();
+    if (jobs > p.npaths)
+        jobs = p.npaths;
+    pthread_mutex_init(&p.lock, NULL);
+    pthread_t *t = calloc((size_t)(jobs > 0 ? jobs : 1), sizeof(*t));
+    int started = 0;
+    if (!t) {
+        cbt_err("out of memory");
+        p.failed = true;
+    }
+    for (int k = 1; t && k < jobs; k++) { /* this thread is the first */
+        if (pthread_create(&t[k], NULL, worker, &p) != 0)
+            break;
+        started = k;
+    }
+    if (t)
+        worker(&p);
+    for (int k = 1; k <= started; k++)
+        pthread_join(t[k], NULL);
+    free(t);
+    pthread_mutex_destroy(&p.lock);
+    int rc = p.failed ? 2 : 0;
+    if (rc == 0 && p.events == 0 && !o->allow_empty) {
+        if (o->ninputs == 1)
+            cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
+                    o->inputs[0]);
+        else
+            cbt_err("%s and %d other input(s): no cubatchtrace events in these traces", o->inputs[0],
+                    o->ninputs - 1);
+        rc = 2;
+    }
+    if (h)
+        h->events_read += p.events;
+    for (int i = 0; i < p.npaths; i++)
+        free(p.paths[i]);
+    free(p.paths);
+    return rc;
+}
