@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Streaming aggregation of cubatchtrace events.
  *

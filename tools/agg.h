@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the aggregate, streaming and bounded (agg.c).  The
  * reader hands it batches, ops and findings as it puts them back together;

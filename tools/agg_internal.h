@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate's tables as agg.c fills them, for the files that turn them
  * into output (tables.c, text.c, json.c).  Nothing outside that group

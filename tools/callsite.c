@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Naming a caller address: the lttng_ust_statedump:bin_info events of the
  * same process say which object was loaded where; the object's ELF symbol

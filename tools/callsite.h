@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): naming a caller address from the
  * lttng_ust_statedump:bin_info events and the ELF symbols of the objects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the commands that live in a file of their own;
  * main.c dispatches to them.  Each parses its own command line and returns

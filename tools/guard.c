@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading behind a guard.  libbabeltrace2 crashes, allocates without bound or
  * loops forever on some damaged traces, so the step of a command that decodes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON summary (schema: docs/json-schema.md): the text summary's figures
  * and tables as members, one object per row.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON summary (json.c; schema: docs/json-schema.md).
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
@@ -34,6 +35,7 @@ tests_tool_client_peer_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
 EXTRA_tests_tool_client_peer_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TOOL_TESTS = \
+	tests/tool/licence.sh \
 	tests/tool/rules.sh \
 	tests/tool/usage.sh \
 	tests/tool/bad-input.sh \

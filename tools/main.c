@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace: record and read the batches of cuMemcpy3DBatchAsync.
  *

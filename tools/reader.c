@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading traces with libbabeltrace2: one source.ctf.fs component per trace
  * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): reading traces with libbabeltrace2 (reader.c): one
  * source per trace, our own sink, the decoded events handed to assemble.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `cubatchtrace show`: every batch, op and finding of the traces, decoded,
  * one record per line as key=value pairs, batches in the order they were

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate as the rows of its tables: the fixed tables in their order,
  * the keyed ones sorted by bytes with an "other" row, call sites named and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate as the rows of its tables, in the order and with the names
  * both outputs print them (tables.c): text.c and json.c differ only in how.

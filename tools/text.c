@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The text outputs: the summary (`#` lines that say what every column means,
  * then one table per concern) and the finding lines of `check`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The text outputs (text.c): the summary, and the finding lines of `check`.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The small helpers every part of the tool uses: error lines, the clock,
  * usage errors, option values, progress.

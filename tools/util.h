@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the small helpers every part uses.  Nothing here
  * calls into another file of the tool.

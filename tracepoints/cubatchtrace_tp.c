@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tracepoint provider, built as its own library (libcubatchtrace-tp.so)
  * that the shim loads on the first batch.  A process that never makes a batch

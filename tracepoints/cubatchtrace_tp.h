@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cubatchtrace event catalogue (LTTng-UST provider `cubatchtrace`).
  * The fields of each event are the lists of <cubatchtrace/events.h>;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The validator: pure (ops in, findings out), shared by the shim (strict mode,
 # the stderr report), the tool (read-time checks) and users' own tests.
 lib_LTLIBRARIES += libcubatchtrace-validate.la

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace validator: the rules of docs/rules.md, applied to one
  * cuMemcpy3DBatchAsync op list.

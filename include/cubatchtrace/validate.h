@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace validator: check a cuMemcpy3DBatchAsync op list without a GPU.
  *

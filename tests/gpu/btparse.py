@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read cubatchtrace traces for the GPU suite: babeltrace2's text output and `cubatchtrace show`.
 
 babeltrace2's text output (the `pretty` sink, default options) has one event

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `cubatchtrace check`: one line per finding with where it happened; exit 0
 # when clean, 1 when a finding at or above --fail-on (default hazard) exists.
 . "$top_srcdir/tests/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the tests of the cubatchtrace tool (sourced after tests/lib.sh).
 CBT="$top_builddir/tools/cubatchtrace"
 GEN="$top_builddir/tests/tool/cbt-gen"

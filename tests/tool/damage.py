@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Damage copies of a trace and read each with `cubatchtrace summary` and `check`.
 
     damage.py CUBATCHTRACE TRACE WORKDIR SECONDS FIRST-SEED TIMEOUT MEMORY

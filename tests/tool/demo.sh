@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End to end: `cubatchtrace run -- examples/demo` over the test double of the
 # driver, with the real shim.  The summary's totals must equal what the demo
 # itself counts of the batches it issued, the overlapping batch must show up

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `cubatchtrace run -- PROGRAM`: records the program, prints the summary,
 # exits with the program's status (128+N when killed by signal N), and leaves
 # no session and no daemon of its own behind.

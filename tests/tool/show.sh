@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `cubatchtrace show`: every batch, op and finding decoded, one key=value
 # record per line; the reader puts batches back together from chunks in any
 # order, validates them, compares the shim's inline findings, and never

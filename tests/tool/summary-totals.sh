@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `summary --json` reports exactly what the generator's batches hold: batches,
 # ops, bytes, failed/refused/no-driver batches, driver time, the rows of every
 # table (by_api, by_door, by_api_door, by_direction, by_device, by_memkinds,

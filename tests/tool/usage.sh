@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every command has --help; a usage error is ONE line on stderr (what is
 # wrong, the closest known option or command, where to look), exit 2 and
 # nothing on stdout.
