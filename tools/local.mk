@@ -12,12 +12,11 @@ tools_cubatchtrace_SOURCES = \
 	tools/callsite.c tools/callsite.h \
 	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
+	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
 tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS)
 tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
 dist_man1_MANS += docs/cubatchtrace.1
-dist_doc_DATA += docs/json-schema.md
 
 # The event generator: synthetic batches through the real tracepoint provider,
 # for the tests (known totals) and the benchmark (large traces).
@@ -47,7 +46,8 @@ TOOL_TESTS = \
 	tests/tool/run.sh \
 	tests/tool/demo.sh \
 	tests/tool/peer.sh \
-	tests/tool/show.sh
+	tests/tool/show.sh \
+	tests/tool/install.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	bench/summary.sh

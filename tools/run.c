@@ -40,6 +40,9 @@
 #ifndef CBT_LIBDIR
 #define CBT_LIBDIR "/usr/local/lib"
 #endif
+#ifndef CBT_BINDIR
+#define CBT_BINDIR "/usr/local/bin"
+#endif
 #ifndef CBT_BUILDDIR
 #define CBT_BUILDDIR ""
 #endif
@@ -78,7 +81,9 @@ static const char usage_run[] =
     "Session daemon: the one already running is used; otherwise a private one is\n"
     "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
     "The shim: $CUBATCHTRACE_SHIM, else libcubatchtrace.so of the build tree when\n"
-    "this program runs from it, else " CBT_LIBDIR "/libcubatchtrace.so.\n";
+    "this program runs from it, else the one installed with this program (in\n"
+    CBT_LIBDIR ", or where that lies relative to this program when the\n"
+    "installation was moved or staged under DESTDIR).\n";
 
 /* ---------------------------------------------------------------- state */
 
@@ -319,6 +324,26 @@ static void stop_daemon(struct run *r)
     r->daemon = 0;
 }
 
+/* The libdir of a moved installation: CBT_LIBDIR as it lies relative to
+ * CBT_BINDIR, applied to the directory this program runs from (bin -> lib);
+ * "" when this program's directory does not end as CBT_BINDIR does. */
+static void moved_libdir(const char *exe, char *out, size_t len)
+{
+    const char *b = CBT_BINDIR, *l = CBT_LIBDIR;
+    size_t common = 0; /* the longest common prefix ending at a '/' */
+    for (size_t i = 0; b[i] && b[i] == l[i]; i++)
+        if (b[i] == '/')
+            common = i;
+    out[0] = 0;
+    const char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    size_t dl = (size_t)(slash - exe), bsuf = strlen(b + common);
+    if (dl < bsuf || strncmp(exe + dl - bsuf, b + common, bsuf) != 0)
+        return;
+    snprintf(out, len, "%.*s%s", (int)(dl - bsuf), exe, l + common);
+}
+
 static int find_shim(char *buf, size_t len)
 {
     const char *e = getenv("CUBATCHTRACE_SHIM");
@@ -330,16 +355,20 @@ static int find_shim(char *buf, size_t len)
         snprintf(buf, len, "%s", e);
         return 0;
     }
-    char exe[PATH_MAX], build[PATH_MAX], inst[PATH_MAX];
+    char exe[PATH_MAX], build[PATH_MAX], inst[PATH_MAX], moved[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
     snprintf(build, sizeof(build), "%s/src/.libs/libcubatchtrace.so", CBT_BUILDDIR);
     snprintf(inst, sizeof(inst), "%s/libcubatchtrace.so", CBT_LIBDIR);
+    moved_libdir(exe, moved, PATH_MAX);
+    if (moved[0])
+        strcat(moved, "/libcubatchtrace.so");
     size_t bl = strlen(CBT_BUILDDIR);
     bool in_build = bl && strncmp(exe, CBT_BUILDDIR, bl) == 0 && exe[bl] == '/';
-    const char *order[2] = {in_build ? build : inst, in_build ? inst : build};
-    for (int i = 0; i < 2; i++)
-        if (bl || order[i] != build)
+    /* from the build tree: its own shim first; installed: the shim beside it first */
+    const char *order[3] = {in_build ? build : moved, in_build ? moved : inst, in_build ? inst : build};
+    for (int i = 0; i < 3; i++)
+        if (order[i][0] && (bl || order[i] != build))
             if (access(order[i], R_OK) == 0) {
                 snprintf(buf, len, "%s", order[i]);
                 return 0;

@@ -4,6 +4,10 @@
 lib_LTLIBRARIES += libcubatchtrace-validate.la
 libcubatchtrace_validate_la_SOURCES = validate/validate.c
 libcubatchtrace_validate_la_LDFLAGS = -version-info 0:0:0
+# pkg-config --cflags --libs cubatchtrace-validate: the headers, the library
+# and the CUDA toolkit's include directory (validate.h includes cuda.h).
+pkgconfig_DATA += validate/cubatchtrace-validate.pc
+dist_man3_MANS += docs/libcubatchtrace-validate.3
 
 # The same code, built into the shim (which must not depend on an installed
 # copy) and into the tool.

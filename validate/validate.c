@@ -43,6 +43,8 @@
  *   footprints, counting only the layers inside the intersection of their
  *   bounding intervals.
  */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1332,3 +1334,5 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
     cbt_validator_free(own);
     return o.n;
 }
+
+const char *cbt_version(void) { return PACKAGE_VERSION; }

@@ -131,6 +131,10 @@ uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand
 uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
                           const struct cbt_operand_info *dst);
 
+/* The version of cubatchtrace this library belongs to, e.g. "0.1.0" (what
+ * `cubatchtrace --version` prints). */
+const char *cbt_version(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Every source file the repository tracks names its licence (an SPDX line in
 # its first three lines), and that licence is the one LICENSE holds.
+# build-aux/tap-driver.sh is Automake's, under its own licence.
 . "$top_srcdir/tests/lib.sh"
 
 command -v git >/dev/null 2>&1 && git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1 ||
@@ -9,8 +10,8 @@ command -v git >/dev/null 2>&1 && git -C "$top_srcdir" rev-parse --git-dir >/dev
 [ -f "$top_srcdir/LICENSE" ]; ok $? "LICENSE exists"
 head -1 "$top_srcdir/LICENSE" | grep -qx 'MIT License'; ok $? "LICENSE is the MIT licence"
 git -C "$top_srcdir" ls-files >"$CBT_TMP/files"
-grep -E '\.(c|h|S|cu|map|mk|am|ac|[137]|sh|py)$|^(bench/(overhead-run|profile|report)|scripts/[a-z-]+|tests/gpu/(build|run)|\.ci/run)$' \
-    "$CBT_TMP/files" >"$CBT_TMP/sources"
+grep -E '\.(c|h|S|cu|map|mk|am|ac|[137]|sh|py)$|^(bench/(overhead-run|profile|report)|scripts/[a-z-]+|tests/gpu/(build|run)|\.ci/run)$|\.pc\.in$' \
+    "$CBT_TMP/files" | grep -v '^build-aux/' >"$CBT_TMP/sources"
 n=$(wc -l <"$CBT_TMP/sources" | tr -d ' ')
 [ "$n" -gt 100 ]; ok $? "source files listed ($n)"
 : >"$CBT_TMP/missing"
