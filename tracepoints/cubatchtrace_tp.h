@@ -64,6 +64,9 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+/* The version of cubatchtrace that recorded a trace, in its metadata (the batch
+ * event class's model.emf.uri): no event carries it. */
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, batch, "urn:cubatchtrace:" CBT_TP_VERSION)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_ops,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_chunk *, c, void *, ip),
