@@ -85,11 +85,17 @@ const struct cbt_read_stats *cbt_agg_get_read_stats(const struct cbt_agg *a);
 uint64_t cbt_agg_inline_disagreeing(const struct cbt_agg *a);
 void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, uint64_t memsz,
                       const char *path, bool is_pic);
+/* the version of cubatchtrace that recorded a trace (its metadata says) */
+void cbt_agg_recorded_by(struct cbt_agg *a, const char *version);
+/* the build id of the object that a bin_info event put at baddr */
+void cbt_agg_build_id(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len);
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool count_known);
 void cbt_agg_finish(struct cbt_agg *a);
 /* count of findings whose severity is at or above `threshold` (error=0 is most severe) */
 uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold);
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a);
+/* batches summarised so far */
+uint64_t cbt_agg_batches(const struct cbt_agg *a);
 
 /* What the tracer lost: events and packets discarded, and discard notices that
  * came without a count. */

@@ -20,6 +20,7 @@ struct cbt_summary_job {
     struct cbt_read_opts ro;
     unsigned by;  /* enum cbt_by bits: the extra tables */
     bool json;
+    const char *program; /* `run`: the program traced (a trace without batches is said, not summarised) */
 };
 int cbt_summary_read(void *arg);
 

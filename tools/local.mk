@@ -8,14 +8,15 @@ tools_cubatchtrace_SOURCES = \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \
 	tools/agg.c tools/agg.h tools/agg_internal.h \
+	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \
 	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
-tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS)
-tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
+tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
+tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS)
 dist_man1_MANS += docs/cubatchtrace.1
 
 # The event generator: synthetic batches through the real tracepoint provider,
@@ -47,7 +48,9 @@ TOOL_TESTS = \
 	tests/tool/demo.sh \
 	tests/tool/peer.sh \
 	tests/tool/show.sh \
-	tests/tool/install.sh
+	tests/tool/install.sh \
+	tests/tool/callsite.sh \
+	tests/tool/check-formats.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	bench/summary.sh

@@ -4,7 +4,9 @@
  * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which
  * pulls every source port round-robin without a muxer: all the events of one
  * batch share (vpid, batch_id), so assemble.c puts them back together
- * without a global order.
+ * without a global order.  A time window (--begin/--end) is babeltrace2's
+ * own trimmer (flt.utils.trimmer), one between each source port and the
+ * sink, so that the times mean what they mean to `babeltrace2 --begin`.
  *
  * The fields are those of <cubatchtrace/events.h>, looked up by name once per
  * event class; the per-event path only borrows members by index.  The chunk
@@ -29,7 +31,7 @@
 #include "reader.h"
 #include "util.h"
 
-enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO };
+enum ev_kind { EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BUILD_ID };
 
 /* The fields, by the lists of events.h */
 #define CBT_FIELD_ENUM_(kind, type, name, en) B_##name,
@@ -70,6 +72,7 @@ struct ecinfo {
     struct mem c[C_COUNT_];   /* batch, batch_ops */
     struct mem batch_id;      /* batch_ops */
     struct mem h[H_COUNT_];   /* bin_info */
+    struct mem id_baddr, id;  /* build_id */
 };
 
 #define EC_SLOTS 1024u
@@ -209,6 +212,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
         e->kind = EK_BIN_INFO;
+    else if (strcmp(name, "lttng_ust_statedump:build_id") == 0)
+        e->kind = EK_BUILD_ID;
     else
         e->kind = EK_OTHER;
     if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
@@ -224,6 +229,14 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->ctx_procname = -1;
 
     const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
+    if (e->kind == EK_BUILD_ID) { /* baddr and a sequence of bytes, else not the statedump we know */
+        e->id_baddr.idx = member_index(pl, "baddr", &e->id_baddr.sgn);
+        e->id.idx = member_index(pl, "build_id", NULL);
+        if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
+            bytes_per_element(pl, e->id.idx) != 1)
+            e->kind = EK_OTHER;
+        return e;
+    }
     if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
         snprintf(r->fail, sizeof(r->fail), "event class %s has no field `batch_id` (a trace of another catalogue?)",
                  name);
@@ -232,9 +245,14 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     }
     bool ok = true;
     switch (e->kind) {
-    case EK_BATCH:
+    case EK_BATCH: {
+        /* the recorder's version: tracepoints/cubatchtrace_tp.h puts it in the event class */
+        const char *uri = bt_event_class_get_emf_uri(ec);
+        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
+            cbt_agg_recorded_by(r->agg, uri + 17);
         ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b) && find_chunk(r, name, pl, e->c);
         break;
+    }
     case EK_BATCH_END:
         ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b);
         break;
@@ -419,7 +437,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         return -1;
     if (e->kind == EK_OTHER)
         return 0;
-    if (e->kind != EK_BIN_INFO)
+    if (e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID)
         r->cbt_events++;
     if (e->kind == EK_CBT_OTHER)
         return 0;
@@ -480,6 +498,17 @@ static int on_event(struct reader *r, const bt_message *msg)
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
         bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
         cbt_agg_bin_info(r->agg, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
+        break;
+    }
+    case EK_BUILD_ID: {
+        const bt_field *seq = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->id.idx);
+        uint8_t id[64];
+        uint64_t n = bt_field_array_get_length(seq);
+        if (n > sizeof(id))
+            break; /* not a build id this tool knows */
+        for (uint64_t i = 0; i < n; i++)
+            id[i] = (uint8_t)bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
+        cbt_agg_build_id(r->agg, &w, member_int(pl, e->id_baddr), id, (size_t)n);
         break;
     }
     default:
@@ -732,7 +761,7 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
     struct reader *r = calloc(1, sizeof(*r));
     bt_graph *graph = NULL;
     bt_component_class_sink *sink_cls = NULL;
-    const bt_plugin *plugin = NULL;
+    const bt_plugin *plugin = NULL, *utils = NULL;
     const bt_component_source **srcs = NULL;
     int rc = 2;
     if (!r) {
@@ -833,12 +862,45 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
             report_bt_error(r, "cannot read");
             goto out;
         }
+        const bt_component_class_filter *trimmer = NULL;
+        if (o->begin || o->end) {
+            if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
+                    BT_PLUGIN_FIND_STATUS_OK ||
+                !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer"))) {
+                cbt_err("babeltrace2's `utils` plugin (flt.utils.trimmer, for --begin/--end) not found");
+                goto out;
+            }
+        }
         uint64_t k = 0;
         for (int i = 0; i < r->npaths; i++) {
             uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
             for (uint64_t j = 0; j < n; j++, k++) {
                 const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(srcs[i], j);
                 const bt_port_input *in = bt_component_sink_borrow_input_port_by_index_const(sink, k);
+                if (trimmer) { /* source port -> trimmer -> sink port */
+                    bt_value *params = bt_value_map_create();
+                    const bt_component_filter *trim = NULL;
+                    char name[48];
+                    snprintf(name, sizeof(name), "trim%" PRIu64, k);
+                    bool ok = params &&
+                              (!o->begin || bt_value_map_insert_string_entry(params, "begin", o->begin) ==
+                                                BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+                              (!o->end || bt_value_map_insert_string_entry(params, "end", o->end) ==
+                                              BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+                              bt_graph_add_filter_component(graph, trimmer, name, params, BT_LOGGING_LEVEL_NONE,
+                                                            &trim) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+                    bt_value_put_ref(params);
+                    if (!ok) {
+                        report_bt_error(r, "--begin/--end");
+                        goto out;
+                    }
+                    if (bt_graph_connect_ports(graph, out, bt_component_filter_borrow_input_port_by_index_const(trim, 0),
+                                               NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                        report_bt_error(r, "cannot read");
+                        goto out;
+                    }
+                    out = bt_component_filter_borrow_output_port_by_index_const(trim, 0);
+                }
                 if (bt_graph_connect_ports(graph, out, in, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
                     report_bt_error(r, "cannot read");
                     goto out;
@@ -877,6 +939,7 @@ out:
     bt_graph_put_ref(graph);
     bt_component_class_sink_put_ref(sink_cls);
     bt_plugin_put_ref(plugin);
+    bt_plugin_put_ref(utils);
     free(srcs);
     for (unsigned i = 0; i < EC_SLOTS; i++)
         free(r->ecs[i]);

@@ -18,6 +18,7 @@ struct cbt_read_opts {
     const int64_t *pids;       /* restrict to these vpids (none: all) */
     int npids;
     bool allow_empty;          /* no trace / no cubatchtrace event is not an error (run) */
+    const char *begin, *end;   /* a time window (babeltrace2's trimmer: --begin/--end), or NULL */
 };
 /* 0: read; 2: the input could not be read (one line already printed on stderr) */
 int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *a);

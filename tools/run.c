@@ -410,11 +410,11 @@ static int check_subbuf_size(const char *s)
 {
     uint64_t v;
     if (cbt_parse_size(s, &v) != 0) {
-        cbt_err("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
+        cbt_usage_error("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
         return -1;
     }
     if (v < MIN_SUBBUF) {
-        cbt_err("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
+        cbt_usage_error("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
                 CBT_EV_OPS_PER_EVENT);
         return -1;
     }
@@ -440,7 +440,7 @@ int cbt_cmd_run(int argc, char **argv)
         case 's': strict = true; break;
         case 'r':
             if (strcmp(optarg, "stderr") != 0) {
-                cbt_err("run: --report %s: only `stderr` is supported", optarg);
+                cbt_usage_error("run: --report %s: only `stderr` is supported", optarg);
                 return 2;
             }
             report = optarg;
@@ -458,7 +458,7 @@ int cbt_cmd_run(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        cbt_err("run: no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
+        cbt_usage_error("no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
         return 2;
     }
     char **prog = argv + optind;
@@ -518,7 +518,7 @@ int cbt_cmd_run(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
 
-    int status = 2, ran = 0;
+    int status = 2, ran = 0, exec_errno = 0;
     bool keep_tmp = false;
     char outarg[2 * PATH_MAX + 16];
     snprintf(outarg, sizeof(outarg), "--output=%s", outdir);
@@ -569,9 +569,17 @@ int cbt_cmd_run(int argc, char **argv)
         snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
                  *fork_lib ? ":" : "", fork_lib);
         fflush(NULL);
+        int ep[2]; /* the child's errno when it could not execute the program; closed on exec */
+        if (pipe2(ep, O_CLOEXEC) != 0) {
+            cbt_err("run: pipe: %s", strerror(errno));
+            free(preload);
+            goto fail;
+        }
         pid_t p = fork();
         if (p < 0) {
             cbt_err("run: fork: %s", strerror(errno));
+            close(ep[0]);
+            close(ep[1]);
             free(preload);
             goto fail;
         }
@@ -586,12 +594,18 @@ int cbt_cmd_run(int argc, char **argv)
                 setenv("CUBATCHTRACE_MODE", "strict", 1);
             if (report)
                 setenv("CUBATCHTRACE_REPORT", report, 1);
+            close(ep[0]);
             execvp(prog[0], prog);
             int e = errno;
-            fprintf(stderr, "%s: run: cannot execute %s: %s\n", CBT_PROG, prog[0], strerror(e));
+            if (write(ep[1], &e, sizeof(e)) < 0)
+                _exit(126);
             _exit(e == ENOENT ? 127 : 126);
         }
         free(preload);
+        close(ep[1]);
+        while (read(ep[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR)
+            ;
+        close(ep[0]);
         child_pid = p;
         int st;
         while (waitpid(p, &st, 0) < 0)
@@ -612,10 +626,18 @@ int cbt_cmd_run(int argc, char **argv)
             r.session_created = false;
     }
     stop_daemon(&r);
-    fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
+    if (exec_errno) { /* the session recorded nobody: no trace is kept, no summary is made */
+        cbt_err("run: cannot execute %s: %s: nothing was recorded", prog[0], strerror(exec_errno));
+        rm_rf(outdir);
+        goto cleanup;
+    }
+    /* named as the user would: relative to the working directory when given so (or by default) */
+    char shown[PATH_MAX + 8];
+    snprintf(shown, sizeof(shown), "%s%s", rel[0] == '/' || strncmp(rel, "./", 2) == 0 ? "" : "./", rel);
+    fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, shown);
     {
-        const char *inputs[1] = {outdir};
-        struct cbt_summary_job j = {{inputs, 1, NULL, 0, true}, 0, json};
+        const char *inputs[1] = {shown};
+        struct cbt_summary_job j = {{inputs, 1, NULL, 0, true, NULL, NULL}, 0, json, prog[0]};
         cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;

@@ -10,7 +10,7 @@ command -v git >/dev/null 2>&1 && git -C "$top_srcdir" rev-parse --git-dir >/dev
 [ -f "$top_srcdir/LICENSE" ]; ok $? "LICENSE exists"
 head -1 "$top_srcdir/LICENSE" | grep -qx 'MIT License'; ok $? "LICENSE is the MIT licence"
 git -C "$top_srcdir" ls-files >"$CBT_TMP/files"
-grep -E '\.(c|h|S|cu|map|mk|am|ac|[137]|sh|py)$|^(bench/(overhead-run|profile|report)|scripts/[a-z-]+|tests/gpu/(build|run)|\.ci/run)$|\.pc\.in$' \
+grep -E '\.(c|cc|h|S|cu|map|mk|am|ac|[137]|sh|py)$|^(bench/(overhead-run|profile|report)|scripts/[a-z-]+|tests/gpu/(build|run)|\.ci/run)$|\.pc\.in$' \
     "$CBT_TMP/files" | grep -v '^build-aux/' >"$CBT_TMP/sources"
 n=$(wc -l <"$CBT_TMP/sources" | tr -d ' ')
 [ "$n" -gt 100 ]; ok $? "source files listed ($n)"
