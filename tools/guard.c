@@ -248,7 +248,7 @@ static int relay_stderr(int fd, bool all, bool last_only)
         got += (size_t)n;
     }
     text[got] = 0;
-    static const char prefix[] = CBT_PROG ": ";
+    static const char prefix[] = CBT_PROG; /* then ": " or " COMMAND: " */
     const char *last = NULL, *first = NULL;
     int lines = 0;
     for (char *line = text, *next; line; line = next) {
@@ -257,7 +257,8 @@ static int relay_stderr(int fd, bool all, bool last_only)
             *next++ = 0;
         if (!first && *line)
             first = line;
-        if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+        if (strncmp(line, prefix, sizeof(prefix) - 1) != 0 ||
+            (line[sizeof(prefix) - 1] != ':' && line[sizeof(prefix) - 1] != ' '))
             continue;
         if (last_only) {
             last = line;

@@ -926,7 +926,11 @@ int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_bat
     }
     cbt_asm_finish(r->as);
     if (r->cbt_events == 0 && !o->allow_empty) {
-        if (o->ninputs == 1)
+        if (o->begin || o->end)
+            cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
+                    o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+                    o->end ? o->end : "(the end)");
+        else if (o->ninputs == 1)
             cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
                     o->inputs[0]);
         else
