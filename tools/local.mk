@@ -51,7 +51,8 @@ TOOL_TESTS = \
 	tests/tool/install.sh \
 	tests/tool/callsite.sh \
 	tests/tool/check-formats.sh \
-	tests/tool/run-window.sh
+	tests/tool/run-window.sh \
+	tests/tool/progress.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	bench/summary.sh
