@@ -183,9 +183,7 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
     hist_rows(t, a->osize);
 
     /* call sites: name each (host, vpid, address), merge equal names, keep the top ones */
-    t = new_table(ts, "callers",
-                  "Top call sites (file:line (function, object+offset) where debug information names the line, "
-                  "else object+offset (function+offset))",
+    t = new_table(ts, "callers", "Top call sites (file:line where debug information says, else object+offset)",
                   M_DRIVER, true);
     {
         size_t n = a->callers.n, m = 0, top = a->by & CBT_BY_CALLER ? a->callers.limit : TOP_CALLERS;
