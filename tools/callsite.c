@@ -298,7 +298,15 @@ static void lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t a
     int line = 0;
     const char *src = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
     if (src && line > 0) {
-        copy(cs->file, sizeof(cs->file), src);
+        /* a name relative to the compilation's directory (a build in the source tree) made absolute */
+        Dwarf_Addr bias;
+        Dwarf_Die *cu = src[0] != '/' ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+        Dwarf_Attribute at;
+        const char *dir = cu && dwarf_attr(cu, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
+        if (dir && dir[0] == '/')
+            snprintf(cs->file, sizeof(cs->file), "%s/%s", dir, src);
+        else
+            copy(cs->file, sizeof(cs->file), src);
         cs->line = (unsigned)line;
     }
 }
