@@ -25,6 +25,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,10 @@ static void lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t a
             snprintf(cs->file, sizeof(cs->file), "%s/%s", dir, src);
         else
             copy(cs->file, sizeof(cs->file), src);
+        char real[PATH_MAX]; /* "dir/../../x.c" as the file system names it, when it is there */
+        if (cs->file[0] == '/' && strstr(cs->file, "/..") && realpath(cs->file, real) &&
+            strlen(real) < sizeof(cs->file))
+            memcpy(cs->file, real, strlen(real) + 1);
         cs->line = (unsigned)line;
     }
 }

@@ -5,8 +5,9 @@
 # build-aux/tap-driver.sh is Automake's, under its own licence.
 . "$top_srcdir/tests/lib.sh"
 
-command -v git >/dev/null 2>&1 && git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1 ||
-    skip_all "not a git checkout (the file list comes from git ls-files)"
+command -v git >/dev/null 2>&1 &&
+    [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ] ||
+    skip_all "the source tree is not a git checkout's top (the file list comes from git ls-files)"
 [ -f "$top_srcdir/LICENSE" ]; ok $? "LICENSE exists"
 head -1 "$top_srcdir/LICENSE" | grep -qx 'MIT License'; ok $? "LICENSE is the MIT licence"
 git -C "$top_srcdir" ls-files >"$CBT_TMP/files"
