@@ -76,7 +76,8 @@ static const char usage_main[] =
     "how long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... [--begin TIME] [--end TIME]\n"
+    "                            TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
@@ -97,7 +98,8 @@ static const char usage_summary[] =
 
 static const char usage_check[] =
     "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--waivers FILE]\n"
-    "                          [--allow-discarded] [--pid PID]... TRACE...\n"
+    "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
+    "                          TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller).\n"
     "\n"
@@ -116,9 +118,9 @@ static const char usage_check[] =
     "\n"
     "Exit status (when several apply, the lowest):\n"
     "  0  clean\n"
-    "  1  a finding at or above the threshold\n"
-    "  2  the input could not be read, damaged or the command line is wrong (one\n"
-    "     line on stderr, nothing on stdout)\n"
+    "  1  a finding at or above the threshold that no waiver covers\n"
+    "  2  the input could not be read, damaged, the command line is wrong or the\n"
+    "     waiver file cannot be used (one line on stderr, nothing on stdout)\n"
     "  3  the shim's inline findings differ from those the reader's validator makes\n"
     "  4  the tracer discarded events or packets: findings may be missing\n"
     "     (unless --allow-discarded)\n";

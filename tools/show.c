@@ -25,7 +25,7 @@
 #include "util.h"
 
 static const char usage_show[] =
-    "Usage: cubatchtrace show [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace show [--pid PID]... [--begin TIME] [--end TIME] TRACE...\n"
     "Print every batch, op and finding of the traces, decoded, one record per line:\n"
     "  batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N recorded=R ...\n"
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"

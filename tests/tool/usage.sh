@@ -24,6 +24,10 @@ done
 "$CBT" check --help | grep -q -- '--allow-discarded'; ok $? "check --help documents --allow-discarded"
 "$CBT" check --help | grep -q -- '--format FMT'; ok $? "check --help documents --format"
 "$CBT" check --help | grep -q -- '--waivers FILE'; ok $? "check --help documents --waivers"
+for c in summary check show; do
+    "$CBT" $c --help | grep -q -- '--begin TIME'; ok $? "$c --help documents --begin"
+    "$CBT" $c --help | grep -q -- '--end TIME'; ok $? "$c --help documents --end"
+done
 for st in 0 1 2 3 4; do
     "$CBT" check --help | grep -q "^  $st  "; ok $? "check --help documents exit status $st"
 done
