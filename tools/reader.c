@@ -216,6 +216,12 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_BUILD_ID;
     else
         e->kind = EK_OTHER;
+    if (strncmp(name, "cubatchtrace:", 13) == 0) {
+        /* the recorder's version, where tracepoints/cubatchtrace_tp.h puts it in an event class */
+        const char *uri = bt_event_class_get_emf_uri(ec);
+        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
+            cbt_agg_recorded_by(r->agg, uri + 17);
+    }
     if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
         return e;
 
@@ -245,14 +251,9 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     }
     bool ok = true;
     switch (e->kind) {
-    case EK_BATCH: {
-        /* the recorder's version: tracepoints/cubatchtrace_tp.h puts it in the event class */
-        const char *uri = bt_event_class_get_emf_uri(ec);
-        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
-            cbt_agg_recorded_by(r->agg, uri + 17);
+    case EK_BATCH:
         ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b) && find_chunk(r, name, pl, e->c);
         break;
-    }
     case EK_BATCH_END:
         ok = find_ints(r, name, pl, batch_fields, B_COUNT_, e->b);
         break;
