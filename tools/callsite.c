@@ -294,7 +294,11 @@ static void lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t a
     }
     /* a return address: the call is the instruction before it */
     Dwarf_Addr pc = addr ? addr - 1 : addr;
-    dwarf_function(mod, pc, cs->function, sizeof(cs->function));
+    char inner[sizeof(cs->function)];
+    if (dwarf_function(mod, pc, inner, sizeof(inner)) && strcmp(inner, cs->function) != 0) {
+        memcpy(cs->function, inner, sizeof(inner)); /* inlined: the symbol's offset is another function's */
+        cs->function_offset = UINT64_MAX;
+    }
     Dwfl_Line *ln = dwfl_module_getsrc(mod, pc);
     int line = 0;
     const char *src = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
@@ -345,9 +349,11 @@ const char *cbt_callsite_format(const struct cbt_callsite *cs, char *buf, size_t
     else if (cs->line)
         snprintf(buf, len, "%s:%u (%s+0x%" PRIx64 ")", base_name(cs->file), cs->line, base_name(cs->object),
                  cs->offset);
-    else if (cs->function[0])
+    else if (cs->function[0] && cs->function_offset != UINT64_MAX)
         snprintf(buf, len, "%s+0x%" PRIx64 " (%s+0x%" PRIx64 ")", base_name(cs->object), cs->offset, cs->function,
                  cs->function_offset);
+    else if (cs->function[0])
+        snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", base_name(cs->object), cs->offset, cs->function);
     else
         snprintf(buf, len, "%s+0x%" PRIx64, base_name(cs->object), cs->offset);
     return buf;

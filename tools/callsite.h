@@ -27,7 +27,7 @@ struct cbt_callsite {
     const char *object;       /* the object's path as the statedump recorded it */
     uint64_t offset;          /* addr - the object's base */
     char function[256];       /* demangled */
-    uint64_t function_offset; /* addr - the function's start */
+    uint64_t function_offset; /* addr - the function's start; UINT64_MAX: unknown (an inlined function) */
     char file[512];           /* source file of the call, from DWARF line information */
     unsigned line;            /* 0: unknown */
 };
