@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/costs: what the building blocks of the shim's calling-thread path
  * cost on this machine, one by one: the driver queries it may make per

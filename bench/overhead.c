@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/overhead: host time and CPU the shim adds to cuMemcpy3DBatchAsync_v2,
  * next to what LTTng's floor adds.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/overhead: host time and CPU the shim adds to cuMemcpy3DBatchAsync_v2,
 # next to LTTng's floor (not run by make check; see bench/README.md).  It
 # dlopens libcuda.so.1, the shim and the floor at run time: never link

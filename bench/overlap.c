@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/overlap: CPU time of the validator alone (cbt_validate, no driver,
  * no tracing) on batches of D2D ops, to show its n log n growth.

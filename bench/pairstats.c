@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/pairstats: see pairstats.h. */
 #include "pairstats.h"
 

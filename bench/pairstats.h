@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/pairstats: the statistics bench/overhead reports, on per-round
  * paired differences: the median with its order-statistics (sign-test)

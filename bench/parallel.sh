@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/parallel.sh: how `cubatchtrace summary` scales with the threads that
 # read trace directories (--jobs), on many traces of one job.
 #

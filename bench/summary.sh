@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/summary.sh: how fast `cubatchtrace summary` reads a trace, next to
 # `babeltrace2 --output-format=dummy` on the same trace, measured in one run.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small program that makes realistic batched 3D copies with
  * cuMemcpy3DBatchAsync, for `scripts/demo` and `cubatchtrace run`:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The demo program (scripts/demo traces it).  It links libcuda through the
 # test double's directory, whose soname is libcuda.so.1: at run time the
 # real driver or the double serves it, whichever the loader finds.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The common path behind every door: capture the batch, validate it when
  * the calling thread is asked to (strict mode, the stderr report), record

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The common path behind every door (src/batch.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The calling thread's capture of a batch, and its recording.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the calling thread captures of a batch (src/capture.c): the ops as
  * far as the driver reads them, the operands learned from the driver, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The doors: every way a program reaches cuMemcpy3DBatchAsync and
  * cuMemcpyBatchAsync.  Each one is a thin function that names its API

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The real driver (src/driver.c): found once, from any thread or
  * constructor, without going through the shim's own symbols.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The preload library (the shim).
 lib_LTLIBRARIES += src/libcubatchtrace.la
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The driver's memory-management functions, wrapped so that the shim knows
  * when what it learned about memory kinds may have become false

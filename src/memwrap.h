@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The driver's memory-management functions, wrapped (src/memwrap.c).
  */

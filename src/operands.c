@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the shim learns about each operand from the driver: the memory kind
  * and device of a pointer (cuPointerGetAttributes), the bounds of its

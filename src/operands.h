@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the shim learns about operands from the driver (src/operands.c).
  */

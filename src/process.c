@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cubatchtrace:process event: once per process, who it is in a job of
  * many processes on many hosts.  The hostname is the process's own (its UTS

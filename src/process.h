@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cubatchtrace:process event (process.c). */
 #ifndef CBT_SRC_PROCESS_H
 #define CBT_SRC_PROCESS_H

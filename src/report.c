@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CUBATCHTRACE_REPORT=stderr: each finding once per (rule, call site), in
  * the manner of a sanitizer, for users with no tracing set up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * CUBATCHTRACE_REPORT=stderr (src/report.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shim's settings (CUBATCHTRACE_* in the environment), read once by
  * src/driver.c.

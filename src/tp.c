@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tracepoint definitions and the loading of the provider.
  *

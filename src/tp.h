@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shim's side of tracing (src/tp.c defines the tracepoints). */
 #ifndef CBT_SRC_TP_H
 #define CBT_SRC_TP_H

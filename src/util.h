@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What every file of the preload library shares: symbol visibility, the
  * thread-local storage model, branch hints, and the one-line warning.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shell helpers for the TAP tests (sourced).  The harness exports top_srcdir,
 # top_builddir, CBT_SHIM, CBT_FAKECUDA_DIR, LTTNG, BABELTRACE2, PYTHON3 and
 # need_sessiond makes sure a session daemon runs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/clients: programs that reach cuMemcpy3DBatchAsync through every door
 # of the shim; tests/doors: the TAP scripts that run them under the shim and
 # read the trace.  Paths are relative to the top directory (non-recursive).

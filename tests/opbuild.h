@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Builders for cuMemcpy3DBatchAsync ops, shared by the test programs.
  *

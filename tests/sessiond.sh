@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The LTTng session daemon the tests run against.
 #
 #   tests/sessiond.sh use     make sure a daemon runs (start a private one if

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Minimal TAP producer for the C tests (read by build-aux/tap-driver.sh). */
 #ifndef CBT_TESTS_TAP_H
 #define CBT_TESTS_TAP_H

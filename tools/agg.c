@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Streaming aggregation of cubatchtrace events.
  *
@@ -11,6 +12,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -526,6 +528,8 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
 
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a) { return a->findings; }
 
+uint64_t cbt_agg_batches(const struct cbt_agg *a) { return a->batches; }
+
 void cbt_agg_read_stats(struct cbt_agg *a, const struct cbt_read_stats *s) { a->rs = *s; }
 
 const struct cbt_read_stats *cbt_agg_get_read_stats(const struct cbt_agg *a) { return &a->rs; }
@@ -570,6 +574,20 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
     for (unsigned i = 0; i < 3; i++)
         if (rank_var && strcmp(rank_var, vars[i]) == 0 && rank >= 0)
             p->rank_var = (uint8_t)(RV_OMPI + i);
+}
+
+void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
+{
+    for (unsigned i = 0; i < a->nrecorders; i++)
+        if (strcmp(a->recorders[i], version) == 0)
+            return;
+    if (a->nrecorders < sizeof(a->recorders) / sizeof(a->recorders[0]))
+        snprintf(a->recorders[a->nrecorders++], sizeof(a->recorders[0]), "%s", version);
+}
+
+void cbt_agg_build_id(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len)
+{
+    cbt_objmap_build_id(a->objs, w->host, w->vpid, baddr, id, len);
 }
 
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool known)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the aggregate, streaming and bounded (agg.c).  The
  * reader hands it batches, ops and findings as it puts them back together;
@@ -87,11 +88,17 @@ void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t bad
 /* A cubatchtrace:process event: the job rank of w's process (-1: none) and
  * the variable it came from ("" none). */
 void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var);
+/* the version of cubatchtrace that recorded a trace (its metadata says) */
+void cbt_agg_recorded_by(struct cbt_agg *a, const char *version);
+/* the build id of the object that a bin_info event put at baddr */
+void cbt_agg_build_id(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len);
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool count_known);
 void cbt_agg_finish(struct cbt_agg *a);
 /* count of findings whose severity is at or above `threshold` (error=0 is most severe) */
 uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold);
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a);
+/* batches summarised so far */
+uint64_t cbt_agg_batches(const struct cbt_agg *a);
 
 /* Reading in parts (parallel.c): an aggregate for one part of the inputs,
  * whose host names and call-site map are whole's (shared under a lock, so

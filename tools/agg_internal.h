@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate's tables as agg.c fills them, for the files that turn them
  * into output (tables.c, text.c, json.c).  Nothing outside that group
@@ -99,6 +100,9 @@ struct cbt_agg {
     size_t npend, cappend;
     /* call site names */
     struct cbt_objmap *objs;
+    /* the cubatchtrace versions that recorded the traces (metadata), in the order seen */
+    char recorders[4][32];
+    unsigned nrecorders;
     /* each finding as it is handed over (check) */
     cbt_finding_fn on_finding;
     void *on_finding_ctx;

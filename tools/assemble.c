@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Batches put back together from their events, then checked.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): batches put back together from their chunks,
  * validated, their inline findings compared (assemble.c); each batch goes to

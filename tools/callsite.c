@@ -1,26 +1,44 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Naming a caller address: the lttng_ust_statedump:bin_info events of the
- * same process say which object was loaded where; the object's ELF symbol
- * table (read from this host's file system, when the file is there) gives the
- * function.  Only the few addresses that reach a printed table are named, so
- * this is not on the per-event path.
+ * same process say which object was loaded where, its build_id events which
+ * build it was.  elfutils' libdwfl (libdw) does the rest, as eu-addr2line
+ * does: it finds the object by build id (the debug directories'
+ * .build-id/) or by its recorded path, refuses a file whose build id is not
+ * the recorded one (the program was rebuilt since), follows .gnu_debuglink
+ * and build id to separate debug information, and maps the address to its
+ * symbol and its DWARF source line.  C++ symbols are demangled with the C++
+ * ABI's own __cxa_demangle (libstdc++).  A library made for this rather
+ * than our own ELF reader: DWARF line tables, split debug files and build
+ * ids are its trade.
+ *
+ * The trace is read offline: the debuginfod client that libdw may carry is
+ * never asked (DEBUGINFOD_URLS is cleared in this process, the guard's child).
+ * Only the few addresses that reach a printed table or finding are named,
+ * so this is not on the per-event path; names are cached.
  */
 #include "config.h"
 
-#include <elf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "callsite.h"
 
+/* The C++ ABI's demangler (libstdc++, <cxxabi.h>). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
 #define MAX_OBJS 65536
-#define MAX_ELFS 64
+#define MAX_PROCS 64
+#define CACHE 1024
 
 struct obj {
     uint32_t host;
@@ -28,175 +46,322 @@ struct obj {
     uint64_t baddr, memsz;
     char *path;
     bool is_pic;
+    uint8_t *build_id;
+    size_t build_id_len;
 };
 
-struct elf {
-    char *path;
-    bool ok;
-    const uint8_t *map;
-    size_t size;
-    uint64_t first_load_vaddr;
-    const Elf64_Sym *syms;
-    size_t nsyms;
-    const char *strs;
-    size_t strsz;
+struct proc { /* one Dwfl per process whose addresses were named */
+    uint32_t host;
+    int64_t vpid;
+    Dwfl *dwfl;
+};
+
+struct cached {
+    bool used;
+    uint32_t host;
+    int64_t vpid;
+    uint64_t addr;
+    struct cbt_callsite cs;
 };
 
 struct cbt_objmap {
-    struct obj *objs;
+    struct obj **objs; /* each allocated once: libdwfl and the cache hold pointers to them */
     size_t n, cap;
-    struct elf elfs[MAX_ELFS];
-    int nelfs;
+    struct proc procs[MAX_PROCS];
+    int nprocs, next_evict;
+    struct cached *cache;
+    bool cache_used;
 };
 
-struct cbt_objmap *cbt_objmap_new(void) { return calloc(1, sizeof(struct cbt_objmap)); }
+struct cbt_objmap *cbt_objmap_new(void)
+{
+    struct cbt_objmap *m = calloc(1, sizeof(*m));
+    if (m && !(m->cache = calloc(CACHE, sizeof(*m->cache)))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
 
 void cbt_objmap_free(struct cbt_objmap *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->n; i++)
-        free(m->objs[i].path);
-    free(m->objs);
-    for (int i = 0; i < m->nelfs; i++) {
-        if (m->elfs[i].map)
-            munmap((void *)m->elfs[i].map, m->elfs[i].size);
-        free(m->elfs[i].path);
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->objs[i]->path);
+        free(m->objs[i]->build_id);
+        free(m->objs[i]);
     }
+    free(m->objs);
+    for (int i = 0; i < m->nprocs; i++)
+        dwfl_end(m->procs[i].dwfl);
+    free(m->cache);
     free(m);
+}
+
+static struct obj *obj_at(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t baddr)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->objs[i]->baddr == baddr && m->objs[i]->vpid == vpid && m->objs[i]->host == host)
+            return m->objs[i];
+    return NULL;
+}
+
+/* A process's objects changed: what was named of it may change too. */
+static void forget(struct cbt_objmap *m, uint32_t host, int64_t vpid)
+{
+    for (int i = 0; i < m->nprocs; i++)
+        if (m->procs[i].host == host && m->procs[i].vpid == vpid) {
+            dwfl_end(m->procs[i].dwfl);
+            m->procs[i] = m->procs[--m->nprocs];
+            break;
+        }
+    if (m->cache_used) { /* statedumps come before any naming, mostly: then there is nothing to clear */
+        memset(m->cache, 0, CACHE * sizeof(*m->cache));
+        m->cache_used = false;
+    }
 }
 
 void cbt_objmap_add(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t baddr, uint64_t memsz,
                     const char *path, bool is_pic)
 {
-    for (size_t i = 0; i < m->n; i++) /* statedumps repeat: keep one */
-        if (m->objs[i].baddr == baddr && m->objs[i].vpid == vpid && m->objs[i].host == host)
-            return;
-    if (m->n >= MAX_OBJS)
+    if (obj_at(m, host, vpid, baddr) || m->n >= MAX_OBJS) /* statedumps repeat: keep one */
         return;
     if (m->n == m->cap) {
         size_t c = m->cap ? m->cap * 2 : 64;
-        struct obj *o = realloc(m->objs, c * sizeof(*o));
+        struct obj **o = realloc(m->objs, c * sizeof(*o));
         if (!o)
             return;
         m->objs = o;
         m->cap = c;
     }
+    struct obj *o = malloc(sizeof(*o));
     char *p = strdup(path ? path : "?");
-    if (!p)
+    if (!o || !p) {
+        free(o);
+        free(p);
         return;
-    m->objs[m->n++] = (struct obj){host, vpid, baddr, memsz, p, is_pic};
+    }
+    *o = (struct obj){host, vpid, baddr, memsz, p, is_pic, NULL, 0};
+    m->objs[m->n++] = o;
+    forget(m, host, vpid);
 }
 
-/* Load the symbol table of an ELF64 file (symtab, else dynsym); false when unreadable. */
-static bool elf_load(struct elf *e, const char *path)
+void cbt_objmap_build_id(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t baddr, const uint8_t *id,
+                         size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct obj *o = obj_at(m, host, vpid, baddr);
+    if (!o || o->build_id || !len || !(o->build_id = malloc(len)))
+        return;
+    memcpy(o->build_id, id, len);
+    o->build_id_len = len;
+    forget(m, host, vpid);
+}
+
+/* libdwfl's find_elf: by build id in the debug directories, else the
+ * recorded path, when its build id is the recorded one (not when the object
+ * was rebuilt since the trace was taken: its lines would be another
+ * build's).  The module's userdata is its struct obj. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    const struct obj *o = *userdata;
+    int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd >= 0 || *elfp)
+        return fd;
+    fd = open(modname, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        return -1;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *id = NULL;
+    ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+    bool same = o && o->build_id ? n == (ssize_t)o->build_id_len && memcmp(id, o->build_id, (size_t)n) == 0 : elf != NULL;
+    if (!same || !(*file_name = strdup(modname))) {
+        if (elf)
+            elf_end(elf);
         close(fd);
-        return false;
+        return -1;
     }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        return false;
-    e->map = map;
-    e->size = (size_t)st.st_size;
-    const Elf64_Ehdr *eh = map;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > e->size ||
-        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > e->size)
-        return false;
-    const Elf64_Phdr *ph = (const void *)(e->map + eh->e_phoff);
-    for (unsigned i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD) {
-            e->first_load_vaddr = ph[i].p_vaddr;
-            break;
-        }
-    const Elf64_Shdr *sh = (const void *)(e->map + eh->e_shoff);
-    for (int want = SHT_SYMTAB; want >= 0; want = want == SHT_SYMTAB ? SHT_DYNSYM : -1) {
-        for (unsigned i = 0; i < eh->e_shnum; i++) {
-            if (sh[i].sh_type != (unsigned)want || sh[i].sh_link >= eh->e_shnum)
-                continue;
-            const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-            if (sh[i].sh_offset + sh[i].sh_size > e->size || ss->sh_offset + ss->sh_size > e->size)
-                continue;
-            e->syms = (const void *)(e->map + sh[i].sh_offset);
-            e->nsyms = sh[i].sh_size / sizeof(Elf64_Sym);
-            e->strs = (const char *)(e->map + ss->sh_offset);
-            e->strsz = ss->sh_size;
-            return true;
-        }
-    }
-    return true; /* no symbols: object+offset only */
+    *elfp = elf;
+    return fd;
 }
 
-static struct elf *elf_get(struct cbt_objmap *m, const char *path)
+/* The function the call is in, from DWARF: the innermost subprogram or
+ * inlined subroutine (a call in an inlined function is named after it, not
+ * after the function it was inlined into); its linkage name demangled, else
+ * its name.  false when the object has no DWARF for the address. */
+static bool dwarf_function(Dwfl_Module *mod, Dwarf_Addr pc, char *out, size_t len)
 {
-    for (int i = 0; i < m->nelfs; i++)
-        if (strcmp(m->elfs[i].path, path) == 0)
-            return m->elfs[i].ok ? &m->elfs[i] : NULL;
-    if (m->nelfs >= MAX_ELFS)
-        return NULL;
-    struct elf *e = &m->elfs[m->nelfs];
-    memset(e, 0, sizeof(*e));
-    if (!(e->path = strdup(path)))
-        return NULL;
-    m->nelfs++;
-    e->ok = elf_load(e, path);
-    return e->ok ? e : NULL;
-}
-
-static const char *elf_function(const struct elf *e, uint64_t vaddr, uint64_t *off)
-{
-    const Elf64_Sym *best = NULL;
-    for (size_t i = 0; i < e->nsyms; i++) {
-        const Elf64_Sym *s = &e->syms[i];
-        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || s->st_name >= e->strsz)
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+    bool found = false;
+    for (int i = 0; i < n && !found; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
             continue;
-        if (vaddr < s->st_value)
+        Dwarf_Attribute at;
+        const char *name = NULL;
+        if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &at) ||
+            dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &at))
+            name = dwarf_formstring(&at);
+        if (!name && dwarf_attr_integrate(&scopes[i], DW_AT_name, &at))
+            name = dwarf_formstring(&at);
+        if (!name)
             continue;
-        if (s->st_size ? vaddr < s->st_value + s->st_size : vaddr == s->st_value) {
-            best = s;
-            break;
-        }
+        int status = -1;
+        char *dm = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
+        snprintf(out, len, "%s", status == 0 && dm ? dm : name);
+        free(dm);
+        found = true;
     }
-    if (!best)
-        return NULL;
-    *off = vaddr - best->st_value;
-    return e->strs + best->st_name;
+    free(scopes);
+    return found;
 }
 
-const char *cbt_objmap_name(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t addr, char *buf, size_t len)
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static Dwfl *proc_dwfl(struct cbt_objmap *m, uint32_t host, int64_t vpid)
 {
+    for (int i = 0; i < m->nprocs; i++)
+        if (m->procs[i].host == host && m->procs[i].vpid == vpid)
+            return m->procs[i].dwfl;
+    unsetenv("DEBUGINFOD_URLS");
+    Dwfl *d = dwfl_begin(&callbacks);
+    if (!d)
+        return NULL;
+    dwfl_report_begin(d);
+    for (size_t i = 0; i < m->n; i++) {
+        const struct obj *o = m->objs[i];
+        if (o->host != host || o->vpid != vpid || !o->memsz)
+            continue;
+        Dwfl_Module *mod = dwfl_report_module(d, o->path, o->baddr, o->baddr + o->memsz);
+        void **ud = NULL;
+        if (!mod)
+            continue;
+        dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+        if (ud)
+            *ud = (void *)o;
+        if (o->build_id)
+            dwfl_module_report_build_id(mod, o->build_id, o->build_id_len, 0);
+    }
+    dwfl_report_end(d, NULL, NULL);
+    int slot = m->nprocs < MAX_PROCS ? m->nprocs++ : (m->next_evict++ & 0x7fffffff) % MAX_PROCS;
+    if (m->procs[slot].dwfl)
+        dwfl_end(m->procs[slot].dwfl);
+    m->procs[slot] = (struct proc){host, vpid, d};
+    return d;
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+static void lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t addr, struct cbt_callsite *cs)
+{
+    memset(cs, 0, sizeof(*cs));
+    cs->addr = addr;
     const struct obj *o = NULL;
     for (size_t i = 0; i < m->n; i++) {
-        const struct obj *c = &m->objs[i];
+        const struct obj *c = m->objs[i];
         if (c->host == host && c->vpid == vpid && addr >= c->baddr && addr - c->baddr < c->memsz) {
             o = c;
             break;
         }
     }
-    if (!o) {
-        snprintf(buf, len, "0x%" PRIx64, addr);
-        return buf;
+    if (!o)
+        return;
+    cs->object = o->path;
+    cs->offset = addr - o->baddr;
+    Dwfl *d = proc_dwfl(m, host, vpid);
+    Dwfl_Module *mod = d ? dwfl_addrmodule(d, addr) : NULL;
+    if (!mod)
+        return;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *fn = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    if (fn) {
+        int status = -1;
+        char *dm = strncmp(fn, "_Z", 2) == 0 ? __cxa_demangle(fn, NULL, NULL, &status) : NULL;
+        copy(cs->function, sizeof(cs->function), status == 0 && dm ? dm : fn);
+        free(dm);
+        cs->function_offset = off;
     }
-    const char *base = strrchr(o->path, '/');
-    base = base ? base + 1 : o->path;
-    uint64_t rel = addr - o->baddr;
-    struct elf *e = elf_get(m, o->path);
-    uint64_t foff;
-    const char *fn = NULL;
-    if (e) {
-        uint64_t vaddr = o->is_pic ? rel + e->first_load_vaddr : addr;
-        fn = elf_function(e, vaddr, &foff);
+    /* a return address: the call is the instruction before it */
+    Dwarf_Addr pc = addr ? addr - 1 : addr;
+    char inner[sizeof(cs->function)];
+    if (dwarf_function(mod, pc, inner, sizeof(inner)) && strcmp(inner, cs->function) != 0) {
+        memcpy(cs->function, inner, sizeof(inner)); /* inlined: the symbol's offset is another function's */
+        cs->function_offset = UINT64_MAX;
     }
-    if (fn)
-        snprintf(buf, len, "%s+0x%" PRIx64 " (%s+0x%" PRIx64 ")", base, rel, fn, foff);
+    Dwfl_Line *ln = dwfl_module_getsrc(mod, pc);
+    int line = 0;
+    const char *src = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
+    if (src && line > 0) {
+        /* a name relative to the compilation's directory (a build in the source tree) made absolute */
+        Dwarf_Addr bias;
+        Dwarf_Die *cu = src[0] != '/' ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+        Dwarf_Attribute at;
+        const char *dir = cu && dwarf_attr(cu, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
+        if (dir && dir[0] == '/')
+            snprintf(cs->file, sizeof(cs->file), "%s/%s", dir, src);
+        else
+            copy(cs->file, sizeof(cs->file), src);
+        char real[PATH_MAX]; /* "dir/../../x.c" as the file system names it, when it is there */
+        if (cs->file[0] == '/' && strstr(cs->file, "/..") && realpath(cs->file, real) &&
+            strlen(real) < sizeof(cs->file))
+            memcpy(cs->file, real, strlen(real) + 1);
+        cs->line = (unsigned)line;
+    }
+}
+
+void cbt_callsite_lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t addr, struct cbt_callsite *cs)
+{
+    size_t h = (size_t)((addr * 0x9E3779B97F4A7C15ull) ^ (uint64_t)vpid ^ ((uint64_t)host << 40)) % CACHE;
+    struct cached *c = &m->cache[h];
+    if (c->used && c->addr == addr && c->vpid == vpid && c->host == host) {
+        *cs = c->cs;
+        return;
+    }
+    lookup(m, host, vpid, addr, cs);
+    *c = (struct cached){true, host, vpid, addr, *cs};
+    m->cache_used = true;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+const char *cbt_callsite_format(const struct cbt_callsite *cs, char *buf, size_t len)
+{
+    if (!cs->object)
+        snprintf(buf, len, "0x%" PRIx64, cs->addr);
+    else if (cs->line && cs->function[0])
+        snprintf(buf, len, "%s:%u (%s, %s+0x%" PRIx64 ")", base_name(cs->file), cs->line, cs->function,
+                 base_name(cs->object), cs->offset);
+    else if (cs->line)
+        snprintf(buf, len, "%s:%u (%s+0x%" PRIx64 ")", base_name(cs->file), cs->line, base_name(cs->object),
+                 cs->offset);
+    else if (cs->function[0] && cs->function_offset != UINT64_MAX)
+        snprintf(buf, len, "%s+0x%" PRIx64 " (%s+0x%" PRIx64 ")", base_name(cs->object), cs->offset, cs->function,
+                 cs->function_offset);
+    else if (cs->function[0])
+        snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", base_name(cs->object), cs->offset, cs->function);
     else
-        snprintf(buf, len, "%s+0x%" PRIx64, base, rel);
+        snprintf(buf, len, "%s+0x%" PRIx64, base_name(cs->object), cs->offset);
     return buf;
+}
+
+const char *cbt_objmap_name(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t addr, char *buf, size_t len)
+{
+    struct cbt_callsite cs;
+    cbt_callsite_lookup(m, host, vpid, addr, &cs);
+    return cbt_callsite_format(&cs, buf, len);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the commands that live in a file of their own;
  * main.c dispatches to them.  Each parses its own command line and returns
@@ -22,6 +23,7 @@ struct cbt_summary_job {
     int jobs;        /* threads reading trace directories (0: one per CPU) */
     double refresh;  /* live: print the summary so far every `refresh` s (0: never) */
     int live_fd;     /* where those go (a copy of our standard output) */
+    const char *program; /* `run`: the program traced (a trace without batches is said, not summarised) */
 };
 int cbt_summary_read(void *arg);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading behind a guard.  libbabeltrace2 crashes, allocates without bound or
  * loops forever on some damaged traces, so the step of a command that decodes
@@ -247,7 +248,7 @@ static int relay_stderr(int fd, bool all, bool last_only)
         got += (size_t)n;
     }
     text[got] = 0;
-    static const char prefix[] = CBT_PROG ": ";
+    static const char prefix[] = CBT_PROG; /* then ": " or " COMMAND: " */
     const char *last = NULL, *first = NULL;
     int lines = 0;
     for (char *line = text, *next; line; line = next) {
@@ -256,7 +257,8 @@ static int relay_stderr(int fd, bool all, bool last_only)
             *next++ = 0;
         if (!first && *line)
             first = line;
-        if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+        if (strncmp(line, prefix, sizeof(prefix) - 1) != 0 ||
+            (line[sizeof(prefix) - 1] != ':' && line[sizeof(prefix) - 1] != ' '))
             continue;
         if (last_only) {
             last = line;
@@ -327,20 +329,34 @@ static void name_input(const struct guard_shared *g, char *buf, size_t len, bool
 static double now_s(void) { return (double)cbt_now_ns() / 1e9; }
 
 /* Until the child is gone (end of file on `done`), or stopped here because its
- * progress count has not moved for stall_s seconds (0: never).  True when stopped. */
-static bool watch(pid_t pid, int done, const struct guard_shared *g, double stall_s, int *status)
+ * progress count has not moved for stall_s seconds (0: never).  True when stopped.
+ * When stderr is a terminal and the reading takes more than a second, one
+ * line there says what is being read and for how long, rewritten in place
+ * and erased at the end. */
+static bool watch(pid_t pid, int done, const struct guard_shared *g, double stall_s, int *status,
+                  const char *const *inputs, int ninputs)
 {
     uint64_t seen = 0;
-    double last_move = now_s();
-    bool stalled = false;
+    double start = now_s(), last_move = start;
+    bool stalled = false, tty = isatty(STDERR_FILENO), shown = false;
     int wait_ms = stall_s > 0 ? (int)(stall_s * 1000 / 8) + 1 : -1;
-    if (wait_ms > 500)
+    if (wait_ms > 500 || (tty && wait_ms < 0))
         wait_ms = 500;
     for (;;) {
         struct pollfd p = {.fd = done, .events = POLLIN};
         int n = poll(&p, 1, wait_ms);
         if (n > 0 || (n < 0 && errno != EINTR))
             break;
+        if (tty && now_s() - start >= 1.0) {
+            char where[2200];
+            bool live;
+            name_input(g, where, sizeof(where), &live, inputs, ninputs);
+            const char *cmd = cbt_command();
+            fprintf(stderr, "\r\033[K%s%s%s: reading %.200s: %.0f s", CBT_PROG, cmd ? " " : "", cmd ? cmd : "", where,
+                    now_s() - start);
+            fflush(stderr);
+            shown = true;
+        }
         uint64_t progress = __atomic_load_n(&g->progress, __ATOMIC_RELAXED);
         if (progress != seen) {
             seen = progress;
@@ -351,6 +367,8 @@ static bool watch(pid_t pid, int done, const struct guard_shared *g, double stal
             break;
         }
     }
+    if (shown)
+        fputs("\r\033[K", stderr);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR)
         ;
     return stalled;
@@ -450,7 +468,7 @@ int cbt_guard_run(const char *const *inputs, int ninputs, int (*body)(void *arg)
         close(done[1]);
         done[1] = -1;
         int status = 0;
-        bool stalled = watch(pid, done[0], g, stall_s, &status);
+        bool stalled = watch(pid, done[0], g, stall_s, &status, inputs, ninputs);
         bool debug = getenv("CUBATCHTRACE_DEBUG") != NULL;
         if (stalled || WIFSIGNALED(status)) {
             if (debug)

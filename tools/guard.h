@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): decoding in a child process with a memory limit and
  * a watchdog (guard.c), so that a damaged trace costs one line and status 2.

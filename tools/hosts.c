@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The job view of a summary: one row per host and one per process (host,
  * pid, procname and, when the shim recorded it, the job rank), for traces

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the job view of a summary, per host and per
  * process with its rank (hosts.c), printed by text.c and json.c.

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON summary (schema: docs/json-schema.md): the text summary's figures
  * and tables as members, one object per row.
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,11 @@ static void read_stats_json(const struct cbt_agg *a, json_t *root)
     json_object_set_new(rules, "recorded", rec);
     json_object_set_new(rules, "checked", json_integer(CBT_RULES_VERSION));
     json_object_set_new(root, "rules", rules);
+    json_t *by = json_array();
+    for (unsigned i = 0; i < a->nrecorders; i++)
+        json_array_append_new(by, json_string(a->recorders[i]));
+    json_object_set_new(root, "recorded_by", by);
+    json_object_set_new(root, "read_by", json_string(PACKAGE_VERSION));
     json_object_set_new(rd, "pending_batches", json_integer((json_int_t)s->pending));
     json_object_set_new(rd, "malformed_batches", json_integer((json_int_t)s->malformed));
     json_object_set_new(rd, "incomplete_batches", json_integer((json_int_t)s->incomplete));
@@ -62,6 +69,22 @@ static json_t *devices_json(const struct cbt_agg *a)
     return arr;
 }
 
+json_t *cbt_callsite_json(const struct cbt_callsite *cs, bool with_address)
+{
+    json_t *o = json_object();
+    char hex[32];
+    snprintf(hex, sizeof(hex), "0x%" PRIx64, cs->addr);
+    if (with_address)
+        json_object_set_new(o, "address", json_string(hex));
+    json_object_set_new(o, "object", cs->object ? json_string(cs->object) : json_null());
+    snprintf(hex, sizeof(hex), "0x%" PRIx64, cs->offset);
+    json_object_set_new(o, "offset", cs->object ? json_string(hex) : json_null());
+    json_object_set_new(o, "function", cs->function[0] ? json_string(cs->function) : json_null());
+    json_object_set_new(o, "file", cs->line ? json_string(cs->file) : json_null());
+    json_object_set_new(o, "line", cs->line ? json_integer(cs->line) : json_null());
+    return o;
+}
+
 static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops)
 {
     const struct row *r = tr->r;
@@ -69,6 +92,8 @@ static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, u
                            : (tot_ops ? 100.0 * (double)r->ops / (double)tot_ops : 0);
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(tr->name));
+    if (tr->site)
+        json_object_set_new(o, "site", cbt_callsite_json(tr->site, false));
     if (tr->has_range) {
         json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));
         json_object_set_new(o, "high", json_integer((json_int_t)(tr->hi > INT64_MAX ? INT64_MAX : tr->hi)));

@@ -1,15 +1,25 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON summary (json.c; schema: docs/json-schema.md).
  */
 #ifndef CBT_JSON_H
 #define CBT_JSON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "agg.h"
+#include "callsite.h"
 
 /* The summary of a finished aggregate (it finishes it when not yet); 0 or
  * jansson's error. */
 int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs);
+
+/* {"address", "object", "offset", "function", "file", "line"}: what is known
+ * of a call site, null where nothing is; "address" (the process's) only
+ * when with_address. */
+json_t *cbt_callsite_json(const struct cbt_callsite *cs, bool with_address);
 
 #endif

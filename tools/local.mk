@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
@@ -7,17 +8,17 @@ tools_cubatchtrace_SOURCES = \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \
 	tools/agg.c tools/agg.h tools/agg_internal.h \
+	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \
 	tools/parallel.c tools/parallel.h tools/hosts.c tools/hosts.h tools/relay.c tools/relay.h \
 	tools/util.c tools/util.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
+	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
-tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS)
-tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS)
+tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
+tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS)
 dist_man1_MANS += docs/cubatchtrace.1
-dist_doc_DATA += docs/json-schema.md
 
 # The event generator: synthetic batches through the real tracepoint provider,
 # for the tests (known totals) and the benchmark (large traces).
@@ -41,6 +42,7 @@ tests_tool_client_rank_LDADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda
 EXTRA_tests_tool_client_rank_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TOOL_TESTS = \
+	tests/tool/licence.sh \
 	tests/tool/rules.sh \
 	tests/tool/usage.sh \
 	tests/tool/bad-input.sh \
@@ -54,7 +56,12 @@ TOOL_TESTS = \
 	tests/tool/peer.sh \
 	tests/tool/show.sh \
 	tests/tool/hosts.sh \
-	tests/tool/job-kill.sh
+	tests/tool/job-kill.sh \
+	tests/tool/install.sh \
+	tests/tool/callsite.sh \
+	tests/tool/check-formats.sh \
+	tests/tool/run-window.sh \
+	tests/tool/progress.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	bench/summary.sh bench/parallel.sh

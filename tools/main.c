@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace: record and read the batches of cuMemcpy3DBatchAsync.
  *
@@ -23,9 +24,11 @@
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
+ *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
+ *     waivers.c   the waiver file: known findings accepted, with a reason
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
- *   callsite.c  naming a caller address (statedump bin_info + ELF symbols)
+ *   callsite.c  naming a caller address (statedump + libdw: file:line, function)
  *   util.c      error lines, the clock, usage errors, option values, progress
  */
 #include "config.h"
@@ -41,11 +44,13 @@
 
 #include "agg.h"
 #include "commands.h"
+#include "findings.h"
 #include "guard.h"
 #include "json.h"
 #include "reader.h"
 #include "text.h"
 #include "util.h"
+#include "waivers.h"
 
 /* The exit statuses of `check`; when several apply, the lowest. */
 enum {
@@ -75,7 +80,8 @@ static const char usage_main[] =
     "how long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... [--begin TIME] [--end TIME]\n"
+    "                            TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
@@ -91,6 +97,7 @@ static const char usage_summary[] =
     "                    (default: one per CPU); the summary is the same for any N\n"
     "  --refresh S       live URLs: also print the summary so far every S seconds;\n"
     "                    the final one follows when the sessions end\n"
+    CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
     "\n" USAGE_READING
     "\n"
@@ -98,22 +105,30 @@ static const char usage_summary[] =
     "line is wrong (one line on stderr, nothing on stdout).\n";
 
 static const char usage_check[] =
-    "Usage: cubatchtrace check [--fail-on SEVERITY] [--allow-discarded] [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--waivers FILE]\n"
+    "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
+    "                          TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller).\n"
     "\n"
     "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
-    "                    of this severity or a more serious one exists\n"
+    "                    of this severity or a more serious one exists, not waived\n"
+    "  --format FMT      text (default), json (docs/json-schema.md) or sarif\n"
+    "                    (SARIF 2.1.0, for code-scanning services)\n"
+    "  --waivers FILE    accept known findings: a JSON file of waivers, each a rule,\n"
+    "                    call-site patterns (object, function, file) and a reason;\n"
+    "                    waived findings are printed as such and never fail\n"
     "  --allow-discarded do not fail when the tracer lost events or packets\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
+    CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
     "\n" USAGE_READING
     "\n"
     "Exit status (when several apply, the lowest):\n"
     "  0  clean\n"
-    "  1  a finding at or above the threshold\n"
-    "  2  the input could not be read, damaged or the command line is wrong (one\n"
-    "     line on stderr, nothing on stdout)\n"
+    "  1  a finding at or above the threshold that no waiver covers\n"
+    "  2  the input could not be read, damaged, the command line is wrong or the\n"
+    "     waiver file cannot be used (one line on stderr, nothing on stdout)\n"
     "  3  the shim's inline findings differ from those the reader's validator makes\n"
     "  4  the tracer discarded events or packets: findings may be missing\n"
     "     (unless --allow-discarded)\n";
@@ -144,7 +159,7 @@ static int parse_by(const char *s, unsigned *by)
         else if (strcmp(t, "host") == 0)
             *by |= CBT_BY_HOST;
         else {
-            cbt_err("--by %s: expected process, thread, stream, caller or host", t);
+            cbt_usage_error("--by %s: expected process, thread, stream, caller or host", t);
             rc = -1;
         }
     }
@@ -181,10 +196,12 @@ static int cmd_summary(int argc, char **argv)
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'}, {"by", required_argument, NULL, 'b'},
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
-        {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
+        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
+    const char *begin = NULL, *end = NULL;
     int npids = 0, c, rc = 2;
     optind = 1;
     opterr = 0;
@@ -195,28 +212,30 @@ static int cmd_summary(int argc, char **argv)
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':
             if (parse_count(optarg, 1, 4096, &j.jobs) != 0) {
-                cbt_err("--jobs %s: expected a number of threads from 1 to 4096", optarg);
+                cbt_usage_error("--jobs %s: expected a number of threads from 1 to 4096", optarg);
                 goto out;
             }
             break;
         case 'R': {
-            char *end;
-            j.refresh = strtod(optarg, &end);
-            if (end == optarg || *end || !(j.refresh >= 0.1 && j.refresh <= 86400)) {
-                cbt_err("--refresh %s: expected seconds from 0.1 to 86400", optarg);
+            char *stop;
+            j.refresh = strtod(optarg, &stop);
+            if (stop == optarg || *stop || !(j.refresh >= 0.1 && j.refresh <= 86400)) {
+                cbt_usage_error("--refresh %s: expected seconds from 0.1 to 86400", optarg);
                 goto out;
             }
             break;
         }
+        case 'B': begin = optarg; break;
+        case 'E': end = optarg; break;
         case 'h': fputs(usage_summary, stdout); rc = 0; goto out;
         default: cbt_option_error("summary", c, argv, opts); goto out;
         }
     }
     if (optind >= argc) {
-        cbt_err("summary: no trace given (see %s summary --help)", CBT_PROG);
+        cbt_usage_error("no trace given");
         goto out;
     }
-    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
+    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end};
     if (j.refresh > 0)
         j.live_fd = dup(STDOUT_FILENO);
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, cbt_summary_read, &j);
@@ -233,6 +252,8 @@ struct check_job {
     struct cbt_read_opts ro;
     int threshold;
     bool allow_discarded;
+    enum cbt_check_format format;
+    struct cbt_waivers *waivers;
 };
 
 static int check_read(void *arg)
@@ -243,48 +264,39 @@ static int check_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    struct cbt_finding_lines *lines = cbt_finding_lines_new(a, stdout);
-    if (!lines) {
+    struct cbt_findings *out = cbt_findings_new(a, stdout, j->format, j->waivers);
+    if (!out) {
         cbt_err("out of memory");
         cbt_agg_free(a);
         return 2;
     }
-    cbt_agg_on_finding(a, cbt_finding_line, lines);
+    cbt_agg_on_finding(a, cbt_findings_add, out);
     int rc = cbt_read(&j->ro, a);
     if (rc == 0) {
         cbt_progress();
         cbt_agg_finish(a);
-        cbt_finding_lines_flush(lines);
-        uint64_t n[3];
+        cbt_findings_flush(out);
+        struct cbt_check_totals t = {.threshold = (unsigned)j->threshold, .allow_discarded = j->allow_discarded};
+        t.findings = cbt_agg_findings_total(a);
         for (unsigned s = 0; s < 3; s++)
-            n[s] = cbt_agg_findings_at_or_above(a, s) - (s ? cbt_agg_findings_at_or_above(a, s - 1) : 0);
-        uint64_t serious = cbt_agg_findings_at_or_above(a, (unsigned)j->threshold);
-        uint64_t lost_events, lost_packets, lost_uncounted;
-        cbt_agg_lost(a, &lost_events, &lost_packets, &lost_uncounted);
-        bool lost = lost_events || lost_packets || lost_uncounted;
-        if (lost)
-            printf("# the tracer discarded %" PRIu64 " events and %" PRIu64 " packets%s: findings may be missing%s\n",
-                   lost_events, lost_packets, lost_uncounted ? " (and more, uncounted)" : "",
-                   j->allow_discarded ? " (--allow-discarded)" : "");
+            t.by_severity[s] = cbt_agg_findings_at_or_above(a, s) - (s ? cbt_agg_findings_at_or_above(a, s - 1) : 0);
+        t.waived = cbt_findings_waived(out);
+        t.serious = cbt_agg_findings_at_or_above(a, t.threshold) - cbt_findings_waived_at_or_above(out, t.threshold);
+        cbt_agg_lost(a, &t.lost_events, &t.lost_packets, &t.lost_uncounted);
+        bool lost = t.lost_events || t.lost_packets || t.lost_uncounted;
         const struct cbt_read_stats *rs = cbt_agg_get_read_stats(a);
-        uint64_t unvalidated = rs->malformed + rs->incomplete + rs->given_up;
-        if (unvalidated)
-            printf("# batches not validated: %" PRIu64 " (%" PRIu64 " malformed, %" PRIu64 " incomplete, %" PRIu64
-                   " over the reader's memory cap): their findings are missing\n",
-                   unvalidated, rs->malformed, rs->incomplete, rs->given_up);
-        uint64_t disagreeing = cbt_agg_inline_disagreeing(a);
-        rc = serious                          ? CHECK_FINDINGS
-             : disagreeing                    ? CHECK_DISAGREEING
+        t.malformed = rs->malformed;
+        t.incomplete = rs->incomplete;
+        t.given_up = rs->given_up;
+        t.disagreeing = cbt_agg_inline_disagreeing(a);
+        rc = t.serious                        ? CHECK_FINDINGS
+             : t.disagreeing                  ? CHECK_DISAGREEING
              : lost && !j->allow_discarded    ? CHECK_LOST
                                               : CHECK_CLEAN;
-        if (disagreeing)
-            printf("# inline findings that disagree with the reader's validator: %" PRIu64 "%s\n", disagreeing,
-                   rc == CHECK_DISAGREEING ? " (exit status 3)" : "");
-        printf("# %" PRIu64 " findings: %" PRIu64 " error, %" PRIu64 " hazard, %" PRIu64 " warning; %" PRIu64
-               " at or above %s\n",
-               cbt_agg_findings_total(a), n[0], n[1], n[2], serious, cbt_severity_name((unsigned)j->threshold));
+        t.exit_status = rc;
+        cbt_findings_end(out, &t);
     }
-    cbt_finding_lines_free(lines);
+    cbt_findings_free(out);
     cbt_agg_free(a);
     return rc;
 }
@@ -293,10 +305,14 @@ static int cmd_check(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"fail-on", required_argument, NULL, 'f'}, {"allow-discarded", no_argument, NULL, 'a'},
-        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"pid", required_argument, NULL, 'p'},     {"format", required_argument, NULL, 'F'},
+        {"waivers", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
+        {"begin", required_argument, NULL, 'B'},   {"end", required_argument, NULL, 'E'},
+        {0, 0, 0, 0},
     };
-    struct check_job j = {.threshold = CBT_SEV_HAZARD};
+    struct check_job j = {.threshold = CBT_SEV_HAZARD, .format = CBT_CHECK_TEXT};
     int64_t *pids = NULL;
+    const char *begin = NULL, *end = NULL;
     int npids = 0, c, rc = CHECK_UNREADABLE;
     optind = 1;
     opterr = 0;
@@ -304,23 +320,46 @@ static int cmd_check(int argc, char **argv)
         switch (c) {
         case 'f':
             if ((j.threshold = parse_severity(optarg)) < 0) {
-                cbt_err("--fail-on %s: expected error, hazard or warning", optarg);
+                cbt_usage_error("--fail-on %s: expected error, hazard or warning", optarg);
                 goto out;
             }
             break;
         case 'a': j.allow_discarded = true; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'B': begin = optarg; break;
+        case 'E': end = optarg; break;
+        case 'F':
+            if (strcmp(optarg, "text") == 0)
+                j.format = CBT_CHECK_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                j.format = CBT_CHECK_JSON;
+            else if (strcmp(optarg, "sarif") == 0)
+                j.format = CBT_CHECK_SARIF;
+            else {
+                cbt_usage_error("--format %s: expected text, json or sarif", optarg);
+                goto out;
+            }
+            break;
+        case 'w':
+            if (j.waivers) {
+                cbt_usage_error("--waivers given twice: one file holds every waiver");
+                goto out;
+            }
+            if (!(j.waivers = cbt_waivers_load(optarg)))
+                goto out;
+            break;
         case 'h': fputs(usage_check, stdout); rc = CHECK_CLEAN; goto out;
         default: cbt_option_error("check", c, argv, opts); goto out;
         }
     }
     if (optind >= argc) {
-        cbt_err("check: no trace given (see %s check --help)", CBT_PROG);
+        cbt_usage_error("no trace given");
         goto out;
     }
-    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false};
+    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, check_read, &j);
 out:
+    cbt_waivers_free(j.waivers);
     free(pids);
     return rc;
 }
@@ -340,7 +379,7 @@ static int cmd_rules(int argc, char **argv)
         return 0;
     }
     if (optind < argc) {
-        cbt_err("rules: unexpected argument '%s' (see %s rules --help)", argv[optind], CBT_PROG);
+        cbt_usage_error("unexpected argument '%s'", argv[optind]);
         return 2;
     }
     size_t w = 4;
@@ -384,16 +423,16 @@ static int unknown_command(const char *name)
     names[NCOMMANDS] = "help";
     const char *near = cbt_closest(name, names, NCOMMANDS + 1);
     if (near)
-        cbt_err("unknown command '%s'; did you mean '%s'? (see %s --help)", name, near, CBT_PROG);
+        cbt_usage_error("unknown command '%s'; did you mean '%s'?", name, near);
     else
-        cbt_err("unknown command '%s' (see %s --help)", name, CBT_PROG);
+        cbt_usage_error("unknown command '%s'", name);
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        cbt_err("no command given: run, summary, check, show or rules (see %s --help)", CBT_PROG);
+        cbt_usage_error("no command given: run, summary, check, show or rules");
         return 2;
     }
     const char *cmd = argv[1];
@@ -407,6 +446,7 @@ int main(int argc, char **argv)
         if (!c)
             return unknown_command(argv[2]);
         char *av[] = {argv[2], (char *)"--help", NULL};
+        cbt_set_command(c->name);
         return c->fn(2, av);
     }
     if (strcmp(cmd, "--version") == 0) {
@@ -414,9 +454,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (cmd[0] == '-') {
-        cbt_err("unknown option '%s': the command comes first (see %s --help)", cmd, CBT_PROG);
+        cbt_usage_error("unknown option '%s': the command comes first", cmd);
         return 2;
     }
     const struct command *c = find_command(cmd);
-    return c ? c->fn(argc - 1, argv + 1) : unknown_command(cmd);
+    if (!c)
+        return unknown_command(cmd);
+    cbt_set_command(c->name);
+    return c->fn(argc - 1, argv + 1);
 }

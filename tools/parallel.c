@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading many traces at once: the trace directories under the inputs (a
  * relay daemon's output tree, many runs, one directory per process or per
@@ -53,7 +54,7 @@ static void *worker(void *arg)
         struct cbt_agg *part = cbt_agg_new_part(p->whole);
         struct cbt_read_hooks h = {0, NULL, NULL};
         const char *in[1] = {p->paths[i]};
-        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true};
+        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end};
         int rc = part ? cbt_read_hooked(&one, part, &h) : 2;
         if (!part)
             cbt_err("out of memory");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): reading many trace directories at once, one
  * thread each, merged into one aggregate (parallel.c).

@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading traces with libbabeltrace2: one source.ctf.fs component per trace
  * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which
  * pulls every source port round-robin without a muxer: all the events of one
  * batch share (vpid, batch_id), so assemble.c puts them back together
- * without a global order.
+ * without a global order.  A time window (--begin/--end) is babeltrace2's
+ * own trimmer (flt.utils.trimmer), one between each source port and the
+ * sink, so that the times mean what they mean to `babeltrace2 --begin`.
  *
  * The fields are those of <cubatchtrace/events.h>, looked up by name once per
  * event class; the per-event path only borrows members by index.  The chunk
@@ -31,7 +34,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS
+    EK_PROCESS, EK_BUILD_ID
 };
 
 /* The fields, by the lists of events.h */
@@ -89,6 +92,7 @@ struct ecinfo {
     struct mem h[H_COUNT_];   /* bin_info */
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
+    struct mem id_baddr, id;  /* build_id */
 };
 
 #define EC_SLOTS 1024u
@@ -251,8 +255,16 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
         e->kind = EK_BIN_INFO;
+    else if (strcmp(name, "lttng_ust_statedump:build_id") == 0)
+        e->kind = EK_BUILD_ID;
     else
         e->kind = EK_OTHER;
+    if (strncmp(name, "cubatchtrace:", 13) == 0) {
+        /* the recorder's version, where tracepoints/cubatchtrace_tp.h puts it in an event class */
+        const char *uri = bt_event_class_get_emf_uri(ec);
+        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
+            cbt_agg_recorded_by(r->agg, uri + 17);
+    }
     if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
         return e;
 
@@ -273,6 +285,14 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
             e->kind = EK_CBT_OTHER;
         else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
             e->rank_var = -1;
+        return e;
+    }
+    if (e->kind == EK_BUILD_ID) { /* baddr and a sequence of bytes, else not the statedump we know */
+        e->id_baddr.idx = member_index(pl, "baddr", &e->id_baddr.sgn);
+        e->id.idx = member_index(pl, "build_id", NULL);
+        if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
+            bytes_per_element(pl, e->id.idx) != 1)
+            e->kind = EK_OTHER;
         return e;
     }
     if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
@@ -492,7 +512,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         return -1;
     if (e->kind == EK_OTHER)
         return 0;
-    if (e->kind != EK_BIN_INFO)
+    if (e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID)
         r->cbt_events++;
     if (e->kind == EK_CBT_OTHER)
         return 0;
@@ -582,6 +602,17 @@ static int on_event(struct reader *r, const bt_message *msg)
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
         bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
         cbt_agg_bin_info(r->agg, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
+        break;
+    }
+    case EK_BUILD_ID: {
+        const bt_field *seq = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->id.idx);
+        uint8_t id[64];
+        uint64_t n = bt_field_array_get_length(seq);
+        if (n > sizeof(id))
+            break; /* not a build id this tool knows */
+        for (uint64_t i = 0; i < n; i++)
+            id[i] = (uint8_t)bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
+        cbt_agg_build_id(r->agg, &w, member_int(pl, e->id_baddr), id, (size_t)n);
         break;
     }
     default:
@@ -903,7 +934,7 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
     struct reader *r = calloc(1, sizeof(*r));
     bt_graph *graph = NULL;
     bt_component_class_sink *sink_cls = NULL;
-    const bt_plugin *plugin = NULL;
+    const bt_plugin *plugin = NULL, *utils = NULL;
     const bt_component_source **srcs = NULL;
     int rc = 2;
     if (!r) {
@@ -984,12 +1015,45 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
             report_bt_error(r, "cannot read");
             goto out;
         }
+        const bt_component_class_filter *trimmer = NULL;
+        if (o->begin || o->end) {
+            if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
+                    BT_PLUGIN_FIND_STATUS_OK ||
+                !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer"))) {
+                cbt_err("babeltrace2's `utils` plugin (flt.utils.trimmer, for --begin/--end) not found");
+                goto out;
+            }
+        }
         uint64_t k = 0;
         for (int i = 0; i < r->npaths; i++) {
             uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
             for (uint64_t j = 0; j < n; j++, k++) {
                 const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(srcs[i], j);
                 const bt_port_input *in = bt_component_sink_borrow_input_port_by_index_const(sink, k);
+                if (trimmer) { /* source port -> trimmer -> sink port */
+                    bt_value *params = bt_value_map_create();
+                    const bt_component_filter *trim = NULL;
+                    char name[48];
+                    snprintf(name, sizeof(name), "trim%" PRIu64, k);
+                    bool ok = params &&
+                              (!o->begin || bt_value_map_insert_string_entry(params, "begin", o->begin) ==
+                                                BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+                              (!o->end || bt_value_map_insert_string_entry(params, "end", o->end) ==
+                                              BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+                              bt_graph_add_filter_component(graph, trimmer, name, params, BT_LOGGING_LEVEL_NONE,
+                                                            &trim) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+                    bt_value_put_ref(params);
+                    if (!ok) {
+                        report_bt_error(r, "--begin/--end");
+                        goto out;
+                    }
+                    if (bt_graph_connect_ports(graph, out, bt_component_filter_borrow_input_port_by_index_const(trim, 0),
+                                               NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                        report_bt_error(r, "cannot read");
+                        goto out;
+                    }
+                    out = bt_component_filter_borrow_output_port_by_index_const(trim, 0);
+                }
                 if (bt_graph_connect_ports(graph, out, in, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
                     report_bt_error(r, "cannot read");
                     goto out;
@@ -1021,7 +1085,11 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
     if (hooks)
         hooks->events_read += r->cbt_events;
     if (r->cbt_events == 0 && !o->allow_empty) {
-        if (o->ninputs == 1)
+        if (o->begin || o->end)
+            cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
+                    o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+                    o->end ? o->end : "(the end)");
+        else if (o->ninputs == 1)
             cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
                     o->inputs[0]);
         else
@@ -1036,6 +1104,7 @@ out:
     bt_graph_put_ref(graph);
     bt_component_class_sink_put_ref(sink_cls);
     bt_plugin_put_ref(plugin);
+    bt_plugin_put_ref(utils);
     pthread_mutex_unlock(&setup_lock);
     free(srcs);
     for (unsigned i = 0; i < EC_SLOTS; i++)

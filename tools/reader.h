@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): reading traces with libbabeltrace2 (reader.c): one
  * source per trace, our own sink, the decoded events handed to assemble.c.
@@ -17,6 +18,7 @@ struct cbt_read_opts {
     const int64_t *pids;       /* restrict to these vpids (none: all) */
     int npids;
     bool allow_empty;          /* no trace / no cubatchtrace event is not an error (run) */
+    const char *begin, *end;   /* a time window (babeltrace2's trimmer: --begin/--end), or NULL */
 };
 /* What a reader of several traces at once (parallel.c) or of a live session
  * (summary.c) asks for besides. */

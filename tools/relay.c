@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `run --relayd URL`: the ranks of a job on one host share one session
  * daemon and one session that streams to a relay daemon (lttng-relayd).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): `run --relayd`, one session daemon and one
  * session per host, shared by the job's ranks on it and streamed to a relay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace run: trace one program from start to end.
  *
@@ -39,6 +40,9 @@
 
 #ifndef CBT_LIBDIR
 #define CBT_LIBDIR "/usr/local/lib"
+#endif
+#ifndef CBT_BINDIR
+#define CBT_BINDIR "/usr/local/bin"
 #endif
 #ifndef CBT_BUILDDIR
 #define CBT_BUILDDIR ""
@@ -84,7 +88,9 @@ static const char usage_run[] =
     "Session daemon: the one already running is used; otherwise a private one is\n"
     "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
     "The shim: $CUBATCHTRACE_SHIM, else libcubatchtrace.so of the build tree when\n"
-    "this program runs from it, else " CBT_LIBDIR "/libcubatchtrace.so.\n"
+    "this program runs from it, else the one installed with this program (in\n"
+    CBT_LIBDIR ", or where that lies relative to this program when the\n"
+    "installation was moved or staged under DESTDIR).\n"
     "\n"
     "With --relayd (under mpirun or srun, one `cubatchtrace run` per rank): the\n"
     "first rank on a host starts a keeper process that starts the session daemon\n"
@@ -334,6 +340,26 @@ static void stop_daemon(struct run *r)
     r->daemon = 0;
 }
 
+/* The libdir of a moved installation: CBT_LIBDIR as it lies relative to
+ * CBT_BINDIR, applied to the directory this program runs from (bin -> lib);
+ * "" when this program's directory does not end as CBT_BINDIR does. */
+static void moved_libdir(const char *exe, char *out, size_t len)
+{
+    const char *b = CBT_BINDIR, *l = CBT_LIBDIR;
+    size_t common = 0; /* the longest common prefix ending at a '/' */
+    for (size_t i = 0; b[i] && b[i] == l[i]; i++)
+        if (b[i] == '/')
+            common = i;
+    out[0] = 0;
+    const char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    size_t dl = (size_t)(slash - exe), bsuf = strlen(b + common);
+    if (dl < bsuf || strncmp(exe + dl - bsuf, b + common, bsuf) != 0)
+        return;
+    snprintf(out, len, "%.*s%s", (int)(dl - bsuf), exe, l + common);
+}
+
 static int find_shim(char *buf, size_t len)
 {
     const char *e = getenv("CUBATCHTRACE_SHIM");
@@ -345,16 +371,20 @@ static int find_shim(char *buf, size_t len)
         snprintf(buf, len, "%s", e);
         return 0;
     }
-    char exe[PATH_MAX], build[PATH_MAX], inst[PATH_MAX];
+    char exe[PATH_MAX], build[PATH_MAX], inst[PATH_MAX], moved[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
     snprintf(build, sizeof(build), "%s/src/.libs/libcubatchtrace.so", CBT_BUILDDIR);
     snprintf(inst, sizeof(inst), "%s/libcubatchtrace.so", CBT_LIBDIR);
+    moved_libdir(exe, moved, PATH_MAX);
+    if (moved[0])
+        strcat(moved, "/libcubatchtrace.so");
     size_t bl = strlen(CBT_BUILDDIR);
     bool in_build = bl && strncmp(exe, CBT_BUILDDIR, bl) == 0 && exe[bl] == '/';
-    const char *order[2] = {in_build ? build : inst, in_build ? inst : build};
-    for (int i = 0; i < 2; i++)
-        if (bl || order[i] != build)
+    /* from the build tree: its own shim first; installed: the shim beside it first */
+    const char *order[3] = {in_build ? build : moved, in_build ? moved : inst, in_build ? inst : build};
+    for (int i = 0; i < 3; i++)
+        if (order[i][0] && (bl || order[i] != build))
             if (access(order[i], R_OK) == 0) {
                 snprintf(buf, len, "%s", order[i]);
                 return 0;
@@ -396,11 +426,11 @@ static int check_subbuf_size(const char *s)
 {
     uint64_t v;
     if (cbt_parse_size(s, &v) != 0) {
-        cbt_err("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
+        cbt_usage_error("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
         return -1;
     }
     if (v < MIN_SUBBUF) {
-        cbt_err("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
+        cbt_usage_error("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
                 CBT_EV_OPS_PER_EVENT);
         return -1;
     }
@@ -428,7 +458,7 @@ int cbt_cmd_run(int argc, char **argv)
         case 's': strict = true; break;
         case 'r':
             if (strcmp(optarg, "stderr") != 0) {
-                cbt_err("run: --report %s: only `stderr` is supported", optarg);
+                cbt_usage_error("run: --report %s: only `stderr` is supported", optarg);
                 return 2;
             }
             report = optarg;
@@ -448,7 +478,7 @@ int cbt_cmd_run(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        cbt_err("run: no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
+        cbt_usage_error("no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
         return 2;
     }
     char **prog = argv + optind;
@@ -516,7 +546,7 @@ int cbt_cmd_run(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
 
-    int status = 2, ran = 0;
+    int status = 2, ran = 0, exec_errno = 0;
     bool keep_tmp = false;
     char outarg[2 * PATH_MAX + 16];
     snprintf(outarg, sizeof(outarg), "--output=%s", outdir);
@@ -578,9 +608,17 @@ int cbt_cmd_run(int argc, char **argv)
         snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
                  *fork_lib ? ":" : "", fork_lib);
         fflush(NULL);
+        int ep[2]; /* the child's errno when it could not execute the program; closed on exec */
+        if (pipe2(ep, O_CLOEXEC) != 0) {
+            cbt_err("run: pipe: %s", strerror(errno));
+            free(preload);
+            goto fail;
+        }
         pid_t p = fork();
         if (p < 0) {
             cbt_err("run: fork: %s", strerror(errno));
+            close(ep[0]);
+            close(ep[1]);
             free(preload);
             goto fail;
         }
@@ -595,12 +633,18 @@ int cbt_cmd_run(int argc, char **argv)
                 setenv("CUBATCHTRACE_MODE", "strict", 1);
             if (report)
                 setenv("CUBATCHTRACE_REPORT", report, 1);
+            close(ep[0]);
             execvp(prog[0], prog);
             int e = errno;
-            fprintf(stderr, "%s: run: cannot execute %s: %s\n", CBT_PROG, prog[0], strerror(e));
+            if (write(ep[1], &e, sizeof(e)) < 0)
+                _exit(126);
             _exit(e == ENOENT ? 127 : 126);
         }
         free(preload);
+        close(ep[1]);
+        while (read(ep[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR)
+            ;
+        close(ep[0]);
         child_pid = p;
         int st;
         while (waitpid(p, &st, 0) < 0)
@@ -629,10 +673,19 @@ int cbt_cmd_run(int argc, char **argv)
             r.session_created = false;
     }
     stop_daemon(&r);
-    fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, outdir);
+    if (exec_errno) { /* the session recorded nobody: no trace is kept, no summary is made */
+        cbt_err("run: cannot execute %s: %s: nothing was recorded", prog[0], strerror(exec_errno));
+        rm_rf(outdir);
+        goto cleanup;
+    }
+    /* named as the user would: relative to the working directory when given so (or by default) */
+    char shown[PATH_MAX + 8];
+    snprintf(shown, sizeof(shown), "%s%s", rel[0] == '/' || strncmp(rel, "./", 2) == 0 ? "" : "./", rel);
+    fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, shown);
     {
-        const char *inputs[1] = {outdir};
-        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true}, .json = json, .live_fd = -1};
+        const char *inputs[1] = {shown};
+        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .live_fd = -1,
+                                    .program = prog[0]};
         cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;

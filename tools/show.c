@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `cubatchtrace show`: every batch, op and finding of the traces, decoded,
  * one record per line as key=value pairs, batches in the order they were
@@ -24,7 +25,7 @@
 #include "util.h"
 
 static const char usage_show[] =
-    "Usage: cubatchtrace show [--pid PID]... TRACE...\n"
+    "Usage: cubatchtrace show [--pid PID]... [--begin TIME] [--end TIME] TRACE...\n"
     "Print every batch, op and finding of the traces, decoded, one record per line:\n"
     "  batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N recorded=R ...\n"
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
@@ -37,6 +38,7 @@ static const char usage_show[] =
     "TRACE is a directory (searched recursively for CTF traces) or an LTTng live URL.\n"
     "\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
+    CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
     "\n"
     "Exit status: 0 printed, 2 the input could not be read (one line on stderr).\n";
@@ -126,14 +128,14 @@ static void print_operand_detail(FILE *out, const char *side, const CUmemcpy3DOp
 static void print_finding_keys(FILE *out, uint16_t rule, uint8_t severity, uint64_t op, uint64_t other, uint8_t side,
                                uint64_t value, uint64_t limit)
 {
-    char b1[24], b2[24], b3[24];
+    char b1[24], b2[24], b3[24], v[32], l[32];
     const struct cbt_rule_info *ri = cbt_rule(rule);
     fprintf(out, " rule=%s severity=%s", ri ? ri->name : name_or(NULL, b1, sizeof(b1), rule),
             name_or(cbt_severity_name(severity), b2, sizeof(b2), severity));
     print_index(out, "op", op);
     print_index(out, "other_op", other);
-    fprintf(out, " side=%s value=%" PRIu64 " limit=%" PRIu64, name_or(cbt_side_name(side), b3, sizeof(b3), side), value,
-            limit);
+    fprintf(out, " side=%s value=%s limit=%s", name_or(cbt_side_name(side), b3, sizeof(b3), side),
+            cbt_rule_value(rule, value, v, sizeof(v)), cbt_rule_value(rule, limit, l, sizeof(l)));
 }
 
 static void show_batch(void *ctx, const struct cbt_read_batch *rb)
@@ -253,24 +255,28 @@ static int show_read(void *arg)
 int cbt_cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'}, {0, 0, 0, 0},
     };
     int64_t *pids = NULL;
+    const char *begin = NULL, *end = NULL;
     int npids = 0, c, rc = 2;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'B': begin = optarg; break;
+        case 'E': end = optarg; break;
         case 'h': fputs(usage_show, stdout); rc = 0; goto out;
         default: cbt_option_error("show", c, argv, opts); goto out;
         }
     }
     if (optind >= argc) {
-        cbt_err("show: no trace given (see %s show --help)", CBT_PROG);
+        cbt_usage_error("no trace given");
         goto out;
     }
-    struct show_job j = {{(const char *const *)argv + optind, argc - optind, pids, npids, false}};
+    struct show_job j = {{(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end}};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, show_read, &j);
 out:
     free(pids);

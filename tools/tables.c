@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate as the rows of its tables: the fixed tables in their order,
  * the keyed ones sorted by bytes with an "other" row, call sites named and
@@ -182,14 +183,18 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
     hist_rows(t, a->osize);
 
     /* call sites: name each (host, vpid, address), merge equal names, keep the top ones */
-    t = new_table(ts, "callers", "Top call sites (object+offset, function+offset when known)", M_DRIVER, true);
+    t = new_table(ts, "callers", "Top call sites (file:line where debug information says, else object+offset)",
+                  M_DRIVER, true);
     {
         size_t n = a->callers.n, m = 0, top = a->by & CBT_BY_CALLER ? a->callers.limit : TOP_CALLERS;
         struct trow *tmp = calloc(n ? n : 1, sizeof(*tmp));
         ts->merged = calloc(n ? n : 1, sizeof(*ts->merged));
-        for (size_t i = 0; tmp && ts->merged && i < n; i++) {
+        ts->sites = calloc(n ? n : 1, sizeof(*ts->sites));
+        for (size_t i = 0; tmp && ts->merged && ts->sites && i < n; i++) {
             const struct kent *e = &a->callers.ents[i];
-            cbt_objmap_name(a->objs, (uint32_t)e->k[0], (int64_t)e->k[1], e->k[2], nm, sizeof(nm));
+            struct cbt_callsite cs;
+            cbt_callsite_lookup(a->objs, (uint32_t)e->k[0], (int64_t)e->k[1], e->k[2], &cs);
+            cbt_callsite_format(&cs, nm, sizeof(nm));
             size_t j;
             for (j = 0; j < m; j++)
                 if (strcmp(tmp[j].name, nm) == 0)
@@ -197,6 +202,8 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
             if (j == m) {
                 snprintf(tmp[m].name, sizeof(tmp[m].name), "%s", nm);
                 tmp[m].r = &ts->merged[m];
+                ts->sites[m] = cs;
+                tmp[m].site = &ts->sites[m];
                 m++;
             }
             merge_row(&ts->merged[j], &e->row);
@@ -204,9 +211,11 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
         if (tmp)
             qsort(tmp, m, sizeof(*tmp), cmp_trow);
         for (size_t j = 0; tmp && j < m; j++) {
-            if (j < top)
+            if (j < top) {
                 trow_add(t, tmp[j].name, tmp[j].r);
-            else
+                if (t->n && t->rows[t->n - 1].r == tmp[j].r)
+                    t->rows[t->n - 1].site = tmp[j].site;
+            } else
                 merge_row(&ts->caller_other, tmp[j].r);
         }
         merge_row(&ts->caller_other, &a->callers.other.row);
@@ -274,6 +283,7 @@ void cbt_tables_free(struct tables *ts)
     for (int i = 0; i < ts->n; i++)
         free(ts->t[i].rows);
     free(ts->merged);
+    free(ts->sites);
 }
 
 uint64_t cbt_agg_count_threads(const struct cbt_agg *a)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The aggregate as the rows of its tables, in the order and with the names
  * both outputs print them (tables.c): text.c and json.c differ only in how.
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "agg_internal.h"
+#include "callsite.h"
 
 enum measure { M_DRIVER, M_BYTES };
 
@@ -18,6 +20,7 @@ struct trow {
     const struct row *r;
     uint64_t lo, hi; /* histograms */
     bool has_range;
+    const struct cbt_callsite *site; /* call sites: what is known of this one; NULL otherwise */
 };
 
 struct table {
@@ -35,6 +38,7 @@ struct tables {
     struct table t[16];
     int n;
     struct row *merged; /* call-site rows after merging equal names */
+    struct cbt_callsite *sites; /* and what is known of each */
     struct row caller_other, stream_other, proc_other, thread_other;
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The text outputs: the summary (`#` lines that say what every column means,
  * then one table per concern) and the finding lines of `check`.
@@ -15,30 +16,16 @@
 #include "tables.h"
 #include "hosts.h"
 #include "text.h"
+#include "util.h"
 
 /* ---------------------------------------------------------------- check: one line per finding */
 
-struct pfinding {
-    struct cbt_where w;
-    struct cbt_batch_finding f;
-};
-#define FINDING_BUF 4096
-
-/* Findings wait in a bounded buffer so that call sites are named once the
- * objects they belong to are likely known. */
-struct cbt_finding_lines {
-    const struct cbt_agg *agg;
-    FILE *out;
-    struct pfinding *buf; /* NULL: each line printed as it comes */
-    size_t n;
-};
-
-static void print_finding(const struct cbt_finding_lines *l, const struct pfinding *p)
+void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f,
+                      const char *caller, const char *prefix)
 {
-    const struct cbt_batch_finding *f = &p->f;
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const char *sev = cbt_severity_name(ri ? (unsigned)ri->severity : f->severity);
-    char rule[32], caller[512], op[64] = "-", other[64] = "";
+    char rule[32], op[64] = "-", other[64] = "", value[32], limit[32];
     if (ri)
         snprintf(rule, sizeof(rule), "%s", ri->name);
     else
@@ -47,56 +34,14 @@ static void print_finding(const struct cbt_finding_lines *l, const struct pfindi
         snprintf(op, sizeof(op), "%" PRIu64, f->op);
     if (f->other_op != UINT64_MAX)
         snprintf(other, sizeof(other), " other_op=%" PRIu64, f->other_op);
-    cbt_objmap_name(l->agg->objs, p->w.host, p->w.vpid, f->caller, caller, sizeof(caller));
+    cbt_rule_value(f->rule, f->value, value, sizeof(value));
+    cbt_rule_value(f->rule, f->limit, limit, sizeof(limit));
     const char *side = cbt_side_name(f->side);
-    fprintf(l->out,
-            "%s %s: host=%s pid=%" PRId64 " tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%" PRIu64
-            " limit=%" PRIu64 " caller=%s: %s\n",
-            sev ? sev : "?", rule, cbt_agg_host_name(l->agg, p->w.host), p->w.vpid, p->w.vtid, f->batch_id, op, other,
-            side ? side : "?", f->value, f->limit, caller, ri ? ri->text : "(a rule this tool does not know)");
-}
-
-
-struct cbt_finding_lines *cbt_finding_lines_new(const struct cbt_agg *a, FILE *out)
-{
-    struct cbt_finding_lines *l = calloc(1, sizeof(*l));
-    if (!l)
-        return NULL;
-    l->agg = a;
-    l->out = out;
-    l->buf = calloc(FINDING_BUF, sizeof(*l->buf));
-    return l;
-}
-
-void cbt_finding_lines_flush(struct cbt_finding_lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        print_finding(l, &l->buf[i]);
-    l->n = 0;
-}
-
-void cbt_finding_line(void *ctx, const struct cbt_where *w, const struct cbt_batch_finding *f)
-{
-    struct cbt_finding_lines *l = ctx;
-    if (l->buf) {
-        if (l->n == FINDING_BUF)
-            cbt_finding_lines_flush(l);
-        l->buf[l->n].w = *w;
-        l->buf[l->n].w.procname = NULL;
-        l->buf[l->n].f = *f;
-        l->n++;
-    } else {
-        struct pfinding p = {*w, *f};
-        print_finding(l, &p);
-    }
-}
-
-void cbt_finding_lines_free(struct cbt_finding_lines *l)
-{
-    if (!l)
-        return;
-    free(l->buf);
-    free(l);
+    fprintf(out,
+            "%s%s %s: host=%s pid=%" PRId64 " tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%s"
+            " limit=%s caller=%s: %s\n",
+            prefix, sev ? sev : "?", rule, cbt_agg_host_name(a, w->host), w->vpid, w->vtid, f->batch_id, op, other,
+            side ? side : "?", value, limit, caller, ri ? ri->text : "(a rule this tool does not know)");
 }
 
 /* ---------------------------------------------------------------- the summary */
@@ -263,6 +208,12 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# cubatchtrace summary of:");
     for (int i = 0; i < ninputs; i++)
         fprintf(out, " %s", inputs[i]);
+    if (a->nrecorders) {
+        fprintf(out, "\n# recorded by: cubatchtrace");
+        for (unsigned i = 0; i < a->nrecorders; i++)
+            fprintf(out, "%s %s", i ? "," : "", a->recorders[i]);
+        fprintf(out, " (read by %s)", PACKAGE_VERSION);
+    }
     fprintf(out, "\n# processes: %" PRIu64 "%s\n", cbt_agg_count_procs(a), a->procs.overflowed ? " (table full: at least)" : "");
     fprintf(out, "# threads: %" PRIu64 "%s\n", cbt_agg_count_threads(a), a->threads.overflowed ? " (table full: at least)" : "");
     fprintf(out, "# batches: %" PRIu64 "\n", a->batches);

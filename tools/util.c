@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The small helpers every part of the tool uses: error lines, the clock,
  * usage errors, option values, progress.
@@ -5,6 +6,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,19 +15,46 @@
 #include <string.h>
 #include <time.h>
 
+#include <cubatchtrace/catalog.h>
+
 #include "util.h"
 
-void cbt_err(const char *fmt, ...)
+static const char *command; /* the command running, for the prefix of error lines */
+
+void cbt_set_command(const char *cmd) { command = cmd; }
+
+const char *cbt_command(void) { return command; }
+
+static void verr(const char *fmt, va_list ap)
 {
     char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
     for (char *p = buf; *p; p++) /* one line, always */
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    fprintf(stderr, "%s: %s\n", CBT_PROG, buf);
+    const char *msg = buf;
+    size_t cl = command ? strlen(command) : 0;
+    if (cl && strncmp(msg, command, cl) == 0 && msg[cl] == ':' && msg[cl + 1] == ' ')
+        msg += cl + 2; /* "run: ..." from a caller that names its command itself */
+    fprintf(stderr, "%s%s%s: %s\n", CBT_PROG, command ? " " : "", command ? command : "", msg);
+}
+
+void cbt_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verr(fmt, ap);
+    va_end(ap);
+}
+
+void cbt_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verr(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '%s%s%s --help' for more information.\n", CBT_PROG, command ? " " : "",
+            command ? command : "");
 }
 
 uint64_t cbt_now_ns(void)
@@ -82,36 +112,35 @@ const char *cbt_closest(const char *word, const char *const *cands, size_t n)
 
 int cbt_option_error(const char *cmd, int c, char **argv, const struct option *opts)
 {
-    char see[96];
-    snprintf(see, sizeof(see), "(see %s %s --help)", CBT_PROG, cmd);
+    (void)cmd; /* the command set with cbt_set_command */
     const char *arg = optind > 0 ? argv[optind - 1] : "";
     if (strncmp(arg, "--", 2) != 0) {
         if (c == ':')
-            cbt_err("option '-%c' needs a value %s", optopt, see);
+            cbt_usage_error("option '-%c' needs a value", optopt);
         else
-            cbt_err("unknown option '-%c' %s", optopt, see);
+            cbt_usage_error("unknown option '-%c'", optopt);
         return 2;
     }
     char name[64];
     snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
     if (c == ':') {
-        cbt_err("option '--%s' needs a value %s", name, see);
+        cbt_usage_error("option '--%s' needs a value", name);
         return 2;
     }
     const char *names[32];
     size_t n = 0;
     for (const struct option *p = opts; p->name && n < 32; p++) {
         if (strcmp(p->name, name) == 0 && p->has_arg == no_argument) {
-            cbt_err("option '--%s' takes no value %s", name, see);
+            cbt_usage_error("option '--%s' takes no value", name);
             return 2;
         }
         names[n++] = p->name;
     }
     const char *near = cbt_closest(name, names, n);
     if (near)
-        cbt_err("unknown option '--%s'; did you mean '--%s'? %s", name, near, see);
+        cbt_usage_error("unknown option '--%s'; did you mean '--%s'?", name, near);
     else
-        cbt_err("unknown option '--%s' %s", name, see);
+        cbt_usage_error("unknown option '--%s'", name);
     return 2;
 }
 
@@ -123,7 +152,7 @@ int cbt_parse_pid(const char *s, int64_t **pids, int *npids)
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || *end || end == s || v < 0) {
-        cbt_err("--pid %s: not a process id", s);
+        cbt_usage_error("--pid %s: not a process id", s);
         return -1;
     }
     int64_t *n = realloc(*pids, sizeof(*n) * (size_t)(*npids + 1));
@@ -159,6 +188,29 @@ int cbt_parse_size(const char *s, uint64_t *out)
         return -1;
     *out = (uint64_t)(v * mul);
     return 0;
+}
+
+/* ---------------------------------------------------------------- finding values */
+
+const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len)
+{
+    bool hex = false;
+    switch (rule) {
+    case CBT_RULE_flags_nonzero:
+    case CBT_RULE_stream_legacy:
+    case CBT_RULE_op_flags_invalid:
+    case CBT_RULE_pointer_unmapped:
+    case CBT_RULE_device_out_of_bounds: /* an address and its allocation's base, or an offset and a size */
+    case CBT_RULE_overlap_dst_dst:
+    case CBT_RULE_overlap_src_dst:
+    case CBT_RULE_overlap_self:
+        hex = true;
+        break;
+    default:
+        break;
+    }
+    snprintf(buf, len, hex ? "0x%" PRIx64 : "%" PRIu64, v);
+    return buf;
 }
 
 /* ---------------------------------------------------------------- progress */

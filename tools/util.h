@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the small helpers every part uses.  Nothing here
  * calls into another file of the tool.
@@ -10,25 +11,41 @@
 
 #define CBT_PROG "cubatchtrace"
 
-/* One line on stderr, "cubatchtrace: ...": newlines in the text become spaces. */
+/* The time-window options every reading command takes (babeltrace2's trimmer). */
+#define CBT_USAGE_WINDOW                                                                 \
+    "  --begin TIME      only events at or after TIME, --end TIME at or before it:\n"   \
+    "  --end TIME        as babeltrace2 --begin/--end take it (flt.utils.trimmer):\n"   \
+    "                    [YYYY-MM-DD ][HH:MM[:SS[.NNNNNNNNN]]] or [-]SECONDS[.NS]\n"    \
+    "                    since the origin; a batch cut by the window is incomplete\n"
+
+/* One line on stderr, "cubatchtrace COMMAND: ..." (the command set with
+ * cbt_set_command, if any): newlines in the text become spaces. */
 void cbt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: that line, then "Try 'cubatchtrace COMMAND --help' for more information." */
+void cbt_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cbt_set_command(const char *cmd);
+const char *cbt_command(void); /* NULL before a command is known */
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cbt_now_ns(void);
 
 /* ---- usage errors ---- */
 struct option;
-/* One line for getopt_long's '?' or ':' (c) with opterr = 0 and optstring
+/* A usage error for getopt_long's '?' or ':' (c) with opterr = 0 and optstring
  * "+:...": the unknown option and the closest known one, or the option that
  * lacks its value; returns 2. */
 int cbt_option_error(const char *cmd, int c, char **argv, const struct option *opts);
 /* The candidate closest to `word` when it is close enough to be a slip, else NULL. */
 const char *cbt_closest(const char *word, const char *const *cands, size_t n);
-/* --pid PID: appends to *pids; -1 after one line on stderr. */
+/* --pid PID: appends to *pids; -1 after a usage error. */
 int cbt_parse_pid(const char *s, int64_t **pids, int *npids);
 /* A size: bytes, or with a suffix k, M, G, T (powers of 1024; "Ki", "KiB",
  * "KB" alike); -1 when it is not one. */
 int cbt_parse_size(const char *s, uint64_t *out);
+
+/* A finding's value or limit as printed: hexadecimal ("0x...") for the rules
+ * whose values are addresses, handles or flags, else decimal; returns buf. */
+const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len);
 
 /* ---- progress ---- */
 /* A long step of our own tells whoever watches (guard.c, in its child) that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cubatchtrace event catalogue (LTTng-UST provider `cubatchtrace`).
  * The fields of each event are the lists of <cubatchtrace/events.h>;
@@ -65,6 +66,9 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+/* The version of cubatchtrace that recorded a trace, in its metadata (the batch
+ * event class's model.emf.uri): no event carries it. */
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, batch, "urn:cubatchtrace:" CBT_TP_VERSION)
 
 /* Attributes of a 1D batch (struct cbt_ev_attrs `a`): the CBT_EV_ATTRS_FIELDS list. */
 #define CBT_TP_ATTRS(a)                                                                                       \
@@ -90,6 +94,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch1d,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, batch1d, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, batch1d, "urn:cubatchtrace:" CBT_TP_VERSION)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, batch_attrs,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_attrs *, a, void *, ip),

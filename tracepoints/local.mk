@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The event catalogue: the provider library the shim loads at its first batch.
 # It is built next to the shim (src/.libs) so the shim finds it beside itself.
 lib_LTLIBRARIES += src/libcubatchtrace-tp.la

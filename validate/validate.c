@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace validator: the rules of docs/rules.md, applied to one
  * cuMemcpy3DBatchAsync op list.
@@ -42,6 +43,8 @@
  *   footprints, counting only the layers inside the intersection of their
  *   bounding intervals.
  */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1422,3 +1425,5 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
     cbt_validator_free(own);
     return o.n;
 }
+
+const char *cbt_version(void) { return PACKAGE_VERSION; }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The floor's one event (LTTng-UST provider `cbtfloor`): what the least a
  * batch recorder could write costs.  Five batch fields and the op list as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/floor: LTTng's floor for recording a batch, the yardstick the shim
  * is judged against (bench/overhead, bench/README.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace validator: check a cuMemcpy3DBatchAsync op list, or the copies
  * of a cuMemcpyBatchAsync call, without a GPU.
@@ -180,6 +181,10 @@ uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand
 /* Element size an op copies with: 1 for pointer-to-pointer, else the array's (0 if unknown). */
 uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
                           const struct cbt_operand_info *dst);
+
+/* The version of cubatchtrace this library belongs to, e.g. "0.1.0" (what
+ * `cubatchtrace --version` prints). */
+const char *cbt_version(void);
 
 #ifdef __cplusplus
 }

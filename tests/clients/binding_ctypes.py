@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Door "binding" from Python ctypes: memcpy_3d_batch_async_v2 of the shim.
 
 Run with the shim preloaded (it is loaded again here with ctypes.CDLL, which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ctypes mirror of the CUDA 13 batch structures, for the Python clients.
 
 Laid out as cuda.h lays them out (x86-64): CUmemcpy3DOperand is 40 bytes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The 1D batch (cuMemcpyBatchAsync) through one door, every byte checked.
  *

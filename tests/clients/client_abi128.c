@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The CUDA 12.8 ABI of the batch (with failIdx), which cuda.h 13 no longer
  * declares but the 13.0 driver still exports and hands out at version 12080.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The 12.8 and 13.0 signatures of cuMemcpyBatchAsync mixed up, as programs
  * that keep one function pointer type for both get them wrong.

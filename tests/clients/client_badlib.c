@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program linked to libcuda that uses the driver's memory functions, its
  * lookups and the batch, and prints the CUresult of each call, whatever it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Linked to libctorbatch, whose constructor made a batch before main(); main
  * makes one more and reports both.

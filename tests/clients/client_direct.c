@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Door "symbol", direct link: the program calls cuMemcpy3DBatchAsync as
  * cuda.h 13 spells it, which binds cuMemcpy3DBatchAsync_v2 (or, built with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shim loaded with dlopen by a program already linked to libcuda, the
  * way a plugin loader or a Python extension loads it:

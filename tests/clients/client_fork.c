@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork: the parent makes a batch, forks; the child makes a batch and exits;
  * the parent waits and makes no more.  Both through the linked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Memory kinds kept across batches (src/operands.c, src/memwrap.c): the
  * same batch again and again while memory changes kind between batches,

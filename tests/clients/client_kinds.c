@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One batch with an operand of every memory kind, as the shim must record
  * them (src/operands.c): pageable, array, pinned, managed, device.  The

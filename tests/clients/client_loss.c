@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Ways a process ends right after its batches returned, for the "nothing
  * lost" tests: each batch is one device-to-device op through the linked

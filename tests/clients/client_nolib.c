@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program that never links libcuda calls the shim's exported batch entry
  * points, found with dlsym(RTLD_DEFAULT).  Run with no usable driver, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda-python's way to the batch (cuda.bindings.driver), in C: dlopen
  * libcuda.so.1, dlsym "cuGetProcAddress_v2", resolve every function through

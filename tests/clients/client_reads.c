@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Op lists and operands the driver reads only in part: with the shim the
  * program must get exactly what the driver alone gives it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dlsym as seen by its caller.  Linked to libcbtnext (wrappers of cbt_who and
  * puts that use RTLD_NEXT) and libcbtbase; opens libcbtplugin (argument 1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The CUDA runtime's way to the batch (libcudart, static or shared), call for
  * call: the program does not link libcuda.

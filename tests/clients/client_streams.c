@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Three streams one after the other, each created, used for two batches and
  * destroyed; the double hands the freed handle out again, so a stale cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Validation and strict mode.  Linked to libcuda; the batch is called through
  * the linked cuMemcpy3DBatchAsync_v2 and cuMemcpy3DBatchAsync (12.8 ABI).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 8 threads at once, each making K batches of M ops through the linked
  * cuMemcpy3DBatchAsync_v2 (door symbol), each on its own stream.

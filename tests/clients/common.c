@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared set-up of the test clients (see common.h). */
 #include "common.h"
 

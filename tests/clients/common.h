@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared set-up of the test clients: the driver calls they need, memory of
  * every kind, ops built from a host-side model of each buffer, and checking

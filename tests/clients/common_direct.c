@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fill the driver table from the linked libcuda (clients linked with -lcuda). */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libctorbatch: a library whose constructor makes a batch through the
  * exported cuMemcpy3DBatchAsync_v2 while the program is still being loaded,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cuda-python (cuda.bindings) over the test double.
 
   cuda_python_client.py driver   cuda.bindings.driver.cuMemcpy3DBatchAsync

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcbtdlsymwrap: a dlsym wrapper in the careful manner: it forwards to
  * dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34") (then GLIBC_2.2.5, glibc's

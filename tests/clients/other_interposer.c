@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcbtother: another library that interposes on the driver, as profilers
  * and memory limiters do: it defines cuMemcpy3DBatchAsync_v2, cuMemAlloc_v2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcbtnext: wrappers in the manner of every interposing library: cbt_who()
  * and puts() find the definition they wrap with dlsym(RTLD_NEXT, ...), which

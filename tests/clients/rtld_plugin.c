@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcbtplugin: opened with dlopen(RTLD_LOCAL).  dlsym(RTLD_DEFAULT, ...)
  * from here searches the plugin's own scope too, so it finds its dependency's

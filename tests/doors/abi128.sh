@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The CUDA 12.8 ABI (failIdx): the shim's exported cuMemcpy3DBatchAsync and
 # cuMemcpy3DBatchAsync_ptsz (door symbol, src/doors.c), and the wrappers
 # cuGetProcAddress_v2 hands out at version 12080 (gpa_v1, gpa_v1_ptsz via

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The 12.8 and 13.0 signatures of cuMemcpyBatchAsync mixed up (client_abimix):
 # the 13.0 function given a failIdx where its stream goes (an address on the
 # caller's stack: stream_on_stack), the 12.8 function given the stream where

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CUBATCHTRACE_LIBCUDA naming no usable driver (a missing file, the shim
 # itself, an executable, a library that is not a driver), in a program linked
 # to libcuda (client_badlib): every call but the batch doors behaves as

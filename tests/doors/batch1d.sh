@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The 1D batch (cuMemcpyBatchAsync) through every door of the shim: the
 # exported functions (CUDA 13 and 12.8 ABIs, per-thread variants), dlsym on
 # the driver, cuGetProcAddress at 13000 and 12080, and the binding-shaped

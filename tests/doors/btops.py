@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Decode the ops of cubatchtrace:batch events from babeltrace2's text output,
 without the cubatchtrace tool: btops.py FIELD TRACE-TEXT
 

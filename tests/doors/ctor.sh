@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A library constructor makes a batch through the exported
 # cuMemcpy3DBatchAsync_v2 before main() and before anything else has used the
 # shim: the driver and the trace provider must be set up on that first call

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cuda-python itself (cuda-bindings 13.5.0) over the double:
 # cuda.bindings.driver.cuMemcpy3DBatchAsync resolves the batch through
 # cuGetProcAddress_v2 (found by dlsym: hooks dlsym + getprocaddress

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cuda-python's 1D batch over the double: cuda.bindings.driver.cuMemcpyBatchAsync
 # and cuda.bindings._v2.driver.memcpy_batch_async_v2 (tests/gpu/clients/py1d.py,
 # which the GPU suite runs on the real driver too) resolve cuMemcpyBatchAsync

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shim dlopened (RTLD_LOCAL, then RTLD_GLOBAL) by a program linked to
 # libcuda (client_dlopen): the driver it finds is the program's libcuda, not
 # itself (through its GOT the shim's own cuMemcpy3DBatchAsync_v2 is the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shim's dlsym (src/dlsym_stub.S + cbt_dlsym_hook): lookups it does not
 # answer keep the caller's point of view (RTLD_NEXT wrappers, RTLD_DEFAULT
 # from a plugin opened RTLD_LOCAL), and dlsym(libcuda, "cuMemcpy3DBatchAsync_v2")

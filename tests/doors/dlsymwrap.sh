@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A dlsym wrapper (tests/clients/dlsym_wrapper.c) that forwards with
 # dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"), preloaded before and after the
 # shim, under the CUDA runtime's sequence (client_runtime_seq: dlopen

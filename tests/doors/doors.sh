@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers of the door tests (sourced after tests/lib.sh).
 #
 # Sessions record every process of the user and tests run in parallel, so

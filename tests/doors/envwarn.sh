@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every CUBATCHTRACE_* setting the shim reads says once, on one stderr line
 # prefixed "cubatchtrace: ", when its value is not one it knows, and the
 # program runs as without the shim.  CUBATCHTRACE_TP_LIB naming the shim

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fork: the parent makes a batch, forks, the child makes one (traced through
 # liblttng-ust-fork preloaded after the shim), the parent waits.  Covers the
 # symbol door in a forked child: each process's events under its own vpid.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Another library that interposes on the driver (tests/clients/other_interposer.c:
 # cuMemcpy3DBatchAsync_v2, cuMemAlloc_v2, cuMemFree_v2, each forwarded with
 # dlsym(RTLD_NEXT, ...), counted and printed at exit), preloaded before and

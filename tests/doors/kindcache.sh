@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Memory kinds kept across batches (src/operands.c) and forgotten when memory
 # changes (src/memwrap.c), with the changes made through each door of the
 # driver: direct calls, pointers from cuGetProcAddress, pointers from dlsym.

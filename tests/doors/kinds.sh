@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Memory kinds and bytes in the trace (src/operands.c): one batch with a
 # pageable, an array, a pinned, a managed and a device source.  The pageable
 # source sits in the page of the CUarray handle, which a cache keyed by

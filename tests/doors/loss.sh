@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Nothing is lost: every batch whose call returned is in the trace, however
 # the process ends right after it (a forked child's _exit, abort, SIGKILL,
 # exec, many threads then _exit), counted exactly.  The shim writes each batch

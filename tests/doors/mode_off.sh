@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CUBATCHTRACE_MODE=off: every door forwards straight to the driver and
 # nothing is recorded (the mode check in cbt_batch, cuGetProcAddress and the
 # dlsym hook).  If the check were removed the batches would be recorded.

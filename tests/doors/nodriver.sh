@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # No usable driver: a program that does not link libcuda calls the shim's
 # exported batch functions (dlsym(RTLD_DEFAULT)) with LD_LIBRARY_PATH not
 # holding the double.  src/driver.c (load_real) and src/batch.c (no_driver)

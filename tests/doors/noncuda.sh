@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Programs that never touch CUDA run under the shim exactly as without it:
 # same stdout, stderr and exit status; and the shim does not load LTTng-UST
 # into a process that makes no batch (src/tp.c loads the provider lazily).

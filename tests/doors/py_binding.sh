@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Door "binding": memcpy_3d_batch_async_v2(num_ops, op_list, flags, h_stream)
 # exported by the shim (src/doors.c), called from Python ctypes with the
 # structures built by ctypes.Structure.  Without that export ctypes cannot

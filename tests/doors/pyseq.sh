@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cuda-python's sequence in C (client_pyseq): dlopen, dlsym(h,
 # "cuGetProcAddress_v2") (hook: the shim's dlsym hands out its own
 # cuGetProcAddress_v2), then ("cuMemcpy3DBatchAsync", 13000, 0 or 2) (hook:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The shim reads no more of an op list, and refuses no more, than the driver:
 # an op list that turns unreadable after an op the driver rejects, an
 # unreadable list the driver rejects without reading (NULL or legacy stream,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The CUDA runtime's sequence (client_runtime_seq, no libcuda link): dlopen,
 # one dlsym(h, "cuGetProcAddress_v2") (hook: the shim's dlsym), then
 # cuGetProcAddress asked for itself at 11030/12000 (hook: cbt_wrap_proc hands

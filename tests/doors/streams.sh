@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # What a stream handle names (id, context, device) is kept per thread across
 # batches (src/batch.c: describe_stream) until cuStreamDestroy or a context's
 # destruction, both wrapped (src/memwrap.c).  client_streams destroys each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Strict mode (src/batch.c: refuse): a batch with an error finding is not
 # forwarded (fakecuda_batch_calls() does not move), the door returns
 # CUDA_ERROR_INVALID_VALUE, the 12.8 ABI gets failIdx = the first bad op;

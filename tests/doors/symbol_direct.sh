@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Door "symbol", direct link: cuMemcpy3DBatchAsync_v2 and _v2_ptsz exported by
 # the shim (src/doors.c).  Without those exports the client binds the double's
 # functions and no batch event appears: every trace check fails.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The H200 accept/reject table (shared/facts/h200-driver.md), walked through
 # the shim over the double in observe mode: for every case the driver's
 # (double's) answer and the validator's verdict recorded in the trace must

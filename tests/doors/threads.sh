@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # 8 threads at once, each 25 batches of 6 ops through the exported
 # cuMemcpy3DBatchAsync_v2 (door symbol).  The blocking channel loses nothing,
 # so the counts are exact; per-thread scratch and the thread-safe first use

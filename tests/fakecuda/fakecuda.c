@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fakecuda: a test double of the NVIDIA driver (libcuda.so.1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fakecuda: test-only introspection of the fake libcuda.so.1.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/fakecuda: the test double of the NVIDIA driver.
 #
 # Built by plain `make` (the demo uses it too) as a libtool module, then

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Pins the test double's 1D batch call (cuMemcpyBatchAsync and its 12.8 ABI)
 # to what an H200 answered.  The client that measured the H200,
 # tests/gpu/clients/table1d.c, runs here over the double, and every line of

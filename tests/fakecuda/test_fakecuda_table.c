@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pins the fake driver (tests/fakecuda) to what the real one does on an H200
  * (shared/facts/h200-driver.md).  Every row of the facts file's accept/reject

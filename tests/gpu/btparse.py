@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read cubatchtrace traces for the GPU suite: babeltrace2's text output and `cubatchtrace show`.
 
 babeltrace2's text output (the `pretty` sink, default options) has one event
@@ -362,7 +363,7 @@ class Trace:
                 for k in ("op", "other_op"):
                     t[k] = None if f.get(k, "-") == "-" else int(f[k])
                 for k in ("value", "limit"):
-                    t[k] = int(f.get(k, 0))
+                    t[k] = int(str(f.get(k, 0)), 0)  # hexadecimal for addresses, handles, flags
                 self.findings.setdefault(bid, []).append(t)
 
     def errors(self, bid):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make check: the GPU suite (tests/gpu/suite.py) dry-run over the CPU test
 # double, so that its clients, trace parsing and verdicts are exercised on
 # every machine.  One TAP line per suite case, plus the report's shape.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/gpu: the GPU test suite.  It needs an NVIDIA GPU and runs by hand on
 # the GPU machine (tests/gpu/README.md):
 #

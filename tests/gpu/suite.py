@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The GPU test suite of cubatchtrace (driven by tests/gpu/run; see tests/gpu/README.md).
 
 Every case runs one client (tests/gpu/clients, built into CBT_GPU_BIN by

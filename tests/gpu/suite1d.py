@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The 1D batch (cuMemcpyBatchAsync) in the GPU suite: its cases, built by cases(S) where S is the suite module.
 
   1d-DOOR          client_1d through each driver door: every byte checked by the client; the trace holds its

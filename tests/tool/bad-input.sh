@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Bad input that needs no session daemon: each gets ONE line on stderr that
 # says what and where, exit status 2, nothing on stdout -- for summary and check.
 # Also input that libbabeltrace2 2.0.4 does not survive (it crashes, allocates

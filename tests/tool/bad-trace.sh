@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Bad LTTng traces: no cubatchtrace events (a session recording
 # lttng_ust_statedump:* only), a truncated and a corrupted stream file, a
 # metadata file cut inside a packet (libbabeltrace2 2.0.4 loops forever on

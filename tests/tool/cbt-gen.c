@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cbt-gen: emit cubatchtrace events through the real tracepoint provider,
  * for batches whose every op is known, so that tests know the figures a

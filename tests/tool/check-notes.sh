@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `cubatchtrace check` says in a `#` line what its exit status and finding
 # lines cannot: how many inline findings disagree with the reader's validator
 # (exit 3), and how many batches could not be validated (malformed,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Batches across two GPUs, for tests/tool/peer.sh (run with
  * FAKECUDA_DEVICE_COUNT=2 over the test double of the driver).

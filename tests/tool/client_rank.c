@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One rank of a job, for tests/tool/hosts.sh and tests/tool/job-kill.sh:
  * N batches of K device-to-device ops of 4 KiB each, over the test double of

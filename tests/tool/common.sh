@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the tests of the cubatchtrace tool (sourced after tests/lib.sh).
 CBT="$top_builddir/tools/cubatchtrace"
 GEN="$top_builddir/tests/tool/cbt-gen"
@@ -50,6 +51,20 @@ compare_trace() {
     done <"$CBT_TMP/expect.out"
 }
 
+# usage_error_lines DESCRIPTION STATUS STDOUT-FILE STDERR-FILE PATTERN [COMMAND]: a
+# usage error is exit 2, nothing on stdout, and on stderr one line starting
+# "cubatchtrace[ COMMAND]: " that matches PATTERN, then "Try 'cubatchtrace[ COMMAND] --help' ...".
+usage_error_lines() {
+    is "$2" 2 "$1: exit status 2"
+    is "$(wc -c <"$3" | tr -d ' ')" 0 "$1: nothing on stdout"
+    is "$(wc -l <"$4" | tr -d ' ')" 2 "$1: two lines on stderr: the error, then where to look"
+    _p="cubatchtrace${6:+ $6}"
+    head -1 "$4" | grep -q "^$_p: "; ok $? "$1: the error starts with '$_p:'"
+    head -1 "$4" | grep -q -- "$5"; ok $? "$1: the error says '$5'"
+    is "$(sed -n 2p "$4")" "Try '$_p --help' for more information." "$1: then Try '$_p --help'"
+    [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
+}
+
 # one_line_error DESCRIPTION STATUS STDOUT-FILE STDERR-FILE [PATTERN]
 one_line_error() {
     is "$2" 2 "$1: exit status 2"
@@ -58,6 +73,23 @@ one_line_error() {
     if [ -n "${5:-}" ]; then
         grep -q -- "$5" "$4"; ok $? "$1: the line says '$5'"
     fi
-    grep -q '^cubatchtrace: ' "$4"; ok $? "$1: the line starts with cubatchtrace:"
+    grep -Eq '^cubatchtrace( (run|summary|check|show|rules))?: ' "$4"
+    ok $? "$1: the line starts with 'cubatchtrace:' or 'cubatchtrace COMMAND:'"
     [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
+}
+
+# build_client_cxx BIN [FLAGS...]: tests/tool/client_cxx.cc with debug
+# information and a build id, against the test double; 1 (reason in
+# $CBT_CXX_FAIL) when no C++ compiler or the build fails.
+build_client_cxx() {
+    _bin=$1; shift
+    _cxx=${CXX:-$(command -v c++ || command -v g++ || command -v clang++)}
+    if [ -z "$_cxx" ]; then CBT_CXX_FAIL="no C++ compiler"; return 1; fi
+    mkdir -p "$(dirname "$_bin")"
+    # shellcheck disable=SC2086
+    if ! $_cxx -g -O1 -Wl,--build-id $CUDA_CPPFLAGS "$@" -o "$_bin" "$top_srcdir/tests/tool/client_cxx.cc" \
+            -L"$CBT_FAKECUDA_DIR" -lcuda >"$CBT_TMP/cxx.log" 2>&1; then
+        CBT_CXX_FAIL="client_cxx.cc does not build: $(head -c 300 "$CBT_TMP/cxx.log")"
+        return 1
+    fi
 }

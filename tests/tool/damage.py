@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Damage copies of a trace and read each with `cubatchtrace summary` and `check`.
 
     damage.py CUBATCHTRACE TRACE WORKDIR SECONDS FIRST-SEED TIMEOUT MEMORY
@@ -151,7 +152,7 @@ while k < first + len(kinds) or time.monotonic() - start < seconds:
         emit(len(lines) <= 1, "%s prints at most one line on stderr (%d)" % (what, len(lines)))
         if status == 2:
             emit(len(out) == 0, "%s fails with nothing on stdout" % what)
-            emit(len(lines) == 1 and lines[0].startswith("cubatchtrace: "), "%s says why, once" % what)
+            emit(len(lines) == 1 and lines[0].startswith("cubatchtrace %s: " % cmd), "%s says why, once" % what)
             print("#   %s" % (lines[0] if lines else "(nothing on stderr)"))
         if len(lines) > 1 or status not in statuses[cmd]:
             for line in lines[:5]:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End to end: `cubatchtrace run -- examples/demo` over the test double of the
 # driver, with the real shim.  The summary's totals must equal what the demo
 # itself counts of the batches it issued, the overlapping batch must show up
@@ -30,6 +31,16 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".
 dirs=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%d" % (r["name"], r["ops"]) for r in d["by_direction"])))' "$CBT_TMP/summary.json")
 is "$dirs" "AtoD=1 DtoA=1 DtoD=18 DtoH=3 HtoD=8" "ops by direction: 8 HtoD, 16+2 DtoD, 1 DtoA, 1 AtoD, 3 DtoH"
 
+version=$("$CBT" --version | sed 's/^cubatchtrace //')
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["recorded_by"], d["read_by"])' "$CBT_TMP/summary.json")" \
+   "['$version'] $version" "the trace says which version recorded it: the tool's own ($version)"
+# the call site: the line of examples/demo.c that calls cuMemcpy3DBatchAsync
+line=$(grep -n 'CHECK(cuMemcpy3DBatchAsync' "$top_srcdir/examples/demo.c" | cut -d: -f1)
+is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["callers"][0]["name"].split(" ")[0])' "$CBT_TMP/summary.json")" \
+   "demo.c:$line" "JSON: the call site is demo.c:$line"
+"$CBT" summary "$CBT_TMP/demo" | grep -A4 '^# Top call sites' | grep -q "^demo.c:$line (batch, demo+0x[0-9a-f]*) "
+ok $? "text: the call site is demo.c:$line (batch, demo+0x...)"
+
 # observe mode: the shim records the ops and validates nothing; the finding is the reader's
 "$BABELTRACE2" "$CBT_TMP/demo" >"$CBT_TMP/demo.txt" 2>&1
 is "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/demo.txt")" 0 "the trace holds no finding event"
@@ -41,6 +52,7 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["i
 "$CBT" check "$CBT_TMP/demo" >"$CBT_TMP/check.out" 2>&1
 is "$?" 1 "check exits 1: a hazard at the default threshold"
 grep -q 'overlap_dst_dst' "$CBT_TMP/check.out"; ok $? "check names the finding"
+grep '^hazard overlap_dst_dst' "$CBT_TMP/check.out" | grep -q " caller=demo.c:$line (batch, "; ok $? "check names its call site demo.c:$line"
 "$CBT" check --fail-on error "$CBT_TMP/demo" >/dev/null 2>&1
 is "$?" 0 "check --fail-on error exits 0: no error finding"
 done_testing

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What a trace of cbt-gen holds, and what `cubatchtrace summary --json` must report.
 
     expect.py CATALOG_H SUMMARY_JSON -- SPEC...

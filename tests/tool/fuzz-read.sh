@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fuzzing the reading path: copies of a real trace damaged at fixed seeds
 # (random bytes over the stream files, over packet headers, bit flips,
 # truncated stream and metadata files, damaged metadata), each read with

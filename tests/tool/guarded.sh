@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Running cubatchtrace on input that may crash, swell or hang its decoder
 # (sourced after tests/tool/common.sh).
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A job on two hosts, played on this machine: two session daemons, each in
 # its own UTS and mount namespace (hostnames cbt-host-a and cbt-host-b, own
 # /var/run/lttng and LTTNG_HOME), both streaming through `cubatchtrace run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A rank killed with SIGKILL in the middle of a job: one host (played in its
 # own namespaces, tests/tool/job.sh), four ranks under `cubatchtrace run
 # --relayd` making 60 batches of 2 ops, 30 ms apart; once rank 2 has made 5

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shell helpers for the tests of a job on several hosts (sourced after
 # tests/lib.sh and tests/tool/common.sh): one local lttng-relayd, and "hosts"
 # played on this machine by UTS and mount namespaces (`unshare`, as root),

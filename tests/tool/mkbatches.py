@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write a handmade CTF 1.8 trace of cubatchtrace batch events, for what
 LTTng never writes: chunks that do not fit the format, in any order.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write a handmade CTF 1.8 trace whose only event holds a sequence of LEN
 bytes, LEN being the value of its length field, with 64 bytes behind it:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write a tiny handmade CTF 1.8 trace: mkctf.py DIR EVENT-NAME [COUNT]
 
 One stream, one event class EVENT-NAME with a single uint32 field `value`:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Batches across two GPUs: tests/tool/client_peer over the test double with
 # two devices (FAKECUDA_DEVICE_COUNT=2), under the shim, while a session
 # records.  The trace must carry each op's source and destination device (as

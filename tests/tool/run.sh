@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `cubatchtrace run -- PROGRAM`: records the program, prints the summary,
 # exits with the program's status (128+N when killed by signal N), and leaves
 # no session and no daemon of its own behind.
@@ -62,7 +63,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     env -i PATH="$PATH" HOME=/nonexistent TMPDIR="$CBT_TMP/nobody/tmp" CUBATCHTRACE_SHIM="$CUBATCHTRACE_SHIM" \
         setpriv --reuid=nobody --regid=nogroup --clear-groups \
         "$CBT" run -o "$CBT_TMP/nobody/t" --json -- "$GEN" n=2,ops=5 --exit 5 >"$CBT_TMP/nobody.json" 2>"$CBT_TMP/nobody.err"
-    is $? 5 "private daemon: exit status propagated"
+    st=$?
+    is $st 5 "private daemon: exit status propagated"
+    [ $st -eq 5 ] || sed 's/^/#   stderr: /' "$CBT_TMP/nobody.err"
     is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"])' "$CBT_TMP/nobody.json")" \
        "2 10" "private daemon: the summary holds the program's batches"
     is "$(pgrep -u nobody -x lttng-sessiond | wc -l)" "$before" "private daemon: stopped afterwards"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `summary --json` reports exactly what the generator's batches hold: batches,
 # ops, bytes, failed/refused/no-driver batches, driver time, the rows of every
 # table (by_api, by_door, by_api_door, by_direction, by_device, by_memkinds,
@@ -131,8 +132,11 @@ grep -q '^# failed batches: 2 ' "$CBT_TMP/a.txt"; ok $? "text: failed batches"
 grep -q '^# refused batches: 2 ' "$CBT_TMP/a.txt"; ok $? "text: refused batches"
 grep -q '^# no-driver batches: 1$' "$CBT_TMP/a.txt"; ok $? "text: no-driver batches"
 grep -q '^Name *| *Batches | *Ops | *Bytes | *% | *Avg | *Min | *Max$' "$CBT_TMP/a.txt"; ok $? "text: THAPI-style columns"
-grep -q '^cbt-gen+0x[0-9a-f]* (gen_site_a+0x1) *| *27 |' "$CBT_TMP/a.txt"; ok $? "text: call site gen_site_a named (27 batches)"
-grep -q '^cbt-gen+0x[0-9a-f]* (gen_site_b+0x1) *| *2 |' "$CBT_TMP/a.txt"; ok $? "text: call site gen_site_b named (2 batches)"
+# the generator's call sites are its functions' first bytes: their lines are those of the definitions
+la=$(grep -n '^void gen_site_a(' "$top_srcdir/tests/tool/cbt-gen.c" | cut -d: -f1)
+lb=$(grep -n '^void gen_site_b(' "$top_srcdir/tests/tool/cbt-gen.c" | cut -d: -f1)
+grep -q "^cbt-gen.c:$la (gen_site_a, cbt-gen+0x[0-9a-f]*) *| *27 |" "$CBT_TMP/a.txt"; ok $? "text: call site gen_site_a named cbt-gen.c:$la (27 batches)"
+grep -q "^cbt-gen.c:$lb (gen_site_b, cbt-gen+0x[0-9a-f]*) *| *2 |" "$CBT_TMP/a.txt"; ok $? "text: call site gen_site_b named cbt-gen.c:$lb (2 batches)"
 grep -q "pid $(cat "$CBT_TMP/a.pids") cbt-gen *| *29 |" "$CBT_TMP/a.txt"; ok $? "text: --by process row"
 grep -q "stream 0x1000 (id 7) *| *26 |" "$CBT_TMP/a.txt"; ok $? "text: --by stream row (stream 0x1000)"
 grep -q "stream 0x2000 (id 9) *| *1 |" "$CBT_TMP/a.txt"; ok $? "text: --by stream row (stream 0x2000)"

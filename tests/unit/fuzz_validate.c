@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the validator: random bytes become an op list with
  * operand infos; the validator must not crash, must not write past its cap,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs the validator's libFuzzer target for a bounded time (TAP).
 # CBT_FUZZ_SECONDS overrides the default of 20 seconds.
 set -u

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/unit: the pure validator's tests (TAP), its libFuzzer target and the rules-doc check.
 
 unit_validate_tests = \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A brute-force reference for the overlap rules, over small batches: each
  * operand's footprint is materialised as a set of bytes (pointers) or

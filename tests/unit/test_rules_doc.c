@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * docs/rules.md must list the catalogue's rules: the table rows
  * "| # | `name` | severity | meaning | triggered by |" in catalogue order, with

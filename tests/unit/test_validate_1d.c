@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The validator on the 1D batch (cuMemcpyBatchAsync): every 1D rule fires
  * on one case and not on the valid one, attribute errors keep the copies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The overlap rules: exact row-level footprints, arrays, big batches, and a brute-force cross-check. */
 #include "vtest.h"
 #include "ref_overlap.h"

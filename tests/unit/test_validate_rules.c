@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every rule of the catalogue: one case that fires it, one that must not. */
 #include "vtest.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The accept/reject table of docs' facts file (the real driver on an H200,
  * /work/shared/facts/h200-driver.md), walked through the validator: an error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the validator's unit tests: op and info builders. */
 #ifndef CBT_TESTS_UNIT_VTEST_H
 #define CBT_TESTS_UNIT_VTEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared part of the GPU test clients (tests/gpu): the data suite every
  * client runs through its own door, and the manifest it prints so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client for the driver-API doors of cuMemcpy3DBatchAsync.
  *

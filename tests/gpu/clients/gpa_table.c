@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bare driver, no shim: does cuGetProcAddress_v2 hand out exactly the
  * exported symbols (dlsym on the libcuda handle) for the four batch variants

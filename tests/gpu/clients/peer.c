@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client: batches between two GPUs, and locHints naming a device.
  *

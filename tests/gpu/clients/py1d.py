@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """GPU test client for the Python doors of the 1D batch (cuMemcpyBatchAsync).
 
     python3 py1d.py driver    cuda.bindings.driver.cuMemcpyBatchAsync

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """GPU test client for the Python doors of cuMemcpy3DBatchAsync.
 
     python3 pyclient.py ctypes       memcpy_3d_batch_async_v2, the shim's binding entry, through ctypes

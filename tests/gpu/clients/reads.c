@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client: how much of a batch the driver reads before it answers.
  *

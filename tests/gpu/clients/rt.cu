@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client for programs built by nvcc against the CUDA runtime.
  * Built four ways by tests/gpu/build: static runtime (nvcc's default) and

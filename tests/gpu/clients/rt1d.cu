@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client: cudaMemcpyBatchAsync, the CUDA runtime's 1D batch.
  * Built by tests/gpu/build like rt.cu: static runtime and --cudart shared,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * GPU test client: what the driver answers to the 1D batch call,
  * cuMemcpyBatchAsync, row by row (the accept/reject table of docs/rules.md).
