@@ -710,6 +710,8 @@ static int cmp_u16(const void *x, const void *y)
     return (int)*(const uint16_t *)x - (int)*(const uint16_t *)y;
 }
 
+static int cmp_recorder(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
 void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
 {
     w->batches += p->batches;
@@ -734,6 +736,13 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     rows_merge(w->order, p->order, NORDER);
     rows_merge(w->bsize, p->bsize, NHIST);
     rows_merge(w->osize, p->osize, NHIST);
+    /* the recorders' versions: in the order seen when one part recorded any,
+     * sorted once several did (which came first is not known) */
+    bool several_recorders = w->nrecorders && p->nrecorders;
+    for (unsigned i = 0; i < p->nrecorders; i++)
+        cbt_agg_recorded_by(w, p->recorders[i]);
+    if (several_recorders)
+        qsort(w->recorders, w->nrecorders, sizeof(w->recorders[0]), cmp_recorder);
     ktab_merge(&w->procs, &p->procs);
     ktab_merge(&w->threads, &p->threads);
     ktab_merge(&w->streams, &p->streams);

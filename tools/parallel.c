@@ -121,7 +121,11 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     pthread_mutex_destroy(&p.lock);
     int rc = p.failed ? 2 : 0;
     if (rc == 0 && p.events == 0 && !o->allow_empty) {
-        if (o->ninputs == 1)
+        if (o->begin || o->end)
+            cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
+                    o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+                    o->end ? o->end : "(the end)");
+        else if (o->ninputs == 1)
             cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
                     o->inputs[0]);
         else

@@ -54,7 +54,9 @@ run = d["runs"][0]
 drv = run.get("tool", {}).get("driver", {})
 check(drv.get("name") == "cubatchtrace", "run.tool.driver.name (required)")
 src = open(catalog).read().replace("\\\n", " ")
-cat = re.findall(r'X\((\w+), (\d+), CBT_SEV_(\w+),\s*"([^"]*)"', src)
+# a rule's text may be several adjacent string literals: joined, as the compiler does
+cat = [(n, v, sv, "".join(re.findall(r'"([^"]*)"', lits)))
+       for n, v, sv, lits in re.findall(r'X\((\w+), (\d+), CBT_SEV_(\w+),\s*((?:"[^"]*"\s*)+)\)', src)]
 rules = drv.get("rules", [])
 check(len(rules) == len(cat) > 20, "driver.rules: one per catalogue rule (%d)" % len(cat))
 levels = {"ERROR": "error", "HAZARD": "warning", "WARNING": "note"}
