@@ -3,7 +3,7 @@
 # What a stream handle names (id, context, device) is kept per thread across
 # batches (src/batch.c: describe_stream) until cuStreamDestroy or a context's
 # destruction, both wrapped (src/memwrap.c).  client_streams destroys each
-# stream and creates the next, which the double places at a freed handle when malloc gives it back:
+# stream and creates the next, which the double places at the freed handle (it hands destroyed handles out again):
 # every batch must still be recorded with its own stream's id, whether
 # cuStreamDestroy was linked or came from cuGetProcAddress.
 . "$top_srcdir/tests/lib.sh"

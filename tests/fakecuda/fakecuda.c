@@ -853,14 +853,31 @@ FC_ENTRY(CUresult, cuPointerGetAttributes,
 
 /* ---------------------------------------------------------------- streams */
 
+/*
+ * Destroyed streams are kept (a few) and their handles handed out again by
+ * the next cuStreamCreate, last destroyed first, as a driver may: whatever
+ * else the process allocates in between, a program that destroys a stream
+ * and creates the next gets the freed handle back.
+ */
+#define FC_STREAMS_KEPT 8
+static struct fc_stream *fc_streams_freed; /* under fc_lock, through ->next */
+static int fc_nstreams_freed;
+
 FC_ENTRY(CUresult, cuStreamCreate, (CUstream *phStream, unsigned int Flags))
 {
     if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    struct fc_stream *s = calloc(1, sizeof *s);
-    if (!s)
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_streams_freed;
+    if (s) {
+        fc_streams_freed = s->next;
+        fc_nstreams_freed--;
+        memset(s, 0, sizeof *s);
+    }
+    pthread_mutex_unlock(&fc_lock);
+    if (!s && !(s = calloc(1, sizeof *s)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     s->ctx = fc_current;
     s->id = atomic_fetch_add(&fc_next_id, 1);
@@ -879,12 +896,21 @@ FC_ENTRY(CUresult, cuStreamDestroy_v2, (CUstream hStream))
     while (*pp && (CUstream)*pp != hStream)
         pp = &(*pp)->next;
     struct fc_stream *s = *pp;
-    if (s)
+    bool kept = false;
+    if (s) {
         *pp = s->next;
+        if (fc_nstreams_freed < FC_STREAMS_KEPT) {
+            s->next = fc_streams_freed;
+            fc_streams_freed = s;
+            fc_nstreams_freed++;
+            kept = true;
+        }
+    }
     pthread_mutex_unlock(&fc_lock);
     if (!s)
         return CUDA_ERROR_INVALID_HANDLE;
-    free(s);
+    if (!kept)
+        free(s);
     return CUDA_SUCCESS;
 }
 
