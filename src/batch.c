@@ -22,6 +22,7 @@
 #include "batch.h"
 #include "capture.h"
 #include "operands.h"
+#include "process.h"
 #include "memwrap.h"
 #include "report.h"
 #include "settings.h"
@@ -349,8 +350,10 @@ static void first_batch(void)
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     cbt_capture_init();
-    if (cfg->mode != CBT_MODE_OFF)
+    if (cfg->mode != CBT_MODE_OFF) {
         cbt_tracing_init();
+        cbt_trace_process(); /* once per process, with the provider loaded */
+    }
     __atomic_store_n(&cbt_ready, 1, __ATOMIC_RELEASE);
 }
 

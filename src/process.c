@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,7 +37,7 @@ static int64_t job_rank(const char **var)
     return -1;
 }
 
-void cbt_trace_process(void)
+static void trace_process(void)
 {
     if (!cbt_tp_enabled(process))
         return;
@@ -48,3 +49,8 @@ void cbt_trace_process(void)
     int64_t rank = job_rank(&var);
     cbt_tp(process, host, rank, var, __builtin_return_address(0));
 }
+
+/* Once per process, however many threads make their first batch at once. */
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
+void cbt_trace_process(void) { pthread_once(&process_once, trace_process); }

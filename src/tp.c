@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "driver.h"
-#include "process.h"
 
 static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
 
@@ -80,7 +79,6 @@ static void load_provider(void)
         dlclose(h);
         return;
     }
-    cbt_trace_process();
 }
 
 void cbt_tracing_init(void) { pthread_once(&provider_once, load_provider); }
