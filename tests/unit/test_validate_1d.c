@@ -73,24 +73,10 @@ static void base(void)
 static void expect(const char *what, unsigned rule, uint64_t op, uint64_t other, unsigned side, uint64_t value,
                    uint64_t limit)
 {
-    vt_run(V, &B, &R);
-    const struct cbt_finding *f = vt_find(&R, rule);
-    int good = vt_count(&R, rule) == 1 && f && f->severity == cbt_rules[rule].severity && f->op == op &&
-               f->other_op == other && f->side == side && f->value == value && f->limit == limit;
-    if (!tap_ok(good, "%s: %s", cbt_rules[rule].name, what)) {
-        tap_diag("want op %lld other %lld side %s value %" PRIu64 " limit %" PRIu64,
-                 op == CBT_NO_OP ? -1LL : (long long)op, other == CBT_NO_OP ? -1LL : (long long)other,
-                 cbt_side_name(side), value, limit);
-        vt_dump(&R);
-    }
+    vt_expect(V, &B, &R, what, rule, op, other, side, value, limit);
 }
 
-static void expect_clean(const char *what)
-{
-    vt_run(V, &B, &R);
-    if (!tap_ok(R.n == 0, "%s", what))
-        vt_dump(&R);
-}
+static void expect_clean(const char *what) { vt_expect_clean(V, &B, &R, what); }
 
 /* Only these rules, in this order. */
 static void expect_only(const char *what, int n, const unsigned *rules)

@@ -126,4 +126,30 @@ static inline void vt_dump(const struct vt_res *r)
     }
 }
 
+/* Exactly one finding of `rule` in the run of batch b, with these fields; `what` says which behaviour is checked. */
+static inline int vt_expect(struct cbt_validator *v, const struct cbt_batch_view *b, struct vt_res *r, const char *what,
+                            unsigned rule, uint64_t op, uint64_t other, unsigned side, uint64_t value, uint64_t limit)
+{
+    vt_run(v, b, r);
+    const struct cbt_finding *f = vt_find(r, rule);
+    int good = vt_count(r, rule) == 1 && f && f->severity == cbt_rules[rule].severity && f->op == op &&
+               f->other_op == other && f->side == side && f->value == value && f->limit == limit;
+    if (!tap_ok(good, "%s: %s", cbt_rules[rule].name, what)) {
+        tap_diag("want op %lld other %lld side %s value %" PRIu64 " limit %" PRIu64,
+                 op == CBT_NO_OP ? -1LL : (long long)op, other == CBT_NO_OP ? -1LL : (long long)other,
+                 cbt_side_name(side), value, limit);
+        vt_dump(r);
+    }
+    return good;
+}
+
+/* No finding at all. */
+static inline void vt_expect_clean(struct cbt_validator *v, const struct cbt_batch_view *b, struct vt_res *r,
+                                   const char *what)
+{
+    vt_run(v, b, r);
+    if (!tap_ok(r->n == 0, "%s", what))
+        vt_dump(r);
+}
+
 #endif
