@@ -143,24 +143,6 @@ static int lttng(const struct keeper *k, char *const args[])
     return spawn(k, argv);
 }
 
-/* The last line of the log that is not a command: what failed. */
-static void last_line(const struct keeper *k, char *buf, size_t len)
-{
-    buf[0] = 0;
-    FILE *f = fopen(k->log, "r");
-    if (!f)
-        return;
-    char line[1024];
-    while (fgets(line, sizeof(line), f)) {
-        size_t l = strlen(line);
-        while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
-            line[--l] = 0;
-        if (l && line[0] != '$')
-            snprintf(buf, len, "%s", line);
-    }
-    fclose(f);
-}
-
 static pid_t start_sessiond(const struct keeper *k, char *err, size_t errlen)
 {
     char pidfile[PATH_MAX];
@@ -238,7 +220,7 @@ static int make_session(const struct keeper *k, char *err, size_t errlen)
         int st = lttng(k, steps[i]);
         if (st != 0) {
             char line[512];
-            last_line(k, line, sizeof(line));
+            cbt_log_last_line(k->log, line, sizeof(line));
             snprintf(err, errlen, "`lttng %s` failed (status %d): %s", steps[i][0], st, *line ? line : "no output");
             if (i > 0)
                 lttng(k, destroy);

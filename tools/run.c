@@ -184,24 +184,6 @@ static int spawn(struct run *r, char *const argv[])
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The last non-empty line of the log (what lttng said when it failed). */
-static void last_log_line(struct run *r, char *buf, size_t len)
-{
-    buf[0] = 0;
-    FILE *f = fopen(r->log, "r");
-    if (!f)
-        return;
-    char line[1024];
-    while (fgets(line, sizeof(line), f)) {
-        size_t l = strlen(line);
-        while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
-            line[--l] = 0;
-        if (l && line[0] != '$')
-            snprintf(buf, len, "%s", line);
-    }
-    fclose(f);
-}
-
 static int lttng(struct run *r, const char *what, char *const args[])
 {
     char *argv[32];
@@ -214,7 +196,7 @@ static int lttng(struct run *r, const char *what, char *const args[])
     int st = spawn(r, argv);
     if (st != 0) {
         char line[1024];
-        last_log_line(r, line, sizeof(line));
+        cbt_log_last_line(r->log, line, sizeof(line));
         cbt_err("run: `lttng %s` failed (status %d): %s", what, st, *line ? line : "no output");
         return -1;
     }

@@ -224,3 +224,20 @@ void cbt_progress(void)
     if (progress_listener)
         progress_listener();
 }
+
+void cbt_log_last_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        size_t l = strlen(line);
+        while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
+            line[--l] = 0;
+        if (l && line[0] != '$')
+            snprintf(buf, len, "%s", line);
+    }
+    fclose(f);
+}

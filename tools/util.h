@@ -50,6 +50,10 @@ const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len);
 /* ---- progress ---- */
 /* A long step of our own tells whoever watches (guard.c, in its child) that
  * the work moves; nothing happens when nobody listens. */
+/* The last non-empty line of the log at `path` that is not a command line
+ * (`$ ...`): what a failed lttng command said; "" when there is none. */
+void cbt_log_last_line(const char *path, char *buf, size_t len);
+
 void cbt_progress(void);
 void cbt_progress_listen(void (*fn)(void));
 

@@ -1199,8 +1199,8 @@ def py(mode):
 def build_cases():
     site_env = {"PYTHONPATH": SITE + ((":" + ENV["PYTHONPATH"]) if ENV.get("PYTHONPATH") else "")} if SITE else {}
     C = [
-        Case("gpa-vs-dlsym", "bare driver: cuGetProcAddress_v2 hands out the exported symbols (dlsym) for the four "
-             "batch variants and for cuGetProcAddress itself", gpa_case),
+        Case("gpa-vs-dlsym", "bare driver: cuGetProcAddress_v2 hands out the exported symbols (dlsym) for the eight "
+             "batch variants (3D and 1D) and for cuGetProcAddress itself", gpa_case),
         Case("drv-v2", "direct link, cuMemcpy3DBatchAsync_v2: data arrives; trace api _v2, door symbol",
              data_case([b("drv"), "data", "v2"], API_V2, "symbol")),
         Case("drv-v2_ptsz", "direct link, cuMemcpy3DBatchAsync_v2_ptsz: data; api _v2_ptsz, door symbol",
