@@ -443,7 +443,8 @@ static CUresult common(const struct call *k, void *caller)
         n = cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
                                     k->stream, stream_known, b.device_count, &attrs_read);
         ops = NULL;
-        if ((s = scratch_for(n)) != NULL)
+        /* the copies as ops only: the operand arrays are the validator's, grown when it runs */
+        if ((s = scratch_for(0)) != NULL)
             ops = copies_as_ops(s, k, n);
         if (!ops)
             n = 0;
@@ -465,8 +466,7 @@ static CUresult common(const struct call *k, void *caller)
     bool refuse = false;
     size_t refuse_at = SIZE_MAX;
     if (cbt_always_validate) {
-        if (!s)
-            s = scratch_for(n);
+        s = scratch_for(n);
         if (s && c) {
             size_t nf = validate(s, c, k, n, ops, b.device_count, attrs_read, abi);
             size_t kept = nf < s->cap_findings ? nf : s->cap_findings;
