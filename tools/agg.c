@@ -633,25 +633,10 @@ struct cbt_agg *cbt_agg_new_part(struct cbt_agg *whole)
     return a;
 }
 
-static void row_merge(struct row *into, const struct row *r)
-{
-    into->batches += r->batches;
-    into->ops += r->ops;
-    into->bytes += r->bytes;
-    if (r->n) {
-        if (into->n == 0 || r->min < into->min)
-            into->min = r->min;
-        if (r->max > into->max)
-            into->max = r->max;
-        into->n += r->n;
-        into->sum += r->sum;
-    }
-}
-
 static void rows_merge(struct row *into, const struct row *r, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        row_merge(&into[i], &r[i]);
+        cbt_row_merge(&into[i], &r[i]);
 }
 
 static void ktab_merge(struct ktab *into, const struct ktab *t)
@@ -669,9 +654,9 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->rank = e->rank;
             d->rank_var = e->rank_var;
         }
-        row_merge(&d->row, &e->row);
+        cbt_row_merge(&d->row, &e->row);
     }
-    row_merge(&into->other.row, &t->other.row);
+    cbt_row_merge(&into->other.row, &t->other.row);
     into->overflowed += t->overflowed;
 }
 

@@ -22,6 +22,22 @@ struct row {
     uint64_t n, sum, min, max; /* the table's measure: driver ns per batch or bytes per op */
 };
 
+/* Add row r into `into` (counts, and the measure's count, sum, min and max). */
+static inline void cbt_row_merge(struct row *into, const struct row *r)
+{
+    into->batches += r->batches;
+    into->ops += r->ops;
+    into->bytes += r->bytes;
+    if (r->n) {
+        if (into->n == 0 || r->min < into->min)
+            into->min = r->min;
+        if (r->max > into->max)
+            into->max = r->max;
+        into->n += r->n;
+        into->sum += r->sum;
+    }
+}
+
 /* A bounded hash table keyed by three words (a process, thread, stream or
  * call site) with an "other" row when full. */
 struct kent {

@@ -88,21 +88,6 @@ static struct table *new_table(struct tables *ts, const char *key, const char *t
     return t;
 }
 
-static void merge_row(struct row *into, const struct row *r)
-{
-    into->batches += r->batches;
-    into->ops += r->ops;
-    into->bytes += r->bytes;
-    if (r->n) {
-        if (into->n == 0 || r->min < into->min)
-            into->min = r->min;
-        if (r->max > into->max)
-            into->max = r->max;
-        into->n += r->n;
-        into->sum += r->sum;
-    }
-}
-
 /* A keyed table as rows, sorted by bytes, at most `top` + "other". */
 static void ktab_rows(struct cbt_agg *a, struct table *t, struct ktab *k, size_t top, struct row *other,
                       void (*name)(struct cbt_agg *, const struct kent *, char *, size_t))
@@ -116,9 +101,9 @@ static void ktab_rows(struct cbt_agg *a, struct table *t, struct ktab *k, size_t
     }
     qsort(t->rows + first, t->n - first, sizeof(*t->rows), cmp_trow);
     memset(other, 0, sizeof(*other));
-    merge_row(other, &k->other.row);
+    cbt_row_merge(other, &k->other.row);
     while (t->n - first > top)
-        merge_row(other, t->rows[--t->n].r);
+        cbt_row_merge(other, t->rows[--t->n].r);
     trow_add(t, "other", other);
 }
 
@@ -206,7 +191,7 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
                 tmp[m].site = &ts->sites[m];
                 m++;
             }
-            merge_row(&ts->merged[j], &e->row);
+            cbt_row_merge(&ts->merged[j], &e->row);
         }
         if (tmp)
             qsort(tmp, m, sizeof(*tmp), cmp_trow);
@@ -216,9 +201,9 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
                 if (t->n && t->rows[t->n - 1].r == tmp[j].r)
                     t->rows[t->n - 1].site = tmp[j].site;
             } else
-                merge_row(&ts->caller_other, tmp[j].r);
+                cbt_row_merge(&ts->caller_other, tmp[j].r);
         }
-        merge_row(&ts->caller_other, &a->callers.other.row);
+        cbt_row_merge(&ts->caller_other, &a->callers.other.row);
         trow_add(t, "other", &ts->caller_other);
         free(tmp);
     }
