@@ -149,6 +149,10 @@ static void read_config(void)
     cbt_config_table.report_stderr = r && !strcmp(r, "stderr");
     if (r && *r && !cbt_config_table.report_stderr)
         cbt_warn_once(NULL, "CUBATCHTRACE_REPORT=%s is not supported (only 'stderr'): no report", r);
+    const char *g = secure_getenv("CUBATCHTRACE_GPU_TIME");
+    cbt_config_table.gpu_time = g && !strcmp(g, "1");
+    if (g && *g && strcmp(g, "1") && strcmp(g, "0"))
+        cbt_warn_once(NULL, "CUBATCHTRACE_GPU_TIME=%s is not 0 or 1: batches are not GPU-timed", g);
     /* Settings of earlier versions, now without effect: say so once. */
     static const char *const gone[] = {"CUBATCHTRACE_RECORD", "CUBATCHTRACE_QUEUE_KB"};
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)

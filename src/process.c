@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "process.h"
+#include "settings.h"
 #include "tp.h"
 
 static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
@@ -47,7 +48,7 @@ static void trace_process(void)
     host[sizeof(host) - 1] = 0;
     const char *var;
     int64_t rank = job_rank(&var);
-    cbt_tp(process, host, rank, var, __builtin_return_address(0));
+    cbt_tp(process, host, rank, var, cbt_config()->gpu_time ? 1 : 0, __builtin_return_address(0));
 }
 
 /* Once per process, however many threads make their first batch at once. */

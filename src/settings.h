@@ -14,6 +14,7 @@ struct cbt_config {
     enum cbt_mode mode;
     bool strict_hazards;  /* CUBATCHTRACE_STRICT=hazards */
     bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
+    bool gpu_time;        /* CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream (src/gputime.c) */
 };
 extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
 extern int cbt_config_ready __attribute__((visibility("hidden")));

@@ -373,6 +373,7 @@ static void note_process(struct cbt_agg *a, const struct cbt_where *w)
     struct kent *p = ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
     if (created) {
         p->rank = -1;
+        p->gpu_time = -1;
         if (w->procname)
             p->label = strdup(w->procname);
     }
@@ -559,7 +560,7 @@ void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t bad
     pthread_mutex_unlock(&a->whole->names_lock);
 }
 
-void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var)
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
     note_process(a, w);
@@ -574,6 +575,17 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
     for (unsigned i = 0; i < 3; i++)
         if (rank_var && strcmp(rank_var, vars[i]) == 0 && rank >= 0)
             p->rank_var = (uint8_t)(RV_OMPI + i);
+    p->gpu_time = (int8_t)gpu_time;
+}
+
+void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_ev_gpu *g)
+{
+    (void)w;
+    a->gpu_events++;
+    if (g->status == CBT_GPU_TIMED) {
+        a->gpu_timed++;
+        a->gpu_ns += g->gpu_ns;
+    }
 }
 
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
@@ -649,10 +661,12 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->extra = e->extra;
             d->rank = e->rank;
             d->rank_var = e->rank_var;
+            d->gpu_time = e->gpu_time;
             d->label = e->label ? strdup(e->label) : NULL;
         } else if (d != &into->other && d->rank_var == RV_UNSEEN) {
             d->rank = e->rank;
             d->rank_var = e->rank_var;
+            d->gpu_time = e->gpu_time;
         }
         cbt_row_merge(&d->row, &e->row);
     }
@@ -710,6 +724,9 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     w->discarded_packets += p->discarded_packets;
     w->discarded_unknown += p->discarded_unknown;
     w->orphan_ops += p->orphan_ops;
+    w->gpu_events += p->gpu_events;
+    w->gpu_timed += p->gpu_timed;
+    w->gpu_ns += p->gpu_ns;
     w->orphan_chunks += p->orphan_chunks;
     w->incomplete_batches += p->incomplete_batches;
     w->pending_overflow += p->pending_overflow;

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cubatchtrace/events.h>
+
 /* Where an event happened. */
 struct cbt_where {
     uint32_t host;    /* index into the host name table */
@@ -85,9 +87,12 @@ const struct cbt_read_stats *cbt_agg_get_read_stats(const struct cbt_agg *a);
 uint64_t cbt_agg_inline_disagreeing(const struct cbt_agg *a);
 void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, uint64_t memsz,
                       const char *path, bool is_pic);
-/* A cubatchtrace:process event: the job rank of w's process (-1: none) and
- * the variable it came from ("" none). */
-void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var);
+/* A cubatchtrace:process event: the job rank of w's process (-1: none), the
+ * variable it came from ("" none), and whether its batches are GPU-timed
+ * (1 yes, 0 no, -1 the event does not say). */
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time);
+/* A cubatchtrace:gpu_time event (w.ts_ns: the event's own time). */
+void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_ev_gpu *g);
 /* the version of cubatchtrace that recorded a trace (its metadata says) */
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version);
 /* the build id of the object that a bin_info event put at baddr */

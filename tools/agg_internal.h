@@ -47,6 +47,7 @@ struct kent {
     char *label;      /* processes: procname */
     int64_t rank;     /* processes: the job rank of cubatchtrace:process; -1 none */
     uint8_t rank_var; /* processes: enum cbt_rank_var, RV_UNSEEN without that event */
+    int8_t gpu_time;  /* processes: the process event's gpu_time (1, 0), -1 unsaid */
 };
 
 /* Where a process's rank came from (the rank_var field of cubatchtrace:process). */
@@ -101,6 +102,7 @@ struct cbt_agg {
     uint64_t batches, ops, bytes, failed, refused, no_driver, driver_ns;
     uint64_t discarded_events, discarded_packets, discarded_unknown;
     uint64_t orphan_ops, orphan_chunks, incomplete_batches, pending_overflow;
+    uint64_t gpu_events, gpu_timed, gpu_ns; /* cubatchtrace:gpu_time */
     /* tables */
     struct row api[NAPI], door[NDOOR], apidoor[NAPI][NDOOR];
     struct row dir[DIR_COUNT], kind[NKIND][NKIND], order[NORDER], bsize[NHIST], osize[NHIST];

@@ -52,7 +52,7 @@ static void *worker(void *arg)
         if (i < 0)
             return NULL;
         struct cbt_agg *part = cbt_agg_new_part(p->whole);
-        struct cbt_read_hooks h = {0, NULL, NULL};
+        struct cbt_read_hooks h = {.events_read = 0};
         const char *in[1] = {p->paths[i]};
         struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end};
         int rc = part ? cbt_read_hooked(&one, part, &h) : 2;

@@ -34,7 +34,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME
 };
 
 /* The fields, by the lists of events.h */
@@ -50,6 +50,10 @@ static const char *const batch1d_fields[D_COUNT_] = {CBT_EV_BATCH1D_FIELDS(CBT_F
 #define CBT_FIELD_ENUM_(kind, type, name, en) G_##name,
 enum { CBT_EV_FINDING_FIELDS(CBT_FIELD_ENUM_) G_COUNT_ };
 static const char *const finding_fields[G_COUNT_] = {CBT_EV_FINDING_FIELDS(CBT_FIELD_NAME_)};
+#undef CBT_FIELD_ENUM_
+#define CBT_FIELD_ENUM_(kind, type, name, en) U_##name,
+enum { CBT_EV_GPU_FIELDS(CBT_FIELD_ENUM_) U_COUNT_ };
+static const char *const gpu_fields[U_COUNT_] = {CBT_EV_GPU_FIELDS(CBT_FIELD_NAME_)};
 #undef CBT_FIELD_ENUM_
 #undef CBT_FIELD_NAME_
 #define CBT_CHUNK_ENUM_(name) C_##name,
@@ -90,8 +94,10 @@ struct ecinfo {
     struct mem a[A_COUNT_];   /* batch1d, batch_attrs */
     struct mem batch_id;      /* batch_ops, batch_attrs */
     struct mem h[H_COUNT_];   /* bin_info */
+    struct mem u[U_COUNT_];   /* gpu_time */
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
+    struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
     struct mem id_baddr, id;  /* build_id */
 };
 
@@ -251,6 +257,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_BATCH_ATTRS;
     else if (strcmp(name, "cubatchtrace:process") == 0)
         e->kind = EK_PROCESS;
+    else if (strcmp(name, "cubatchtrace:gpu_time") == 0)
+        e->kind = EK_GPU_TIME;
     else if (strncmp(name, "cubatchtrace:", 13) == 0)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
@@ -285,6 +293,9 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
             e->kind = EK_CBT_OTHER;
         else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
             e->rank_var = -1;
+        e->gpu_time.idx = member_index(pl, "gpu_time", &e->gpu_time.sgn);
+        if (e->gpu_time.idx >= 0 && !field_is(pl, e->gpu_time.idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->gpu_time.idx = -1;
         return e;
     }
     if (e->kind == EK_BUILD_ID) { /* baddr and a sequence of bytes, else not the statedump we know */
@@ -326,6 +337,9 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     }
     case EK_FINDING:
         ok = find_ints(r, name, pl, finding_fields, G_COUNT_, e->g);
+        break;
+    case EK_GPU_TIME:
+        ok = find_ints(r, name, pl, gpu_fields, U_COUNT_, e->u);
         break;
     default: /* bin_info: is_pic is optional; anything else missing, and it is not the statedump we know */
         for (int i = 0; i < H_COUNT_; i++) {
@@ -594,7 +608,20 @@ static int on_event(struct reader *r, const bt_message *msg)
         const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
                                                  pl, (uint64_t)e->rank_var))
                                            : "";
-        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var);
+        int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
+        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var, gpu);
+        break;
+    }
+    case EK_GPU_TIME: {
+        struct cbt_ev_gpu g;
+#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
+        CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        w.vtid = g.tid;
+        event_time(e, msg, &w);
+        cbt_agg_gpu_time(r->agg, &w, &g);
+        if (r->hooks && r->hooks->gpu)
+            r->hooks->gpu(r->hooks->gpu_ctx, &w, &g);
         break;
     }
     case EK_BIN_INFO: {
@@ -921,6 +948,12 @@ int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *agg, struct c
 int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx)
 {
     return read_graph(o, agg, fn, ctx, NULL);
+}
+
+int cbt_read_batches_hooked(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
+                            struct cbt_read_hooks *h)
+{
+    return read_graph(o, agg, fn, ctx, h);
 }
 
 /* Setting up and tearing down a graph loads and unloads plugins, whose

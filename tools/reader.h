@@ -27,6 +27,10 @@ struct cbt_read_hooks {
     /* when set, called now and then while reading (a live summary's refresh) */
     void (*tick)(void *ctx, struct cbt_agg *a);
     void *tick_ctx;
+    /* when set, called with each cubatchtrace:gpu_time event (w.ts_ns: the
+     * event's time, so the GPU start is w.ts_ns + g->start_rel_ns) */
+    void (*gpu)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
+    void *gpu_ctx;
 };
 /* 0: read; 2: the input could not be read (one line already printed on stderr) */
 int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *a);

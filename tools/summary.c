@@ -66,7 +66,7 @@ int cbt_summary_read(void *arg)
         return 2;
     }
     struct live l = {.j = j, .last_ns = cbt_now_ns()};
-    struct cbt_read_hooks h = {0, NULL, NULL};
+    struct cbt_read_hooks h = {.events_read = 0};
     if (j->refresh > 0 && j->live_fd >= 0) {
         h.tick = live_tick;
         h.tick_ctx = &l;

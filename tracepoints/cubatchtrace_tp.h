@@ -10,6 +10,7 @@
  *   cubatchtrace:batch_attrs INFO    each further group of attributes of a 1D batch
  *   cubatchtrace:batch_end  INFO     the result of a batch recorded before forwarding (outcome "pending")
  *   cubatchtrace:finding    WARNING  a finding of the calling thread's validator (strict mode, stderr report)
+ *   cubatchtrace:gpu_time   INFO     the GPU time of a batch, read back later (CUBATCHTRACE_GPU_TIME=1)
  *   cubatchtrace:lookup     DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
@@ -40,6 +41,7 @@ LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, access_order, LTTNG_UST_TP_ENUM_VALUES(C
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, location, LTTNG_UST_TP_ENUM_VALUES(CBT_LOCATION_LIST(CBT_TP_ENUM_VALUE_)))
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, side, LTTNG_UST_TP_ENUM_VALUES(CBT_SIDE_LIST(CBT_TP_ENUM_VALUE_)))
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, severity, LTTNG_UST_TP_ENUM_VALUES(CBT_SEVERITY_LIST(CBT_TP_ENUM_VALUE_)))
+LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, gpu_status, LTTNG_UST_TP_ENUM_VALUES(CBT_GPU_STATUS_LIST(CBT_TP_ENUM_VALUE_)))
 LTTNG_UST_TRACEPOINT_ENUM(cubatchtrace, rule, LTTNG_UST_TP_ENUM_VALUES(CBT_RULE_LIST(CBT_TP_RULE_VALUE_)))
 
 /* One field of the lists in <cubatchtrace/events.h>, from the record `r`. */
@@ -147,15 +149,26 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVEL_DEBUG)
 
+/* The GPU time of a batch, once read back (CUBATCHTRACE_GPU_TIME=1). */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_gpu *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_EV_GPU_FIELDS(CBT_TP_FIELD)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
 /* Once per process, when the shim loads the provider: who the process is in
  * a job of many processes and hosts (src/process.c). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, process,
-    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, void *, ip),
+    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, int, gpu_time, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
         lttng_ust_field_string(hostname, hostname)
         lttng_ust_field_integer(int64_t, rank, rank)
         lttng_ust_field_string(rank_var, rank_var)
+        lttng_ust_field_integer(uint8_t, gpu_time, gpu_time) /* 1: CUBATCHTRACE_GPU_TIME on */
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, process, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

@@ -79,6 +79,21 @@
     X(CBT_CAPTURE_INVALIDATED, 2, "INVALIDATED")                              \
     X(CBT_CAPTURE_UNKNOWN, 255, "UNKNOWN")
 
+/* X(ID, value, "name") : what became of a batch's GPU time
+ * (CUBATCHTRACE_GPU_TIME=1, the cubatchtrace:gpu_time event). */
+#define CBT_GPU_STATUS_LIST(X)                                                 \
+    X(CBT_GPU_TIMED, 0, "timed")                                              \
+    X(CBT_GPU_CAPTURING, 1, "capturing")     /* its stream was being captured into a graph */ \
+    X(CBT_GPU_NO_EVENTS, 2, "no_events")     /* timing events could not be created or recorded */ \
+    X(CBT_GPU_CALL_FAILED, 3, "call_failed") /* the call returned an error: no copy to time */ \
+    X(CBT_GPU_LOST, 4, "lost")               /* the events could not be read back (context gone, error) */ \
+    X(CBT_GPU_OVERFLOW, 5, "overflow")       /* too many batches in flight: not timed */
+
+/* The memory kind of a gpu_time event's sources or destinations when they
+ * are not all of one kind; its device when they are not all on one. */
+#define CBT_GPU_MIXED_KIND 255
+#define CBT_GPU_MIXED_DEVICE (-2)
+
 /* X(ID, value, "name") : which operand of an op a finding is about. */
 #define CBT_SIDE_LIST(X)                                                       \
     X(CBT_SIDE_NONE, 0, "none")                                               \
@@ -187,6 +202,7 @@ enum cbt_capture { CBT_CAPTURE_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_side { CBT_SIDE_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_severity { CBT_SEVERITY_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_curesult { CBT_CURESULT_LIST(CBT_ENUM_ENTRY_) };
+enum cbt_gpu_status { CBT_GPU_STATUS_LIST(CBT_ENUM_ENTRY_) };
 #undef CBT_ENUM_ENTRY_
 
 #define CBT_RULE_ENUM_ENTRY_(name, val, sev, text) CBT_RULE_##name = val,
@@ -218,6 +234,7 @@ static inline const char *cbt_capture_name(unsigned v) { switch (v) { CBT_CAPTUR
 static inline const char *cbt_side_name(unsigned v) { switch (v) { CBT_SIDE_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 static inline const char *cbt_severity_name(unsigned v) { switch (v) { CBT_SEVERITY_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 static inline const char *cbt_curesult_name(unsigned v) { switch (v) { CBT_CURESULT_LIST(CBT_NAME_CASE_) } return (const char *)0; }
+static inline const char *cbt_gpu_status_name(unsigned v) { switch (v) { CBT_GPU_STATUS_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 #undef CBT_NAME_CASE_
 
 /* The 1D batch (cuMemcpyBatchAsync), and the 12.8 ABIs (with failIdx). */

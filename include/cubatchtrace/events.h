@@ -22,6 +22,14 @@
  *                            CBT_EV_ATTRS_IN_HEADER attributes, the first chunk
  *   cubatchtrace:batch_ops   each further chunk of copies, as for 3D
  *   cubatchtrace:batch_attrs each further CBT_EV_ATTRS_PER_EVENT attributes
+ * With CUBATCHTRACE_GPU_TIME=1, each batch forwarded is also timed on its
+ * stream, and once its GPU work is over (read back later, on whichever
+ * thread makes a batch next, or at exit):
+ *   cubatchtrace:gpu_time    the batch's GPU start and duration, or why
+ *                            there are none (status), with what the
+ *                            bandwidth tables need (self-contained)
+ * A batch of a process whose process event says gpu_time 1 and that has no
+ * gpu_time event was not read back (the process ended first).
  * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
  * 112 bytes), the two operand indices of each op (source, destination) and
  * the distinct operands those indices name, as struct cbt_ev_operand; bytes
@@ -119,6 +127,30 @@
     X(HEX, uint64_t, caller, _)                                                                              \
     X(INT, int32_t, tid, _)
 
+/*
+ * The fields of cubatchtrace:gpu_time: X(kind, C type, name, enumeration).
+ * The GPU times are the host's CLOCK_MONOTONIC, relative to the event's
+ * own timestamp (the trace's clock), so a reader needs no clock offset:
+ * GPU start = event time + start_rel_ns, end = start + gpu_ns.
+ */
+#define CBT_EV_GPU_FIELDS(X)                                                                                  \
+    X(INT, uint64_t, batch_id, _)                                                                            \
+    X(ENUM, uint8_t, status, gpu_status)                                                                     \
+    X(INT, int64_t, start_rel_ns, _)    /* GPU start minus this event's time (<= 0); 0 unless timed */       \
+    X(INT, uint64_t, gpu_ns, _)         /* GPU end minus start; 0 unless timed */                           \
+    X(INT, int32_t, tid, _)             /* the batch's calling thread */                                     \
+    X(ENUM, uint8_t, api, api)                                                                               \
+    X(HEX, uint64_t, stream, _)                                                                              \
+    X(INT, uint64_t, stream_id, _)                                                                           \
+    X(INT, int32_t, device, _)          /* the stream's device; -1 unknown */                               \
+    X(INT, uint64_t, driver_ns, _)      /* the batch's host time in the driver call */                       \
+    X(INT, uint64_t, ops, _)            /* ops (copies) recorded */                                          \
+    X(INT, uint64_t, bytes, _)          /* bytes they move */                                                \
+    X(INT, uint8_t, src_kind, _)        /* enum cbt_memkind of every source; CBT_GPU_MIXED_KIND */          \
+    X(INT, uint8_t, dst_kind, _)                                                                             \
+    X(INT, int32_t, src_device, _)      /* device of every source; -1 none, CBT_GPU_MIXED_DEVICE */         \
+    X(INT, int32_t, dst_device, _)
+
 /* The chunk fields of `batch` and `batch_ops`. */
 #define CBT_EV_CHUNK_FIELDS(X)                                                                                \
     X(ops_first)       /* index in the batch of the chunk's first op */                                      \
@@ -136,6 +168,9 @@ struct cbt_ev_finding {
 };
 struct cbt_ev_batch1d {
     CBT_EV_BATCH1D_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
+struct cbt_ev_gpu {
+    CBT_EV_GPU_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };
 #undef CBT_EV_STRUCT_MEMBER_
 
