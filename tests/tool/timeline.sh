@@ -131,6 +131,13 @@ is "$(jget "$CBT_TMP/t.json" "($o['origin_ns'], $o['batches'], $o['gpu_spans'], 
 tl -o - "$CBT_TMP/timed"
 cmp -s "$CBT_TMP/tl.out" "$CBT_TMP/t.json"; ok $? "-o - writes the same to the standard output"
 
+# the size: bytes per batch, calls with their GPU spans and flows (docs/timeline.md)
+"$PYTHON3" "$MK" "$CBT_TMP/timed200" timed 200
+tl -o "$CBT_TMP/t200.json" "$CBT_TMP/timed200"
+sz=$(wc -c <"$CBT_TMP/t200.json")
+diag "timeline size: $sz bytes for 200 batches, 201 GPU spans, 200 flows: $((sz / 200)) bytes per batch"
+[ $((sz / 200)) -le 1500 ]; ok $? "200 GPU-timed batches: at most 1500 bytes per batch ($((sz / 200)))"
+
 # --max-batches: the first N batches put back together, their GPU spans only
 tl -o "$CBT_TMP/m.json" --max-batches 2 "$CBT_TMP/timed"
 is "$?:$(cat "$CBT_TMP/tl.err")" "0:cubatchtrace timeline: stopped after 2 batches (--max-batches): 4 more left out" \
@@ -208,7 +215,7 @@ else
     ok 0 "# SKIP 8 threads: no GPU stream track: the shim wrote no timed gpu_time event"
 fi
 sz=$(wc -c <"$CBT_TMP/thr.json")
-diag "timeline size: $sz bytes for $nb batches, $ng GPU spans: $((sz / nb)) bytes per batch"
+diag "timeline size: $sz bytes for $nb batches of 8 threads, $ng GPU spans: $((sz / nb)) bytes per batch"
 [ $((sz / nb)) -le 2000 ]; ok $? "8 threads: at most 2000 bytes per batch ($((sz / nb)))"
 
 # --max-batches on a real trace; --begin/--end: the batches summary counts in the same window
