@@ -376,6 +376,11 @@ static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu
         t->gpu_status_other++;
     if (g->status != CBT_GPU_TIMED || !w->has_ts)
         return;
+    if (t->j->max_batches && t->batches >= t->j->max_batches &&
+        !map_get(&t->batch_map, w->host, (uint64_t)w->vpid, g->batch_id)) {
+        t->gpu_left_out++; /* its batch can no longer be kept: not held */
+        return;
+    }
     uint32_t p = proc_of(t, w);
     uint32_t tr = p == UINT32_MAX ? p : track_of(t, p, true, 0, g->stream, g->stream_id, g->device);
     struct rec *r = tr == UINT32_MAX ? NULL : rec_new(t);
@@ -541,8 +546,8 @@ static const char *name_or(const char *name, char *buf, size_t len, uint64_t v)
 static void put_meta(FILE *out, bool *first, const char *what, int64_t pid, int64_t tid, const char *key,
                      const char *sval, int64_t ival)
 {
-    fprintf(out, "%s\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{\"%s\":", *first ? "" : ",",
-            what, pid, tid, key);
+    fprintf(out, "%s\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{\"%s\":",
+            *first ? "" : ",", what, pid, tid, key);
     if (sval)
         put_str(out, sval);
     else
@@ -694,7 +699,8 @@ static void write_other(struct tl *t, FILE *out, int64_t origin, uint64_t host_s
         fprintf(out, "\"max_batches\":%" PRIu64, j->max_batches);
     else
         fputs("\"max_batches\":null", out);
-    fprintf(out, ",\"stopped_at_max_batches\":%s,\"batches_left_out\":%" PRIu64 ",\"gpu_spans_left_out\":%" PRIu64 ",\n",
+    fprintf(out,
+            ",\"stopped_at_max_batches\":%s,\"batches_left_out\":%" PRIu64 ",\"gpu_spans_left_out\":%" PRIu64 ",\n",
             t->batches_left_out ? "true" : "false", t->batches_left_out, t->gpu_left_out);
     fputs("\"begin\":", out);
     if (j->ro.begin)

@@ -222,6 +222,9 @@ diag "timeline size: $sz bytes for $nb batches of 8 threads, $ng GPU spans: $((s
 tl -o "$CBT_TMP/thr5.json" --max-batches 5 --pid "$pid" "$CBT_TMP/thr-$$"
 checker "$CBT_TMP/thr5.json" --expect-host-spans 5
 ok $? "8 threads, --max-batches 5: 5 calls"
+g5=$(sed -n 's/.* gpu_spans=\([0-9]*\) .*/\1/p' "$CBT_TMP/chk.out"); f5=$(sed -n 's/.* flows=\([0-9]*\) .*/\1/p' "$CBT_TMP/chk.out")
+is "$([ "$ng" -eq 0 ] || [ "${g5:-9}" -le 5 ] && echo "$f5")" "$g5" \
+    "8 threads, --max-batches 5: only the GPU spans of those calls ($g5), each with its flow"
 grep -q "stopped after 5 batches (--max-batches): $((nb - 5)) more left out" "$CBT_TMP/tl.err"
 ok $? "8 threads, --max-batches 5: stderr says how many were left out"
 ts=$(grep ' cubatchtrace:batch: ' "$CBT_TMP/thr-$$.trace" | sed -n 's/^\[\([0-9:.]*\)\].*/\1/p' | sort)
