@@ -42,5 +42,8 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths);
 int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *a, struct cbt_read_hooks *h);
 /* The same, also handing each batch to fn once put back together (show). */
 int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
+/* Both: each batch to fn, and the hooks (timeline). */
+int cbt_read_batches_hooked(const struct cbt_read_opts *o, struct cbt_agg *a, cbt_batch_fn fn, void *ctx,
+                            struct cbt_read_hooks *h);
 
 #endif

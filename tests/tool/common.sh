@@ -73,7 +73,7 @@ one_line_error() {
     if [ -n "${5:-}" ]; then
         grep -q -- "$5" "$4"; ok $? "$1: the line says '$5'"
     fi
-    grep -Eq '^cubatchtrace( (run|summary|check|show|rules))?: ' "$4"
+    grep -Eq '^cubatchtrace( (run|summary|check|show|timeline|rules))?: ' "$4"
     ok $? "$1: the line starts with 'cubatchtrace:' or 'cubatchtrace COMMAND:'"
     [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
 }

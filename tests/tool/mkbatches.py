@@ -16,6 +16,9 @@ streams round-robin sees them out of order.  SCENARIO is one of:
   waiting N   N batches of 128 ops: their batch events (64 ops each) in one
               stream, their second chunks in the other, in reverse order, so
               that all N wait at once (for the reader's memory cap)
+  timed N     N batches with timestamps, on two threads and two streams,
+              and their GPU times (cubatchtrace:gpu_time) read back late, in
+              reverse order, in the other stream (see timed() for the times)
 """
 import os
 import struct
@@ -158,10 +161,56 @@ def unread():
     return [ev(0, header(0, 4, 0, stream=0) + chunk(0, [], b"", b""))], []
 
 
-def write(out, streams):
+GPU_FIELDS = [  # the order and types of CBT_EV_GPU_FIELDS
+    ("batch_id", "Q"), ("status", "B"), ("start_rel_ns", "q"), ("gpu_ns", "Q"), ("tid", "i"), ("api", "B"),
+    ("stream", "Q"), ("stream_id", "Q"), ("device", "i"), ("driver_ns", "Q"), ("ops", "Q"), ("bytes", "Q"),
+    ("src_kind", "B"), ("dst_kind", "B"), ("src_device", "i"), ("dst_device", "i"),
+]
+CTYPE["q"] = "int64_t"
+TIMED_METADATA = METADATA.replace(
+    "trace {", """typealias integer { size = 64; align = 8; signed = true; } := int64_t;
+clock { name = "monotonic"; freq = 1000000000; offset_s = 1764500000; };
+typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;
+trace {""").replace(
+    "event.header := struct { uint32_t id; };", "event.header := struct { uint32_t id; uint64_clock_t timestamp; };") + \
+    'event { name = "cubatchtrace:gpu_time"; id = 3; stream_id = 0; fields := struct { %s }; };\n' % \
+    " ".join("%s _%s;" % (CTYPE[c], n) for n, c in GPU_FIELDS)
+
+
+def timed(n):
+    """Batch i (2 ops of 256 bytes) at (i + 1) ms on thread PID + i % 2,
+    stream 0x5000 + i % 2, its call 1000 ns long (driver_ns); its GPU time
+    starts 500 ns before the batch event and lasts 250 * (i + 1) ns.  The
+    gpu_time events come at (n + 5) ms, in reverse order; then one for a
+    batch never made (id 1000, timed) and one not timed (status 1, capturing)."""
+    def tev(event_id, ts, tid, payload):
+        return struct.pack("<IQii", event_id, ts, PID, tid) + payload
+
+    def gpu(batch_id, status, start_rel, gpu_ns, tid, stream):
+        v = dict(batch_id=batch_id, status=status, start_rel_ns=start_rel, gpu_ns=gpu_ns, tid=tid, api=0,
+                 stream=stream, stream_id=stream & 0xf, device=0, driver_ns=1000, ops=2, bytes=512, src_kind=1,
+                 dst_kind=1, src_device=0, dst_device=0)
+        return b"".join(struct.pack("<" + c, v[k]) for k, c in GPU_FIELDS)
+
+    s0, s1 = [], []
+    late = (n + 5) * 1000000
+    for i in range(n):
+        h = bytearray(header(i, 2, 2, stream=0x5000 + i % 2))
+        off = struct.calcsize("<" + "".join(c for k, c in BATCH_FIELDS[:BATCH_FIELDS.index(("tid", "i"))]))
+        struct.pack_into("<i", h, off, PID + i % 2)
+        s0.append(tev(0, (i + 1) * 1000000, PID + i % 2, bytes(h) + chunk(0, good_ops(2, 2 * i))))
+    for i in reversed(range(n)):
+        start = (i + 1) * 1000000 - 500
+        s1.append(tev(3, late, PID + i % 2, gpu(i, 0, start - late, 250 * (i + 1), PID + i % 2, 0x5000 + i % 2)))
+    s1.append(tev(3, late, PID, gpu(1000, 0, -100, 50, PID, 0x5000)))
+    s1.append(tev(3, late, PID, gpu(n, 1, 0, 0, PID, 0x5000)))
+    return s0, s1
+
+
+def write(out, streams, metadata=METADATA):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "metadata"), "w") as f:
-        f.write(METADATA)
+        f.write(metadata)
     for i, events in enumerate(streams):
         with open(os.path.join(out, "stream_%d" % i), "wb") as f:
             f.write(struct.pack("<II", 0xC1FC1FC1, 0))
@@ -177,6 +226,8 @@ def main():
         write(out, unread())
     elif scenario == "waiting":
         write(out, waiting(int(sys.argv[3])))
+    elif scenario == "timed":
+        write(out, timed(int(sys.argv[3])), TIMED_METADATA)
     elif scenario == "version":
         write(out, version(int(sys.argv[3]), int(sys.argv[4])))
     else:

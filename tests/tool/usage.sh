@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 
-for c in "" "run" "summary" "check" "show" "rules"; do
+for c in "" "run" "summary" "check" "show" "timeline" "rules"; do
     "$CBT" $c --help >"$CBT_TMP/out" 2>"$CBT_TMP/err"
     is $? 0 "cubatchtrace $c --help exits 0"
     grep -q '^Usage: cubatchtrace' "$CBT_TMP/out"; ok $? "cubatchtrace $c --help prints a usage on stdout"
@@ -24,7 +24,7 @@ done
 "$CBT" check --help | grep -q -- '--allow-discarded'; ok $? "check --help documents --allow-discarded"
 "$CBT" check --help | grep -q -- '--format FMT'; ok $? "check --help documents --format"
 "$CBT" check --help | grep -q -- '--waivers FILE'; ok $? "check --help documents --waivers"
-for c in summary check show; do
+for c in summary check show timeline; do
     "$CBT" $c --help | grep -q -- '--begin TIME'; ok $? "$c --help documents --begin"
     "$CBT" $c --help | grep -q -- '--end TIME'; ok $? "$c --help documents --end"
 done
@@ -40,7 +40,7 @@ CBT_ENV=""
 usage_error() { # DESCRIPTION PATTERN ARGS...
     _d=$1 _pat=$2; shift 2
     _c=""
-    case ${1:-} in run|summary|check|show|rules) _c=$1 ;; esac
+    case ${1:-} in run|summary|check|show|timeline|rules) _c=$1 ;; esac
     "$CBT" "$@" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
     usage_error_lines "$_d" $? "$CBT_TMP/out" "$CBT_TMP/err" "$_pat" "$_c"
 }
