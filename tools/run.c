@@ -65,6 +65,8 @@ static const char usage_run[] =
     "  -o, --output DIR      write the trace there (default ./cubatchtrace-YYYYmmdd-HHMMSS)\n"
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
+    "      --gpu-time        CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream\n"
+    "                        (GPU time and GB/s in the summary)\n"
     "      --json            print the summary as JSON (docs/json-schema.md)\n"
     "      --lookup-events   also record the DEBUG events: cubatchtrace:lookup, each\n"
     "                        dlsym/cuGetProcAddress answer the shim replaced\n"
@@ -426,11 +428,12 @@ int cbt_cmd_run(int argc, char **argv)
         {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
         {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
         {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
-        {"session", required_argument, NULL, 'E'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
     };
     const char *relayd = NULL, *session = NULL;
     const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
-    bool strict = false, json = false, per_op = false;
+    bool strict = false, json = false, per_op = false, gpu_time = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -455,6 +458,7 @@ int cbt_cmd_run(int argc, char **argv)
         case 'N': nsubbuf = optarg; break;
         case 'U': relayd = optarg; break;
         case 'E': session = optarg; break;
+        case 'G': gpu_time = true; break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return cbt_option_error("run", c, argv, opts);
         }
@@ -615,6 +619,8 @@ int cbt_cmd_run(int argc, char **argv)
                 setenv("CUBATCHTRACE_MODE", "strict", 1);
             if (report)
                 setenv("CUBATCHTRACE_REPORT", report, 1);
+            if (gpu_time)
+                setenv("CUBATCHTRACE_GPU_TIME", "1", 1);
             close(ep[0]);
             execvp(prog[0], prog);
             int e = errno;
