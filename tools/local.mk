@@ -61,7 +61,8 @@ TOOL_TESTS = \
 	tests/tool/callsite.sh \
 	tests/tool/check-formats.sh \
 	tests/tool/run-window.sh \
-	tests/tool/progress.sh
+	tests/tool/progress.sh \
+	tests/tool/gpu-summary.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	bench/summary.sh bench/parallel.sh
