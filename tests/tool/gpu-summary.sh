@@ -7,7 +7,11 @@
 # over time (more than 16 streams: "other").  The figures are computed again
 # from the events as babeltrace2 prints them (gpuexpect.py).  Read on one
 # thread or three, the summary is byte for byte the same; the text tables
-# are in human units, or exact with --raw.
+# are in human units, or exact with --raw.  First over the generator's
+# events (every row and status on demand), then over programs run under the
+# shim with CUBATCHTRACE_GPU_TIME=1 over the test double (whose timing events
+# are host clock readings): batches timed, a failing call, a process killed
+# before its batches were read back.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -117,4 +121,52 @@ is "$("$CBT" summary --json $(pids_of z) "$(trace_of z)" | "$PYTHON3" -c 'import
    "{'processes_timed': 0, 'batches_timed': 0, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
    "no gpu_time event: the gpu member with zeros and empty arrays"
 "$CBT" summary $(pids_of z) "$(trace_of z)" | grep -q '^# GPU time'; is $? 1 "no gpu_time event: no GPU section in the text"
+
+# ---- under the shim, CUBATCHTRACE_GPU_TIME=1, over the test double
+GT="$top_builddir/tests/clients/client_gputime" PEER="$top_builddir/tests/tool/client_peer"
+# shim_run SESSION [VAR=VALUE...] PROGRAM ARGS...: PROGRAM under the shim with GPU time on, its pid
+# (the subshell execs env, which execs the program) appended to $CBT_TMP/SESSION.pids
+shim_run() {
+    _s=$1; shift
+    ( env() { exec env "$@"; }; cbt_run env CUBATCHTRACE_GPU_TIME=1 "$@" ) >>"$CBT_TMP/$_s.out" 2>>"$CBT_TMP/$_s.err" &
+    _p=$!
+    wait $_p
+    _st=$?
+    echo $_p >>"$CBT_TMP/$_s.pids"
+    return $_st
+}
+gen_session s1 || { ok 1 "session s1 starts"; done_testing; }
+shim_run s1 FAKECUDA_DEVICE_COUNT=2 "$PEER"; ok $? "client_peer under the shim, GPU time on, exits 0"
+shim_run s1 FAKECUDA_EVENT_LAG=3 "$GT" ok 5; ok $? "client_gputime ok 5 exits 0"
+gen_stop s1
+gen_session s2 || { ok 1 "session s2 starts"; done_testing; }
+shim_run s2 "$GT" fail 3; ok $? "client_gputime fail 3 exits 0"
+shim_run s2 FAKECUDA_EVENT_LAG=1000000 "$GT" kill 4; is $? 137 "client_gputime kill 4: killed before its batches were read back"
+gen_stop s2
+T1=$(trace_of s1) T2=$(trace_of s2)
+SPIDS="$(pids_of s1) $(pids_of s2)"
+{ trace_text "$T1" s1; trace_text "$T2" s2; } >"$CBT_TMP/shim.trace"
+is "$(grep -c ' cubatchtrace:gpu_time: ' "$CBT_TMP/shim.trace")" 11 \
+   "the shim wrote 11 gpu_time events: 3 + 5 read back, 3 failed calls, none of the killed process's 4"
+for j in 1 2; do
+    "$CBT" summary --json --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.json" 2>"$CBT_TMP/err"
+    is $? 0 "summary --json --jobs $j of the shim's traces exits 0"
+    "$CBT" summary --raw --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.raw" 2>"$CBT_TMP/err"
+    "$CBT" summary --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.txt" 2>"$CBT_TMP/err"
+done
+cmp -s "$CBT_TMP/shim1.json" "$CBT_TMP/shim2.json"; ok $? "shim traces, --jobs 2: the JSON summary is the one of --jobs 1"
+cmp -s "$CBT_TMP/shim1.txt" "$CBT_TMP/shim2.txt"; ok $? "shim traces, --jobs 2: the text summary is the one of --jobs 1"
+compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.txt"
+compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.raw" --raw
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]
+print(g["processes_timed"], g["batches_timed"], g["not_timed"]["call_failed"], g["not_timed"]["not_read_back"], g["gpu_ns"] > 0, g["bytes"])' "$CBT_TMP/shim2.json")" \
+   "4 8 3 4 True $((5 * (4096 + 1024) + $(sed -n 's/^peer: [0-9]* batches, [0-9]* ops, \([0-9]*\) bytes.*/\1/p' "$CBT_TMP/s1.out")))" \
+   "shim: 4 processes timed, the 8 batches that completed timed with all their bytes, 3 failed calls, 4 batches not read back"
+# client_peer's batches: fill (pinned host to devices 0 and 1), the peer
+# batch (device to device, both ways: mixed), readback (devices to pinned host)
+"$CBT" summary --json --pid "$(head -1 "$CBT_TMP/s1.pids")" "$T1" >"$CBT_TMP/peer.json"
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; print(" ".join("%s:%d" % (r["name"], r["batches"]) for r in g["by_direction"]))' "$CBT_TMP/peer.json")" \
+   "HtoD:1 DtoH:1 mixed:1" "client_peer: by_direction HtoD, DtoH and, for the batch copying both ways, mixed"
+grep -q '^# not timed: capturing 0, no_events 0, call_failed 3, lost 0, overflow 0, not_read_back 4$' "$CBT_TMP/shim2.txt"
+ok $? "shim: the text's not-timed counts"
 done_testing
