@@ -280,10 +280,13 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
     cell_ns(host, sizeof(host), g->total.host_ns, raw);
     cell_ns(gpu, sizeof(gpu), g->total.gpu_ns, raw);
     cell_gbps(bw, sizeof(bw), &g->total, raw);
-    fprintf(out, "# batches timed: %" PRIu64 " (%" PRIu64 " ops, %s%s): GPU time %s%s, host time in the driver %s%s, "
-                 "%s%s\n",
-            g->total.batches, g->total.ops, by, raw ? " bytes" : "", gpu, raw ? " ns" : "", host, raw ? " ns" : "", bw,
-            raw && g->total.gpu_ns ? " GB/s" : "");
+    if (g->total.batches)
+        fprintf(out, "# batches timed: %" PRIu64 " (%" PRIu64 " ops, %s%s): GPU time %s%s, host time in the driver "
+                     "%s%s, %s%s\n",
+                g->total.batches, g->total.ops, by, raw ? " bytes" : "", gpu, raw ? " ns" : "", host,
+                raw ? " ns" : "", bw, raw && g->total.gpu_ns ? " GB/s" : "");
+    else
+        fprintf(out, "# batches timed: 0\n");
     fprintf(out, "# not timed: capturing %" PRIu64 ", no_events %" PRIu64 ", call_failed %" PRIu64 ", lost %" PRIu64
                  ", overflow %" PRIu64 ", not_read_back %" PRIu64 "\n",
             g->status[CBT_GPU_CAPTURING], g->status[CBT_GPU_NO_EVENTS], g->status[CBT_GPU_CALL_FAILED],
