@@ -22,6 +22,7 @@
  *   reader.c    babeltrace2 graph: one source per trace, our own sink
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
+ *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
