@@ -48,8 +48,11 @@ static void ktab_init(struct ktab *t, size_t limit) { memset(t, 0, sizeof(*t)); 
 
 static void ktab_free(struct ktab *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->ents[i].label);
+        free(t->ents[i].over_time);
+    }
+    free(t->other.over_time);
     free(t->ents);
     free(t->slots);
 }
@@ -71,8 +74,7 @@ static int ktab_rehash(struct ktab *t, size_t nslots)
     return 0;
 }
 
-/* The entry of key k, created when new; `other` when the table is full. */
-static struct kent *ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
+struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
 {
     uint64_t k[3] = {k0, k1, k2};
     *created = false;
@@ -137,6 +139,7 @@ struct cbt_agg *cbt_agg_new(unsigned by)
     ktab_init(&a->threads, 1u << 16);
     ktab_init(&a->streams, 1u << 12);
     ktab_init(&a->callers, 1u << 12);
+    ktab_init(&a->gpu.streams, 1u << 12);
     a->objs = cbt_objmap_new();
     if (!a->objs) {
         free(a);
@@ -157,6 +160,7 @@ void cbt_agg_free(struct cbt_agg *a)
     ktab_free(&a->threads);
     ktab_free(&a->streams);
     ktab_free(&a->callers);
+    ktab_free(&a->gpu.streams);
     free(a->pend);
     if (!a->whole)
         cbt_objmap_free(a->objs);
@@ -205,37 +209,6 @@ const char *cbt_agg_host_name(const struct cbt_agg *a, uint32_t host)
 
 /* ---------------------------------------------------------------- per op */
 
-static inline int mem_class(uint8_t mem, uint8_t type)
-{
-    switch (mem) {
-    case CBT_MEM_DEVICE:
-    case CBT_MEM_MANAGED: return 'D';
-    case CBT_MEM_HOST_PINNED:
-    case CBT_MEM_HOST_PAGEABLE: return 'H';
-    case CBT_MEM_ARRAY: return 'A';
-    default: return type == CBT_OPERAND_ARRAY ? 'A' : 0;
-    }
-}
-
-static inline int direction(const struct cbt_ops *o, uint32_t i, int s, int d)
-{
-    switch (s << 8 | d) {
-    case 'H' << 8 | 'D': return DIR_HTOD;
-    case 'D' << 8 | 'H': return DIR_DTOH;
-    case 'D' << 8 | 'D':
-        return o->src_dev[i] >= 0 && o->dst_dev[i] >= 0 && o->src_dev[i] != o->dst_dev[i] ? DIR_PEER : DIR_DTOD;
-    case 'H' << 8 | 'H': return DIR_HTOH;
-    case 'H' << 8 | 'A': return DIR_HTOA;
-    case 'A' << 8 | 'H': return DIR_ATOH;
-    case 'D' << 8 | 'A': return DIR_DTOA;
-    case 'A' << 8 | 'D': return DIR_ATOD;
-    case 'A' << 8 | 'A': return DIR_ATOA;
-    default: return DIR_UNKNOWN;
-    }
-}
-
-static inline unsigned hist_bin(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
-
 /* The row of device `dev` of `host`: "unknown" for a negative ordinal, "other" when full.
  * Devices are few: a linear scan behind a one-entry cache. */
 static struct devrow *dev_row(struct cbt_agg *a, uint32_t host, int32_t dev)
@@ -266,8 +239,8 @@ static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
     uint64_t sum = 0;
     for (uint32_t i = 0; i < o->count; i++) {
         uint64_t by = o->bytes[i];
-        int sc = mem_class(o->src_mem[i], o->src_type[i]), dc = mem_class(o->dst_mem[i], o->dst_type[i]);
-        int d = direction(o, i, sc, dc);
+        int sc = cbt_mem_class(o->src_mem[i], o->src_type[i]), dc = cbt_mem_class(o->dst_mem[i], o->dst_type[i]);
+        int d = cbt_direction(sc, dc, o->src_dev[i], o->dst_dev[i]);
         if (sc == 'D') {
             struct devrow *dr = dev_row(a, r->host, o->src_dev[i]);
             dr->ops_out++;
@@ -289,7 +262,7 @@ static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
         unsigned sk = o->src_mem[i] < NKIND - 1 ? o->src_mem[i] : NKIND - 1;
         unsigned dk = o->dst_mem[i] < NKIND - 1 ? o->dst_mem[i] : NKIND - 1;
         unsigned od = o->order[i] < NORDER - 1 ? o->order[i] : NORDER - 1;
-        unsigned hb = hist_bin(by);
+        unsigned hb = cbt_hist_bin(by);
         struct row *rows[4] = {&a->dir[d], &a->kind[sk][dk], &a->order[od], &a->osize[hb]};
         for (int k = 0; k < 4; k++) {
             rows[k]->ops++;
@@ -321,7 +294,7 @@ static void row_batch(struct row *row, const struct brec *r, bool sample)
 
 static void finalize(struct cbt_agg *a, const struct brec *r)
 {
-    bool created;
+    bool created, gpu_expected = false; /* a gpu-timed process writes a gpu_time event for it */
     bool hb = r->have_batch;
     unsigned api = hb && r->b.api < CBT_API_COUNT_ ? r->b.api : CBT_API_COUNT_;
     unsigned door = hb && r->b.door < NDOOR - 1 ? r->b.door : NDOOR - 1;
@@ -333,13 +306,15 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         a->driver_ns += r->b.driver_ns;
         if (r->b.outcome == CBT_OUTCOME_REFUSED)
             a->refused++;
+        else if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result == CBT_CU_SUCCESS)
+            gpu_expected = true;
         else if (r->b.outcome == CBT_OUTCOME_NO_DRIVER)
             a->no_driver++;
         else if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result != CBT_CU_SUCCESS)
             a->failed++;
         if (r->seen_ops < r->expect)
             a->incomplete_batches++;
-        row_batch(&a->bsize[hist_bin(r->b.num_ops)], r, true);
+        row_batch(&a->bsize[cbt_hist_bin(r->b.num_ops)], r, true);
         for (int d = 0; d < DIR_COUNT; d++)
             if (r->dir_mask >> d & 1)
                 a->dir[d].batches++;
@@ -352,25 +327,26 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         for (unsigned k = 0; k < NHIST; k++)
             if (r->osz_mask[k >> 6] >> (k & 63) & 1)
                 a->osize[k].batches++;
-        struct kent *c = ktab_get(&a->callers, r->host, (uint64_t)r->vpid, r->b.caller, &created);
+        struct kent *c = cbt_ktab_get(&a->callers, r->host, (uint64_t)r->vpid, r->b.caller, &created);
         row_batch(&c->row, r, true);
-        struct kent *s = ktab_get(&a->streams, r->host, (uint64_t)r->vpid, r->b.stream, &created);
+        struct kent *s = cbt_ktab_get(&a->streams, r->host, (uint64_t)r->vpid, r->b.stream, &created);
         if (created)
             s->extra = r->b.stream_id;
         row_batch(&s->row, r, true);
     } else {
         a->orphan_ops += r->seen_ops;
     }
-    struct kent *p = ktab_get(&a->procs, r->host, (uint64_t)r->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, r->host, (uint64_t)r->vpid, 0, &created);
     row_batch(&p->row, r, hb);
-    struct kent *t = ktab_get(&a->threads, r->host, (uint64_t)r->vpid, (uint64_t)r->vtid, &created);
+    p->forwarded_ok += gpu_expected;
+    struct kent *t = cbt_ktab_get(&a->threads, r->host, (uint64_t)r->vpid, (uint64_t)r->vtid, &created);
     row_batch(&t->row, r, hb);
 }
 
 static void note_process(struct cbt_agg *a, const struct cbt_where *w)
 {
     bool created;
-    struct kent *p = ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
     if (created) {
         p->rank = -1;
         p->gpu_time = -1;
@@ -565,7 +541,7 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
     note_process(a, w);
     bool created;
-    struct kent *p = ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
     if (p == &a->procs.other)
         return;
     p->rank = rank >= 0 ? rank : -1;
@@ -580,12 +556,11 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
 
 void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_ev_gpu *g)
 {
-    (void)w;
-    a->gpu_events++;
-    if (g->status == CBT_GPU_TIMED) {
-        a->gpu_timed++;
-        a->gpu_ns += g->gpu_ns;
-    }
+    note_process(a, w);
+    bool created;
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    p->gpu_events += g->status != CBT_GPU_CALL_FAILED; /* the batches forwarded with CUDA_SUCCESS */
+    cbt_gpu_add(&a->gpu, w, g);
 }
 
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
@@ -651,12 +626,26 @@ static void rows_merge(struct row *into, const struct row *r, size_t n)
         cbt_row_merge(&into[i], &r[i]);
 }
 
+/* The GPU time of entry e into d: its process's counts, its stream's row and buckets. */
+static void kent_gpu_merge(struct kent *d, const struct kent *e)
+{
+    d->forwarded_ok += e->forwarded_ok;
+    d->gpu_events += e->gpu_events;
+    cbt_gpurow_add(&d->gpu, &e->gpu);
+    if (!e->over_time)
+        return;
+    if (!d->over_time && !(d->over_time = calloc(GPU_BUCKETS, sizeof(*d->over_time))))
+        return;
+    for (unsigned i = 0; i < GPU_BUCKETS; i++)
+        d->over_time[i] += e->over_time[i];
+}
+
 static void ktab_merge(struct ktab *into, const struct ktab *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         const struct kent *e = &t->ents[i];
         bool created;
-        struct kent *d = ktab_get(into, e->k[0], e->k[1], e->k[2], &created);
+        struct kent *d = cbt_ktab_get(into, e->k[0], e->k[1], e->k[2], &created);
         if (created) {
             d->extra = e->extra;
             d->rank = e->rank;
@@ -669,8 +658,10 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->gpu_time = e->gpu_time;
         }
         cbt_row_merge(&d->row, &e->row);
+        kent_gpu_merge(d, e);
     }
     cbt_row_merge(&into->other.row, &t->other.row);
+    kent_gpu_merge(&into->other, &t->other);
     into->overflowed += t->overflowed;
 }
 
@@ -724,9 +715,6 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     w->discarded_packets += p->discarded_packets;
     w->discarded_unknown += p->discarded_unknown;
     w->orphan_ops += p->orphan_ops;
-    w->gpu_events += p->gpu_events;
-    w->gpu_timed += p->gpu_timed;
-    w->gpu_ns += p->gpu_ns;
     w->orphan_chunks += p->orphan_chunks;
     w->incomplete_batches += p->incomplete_batches;
     w->pending_overflow += p->pending_overflow;
@@ -749,6 +737,9 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     ktab_merge(&w->threads, &p->threads);
     ktab_merge(&w->streams, &p->streams);
     ktab_merge(&w->callers, &p->callers);
+    cbt_gpu_align(&w->gpu, &p->gpu);
+    ktab_merge(&w->gpu.streams, &p->gpu.streams);
+    cbt_gpu_merge(&w->gpu, &p->gpu);
     for (unsigned i = 0; i < p->ndevs; i++)
         dev_add(dev_row(w, p->devs[i].host, p->devs[i].dev), &p->devs[i]);
     dev_add(&w->dev_unknown, &p->dev_unknown);

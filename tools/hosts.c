@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "hosts.h"
+#include "util.h"
 
 struct prow {
     const struct kent *e;
@@ -108,14 +109,26 @@ static void fmt_rank(char *b, size_t l, const struct kent *e)
         snprintf(b, l, "-");
 }
 
-static void fmt_us(char *b, size_t l, const struct row *r, int which)
+/* Host time in the driver per batch: raw in us with 3 decimals, else in human units. */
+static void fmt_time(char *b, size_t l, const struct row *r, int which, bool raw)
 {
     if (!r->n) {
         snprintf(b, l, "-");
         return;
     }
     double v = which == 0 ? (double)r->sum / (double)r->n : which == 1 ? (double)r->min : (double)r->max;
-    snprintf(b, l, "%.3f", v / 1000.0);
+    if (raw)
+        snprintf(b, l, "%.3f", v / 1000.0);
+    else
+        cbt_fmt_ns(v, b, l);
+}
+
+static void fmt_bytes(char *b, size_t l, uint64_t v, bool raw)
+{
+    if (raw)
+        snprintf(b, l, "%" PRIu64, v);
+    else
+        cbt_fmt_bytes(v, b, l);
 }
 
 /* A table of text cells: widths from the cells, the first `left` columns left-aligned. */
@@ -123,24 +136,28 @@ static void print_cells(FILE *out, const char *const *head, int nc, int left, ch
 {
     size_t w[12];
     for (int c = 0; c < nc; c++) {
-        w[c] = strlen(head[c]);
+        w[c] = cbt_text_width(head[c]);
         for (size_t i = 0; i < n; i++)
-            if (strlen(cells[i][c]) > w[c])
-                w[c] = strlen(cells[i][c]);
+            if (cbt_text_width(cells[i][c]) > w[c])
+                w[c] = cbt_text_width(cells[i][c]);
     }
-    for (int c = 0; c < nc; c++)
-        fprintf(out, c == 0 ? "%-*s" : c < left ? " | %-*s" : " | %*s", (int)w[c], head[c]);
+    for (int c = 0; c < nc; c++) {
+        fputs(c ? " | " : "", out);
+        cbt_print_cell(out, head[c], w[c], c < left);
+    }
     fputc('\n', out);
     for (size_t i = 0; i < n; i++) {
-        for (int c = 0; c < nc; c++)
-            fprintf(out, c == 0 ? "%-*s" : c < left ? " | %-*s" : " | %*s", (int)w[c], cells[i][c]);
+        for (int c = 0; c < nc; c++) {
+            fputs(c ? " | " : "", out);
+            cbt_print_cell(out, cells[i][c], w[c], c < left);
+        }
         fputc('\n', out);
     }
     if (!n)
         fprintf(out, "(none)\n");
 }
 
-void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out)
+void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw)
 {
     size_t np, nh;
     struct hrow *h;
@@ -160,7 +177,7 @@ void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out)
         snprintf(cells[i][2], 64, "%" PRIu64, h[i].ranked);
         snprintf(cells[i][3], 64, "%" PRIu64, h[i].row.batches);
         snprintf(cells[i][4], 64, "%" PRIu64, h[i].row.ops);
-        snprintf(cells[i][5], 64, "%" PRIu64, h[i].row.bytes);
+        fmt_bytes(cells[i][5], 64, h[i].row.bytes, raw);
     }
     fprintf(out, "\n# Batches by host (the hostname each host's session daemon recorded in its traces)\n");
     fprintf(out, "# Processes: those with batches; Ranks: those of them whose rank the shim recorded\n");
@@ -178,13 +195,13 @@ void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out)
         snprintf(cells[i][3], 64, "%s", e->label ? e->label : "");
         snprintf(cells[i][4], 64, "%" PRIu64, e->row.batches);
         snprintf(cells[i][5], 64, "%" PRIu64, e->row.ops);
-        snprintf(cells[i][6], 64, "%" PRIu64, e->row.bytes);
-        fmt_us(cells[i][7], 64, &e->row, 0);
-        fmt_us(cells[i][8], 64, &e->row, 1);
-        fmt_us(cells[i][9], 64, &e->row, 2);
+        fmt_bytes(cells[i][6], 64, e->row.bytes, raw);
+        fmt_time(cells[i][7], 64, &e->row, 0, raw);
+        fmt_time(cells[i][8], 64, &e->row, 1, raw);
+        fmt_time(cells[i][9], 64, &e->row, 2, raw);
     }
     fprintf(out, "\n# Batches by process (Rank: OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID of the process; -: none)\n");
-    fprintf(out, "# Avg/Min/Max: host time in the driver per batch (us)\n");
+    fprintf(out, "# Avg/Min/Max: host time in the driver per batch%s\n", raw ? " (us)" : "");
     print_cells(out, ph, 10, 4, cells, np);
     free(cells);
     free(p);

@@ -16,7 +16,8 @@
 /* Whether the text summary shows these tables: more than one host, a rank
  * recorded, or --by host. */
 bool cbt_hosts_shown(const struct cbt_agg *a);
-void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out);
+/* raw: bytes and times as exact figures (--raw), else in human units. */
+void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw);
 /* Adds "by_host" and "by_process_rank" to root. */
 void cbt_hosts_json(const struct cbt_agg *a, json_t *root);
 

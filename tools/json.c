@@ -114,6 +114,67 @@ static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, u
     return o;
 }
 
+static json_t *gpu_row_json(const struct gtrow *tr)
+{
+    const struct gpurow *r = tr->r;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(tr->name));
+    if (tr->has_range) {
+        json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));
+        json_object_set_new(o, "high", json_integer((json_int_t)(tr->hi > INT64_MAX ? INT64_MAX : tr->hi)));
+    }
+    json_object_set_new(o, "batches", json_integer((json_int_t)r->batches));
+    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+    json_object_set_new(o, "gpu_ns", json_integer((json_int_t)r->gpu_ns));
+    json_object_set_new(o, "host_ns", json_integer((json_int_t)r->host_ns));
+    json_object_set_new(o, "gbps", r->gpu_ns ? json_real((double)r->bytes / (double)r->gpu_ns) : json_null());
+    return o;
+}
+
+json_t *cbt_gpu_json(struct cbt_agg *a)
+{
+    const struct gpu_time *g = &a->gpu;
+    struct gpu_tables gt;
+    cbt_gpu_tables_build(a, &gt);
+    json_t *o = json_object(), *nt = json_object(), *ot = json_object(), *streams = json_array();
+    json_object_set_new(o, "processes_timed", json_integer((json_int_t)gt.processes_timed));
+    json_object_set_new(o, "batches_timed", json_integer((json_int_t)g->total.batches));
+    json_object_set_new(o, "gpu_ns", json_integer((json_int_t)g->total.gpu_ns));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)g->total.bytes));
+    json_object_set_new(o, "ops", json_integer((json_int_t)g->total.ops));
+    json_object_set_new(o, "host_ns", json_integer((json_int_t)g->total.host_ns));
+    static const struct {
+        const char *name;
+        unsigned status;
+    } nts[] = {{"capturing", CBT_GPU_CAPTURING}, {"no_events", CBT_GPU_NO_EVENTS}, {"call_failed", CBT_GPU_CALL_FAILED},
+               {"lost", CBT_GPU_LOST}, {"overflow", CBT_GPU_OVERFLOW}};
+    for (size_t i = 0; i < sizeof(nts) / sizeof(nts[0]); i++)
+        json_object_set_new(nt, nts[i].name, json_integer((json_int_t)g->status[nts[i].status]));
+    json_object_set_new(nt, "not_read_back", json_integer((json_int_t)gt.not_read_back));
+    json_object_set_new(o, "not_timed", nt);
+    for (int i = 0; i < gt.n; i++) {
+        json_t *arr = json_array();
+        for (size_t j = 0; j < gt.t[i].n; j++)
+            json_array_append_new(arr, gpu_row_json(&gt.t[i].rows[j]));
+        json_object_set_new(o, gt.t[i].key, arr);
+    }
+    json_object_set_new(ot, "bucket_ns", json_integer((json_int_t)gt.bucket_ns));
+    json_object_set_new(ot, "start_ns", json_integer((json_int_t)gt.start_ns));
+    for (unsigned i = 0; i < gt.nstreams; i++) {
+        json_t *s = json_object(), *b = json_array();
+        json_object_set_new(s, "name", json_string(gt.streams[i].name));
+        for (unsigned k = 0; k < gt.nbuckets; k++)
+            json_array_append_new(b, json_integer((json_int_t)gt.streams[i].gpu_ns[k]));
+        json_object_set_new(s, "gpu_ns", b);
+        json_array_append_new(streams, s);
+    }
+    json_object_set_new(ot, "streams", streams);
+    json_object_set_new(o, "over_time", ot);
+    cbt_gpu_tables_free(&gt);
+    return o;
+}
+
 static int cmp_name(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
 #define JI(v) json_integer((json_int_t)(v))
@@ -156,7 +217,8 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
     json_object_set_new(unp, "pending_overflow", JI(a->pending_overflow));
     json_object_set_new(unp, "tables_full", json_boolean(a->procs.overflowed || a->threads.overflowed ||
                                                          a->streams.overflowed || a->callers.overflowed ||
-                                                         a->dev_overflowed));
+                                                         a->dev_overflowed || a->gpu.streams.overflowed ||
+                                                         a->gpu.dev_overflowed));
     json_object_set_new(root, "unpaired", unp);
     read_stats_json(a, root);
 
@@ -169,8 +231,10 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
         for (size_t j = 0; j < ts.t[i].n; j++)
             json_array_append_new(arr, jrow(&ts.t[i].rows[j], pct_bytes, a->bytes, a->ops));
         json_object_set_new(root, ts.t[i].key, arr);
-        if (strcmp(ts.t[i].key, "by_direction") == 0)
+        if (strcmp(ts.t[i].key, "by_direction") == 0) {
             json_object_set_new(root, "by_device", devices_json(a));
+            json_object_set_new(root, "gpu", cbt_gpu_json(a));
+        }
     }
     json_t *fa = json_array();
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {

@@ -17,6 +17,9 @@
  * jansson's error. */
 int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs);
 
+/* The summary's "gpu" member (docs/json-schema.md) of a finished aggregate. */
+json_t *cbt_gpu_json(struct cbt_agg *a);
+
 /* {"address", "object", "offset", "function", "file", "line"}: what is known
  * of a call site, null where nothing is; "address" (the process's) only
  * when with_address. */

@@ -7,7 +7,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/guard.c tools/guard.h \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \
-	tools/agg.c tools/agg.h tools/agg_internal.h \
+	tools/agg.c tools/agg.h tools/agg_internal.h tools/agg_gpu.c \
 	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \
@@ -62,7 +62,8 @@ TOOL_TESTS = \
 	tests/tool/check-formats.sh \
 	tests/tool/run-window.sh \
 	tests/tool/progress.sh \
-	tests/tool/timeline.sh
+	tests/tool/timeline.sh \
+	tests/tool/gpu-summary.sh
 TESTS += $(TOOL_TESTS)
-EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
+EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py bench/summary.sh bench/parallel.sh

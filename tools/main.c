@@ -24,6 +24,7 @@
  *   reader.c    babeltrace2 graph: one source per trace, our own sink
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
+ *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
@@ -83,8 +84,8 @@ static const char usage_main[] =
     "how long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json] [--by WHAT]... [--pid PID]... [--begin TIME] [--end TIME]\n"
-    "                            TRACE...\n"
+    "Usage: cubatchtrace summary [--json | --raw] [--by WHAT]... [--pid PID]... [--begin TIME]\n"
+    "                            [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
@@ -92,6 +93,8 @@ static const char usage_summary[] =
     "(net://HOST[:PORT]/host/TRACED-HOST/SESSION).\n"
     "\n"
     "  --json            print the summary as JSON (schema: docs/json-schema.md)\n"
+    "  --raw             text: bytes and times as exact integers (bytes, ns; the\n"
+    "                    driver's time per batch in us) instead of human units\n"
     "  --by WHAT         add a table by process, thread or stream, or list up to\n"
     "                    4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
@@ -200,7 +203,8 @@ static int cmd_summary(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"by", required_argument, NULL, 'b'},
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
-        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'}, {0, 0, 0, 0},
+        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
+        {"raw", no_argument, NULL, 'r'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -211,6 +215,7 @@ static int cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': j.json = true; break;
+        case 'r': j.raw = true; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':

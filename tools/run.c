@@ -68,6 +68,8 @@ static const char usage_run[] =
     "      --gpu-time        CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream\n"
     "                        (GPU time and GB/s in the summary)\n"
     "      --json            print the summary as JSON (docs/json-schema.md)\n"
+    "      --raw             print the text summary's bytes and times as exact\n"
+    "                        integers (bytes, ns) instead of human units\n"
     "      --lookup-events   also record the DEBUG events: cubatchtrace:lookup, each\n"
     "                        dlsym/cuGetProcAddress answer the shim replaced\n"
     "      --subbuf-size S   channel sub-buffer size (default " DEFAULT_SUBBUF ")\n"
@@ -429,11 +431,11 @@ int cbt_cmd_run(int argc, char **argv)
         {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
         {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
         {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0},
+        {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'}, {0, 0, 0, 0},
     };
     const char *relayd = NULL, *session = NULL;
     const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
-    bool strict = false, json = false, per_op = false, gpu_time = false;
+    bool strict = false, json = false, per_op = false, gpu_time = false, raw = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -449,6 +451,7 @@ int cbt_cmd_run(int argc, char **argv)
             report = optarg;
             break;
         case 'j': json = true; break;
+        case 'A': raw = true; break;
         case 'P': per_op = true; break;
         case 'S':
             if (check_subbuf_size(optarg) != 0)
@@ -672,8 +675,8 @@ int cbt_cmd_run(int argc, char **argv)
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, shown);
     {
         const char *inputs[1] = {shown};
-        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .live_fd = -1,
-                                    .program = prog[0]};
+        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .raw = raw,
+                                    .live_fd = -1, .program = prog[0]};
         cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
     }
     goto cleanup;

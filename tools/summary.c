@@ -47,7 +47,7 @@ static void live_tick(void *ctx, struct cbt_agg *a)
         if (l->j->json)
             cbt_agg_print_json(s, out, l->j->ro.inputs, l->j->ro.ninputs);
         else
-            cbt_agg_print_text(s, out, l->j->ro.inputs, l->j->ro.ninputs);
+            cbt_agg_print_text(s, out, l->j->ro.inputs, l->j->ro.ninputs, l->j->raw);
         fputc('\n', out);
     }
     if (out)
@@ -83,7 +83,7 @@ int cbt_summary_read(void *arg)
         if (j->json)
             rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
         else if (!none)
-            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs);
+            cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs, j->raw);
     }
     cbt_agg_free(a);
     return rc;

@@ -286,3 +286,186 @@ uint64_t cbt_agg_count_procs(const struct cbt_agg *a)
     return n;
 }
 
+
+/* ---------------------------------------------------------------- GPU time */
+
+static void gtrow_add(struct gtable *t, const char *name, const struct gpurow *r)
+{
+    if (r->batches == 0)
+        return;
+    if (t->n == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 16;
+        struct gtrow *n = realloc(t->rows, c * sizeof(*n));
+        if (!n)
+            return;
+        t->rows = n;
+        t->cap = c;
+    }
+    struct gtrow *tr = &t->rows[t->n++];
+    memset(tr, 0, sizeof(*tr));
+    snprintf(tr->name, sizeof(tr->name), "%s", name);
+    tr->r = r;
+}
+
+static int cmp_gtrow(const void *x, const void *y)
+{
+    const struct gpurow *a = ((const struct gtrow *)x)->r, *b = ((const struct gtrow *)y)->r;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    if (a->batches != b->batches)
+        return a->batches < b->batches ? 1 : -1;
+    return strcmp(((const struct gtrow *)x)->name, ((const struct gtrow *)y)->name);
+}
+
+static struct gtable *new_gtable(struct gpu_tables *g, const char *key, const char *title)
+{
+    struct gtable *t = &g->t[g->n++];
+    memset(t, 0, sizeof(*t));
+    t->key = key;
+    t->title = title;
+    return t;
+}
+
+struct gdev_ref {
+    const struct cbt_agg *a;
+    const struct gpudev *d;
+};
+
+static int cmp_gdev(const void *x, const void *y)
+{
+    const struct gdev_ref *p = x, *q = y;
+    int c = p->d->host == q->d->host ? 0
+                                     : strcmp(cbt_agg_host_name(p->a, p->d->host), cbt_agg_host_name(q->a, q->d->host));
+    if (c)
+        return c;
+    return p->d->dev < q->d->dev ? -1 : p->d->dev > q->d->dev;
+}
+
+/* A stream over time, ordered by GPU time, then name. */
+struct gtime_ref {
+    char name[256];
+    const struct kent *e;
+};
+
+static int cmp_gtime(const void *x, const void *y)
+{
+    const struct gtime_ref *p = x, *q = y;
+    if (p->e->gpu.gpu_ns != q->e->gpu.gpu_ns)
+        return p->e->gpu.gpu_ns < q->e->gpu.gpu_ns ? 1 : -1;
+    return strcmp(p->name, q->name);
+}
+
+static void gpu_over_time(struct cbt_agg *a, struct gpu_tables *g)
+{
+    const struct gpu_time *gt = &a->gpu;
+    if (!gt->any_time)
+        return;
+    g->bucket_ns = gt->bucket_ns;
+    g->start_ns = gt->start_ns;
+    g->nbuckets = (unsigned)(((uint64_t)gt->hi - (uint64_t)gt->start_ns) / gt->bucket_ns + 1);
+    const struct ktab *k = &gt->streams;
+    struct gtime_ref *refs = calloc(k->n ? k->n : 1, sizeof(*refs));
+    size_t n = 0;
+    for (size_t i = 0; refs && i < k->n; i++)
+        if (k->ents[i].over_time) {
+            refs[n].e = &k->ents[i];
+            name_stream(a, &k->ents[i], refs[n].name, sizeof(refs[n].name));
+            n++;
+        }
+    if (refs)
+        qsort(refs, n, sizeof(*refs), cmp_gtime);
+    bool other = k->other.over_time != NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i < GPU_TIME_STREAMS) {
+            snprintf(g->streams[g->nstreams].name, sizeof(g->streams[0].name), "%s", refs[i].name);
+            g->streams[g->nstreams++].gpu_ns = refs[i].e->over_time;
+            continue;
+        }
+        other = true;
+        for (unsigned b = 0; b < GPU_BUCKETS; b++)
+            g->other_time[b] += refs[i].e->over_time[b];
+    }
+    if (other) {
+        for (unsigned b = 0; k->other.over_time && b < GPU_BUCKETS; b++)
+            g->other_time[b] += k->other.over_time[b];
+        snprintf(g->streams[g->nstreams].name, sizeof(g->streams[0].name), "other");
+        g->streams[g->nstreams++].gpu_ns = g->other_time;
+    }
+    free(refs);
+}
+
+void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
+{
+    const struct gpu_time *gt = &a->gpu;
+    struct gtable *t;
+    char nm[256];
+    memset(g, 0, sizeof(*g));
+
+    for (size_t i = 0; i < a->procs.n; i++) {
+        const struct kent *p = &a->procs.ents[i];
+        if (p->gpu_time != 1)
+            continue;
+        g->processes_timed++;
+        if (p->forwarded_ok > p->gpu_events)
+            g->not_read_back += p->forwarded_ok - p->gpu_events;
+    }
+
+    t = new_gtable(g, "by_direction", "GPU time by direction (of all the batch's ops; mixed: not all one)");
+    for (unsigned i = 0; i < DIR_COUNT; i++)
+        gtrow_add(t, dir_names[i], &gt->dir[i]);
+    gtrow_add(t, "mixed", &gt->dir[DIR_COUNT]);
+
+    t = new_gtable(g, "by_memkinds", "GPU time by memory kinds (source->destination of all the batch's ops; mixed: not all one)");
+    for (unsigned i = 0; i < NKIND; i++)
+        for (unsigned j = 0; j < NKIND; j++) {
+            const char *sn = cbt_memkind_name(i), *dn = cbt_memkind_name(j);
+            snprintf(nm, sizeof(nm), "%s->%s", sn ? sn : "?", dn ? dn : "?");
+            gtrow_add(t, nm, &gt->kind[i][j]);
+        }
+    gtrow_add(t, "mixed", &gt->kind_mixed);
+
+    t = new_gtable(g, "by_op_size", "GPU time by op size (the batch's bytes per op, powers of two; 0: size unknown)");
+    for (unsigned i = 0; i < NHIST; i++) {
+        uint64_t lo, hi;
+        hist_name(nm, sizeof(nm), i, &lo, &hi);
+        size_t before = t->n;
+        gtrow_add(t, nm, &gt->osize[i]);
+        if (t->n > before) {
+            t->rows[t->n - 1].lo = lo;
+            t->rows[t->n - 1].hi = hi;
+            t->rows[t->n - 1].has_range = true;
+        }
+    }
+
+    t = new_gtable(g, "by_stream", "GPU time by CUDA stream");
+    const struct ktab *k = &gt->streams;
+    for (size_t i = 0; i < k->n; i++) {
+        name_stream(a, &k->ents[i], nm, sizeof(nm));
+        gtrow_add(t, nm, &k->ents[i].gpu);
+    }
+    qsort(t->rows, t->n, sizeof(*t->rows), cmp_gtrow);
+    cbt_gpurow_add(&g->stream_other, &k->other.gpu);
+    while (t->n > 256)
+        cbt_gpurow_add(&g->stream_other, t->rows[--t->n].r);
+    gtrow_add(t, "other", &g->stream_other);
+
+    t = new_gtable(g, "by_device", "GPU time by device (the stream's)");
+    struct gdev_ref refs[NDEV];
+    for (unsigned i = 0; i < gt->ndevs; i++)
+        refs[i] = (struct gdev_ref){a, &gt->devs[i]};
+    qsort(refs, gt->ndevs, sizeof(*refs), cmp_gdev);
+    for (unsigned i = 0; i < gt->ndevs; i++) {
+        snprintf(nm, sizeof(nm), "%s device %" PRId32, cbt_agg_host_name(a, refs[i].d->host), refs[i].d->dev);
+        gtrow_add(t, nm, &refs[i].d->r);
+    }
+    gtrow_add(t, "unknown", &gt->dev_unknown);
+    gtrow_add(t, "other", &gt->dev_other);
+
+    gpu_over_time(a, g);
+}
+
+void cbt_gpu_tables_free(struct gpu_tables *g)
+{
+    for (int i = 0; i < g->n; i++)
+        free(g->t[i].rows);
+}

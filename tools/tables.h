@@ -56,6 +56,46 @@ struct drow {
 /* The rows of the device table: by host, then ordinal; "unknown" and "other" when not empty. */
 size_t cbt_device_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2]);
 
+/* ---- GPU time ---- */
+struct gtrow {
+    char name[256];
+    const struct gpurow *r;
+    uint64_t lo, hi; /* by_op_size */
+    bool has_range;
+};
+
+struct gtable {
+    const char *key;   /* JSON member of "gpu" */
+    const char *title;
+    struct gtrow *rows;
+    size_t n, cap;
+};
+
+/* A stream over time: gpu_ns per bucket (nbuckets of them). */
+struct gstream {
+    char name[256];
+    const uint64_t *gpu_ns;
+};
+
+struct gpu_tables {
+    struct gtable t[5]; /* by_direction, by_memkinds, by_op_size, by_stream, by_device */
+    int n;
+    uint64_t processes_timed; /* processes whose cubatchtrace:process event says gpu_time 1 */
+    uint64_t not_read_back;   /* their batches forwarded with CUDA_SUCCESS without a gpu_time event */
+    struct gpurow stream_other;
+    /* over time: the GPU_TIME_STREAMS streams of most GPU time, then "other" */
+    uint64_t bucket_ns;       /* 0 when no timed batch had a time */
+    int64_t start_ns;
+    unsigned nbuckets;
+    struct gstream streams[GPU_TIME_STREAMS + 1];
+    unsigned nstreams;
+    uint64_t other_time[GPU_BUCKETS];
+};
+
+/* The GPU tables of a finished aggregate; free them with cbt_gpu_tables_free. */
+void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g);
+void cbt_gpu_tables_free(struct gpu_tables *g);
+
 /* Processes and threads with at least one batch or op. */
 uint64_t cbt_agg_count_procs(const struct cbt_agg *a);
 uint64_t cbt_agg_count_threads(const struct cbt_agg *a);

@@ -83,14 +83,40 @@ static void print_read_stats(const struct cbt_agg *a, FILE *out)
 }
 
 
-static void print_devices_text(FILE *out, const struct cbt_agg *a)
+/* A line of table cells: the first column left-aligned, the others right-aligned. */
+static void print_line(FILE *out, int nc, const size_t *w, const char *first, char (*cells)[64], const char *const *head)
+{
+    cbt_print_cell(out, first, w[0], true);
+    for (int c = 1; c < nc; c++) {
+        fputs(" | ", out);
+        cbt_print_cell(out, head ? head[c] : cells[c], w[c], false);
+    }
+    fputc('\n', out);
+}
+
+static void widen(size_t *w, const char *cell)
+{
+    size_t l = cbt_text_width(cell);
+    if (l > *w)
+        *w = l;
+}
+
+static void cell_bytes(char *b, size_t l, uint64_t v, bool raw)
+{
+    if (raw)
+        snprintf(b, l, "%" PRIu64, v);
+    else
+        cbt_fmt_bytes(v, b, l);
+}
+
+static void print_devices_text(FILE *out, const struct cbt_agg *a, bool raw)
 {
     enum { NC = 9 };
     static const char *const head[NC] = {"Device",       "Ops out",        "Bytes out",   "Ops in",       "Bytes in",
                                          "Peer ops out", "Peer bytes out", "Peer ops in", "Peer bytes in"};
     struct drow rows[NDEV + 2];
     size_t n = cbt_device_rows(a, rows);
-    char cells[NDEV + 2][NC][32];
+    char cells[NDEV + 2][NC][64];
     size_t w[NC];
     for (int c = 0; c < NC; c++)
         w[c] = strlen(head[c]);
@@ -99,43 +125,45 @@ static void print_devices_text(FILE *out, const struct cbt_agg *a)
         const uint64_t v[NC - 1] = {r->ops_out,      r->bytes_out,   r->ops_in,      r->bytes_in,
                                     r->peer_ops_out, r->peer_bytes_out, r->peer_ops_in, r->peer_bytes_in};
         for (int c = 1; c < NC; c++) {
-            snprintf(cells[i][c], sizeof(cells[i][c]), "%" PRIu64, v[c - 1]);
-            if (strlen(cells[i][c]) > w[c])
-                w[c] = strlen(cells[i][c]);
+            if (c % 2 == 0) /* the bytes columns */
+                cell_bytes(cells[i][c], sizeof(cells[i][c]), v[c - 1], raw);
+            else
+                snprintf(cells[i][c], sizeof(cells[i][c]), "%" PRIu64, v[c - 1]);
+            widen(&w[c], cells[i][c]);
         }
-        if (strlen(rows[i].name) > w[0])
-            w[0] = strlen(rows[i].name);
+        widen(&w[0], rows[i].name);
     }
     fprintf(out, "\n# Bytes by device (device ordinals of device and managed memory operands)\n");
     fprintf(out, "# out: the device is the source; in: the destination (a copy within one device counts both);\n"
                  "# peer: the other side is device memory of another device\n");
-    for (int c = 0; c < NC; c++)
-        fprintf(out, c == 0 ? "%-*s" : " | %*s", (int)w[c], head[c]);
-    fputc('\n', out);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(out, "%-*s", (int)w[0], rows[i].name);
-        for (int c = 1; c < NC; c++)
-            fprintf(out, " | %*s", (int)w[c], cells[i][c]);
-        fputc('\n', out);
-    }
+    print_line(out, NC, w, head[0], NULL, head);
+    for (size_t i = 0; i < n; i++)
+        print_line(out, NC, w, rows[i].name, cells[i], NULL);
     if (n == 0)
         fprintf(out, "(none)\n");
 }
 
-static const char *measure_text(enum measure m)
+static const char *measure_text(enum measure m, bool raw)
 {
-    return m == M_DRIVER ? "host time in the driver per batch (us)" : "bytes per op";
+    return m == M_DRIVER ? (raw ? "host time in the driver per batch (us)" : "host time in the driver per batch")
+                         : "bytes per op";
 }
 
-static void fmt_measure(char *b, size_t l, enum measure m, double v)
+/* raw: us with 3 decimals, or whole bytes; else human units */
+static void fmt_measure(char *b, size_t l, enum measure m, double v, bool raw)
 {
-    if (m == M_DRIVER)
+    if (m == M_DRIVER && raw)
         snprintf(b, l, "%.3f", v / 1000.0);
-    else
+    else if (m == M_DRIVER)
+        cbt_fmt_ns(v, b, l);
+    else if (raw)
         snprintf(b, l, "%.0f", v);
+    else
+        cbt_fmt_bytes((uint64_t)(v + 0.5), b, l);
 }
 
-static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops)
+static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops,
+                             bool raw)
 {
     static const char *const head[8] = {"Name", "Batches", "Ops", "Bytes", "%", "Avg", "Min", "Max"};
     size_t w[8];
@@ -150,22 +178,20 @@ static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, u
                                : (tot_ops ? 100.0 * (double)r->ops / (double)tot_ops : 0);
         snprintf(cells[i][1], 64, "%" PRIu64, r->batches);
         snprintf(cells[i][2], 64, "%" PRIu64, r->ops);
-        snprintf(cells[i][3], 64, "%" PRIu64, r->bytes);
+        cell_bytes(cells[i][3], 64, r->bytes, raw);
         snprintf(cells[i][4], 64, "%.2f", pct);
         if (r->n) {
-            fmt_measure(cells[i][5], 64, t->m, (double)r->sum / (double)r->n);
-            fmt_measure(cells[i][6], 64, t->m, (double)r->min);
-            fmt_measure(cells[i][7], 64, t->m, (double)r->max);
+            fmt_measure(cells[i][5], 64, t->m, (double)r->sum / (double)r->n, raw);
+            fmt_measure(cells[i][6], 64, t->m, (double)r->min, raw);
+            fmt_measure(cells[i][7], 64, t->m, (double)r->max, raw);
         } else {
             strcpy(cells[i][5], "-");
             strcpy(cells[i][6], "-");
             strcpy(cells[i][7], "-");
         }
         for (int c = 1; c < 8; c++)
-            if (strlen(cells[i][c]) > w[c])
-                w[c] = strlen(cells[i][c]);
-        if (strlen(t->rows[i].name) > w[0])
-            w[0] = strlen(t->rows[i].name);
+            widen(&w[c], cells[i][c]);
+        widen(&w[0], t->rows[i].name);
     }
     fprintf(out, "\n# %s\n", t->title);
     if (t->m == M_DRIVER)
@@ -175,19 +201,114 @@ static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, u
         fprintf(out, "# Batches: batches with at least one such op; Ops, Bytes: such ops and the bytes they move; "
                      "%%: share of %s\n",
                 pct_bytes ? "all bytes" : "all ops (no byte counts recorded)");
-    fprintf(out, "# Avg/Min/Max: %s\n", measure_text(t->m));
-    for (int c = 0; c < 8; c++)
-        fprintf(out, c == 0 ? "%-*s" : " | %*s", (int)w[c], head[c]);
-    fputc('\n', out);
-    for (size_t i = 0; i < t->n; i++) {
-        fprintf(out, "%-*s", (int)w[0], t->rows[i].name);
-        for (int c = 1; c < 8; c++)
-            fprintf(out, " | %*s", (int)w[c], cells[i][c]);
-        fputc('\n', out);
-    }
+    fprintf(out, "# Avg/Min/Max: %s\n", measure_text(t->m, raw));
+    print_line(out, 8, w, head[0], NULL, head);
+    for (size_t i = 0; i < t->n; i++)
+        print_line(out, 8, w, t->rows[i].name, cells[i], NULL);
     if (t->n == 0)
         fprintf(out, "(none)\n");
     free(cells);
+}
+
+/* ---------------------------------------------------------------- GPU time */
+
+static void cell_ns(char *b, size_t l, uint64_t v, bool raw)
+{
+    if (raw)
+        snprintf(b, l, "%" PRIu64, v);
+    else
+        cbt_fmt_ns((double)v, b, l);
+}
+
+/* bytes / gpu_ns: bytes per ns are GB/s */
+static void cell_gbps(char *b, size_t l, const struct gpurow *r, bool raw)
+{
+    if (!r->gpu_ns)
+        snprintf(b, l, "-");
+    else if (raw)
+        snprintf(b, l, "%.3f", (double)r->bytes / (double)r->gpu_ns);
+    else
+        cbt_fmt_gbps((double)r->bytes / (double)r->gpu_ns, b, l);
+}
+
+static void print_gpu_table(FILE *out, const struct gtable *t, bool raw)
+{
+    enum { NC = 7 };
+    static const char *const head[NC] = {"Name", "Batches", "Ops", "Bytes", "Host time", "GPU time", "GB/s"};
+    size_t w[NC];
+    for (int c = 0; c < NC; c++)
+        w[c] = strlen(head[c]);
+    char (*cells)[NC][64] = calloc(t->n ? t->n : 1, sizeof(*cells));
+    if (!cells)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct gpurow *r = t->rows[i].r;
+        snprintf(cells[i][1], 64, "%" PRIu64, r->batches);
+        snprintf(cells[i][2], 64, "%" PRIu64, r->ops);
+        cell_bytes(cells[i][3], 64, r->bytes, raw);
+        cell_ns(cells[i][4], 64, r->host_ns, raw);
+        cell_ns(cells[i][5], 64, r->gpu_ns, raw);
+        cell_gbps(cells[i][6], 64, r, raw);
+        for (int c = 1; c < NC; c++)
+            widen(&w[c], cells[i][c]);
+        widen(&w[0], t->rows[i].name);
+    }
+    fprintf(out, "\n# %s\n", t->title);
+    print_line(out, NC, w, head[0], NULL, head);
+    for (size_t i = 0; i < t->n; i++)
+        print_line(out, NC, w, t->rows[i].name, cells[i], NULL);
+    if (t->n == 0)
+        fprintf(out, "(none)\n");
+    free(cells);
+}
+
+/* The GPU section: when a gpu_time event was read, or a process asked for GPU time. */
+static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
+{
+    const struct gpu_time *g = &a->gpu;
+    struct gpu_tables gt;
+    cbt_gpu_tables_build(a, &gt);
+    if (g->events == 0 && gt.processes_timed == 0) {
+        cbt_gpu_tables_free(&gt);
+        return;
+    }
+    char by[64], host[64], gpu[64], bw[64];
+    fprintf(out, "\n# GPU time (CUBATCHTRACE_GPU_TIME=1): each batch timed on its stream, from its first copy's "
+                 "start to its last copy's end\n");
+    fprintf(out, "# processes timed: %" PRIu64 "\n", gt.processes_timed);
+    cell_bytes(by, sizeof(by), g->total.bytes, raw);
+    cell_ns(host, sizeof(host), g->total.host_ns, raw);
+    cell_ns(gpu, sizeof(gpu), g->total.gpu_ns, raw);
+    cell_gbps(bw, sizeof(bw), &g->total, raw);
+    if (g->total.batches)
+        fprintf(out, "# batches timed: %" PRIu64 " (%" PRIu64 " ops, %s%s): GPU time %s%s, host time in the driver "
+                     "%s%s, %s%s\n",
+                g->total.batches, g->total.ops, by, raw ? " bytes" : "", gpu, raw ? " ns" : "", host,
+                raw ? " ns" : "", bw, raw && g->total.gpu_ns ? " GB/s" : "");
+    else
+        fprintf(out, "# batches timed: 0\n");
+    fprintf(out, "# not timed: capturing %" PRIu64 ", no_events %" PRIu64 ", call_failed %" PRIu64 ", lost %" PRIu64
+                 ", overflow %" PRIu64 ", not_read_back %" PRIu64 "\n",
+            g->status[CBT_GPU_CAPTURING], g->status[CBT_GPU_NO_EVENTS], g->status[CBT_GPU_CALL_FAILED],
+            g->status[CBT_GPU_LOST], g->status[CBT_GPU_OVERFLOW], gt.not_read_back);
+    fprintf(out, "# (capturing: the stream was being captured into a graph; no_events: timing events could not be "
+                 "made; call_failed: the call returned an error; lost: the events could not be read back; overflow: "
+                 "too many batches in flight; not_read_back: the process ended before its batches' times were "
+                 "read)\n");
+    if (g->total.batches == 0) {
+        if (g->events == 0)
+            fprintf(out, "# no batch was timed: %" PRIu64 " process%s asked for GPU time, but no gpu_time event was "
+                         "read (%" PRIu64 " batches forwarded with CUDA_SUCCESS not read back)\n",
+                    gt.processes_timed, gt.processes_timed == 1 ? "" : "es", gt.not_read_back);
+        else
+            fprintf(out, "# no batch was timed: all %" PRIu64 " gpu_time events say why above\n", g->events);
+    } else {
+        fprintf(out, "# Batches, Ops, Bytes: the timed batches; Host time: in the driver call; GPU time: summed per "
+                     "batch; GB/s: Bytes / GPU time\n");
+        for (int i = 0; i < gt.n; i++)
+            print_gpu_table(out, &gt.t[i], raw);
+    }
+    cbt_gpu_tables_free(&gt);
 }
 
 static void fmt_first(char *b, size_t l, const struct cbt_agg *a, const struct frule *f)
@@ -196,7 +317,7 @@ static void fmt_first(char *b, size_t l, const struct cbt_agg *a, const struct f
              a->nhosts > 1 ? " on " : "", a->nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
 }
 
-void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs)
+void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw)
 {
     cbt_agg_finish(a);
     fprintf(out, "# discarded events: %" PRIu64 "%s\n", a->discarded_events,
@@ -231,14 +352,14 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
                 a->orphan_ops, a->incomplete_batches, a->pending_overflow);
 
     if (cbt_hosts_shown(a))
-        cbt_hosts_print_text(a, out);
+        cbt_hosts_print_text(a, out, raw);
     struct tables ts;
     cbt_tables_build(a, &ts);
     bool pct_bytes = a->bytes > 0;
     for (int i = 0; i < ts.n; i++) {
-        print_table_text(out, &ts.t[i], pct_bytes, a->bytes, a->ops);
+        print_table_text(out, &ts.t[i], pct_bytes, a->bytes, a->ops, raw);
         if (strcmp(ts.t[i].key, "by_direction") == 0)
-            print_devices_text(out, a);
+            print_devices_text(out, a, raw);
     }
 
     /* findings */
@@ -272,4 +393,5 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     if (!a->findings)
         fprintf(out, "(none)\n");
     cbt_tables_free(&ts);
+    print_gpu_text(out, a, raw);
 }

@@ -5,12 +5,15 @@
 #ifndef CBT_TEXT_H
 #define CBT_TEXT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "agg.h"
 
-/* The summary of a finished aggregate (it finishes it when not yet). */
-void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs);
+/* The summary of a finished aggregate (it finishes it when not yet): bytes
+ * and times in human units, or exact (bytes, ns; the driver's per-batch
+ * figures in us as before) when raw. */
+void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw);
 
 /* `check`: one line per finding, where it happened and what it means; the
  * call site already named (caller), the line starting with prefix. */

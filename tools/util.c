@@ -190,6 +190,97 @@ int cbt_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+/* ---------------------------------------------------------------- human units */
+
+/* x (>= 0) in units[0] with 3 significant digits, moving up a unit (of
+ * `step` each, as long as there is one) when x or what it rounds to reaches
+ * `step`: 1023.99 KiB prints as "1.00 MiB", 9.999 as "10.0". */
+static const char *sig3(double x, const char *const *units, unsigned nunits, double step, char *buf, size_t len)
+{
+    unsigned u = 0;
+    while (u + 1 < nunits && x >= step) {
+        x /= step;
+        u++;
+    }
+    char num[48];
+    for (int prec = x < 10 ? 2 : x < 100 ? 1 : 0;;) {
+        snprintf(num, sizeof(num), "%.*f", prec, x);
+        double r = strtod(num, NULL);
+        if (prec > 0 && r >= (prec == 2 ? 10 : 100)) {
+            prec--; /* 9.996 rounds to 10.00: three digits are "10.0" */
+            continue;
+        }
+        if (u + 1 < nunits && r >= step) {
+            x /= step;
+            u++;
+            prec = 2;
+            continue;
+        }
+        break;
+    }
+    snprintf(buf, len, "%s %s", num, units[u]);
+    return buf;
+}
+
+const char *cbt_fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    return sig3((double)bytes / 1024.0, units, 6, 1024.0, buf, len);
+}
+
+const char *cbt_fmt_ns(double ns, char *buf, size_t len)
+{
+    static const char *const units[] = {"ns", "\xc2\xb5s" /* UTF-8 */, "ms", "s"};
+    if (!(ns > 0)) {
+        snprintf(buf, len, "0 ns");
+        return buf;
+    }
+    if (ns >= 999.5e9 || (ns < 999.5 && ns == (double)(uint64_t)ns)) { /* whole seconds; whole ns */
+        snprintf(buf, len, ns < 999.5 ? "%.0f ns" : "%.0f s", ns < 999.5 ? ns : ns / 1e9);
+        return buf;
+    }
+    return sig3(ns, units, 4, 1000.0, buf, len);
+}
+
+const char *cbt_fmt_gbps(double gbps, char *buf, size_t len)
+{
+    static const char *const units[] = {"GB/s"};
+    if (!(gbps > 0)) {
+        snprintf(buf, len, "0 GB/s");
+        return buf;
+    }
+    char e[32];
+    snprintf(e, sizeof(e), "%.2e", gbps); /* the exponent of gbps rounded to 3 digits */
+    int exp10 = atoi(strchr(e, 'e') + 1);
+    if (exp10 >= 0)
+        return sig3(gbps, units, 1, 1e300, buf, len);
+    snprintf(buf, len, "%.*f GB/s", 2 - exp10, gbps);
+    return buf;
+}
+
+size_t cbt_text_width(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80; /* not a continuation byte */
+    return n;
+}
+
+void cbt_print_cell(FILE *out, const char *s, size_t width, bool left)
+{
+    size_t w = cbt_text_width(s);
+    if (left)
+        fputs(s, out);
+    for (; w < width; w++)
+        fputc(' ', out);
+    if (!left)
+        fputs(s, out);
+}
+
 /* ---------------------------------------------------------------- finding values */
 
 const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len)

@@ -6,8 +6,10 @@
 #ifndef CBT_UTIL_H
 #define CBT_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CBT_PROG "cubatchtrace"
 
@@ -42,6 +44,22 @@ int cbt_parse_pid(const char *s, int64_t **pids, int *npids);
 /* A size: bytes, or with a suffix k, M, G, T (powers of 1024; "Ki", "KiB",
  * "KB" alike); -1 when it is not one. */
 int cbt_parse_size(const char *s, uint64_t *out);
+
+/* ---- human units (the text tables; --raw prints exact integers instead) ---- */
+/* Bytes in B below 1024, else KiB, MiB, GiB, TiB, PiB, EiB (powers of 1024)
+ * with 3 significant digits: "512 B", "1.50 KiB", "16.0 EiB"; returns buf. */
+const char *cbt_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+/* Nanoseconds as ns, us (the micro sign), ms or s (3 significant digits, whole seconds from
+ * 1000 s): "0 ns", "12.3 us", "1.00 s"; returns buf. */
+const char *cbt_fmt_ns(double ns, char *buf, size_t len);
+/* GB/s (1e9 bytes per second, i.e. bytes per ns), 3 significant digits:
+ * "412 GB/s", "0.0123 GB/s"; returns buf. */
+const char *cbt_fmt_gbps(double gbps, char *buf, size_t len);
+
+/* The columns s takes on a terminal (its UTF-8 characters: the micro sign is one). */
+size_t cbt_text_width(const char *s);
+/* s in a column of `width` (cbt_text_width) columns: right-aligned, or left when `left`. */
+void cbt_print_cell(FILE *out, const char *s, size_t width, bool left);
 
 /* A finding's value or limit as printed: hexadecimal ("0x...") for the rules
  * whose values are addresses, handles or flags, else decimal; returns buf. */

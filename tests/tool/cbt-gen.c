@@ -7,7 +7,7 @@
  * ops are real CUDA_MEMCPY3D_BATCH_OP structures the generator lays out in
  * an address space of its own imagination.
  *
- *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] SPEC...
+ *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process] SPEC...
  *
  * Each SPEC is a comma-separated list of key=value describing `n` identical
  * batches (usage() lists the keys); batches get ids 0, 1, 2... in order.
@@ -50,6 +50,13 @@
  * these ops really have; inline=wrong records a deliberately wrong list (the
  * first true finding left out, a lochint_invalid on op 0's source that the
  * ops do not have added).
+ *
+ * gpu=STATUS writes a cubatchtrace:gpu_time event after each batch, as the
+ * shim does with CUBATCHTRACE_GPU_TIME=1 (timed: GPU start gpu_start ns from
+ * the event's time, gpu_ns long); its memory kinds and devices are the
+ * spec's unless gpu_src, gpu_dst (a name or "mixed"), gpu_srcdev, gpu_dstdev
+ * (-2: mixed) say otherwise, its bytes ops x the extent's unless gpu_bytes.
+ * --gpu-process writes the cubatchtrace:process event first, gpu_time 1.
  */
 #include "config.h"
 
@@ -92,7 +99,8 @@ static void hop_cpu(void)
 
 static void usage(void)
 {
-    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] SPEC...\n"
+    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process]\n"
+          "               SPEC...\n"
           "SPEC: key=value[,key=value...], keys (default):\n"
           "  n (1) batches; ops (1) ops recorded per batch; numops (ops) numOps;\n"
           "  recorded (ops) the header's ops_recorded\n"
@@ -105,6 +113,8 @@ static void usage(void)
           "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
           "  format (CBT_EV_FORMAT) rules (CBT_RULES_VERSION)\n"
+          "  gpu (none; a gpu_time status) gpu_ns (1000) gpu_start (-2000) gpu_bytes gpu_src gpu_dst\n"
+          "  gpu_srcdev gpu_dstdev (the batch's; mixed, -2)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
           stderr);
     exit(2);
@@ -151,6 +161,12 @@ struct spec {
     unsigned api, door, outcome, result, src, dst, order, site, format, rules;
     int srcdev, dstdev, device, devices, distinct, pending, inline_mode;
     int numops_set, recorded_set;
+    int gpu; /* a gpu_time status, -1: no event */
+    uint64_t gpu_ns, gpu_bytes;
+    int64_t gpu_start;
+    unsigned gpu_src, gpu_dst;
+    int gpu_srcdev, gpu_dstdev;
+    int gpu_bytes_set, gpu_src_set, gpu_dst_set, gpu_srcdev_set, gpu_dstdev_set;
     struct violation viol[MAX_VIOL];
     int nviol;
 };
@@ -536,6 +552,37 @@ static void chunk_of(struct built *b, struct cbt_ev_chunk *c, uint64_t batch_id,
 
 static struct built scratch;
 
+/* The batch's cubatchtrace:gpu_time event, as the shim writes it once read back. */
+static void emit_gpu(const struct spec *s, const struct cbt_ev_batch *h, uint64_t nops, void *caller)
+{
+    struct cbt_ev_gpu g;
+    memset(&g, 0, sizeof g);
+    g.batch_id = h->batch_id;
+    g.status = (uint8_t)s->gpu;
+    if (s->gpu == CBT_GPU_TIMED) {
+        g.start_rel_ns = s->gpu_start;
+        g.gpu_ns = s->gpu_ns;
+    }
+    g.tid = h->tid;
+    g.api = h->api;
+    g.stream = h->stream;
+    g.stream_id = h->stream_id;
+    g.device = h->device;
+    g.driver_ns = h->driver_ns;
+    g.ops = nops;
+    g.bytes = s->gpu_bytes_set ? s->gpu_bytes : nops * s->w * s->h * s->d;
+    g.src_kind = (uint8_t)(s->gpu_src_set ? s->gpu_src : s->src);
+    g.dst_kind = (uint8_t)(s->gpu_dst_set ? s->gpu_dst : s->dst);
+    g.src_device = s->gpu_srcdev_set ? s->gpu_srcdev : on_device(s->src) || s->src == CBT_MEM_ARRAY ? s->srcdev : -1;
+    g.dst_device = s->gpu_dstdev_set ? s->gpu_dstdev : on_device(s->dst) || s->dst == CBT_MEM_ARRAY ? s->dstdev : -1;
+    lttng_ust_tracepoint(cubatchtrace, gpu_time, &g, caller);
+}
+
+static unsigned gpu_kind(const char *key, const char *v)
+{
+    return !strcmp(v, "mixed") ? CBT_GPU_MIXED_KIND : parse_enum(key, v, cbt_memkind_name);
+}
+
 static void emit(const struct spec *s, void *caller)
 {
     struct built *b = &scratch;
@@ -600,6 +647,8 @@ static void emit(const struct spec *s, void *caller)
             hop_cpu();
         lttng_ust_tracepoint(cubatchtrace, batch_end, &end, caller);
     }
+    if (s->gpu >= 0)
+        emit_gpu(s, &end, nops, caller);
 }
 
 /* two distinct call sites the tests can name */
@@ -639,6 +688,9 @@ static void defaults(struct spec *s)
     s->devices = 2;
     s->format = CBT_EV_FORMAT;
     s->rules = CBT_RULES_VERSION;
+    s->gpu = -1;
+    s->gpu_ns = 1000;
+    s->gpu_start = -2000;
 }
 
 static void parse_violations(struct spec *s, char *v)
@@ -696,6 +748,14 @@ static void parse_spec(char *arg, struct spec *s)
         else if (!strcmp(kv, "pending")) s->pending = !strcmp(v, "lost") ? 2 : atoi(v) != 0;
         else if (!strcmp(kv, "inline")) s->inline_mode = !strcmp(v, "wrong") ? 2 : atoi(v) != 0;
         else if (!strcmp(kv, "violate")) parse_violations(s, v);
+        else if (!strcmp(kv, "gpu")) s->gpu = !strcmp(v, "none") ? -1 : (int)parse_enum(kv, v, cbt_gpu_status_name);
+        else if (!strcmp(kv, "gpu_ns")) s->gpu_ns = num(kv, v);
+        else if (!strcmp(kv, "gpu_start")) s->gpu_start = strtoll(v, NULL, 0);
+        else if (!strcmp(kv, "gpu_bytes")) { s->gpu_bytes = num(kv, v); s->gpu_bytes_set = 1; }
+        else if (!strcmp(kv, "gpu_src")) { s->gpu_src = gpu_kind(kv, v); s->gpu_src_set = 1; }
+        else if (!strcmp(kv, "gpu_dst")) { s->gpu_dst = gpu_kind(kv, v); s->gpu_dst_set = 1; }
+        else if (!strcmp(kv, "gpu_srcdev")) { s->gpu_srcdev = !strcmp(v, "mixed") ? CBT_GPU_MIXED_DEVICE : atoi(v); s->gpu_srcdev_set = 1; }
+        else if (!strcmp(kv, "gpu_dstdev")) { s->gpu_dstdev = !strcmp(v, "mixed") ? CBT_GPU_MIXED_DEVICE : atoi(v); s->gpu_dstdev_set = 1; }
         else if (!strcmp(kv, "api")) s->api = parse_enum(kv, v, cbt_api_name);
         else if (!strcmp(kv, "door")) s->door = parse_enum(kv, v, cbt_door_name);
         else if (!strcmp(kv, "outcome")) s->outcome = parse_enum(kv, v, cbt_outcome_name);
@@ -763,6 +823,10 @@ int main(int argc, char **argv)
             mix(num("--mix", argv[++i]));
         } else if (!strcmp(argv[i], "--hop")) {
             hop = 1;
+        } else if (!strcmp(argv[i], "--gpu-process")) {
+            char host[256] = "";
+            gethostname(host, sizeof(host) - 1);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, NULL);
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {
             FILE *f = fopen(argv[++i], "w");
             if (f) {

@@ -5,9 +5,10 @@
 # /var/run/lttng and LTTNG_HOME), both streaming through `cubatchtrace run
 # --relayd` to one local lttng-relayd; four ranks per host
 # (OMPI_COMM_WORLD_RANK 0-3 on one, 4-7 on the other), rank r making r+1
-# batches of r+2 ops.  `summary` of the relay's output must show both hosts
-# and all eight ranks with exactly their ops, the totals their sum, the same
-# summary read on one thread and on four; each host's daemon must be gone
+# batches of r+2 ops, each timed on the GPU (CUBATCHTRACE_GPU_TIME=1).
+# `summary` of the relay's output must show both hosts and all eight ranks
+# with exactly their ops, the totals their sum, every batch GPU-timed, the
+# same summary (GPU time included) read on one thread and on four; each host's daemon must be gone
 # once its last rank ended, the relay must stop.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
@@ -17,7 +18,7 @@ need_hosts
 relay_start || { echo "Bail out! lttng-relayd did not start: $(cat "$CBT_TMP/relayd.log")"; exit 1; }
 RANKS='
     for r in $RANKS; do
-        OMPI_COMM_WORLD_RANK=$r timeout -s KILL 60 "$CBT" run --relayd "$RELAY_URL" --session job -- \
+        OMPI_COMM_WORLD_RANK=$r CUBATCHTRACE_GPU_TIME=1 timeout -s KILL 60 "$CBT" run --relayd "$RELAY_URL" --session job -- \
             "$RANK_CLIENT" $((r + 1)) $((r + 2)) >"$HOST_DIR/rank$r.out" 2>"$HOST_DIR/rank$r.err" &
     done
     wait
@@ -54,6 +55,8 @@ for p in d["by_process_rank"]:
     print("rank", p["rank"], p["host"], p["rank_var"], p["procname"], p["batches"], p["ops"])
 print("totals", d["batches"], d["ops"], d["processes"])
 print("sums", sum(p["batches"] for p in d["by_process_rank"]), sum(p["ops"] for p in d["by_process_rank"]))
+g = d["gpu"]
+print("gpu", g["processes_timed"], g["batches_timed"], g["ops"], sum(r["batches"] for r in g["by_stream"]))
 PY
 grep -q . "$CBT_TMP/check.out"; ok $? "the summary is JSON with hosts and processes"
 is "$(sed -n 's/^hosts //p' "$CBT_TMP/check.out")" "cbt-host-a cbt-host-b" "both hosts, by their recorded hostnames"
@@ -69,6 +72,7 @@ tb=0 to=0
 for r in 0 1 2 3 4 5 6 7; do tb=$((tb + r + 1)); to=$((to + $(ops $r))); done
 is "$(sed -n 's/^totals //p' "$CBT_TMP/check.out")" "$tb $to 8" "the totals: every rank's batches and ops, 8 processes"
 is "$(sed -n 's/^sums //p' "$CBT_TMP/check.out")" "$tb $to" "the per-process rows add up to the totals"
+is "$(sed -n 's/^gpu //p' "$CBT_TMP/check.out")" "8 $tb $to $tb" "GPU time: 8 processes timed, every batch and op timed, each on its stream"
 cmp -s "$CBT_TMP/s1.json" "$CBT_TMP/s4.json"; ok $? "the summary read on 4 threads is the one read on 1"
 "$CBT" summary "$CBT_TMP/relay" >"$CBT_TMP/s.txt" 2>&1
 grep -q '^# Batches by host' "$CBT_TMP/s.txt" && grep -q '^# Batches by process (Rank' "$CBT_TMP/s.txt"; ok $? "the text summary has the host and process tables"

@@ -6,7 +6,8 @@ unit_validate_tests = \
 	tests/unit/test_validate_table \
 	tests/unit/test_validate_overlap \
 	tests/unit/test_validate_1d \
-	tests/unit/test_rules_doc
+	tests/unit/test_rules_doc \
+	tests/unit/test_units
 
 check_PROGRAMS += $(unit_validate_tests)
 TESTS += $(unit_validate_tests) tests/unit/fuzz_validate.sh
@@ -23,6 +24,9 @@ tests_unit_test_validate_overlap_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_1d_SOURCES = tests/unit/test_validate_1d.c tests/unit/vtest.h
 tests_unit_test_validate_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_1d_LDADD = libcubatchtrace-validate.la
+# The text tables' human units: the tool's helpers, built from their source.
+tests_unit_test_units_SOURCES = tests/unit/test_units.c tools/util.c tools/util.h
+tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c
 
