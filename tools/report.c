@@ -455,6 +455,28 @@ static void plot_free(struct plot *p)
     free(p->table);
 }
 
+/* The SVG, its element ids (and the references to them) prefixed with the
+ * plot's id: gnuplot names its own the same in every plot, and the page holds
+ * several. */
+static void svg_write(FILE *o, const char *s, const char *end, const char *plot_id)
+{
+    static const char *const refs[] = {" id='", " id=\"", "href='#", "href=\"#", "url(#"};
+    while (s < end) {
+        size_t k = 0, len = 0;
+        for (; k < sizeof(refs) / sizeof(refs[0]); k++) {
+            len = strlen(refs[k]);
+            if ((size_t)(end - s) >= len && memcmp(s, refs[k], len) == 0)
+                break;
+        }
+        if (k < sizeof(refs) / sizeof(refs[0])) {
+            fwrite(s, 1, len, o);
+            fprintf(o, "%s-", plot_id);
+            s += len;
+        } else
+            fputc(*s++, o);
+    }
+}
+
 /* Draws the plot (unless gnuplot is NULL: tables only) and writes the figure; false after one line on stderr. */
 static bool plot_emit(FILE *o, struct plot *p, const char *gnuplot)
 {
@@ -471,10 +493,10 @@ static bool plot_emit(FILE *o, struct plot *p, const char *gnuplot)
         const char *end = strstr(s, "</svg>") + strlen("</svg>");
         const char *t = strstr(s, "<title>Gnuplot</title>");
         if (t && t < end) {
-            fwrite(s, 1, (size_t)(t - s), o);
+            svg_write(o, s, t, p->id);
             s = t + strlen("<title>Gnuplot</title>");
         }
-        fwrite(s, 1, (size_t)(end - s), o);
+        svg_write(o, s, end, p->id);
         fputc('\n', o);
         free(svg);
     }
@@ -488,7 +510,7 @@ static bool plot_emit(FILE *o, struct plot *p, const char *gnuplot)
 
 /* Bars of one number per named row (batch sizes, findings, bandwidth by direction). */
 static bool bars_plot(FILE *o, const char *gnuplot, const char *id, const char *title, const char *caption,
-                      const json_t *rows, const char *name_key, const char *value_key, const char *value_head,
+                      const json_t *rows, const char *name_key, const char *value_key, const char *xlabel,
                       const char *ylabel)
 {
     struct plot p;
@@ -535,7 +557,7 @@ static bool bars_plot(FILE *o, const char *gnuplot, const char *id, const char *
     fputs("set ylabel ", p.g);
     gp_str(p.g, ylabel);
     fputs("\nset xlabel ", p.g);
-    gp_str(p.g, value_head);
+    gp_str(p.g, xlabel);
     fputs("\nplot $data using 1:2 with boxes lt 1 notitle, $data using 1:2:(sprintf('%g', $2)) with labels "
           "offset 0,0.7 notitle\n",
           p.g);

@@ -174,6 +174,9 @@ def main():
         cells = [r[2] for r in table_rows(t[0])[1:]] if t else []
         check("the process table names the process as text", "[%r]" % procname, cells)
 
+    ids = [n.attrs["id"] for n in dom.walk() if "id" in n.attrs]
+    check("every element id is unique (the SVGs' own included)", "[]", sorted({i for i in ids if ids.count(i) > 1}))
+
     # nothing that a browser would fetch from the network
     net = []
     for n in Tree(raw).root.walk():
