@@ -21,6 +21,7 @@
 
 #include "batch.h"
 #include "capture.h"
+#include "gputime.h"
 #include "operands.h"
 #include "process.h"
 #include "memwrap.h"
@@ -522,9 +523,15 @@ static CUresult common(const struct call *k, void *caller)
             b.outcome = CBT_OUTCOME_PENDING;
             cbt_capture_record(c, &b, ops, r1, caller);
         }
+        struct cbt_gpu_call gt;
+        const bool timed = cfg->gpu_time && !abi;
+        if (cbt_unlikely(timed))
+            cbt_gpu_before(&gt, &b, cbt_api_is_ptsz(k->api), k->stream);
         uint64_t t0 = cbt_mono_ns();
         res = forward(k, k->n, k->num_attrs);
         b.driver_ns = cbt_mono_ns() - t0;
+        if (cbt_unlikely(timed))
+            cbt_gpu_after(&gt, res, &b, cbt_api_is_ptsz(k->api), k->stream, c, ops);
         b.outcome = CBT_OUTCOME_FORWARDED;
         b.result = (uint32_t)res;
         if (v1 && k->fail_idx && !(abi & CBT_ABI_FAIL_IDX_IS_STREAM))

@@ -378,3 +378,29 @@ uint64_t cbt_mono_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+void cbt_capture_gpu_summary(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt_ev_gpu *g)
+{
+    g->ops = c->n;
+    g->bytes = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cbt_operand_info *infos = &c->infos[i / CHUNK * 2 * CHUNK];
+        const struct cbt_operand_info *s = &infos[c->idx[i].src], *d = &infos[c->idx[i].dst];
+        g->bytes += cbt_op_bytes(&ops[i], s, d);
+        if (i == 0) {
+            g->src_kind = s->kind;
+            g->dst_kind = d->kind;
+            g->src_device = s->device;
+            g->dst_device = d->device;
+            continue;
+        }
+        if (g->src_kind != s->kind)
+            g->src_kind = CBT_GPU_MIXED_KIND;
+        if (g->dst_kind != d->kind)
+            g->dst_kind = CBT_GPU_MIXED_KIND;
+        if (g->src_device != s->device)
+            g->src_device = CBT_GPU_MIXED_DEVICE;
+        if (g->dst_device != d->device)
+            g->dst_device = CBT_GPU_MIXED_DEVICE;
+    }
+}

@@ -58,6 +58,11 @@ void cbt_capture_expand(const struct cbt_captured *c, struct cbt_operand_info *s
 /* Bytes op i moves (as the validator counts them). */
 uint64_t cbt_capture_bytes(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t i);
 
+/* What a gpu_time event says of the batch's ops: how many, their bytes, and
+ * the memory kind and device of their sources and destinations when all
+ * share one (CBT_GPU_MIXED_KIND, CBT_GPU_MIXED_DEVICE otherwise). */
+void cbt_capture_gpu_summary(const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt_ev_gpu *g);
+
 /* What a 1D batch records besides its copies (as ops). */
 struct cbt_rec1d {
     const struct cbt_ev_batch1d *fields;

@@ -263,11 +263,25 @@ static void load_real(void)
         cbt_real_table.stream_is_capturing[0] = lookup(h, "cuStreamIsCapturing");
         cbt_real_table.stream_is_capturing[1] = lookup(h, "cuStreamIsCapturing_ptsz");
         cbt_real_table.ctx_get_device_v2 = lookup(h, "cuCtxGetDevice_v2");
+        cbt_real_table.ctx_get_id = lookup(h, "cuCtxGetId");
+        cbt_real_table.ctx_get_current = lookup(h, "cuCtxGetCurrent");
+        cbt_real_table.ctx_push = lookup(h, "cuCtxPushCurrent_v2");
+        cbt_real_table.ctx_pop = lookup(h, "cuCtxPopCurrent_v2");
+        cbt_real_table.event_create = lookup(h, "cuEventCreate");
+        cbt_real_table.event_record[0] = lookup(h, "cuEventRecord");
+        cbt_real_table.event_record[1] = lookup(h, "cuEventRecord_ptsz");
+        cbt_real_table.event_query = lookup(h, "cuEventQuery");
+        cbt_real_table.event_synchronize = lookup(h, "cuEventSynchronize");
+        cbt_real_table.event_elapsed = lookup(h, "cuEventElapsedTime_v2");
+        if (!cbt_real_table.event_elapsed)
+            cbt_real_table.event_elapsed = lookup(h, "cuEventElapsedTime");
+        cbt_real_table.stream_create = lookup(h, "cuStreamCreate");
         for (int i = 0; i < 2; i++) {
             /* Older drivers lack some _ptsz entries: the plain one then serves. */
             if (!cbt_real_table.stream_get_ctx[i]) cbt_real_table.stream_get_ctx[i] = cbt_real_table.stream_get_ctx[0];
             if (!cbt_real_table.stream_get_id[i]) cbt_real_table.stream_get_id[i] = cbt_real_table.stream_get_id[0];
             if (!cbt_real_table.stream_is_capturing[i]) cbt_real_table.stream_is_capturing[i] = cbt_real_table.stream_is_capturing[0];
+            if (!cbt_real_table.event_record[i]) cbt_real_table.event_record[i] = cbt_real_table.event_record[0];
         }
         if (!cbt_real_table.batch[CBT_API_V2] && !cbt_real_table.batch[CBT_API_V1])
             snprintf(cbt_real_table.error, sizeof cbt_real_table.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)",

@@ -55,6 +55,17 @@ struct cbt_real {
     CUresult (*stream_get_id[2])(CUstream, unsigned long long *);
     CUresult (*stream_is_capturing[2])(CUstream, CUstreamCaptureStatus *);
     CUresult (*ctx_get_device_v2)(CUdevice *, CUcontext);
+    /* GPU time (src/gputime.c) */
+    CUresult (*ctx_get_id)(CUcontext, unsigned long long *);
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*event_create)(CUevent *, unsigned int);
+    CUresult (*event_record[2])(CUevent, CUstream);                /* [1]: _ptsz */
+    CUresult (*event_query)(CUevent);
+    CUresult (*event_synchronize)(CUevent);
+    CUresult (*event_elapsed)(float *, CUevent, CUevent);
+    CUresult (*stream_create)(CUstream *, unsigned int);
     char error[256];           /* why the driver could not be loaded */
 };
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "gputime.h"
 #include "memwrap.h"
 #include "settings.h"
 
@@ -118,12 +119,12 @@ struct cbt_array3d_desc_v1 {
     X(cuArray3DCreate, "cuArray3DCreate", (CUarray * a, const struct cbt_array3d_desc_v1 *b), (a, b), MW_NONE)        \
     X(cuArrayDestroy, "cuArrayDestroy", (CUarray a), (a), MW_NONE)                                                    \
     X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", (CUmipmappedArray a), (a), MW_NONE)                         \
-    X(cuCtxDestroy_v2, "cuCtxDestroy", (CUcontext a), (a), MW_NONE)                                                   \
-    X(cuCtxDestroy, "cuCtxDestroy", (CUcontext a), (a), MW_NONE)                                                      \
-    X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", (CUdevice a), (a), MW_NONE)                          \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", (CUdevice a), (a), MW_NONE)                             \
-    X(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_NONE)                              \
-    X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_NONE)                                 \
+    X(cuCtxDestroy_v2, "cuCtxDestroy", (CUcontext a), (a), MW_CTX_GONE(a, -1))                                                   \
+    X(cuCtxDestroy, "cuCtxDestroy", (CUcontext a), (a), MW_CTX_GONE(a, -1))                                                      \
+    X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                          \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                             \
+    X(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                              \
+    X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                                 \
     X(cuGraphicsMapResources, "cuGraphicsMapResources", (unsigned int a, CUgraphicsResource *b, CUstream c),          \
       (a, b, c), MW_NONE)                                                                                             \
     X(cuGraphicsMapResources_ptsz, "cuGraphicsMapResources", (unsigned int a, CUgraphicsResource *b, CUstream c),     \
@@ -185,6 +186,8 @@ static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 
  */
 #define MW_NONE ((void)0)
 #define MW_REGISTER(p, size) register_check((uintptr_t)(p), (size))
+/* A context gone (or a device's primary one, maybe): GPU time forgets its events. */
+#define MW_CTX_GONE(ctx, device) cbt_gpu_context_gone((ctx), (device))
 
 static void register_check(uintptr_t p, size_t size)
 {

@@ -38,8 +38,24 @@ static int64_t job_rank(const char **var)
     return -1;
 }
 
+/* Once per process, however many threads make their first batch at once. */
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+
+/* A forked child is a process of its own: its next batch takes the first
+ * batch's path again (src/batch.c), which writes its process event. */
+static void in_child(void)
+{
+    process_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+    __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
+}
+
 static void trace_process(void)
 {
+    static int atfork_installed;
+    if (!atfork_installed) {
+        atfork_installed = 1;
+        pthread_atfork(NULL, NULL, in_child);
+    }
     if (!cbt_tp_enabled(process))
         return;
     char host[256];
@@ -50,8 +66,5 @@ static void trace_process(void)
     int64_t rank = job_rank(&var);
     cbt_tp(process, host, rank, var, cbt_config()->gpu_time ? 1 : 0, __builtin_return_address(0));
 }
-
-/* Once per process, however many threads make their first batch at once. */
-static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
 void cbt_trace_process(void) { pthread_once(&process_once, trace_process); }

@@ -138,6 +138,15 @@ EXTRA_tests_clients_client_loss_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 TESTS += tests/doors/loss.sh
 EXTRA_DIST += tests/doors/loss.sh
 
+# GPU time (tests/doors/gputime.sh).
+check_PROGRAMS += tests/clients/client_gputime
+tests_clients_client_gputime_SOURCES = tests/clients/client_gputime.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_gputime_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_gputime_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
+EXTRA_tests_clients_client_gputime_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+TESTS += tests/doors/gputime.sh
+EXTRA_DIST += tests/doors/gputime.sh tests/doors/gpu_events.py
+
 # The host never notices: beside other interposers (libcbtother defines driver
 # functions, libcbtdlsymwrap wraps dlsym with a versioned forward), the shim
 # dlopened and dlclosed by a program linked to libcuda, a wrong

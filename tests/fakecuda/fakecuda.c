@@ -21,6 +21,7 @@
 #include <cuda.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -80,6 +81,7 @@ struct fc_ctx {
     bool primary;
     unsigned retain;
     unsigned peers; /* bit d: cuCtxEnablePeerAccess granted this context device d's memory */
+    unsigned long long id; /* cuCtxGetId: given on first ask; a primary context's anew after its release */
     struct fc_ctx *next;
 };
 
@@ -429,8 +431,8 @@ FC_ENTRY(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))
     pthread_mutex_lock(&fc_lock);
     if (fc_primary[dev].retain == 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
-    else
-        fc_primary[dev].retain--;
+    else if (--fc_primary[dev].retain == 0)
+        fc_primary[dev].id = 0;
     pthread_mutex_unlock(&fc_lock);
     return r;
 }
@@ -569,6 +571,22 @@ FC_ENTRY(CUresult, cuCtxGetDevice, (CUdevice *device))
     if (!fc_current)
         return CUDA_ERROR_INVALID_CONTEXT;
     *device = fc_current->device;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxGetId, (CUcontext ctx, unsigned long long *ctxId))
+{
+    struct fc_ctx *c;
+    if (!ctxId)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_ctx_resolve(ctx, &c);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fc_lock);
+    if (!c->id)
+        c->id = atomic_fetch_add(&fc_next_id, 1);
+    *ctxId = c->id;
+    pthread_mutex_unlock(&fc_lock);
     return CUDA_SUCCESS;
 }
 
@@ -1021,6 +1039,13 @@ FC_ENTRY(CUresult, cuStreamGetId_ptsz, (CUstream hStream, unsigned long long *st
 }
 
 /* The double never captures. */
+/* An unsigned number from the environment, 0 when unset. */
+static unsigned fc_env_uint(const char *name)
+{
+    const char *s = getenv(name);
+    return s && *s ? (unsigned)strtoul(s, NULL, 10) : 0;
+}
+
 static CUresult fc_stream_is_capturing(CUstream h, bool ptsz, CUstreamCaptureStatus *st)
 {
     enum fc_stream_kind k;
@@ -1028,7 +1053,8 @@ static CUresult fc_stream_is_capturing(CUstream h, bool ptsz, CUstreamCaptureSta
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
     if (r == CUDA_SUCCESS)
-        *st = CU_STREAM_CAPTURE_STATUS_NONE;
+        *st = k == FC_STREAM_USER && fc_env_uint("FAKECUDA_CAPTURING") ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                                      : CU_STREAM_CAPTURE_STATUS_NONE;
     return r;
 }
 
@@ -1062,6 +1088,176 @@ FC_ENTRY(CUresult, cuLaunchHostFunc, (CUstream hStream, CUhostFn fn, void *userD
 FC_ENTRY(CUresult, cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *userData))
 {
     return fc_launch_host_func(hStream, true, fn, userData);
+}
+
+/* ----------------------------------------------------------------- events */
+
+/*
+ * Timing events.  Work on a stream is done when its call returns, so an
+ * event's "GPU" time is the host's CLOCK_MONOTONIC when it is recorded.
+ * FAKECUDA_EVENT_LAG=N: an event reads as not complete (cuEventQuery,
+ * cuEventElapsedTime answer CUDA_ERROR_NOT_READY) for its first N queries
+ * after each record, as on a GPU still busy.  FAKECUDA_EVENT_FAIL=1: events
+ * cannot be created.  FAKECUDA_CAPTURING=1: every created stream says it is
+ * being captured (cuStreamIsCapturing: ACTIVE).
+ */
+struct fc_event {
+    struct fc_ctx *ctx;
+    unsigned flags;
+    bool recorded;
+    unsigned queries;
+    uint64_t ns;
+    struct fc_event *next;
+};
+static struct fc_event *fc_events; /* under fc_lock */
+
+static struct fc_event *fc_event_find_locked(CUevent e)
+{
+    for (struct fc_event *p = fc_events; p; p = p->next)
+        if ((CUevent)p == e)
+            return p;
+    return NULL;
+}
+
+FC_ENTRY(CUresult, cuEventCreate, (CUevent *phEvent, unsigned int Flags))
+{
+    if (!phEvent)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (fc_env_uint("FAKECUDA_EVENT_FAIL"))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct fc_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->ctx = fc_current;
+    e->flags = Flags;
+    pthread_mutex_lock(&fc_lock);
+    e->next = fc_events;
+    fc_events = e;
+    pthread_mutex_unlock(&fc_lock);
+    *phEvent = (CUevent)e;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuEventDestroy_v2, (CUevent hEvent))
+{
+    pthread_mutex_lock(&fc_lock);
+    struct fc_event **pp = &fc_events;
+    while (*pp && (CUevent)*pp != hEvent)
+        pp = &(*pp)->next;
+    struct fc_event *e = *pp;
+    if (e)
+        *pp = e->next;
+    pthread_mutex_unlock(&fc_lock);
+    free(e);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fc_event_record(CUevent hEvent, CUstream h, bool ptsz)
+{
+    enum fc_stream_kind k;
+    struct fc_stream st;
+    CUresult r = fc_stream_classify(h, ptsz, &k, &st);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct fc_ctx *sc = k == FC_STREAM_USER ? st.ctx : fc_current;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    pthread_mutex_lock(&fc_lock);
+    struct fc_event *e = fc_event_find_locked(hEvent);
+    if (e && e->ctx == sc) {
+        e->recorded = true;
+        e->queries = 0;
+        e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    return !e ? CUDA_ERROR_INVALID_HANDLE : e->ctx != sc ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+FC_ENTRY(CUresult, cuEventRecord, (CUevent hEvent, CUstream hStream)) { return fc_event_record(hEvent, hStream, false); }
+FC_ENTRY(CUresult, cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream)) { return fc_event_record(hEvent, hStream, true); }
+
+/* Is e complete (one query counted)?  Callers hold fc_lock. */
+static CUresult fc_event_done_locked(struct fc_event *e)
+{
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (e->recorded && e->queries < fc_env_uint("FAKECUDA_EVENT_LAG")) {
+        e->queries++;
+        return CUDA_ERROR_NOT_READY;
+    }
+    /* the GPU works in order: what was recorded before is done too */
+    for (struct fc_event *p = fc_events; p; p = p->next)
+        if (p->recorded && p->ns <= e->ns)
+            p->queries = UINT_MAX;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuEventQuery, (CUevent hEvent))
+{
+    pthread_mutex_lock(&fc_lock);
+    CUresult r = fc_event_done_locked(fc_event_find_locked(hEvent));
+    pthread_mutex_unlock(&fc_lock);
+    return r;
+}
+
+FC_ENTRY(CUresult, cuEventSynchronize, (CUevent hEvent))
+{
+    pthread_mutex_lock(&fc_lock);
+    struct fc_event *e = fc_event_find_locked(hEvent);
+    if (e)
+        e->queries = UINT_MAX;
+    pthread_mutex_unlock(&fc_lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FC_ENTRY(CUresult, cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd))
+{
+    if (!pMilliseconds)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_event *a = fc_event_find_locked(hStart), *b = fc_event_find_locked(hEnd);
+    CUresult r = !a || !b ? CUDA_ERROR_INVALID_HANDLE
+               : !a->recorded || !b->recorded || (a->flags | b->flags) & CU_EVENT_DISABLE_TIMING ? CUDA_ERROR_INVALID_HANDLE
+               : a->ctx != b->ctx ? CUDA_ERROR_INVALID_CONTEXT
+               : a->queries < fc_env_uint("FAKECUDA_EVENT_LAG") || b->queries < fc_env_uint("FAKECUDA_EVENT_LAG")
+                   ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        *pMilliseconds = (float)(((double)b->ns - (double)a->ns) / 1e6);
+    pthread_mutex_unlock(&fc_lock);
+    return r;
+}
+
+/* The context stack (cuCtxPushCurrent/cuCtxPopCurrent): the current context
+ * is its top. */
+#define FC_CTX_STACK 16
+static __thread struct fc_ctx *fc_ctx_stack[FC_CTX_STACK];
+static __thread int fc_ctx_depth;
+
+FC_ENTRY(CUresult, cuCtxPushCurrent_v2, (CUcontext ctx))
+{
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fc_lock);
+    bool ok = fc_ctx_known_locked(ctx);
+    pthread_mutex_unlock(&fc_lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (fc_ctx_depth == FC_CTX_STACK)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fc_ctx_stack[fc_ctx_depth++] = fc_current;
+    fc_current = (struct fc_ctx *)ctx;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuCtxPopCurrent_v2, (CUcontext *pctx))
+{
+    if (!fc_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx)
+        *pctx = (CUcontext)fc_current;
+    fc_current = fc_ctx_depth ? fc_ctx_stack[--fc_ctx_depth] : NULL;
+    return CUDA_SUCCESS;
 }
 
 /* ----------------------------------------------------------------- arrays */
@@ -1579,6 +1775,7 @@ static const struct fc_proc {
     { "cuCtxSetCurrent", 4000, FC_FN(fc_cuCtxSetCurrent), NULL },
     { "cuCtxGetCurrent", 4000, FC_FN(fc_cuCtxGetCurrent), NULL },
     { "cuCtxGetDevice", 2000, FC_FN(fc_cuCtxGetDevice), NULL },
+    { "cuCtxGetId", 12000, FC_FN(fc_cuCtxGetId), NULL },
     { "cuCtxGetDevice", 13000, FC_FN(fc_cuCtxGetDevice_v2), NULL },
     { "cuCtxSynchronize", 2000, FC_FN(fc_cuCtxSynchronize), NULL },
     { "cuCtxSynchronize", 13000, FC_FN(fc_cuCtxSynchronize_v2), NULL },
@@ -1613,6 +1810,14 @@ static const struct fc_proc {
     { "cuMemcpyHtoD", 3020, FC_FN(fc_cuMemcpyHtoD_v2), NULL },
     { "cuMemcpyDtoH", 3020, FC_FN(fc_cuMemcpyDtoH_v2), NULL },
     { "cuMemsetD8", 3020, FC_FN(fc_cuMemsetD8_v2), NULL },
+    { "cuEventCreate", 2000, FC_FN(fc_cuEventCreate), NULL },
+    { "cuEventDestroy", 4000, FC_FN(fc_cuEventDestroy_v2), NULL },
+    { "cuEventRecord", 2000, FC_FN(fc_cuEventRecord), FC_FN(fc_cuEventRecord_ptsz) },
+    { "cuEventQuery", 2000, FC_FN(fc_cuEventQuery), NULL },
+    { "cuEventSynchronize", 2000, FC_FN(fc_cuEventSynchronize), NULL },
+    { "cuEventElapsedTime", 12080, FC_FN(fc_cuEventElapsedTime_v2), NULL },
+    { "cuCtxPushCurrent", 4000, FC_FN(fc_cuCtxPushCurrent_v2), NULL },
+    { "cuCtxPopCurrent", 4000, FC_FN(fc_cuCtxPopCurrent_v2), NULL },
     { "cuLaunchHostFunc", 10000, FC_FN(fc_cuLaunchHostFunc), FC_FN(fc_cuLaunchHostFunc_ptsz) },
     { "cuGetProcAddress", 11030, FC_FN(fc_cuGetProcAddress), NULL },
     { "cuGetProcAddress", 12000, FC_FN(fc_cuGetProcAddress_v2), NULL },

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU time of batches (CUBATCHTRACE_GPU_TIME=1).
+ *
+ * Around each batch it forwards, the calling thread records a timing event
+ * on the batch's own stream before the call and one after it.  Recording an
+ * event adds no dependency between streams and no wait: the program's work
+ * runs in the same order as without.  A stream being captured into a graph
+ * is never given an event (the event would become a node of the graph).
+ *
+ * The events are read back later, without waiting: whichever thread makes
+ * the next batch first writes cubatchtrace:gpu_time for every queued batch
+ * whose end event completed, in order; at exit (atexit) the rest are waited
+ * for, briefly.  A process that never synchronizes loses nothing to that: an
+ * event completes when the GPU reaches it, whoever waits for it.
+ *
+ * Events give durations, not dates: each context has an anchor event,
+ * recorded on a stream of the shim's own (non-blocking: it never waits for
+ * the program's work, nor the program's for it) and waited for once, whose
+ * host time is known within half the wait; a batch's GPU start is the anchor's
+ * time plus the elapsed time from the anchor to its start event.  The anchor
+ * is renewed every few seconds so that the elapsed times, single-precision
+ * milliseconds, stay precise to well under a microsecond.
+ *
+ * Events and anchors belong to their context: when it is destroyed
+ * (src/memwrap.c tells) or its id changes (cuCtxGetId, asked per batch),
+ * what was queued for it is written as "lost" and its state forgotten, never
+ * touched again.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gputime.h"
+#include "settings.h"
+#include "tp.h"
+
+#define GT_CTXS 16
+#define GT_QUEUE 4096                        /* batches in flight, all streams */
+#define GT_REANCHOR_NS 4000000000ull         /* renew an anchor this often */
+#define GT_EXIT_WAIT_NS 2000000000ull        /* at exit, wait this long at most */
+
+struct gt_ctx {
+    bool valid;
+    CUcontext ctx;
+    unsigned long long id;       /* cuCtxGetId: unique for the process's life */
+    int32_t device;
+    CUstream stream;             /* the anchors': the shim's own, non-blocking */
+    CUevent anchor[2];           /* [gen & 1]: the current one and the one before */
+    uint64_t anchor_ns[2];       /* CLOCK_MONOTONIC when each ran */
+    unsigned gen;
+    bool anchored;
+    CUevent *pool;               /* events free for use */
+    size_t npool, cappool;
+};
+
+struct gt_entry {
+    int ctx;
+    unsigned long long ctx_id;
+    unsigned gen;                /* the anchor in effect when it started */
+    CUevent start, end;
+    struct cbt_ev_gpu ev;
+};
+
+static pthread_mutex_t gt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gt_ctx gt_ctxs[GT_CTXS];
+static struct gt_entry gt_queue[GT_QUEUE];
+static size_t gt_head, gt_count;
+static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
+
+static void emit(struct cbt_ev_gpu *ev)
+{
+    if (cbt_tp_enabled(gpu_time))
+        cbt_tp(gpu_time, ev, __builtin_return_address(0));
+}
+
+static void pool_put(struct gt_ctx *c, CUevent e)
+{
+    if (!e)
+        return;
+    if (c->npool == c->cappool) {
+        size_t n = c->cappool ? 2 * c->cappool : 64;
+        CUevent *p = realloc(c->pool, n * sizeof *p);
+        if (!p)
+            return; /* leaked rather than lost track of */
+        c->pool = p;
+        c->cappool = n;
+    }
+    c->pool[c->npool++] = e;
+}
+
+/* Run fn's driver calls with c's context current (event and stream creation). */
+static bool with_ctx_push(const struct cbt_real *real, struct gt_ctx *c, bool *pushed)
+{
+    CUcontext cur = NULL;
+    *pushed = false;
+    if (real->ctx_get_current && real->ctx_get_current(&cur) == CUDA_SUCCESS && cur == c->ctx)
+        return true;
+    if (!real->ctx_push || !real->ctx_pop || real->ctx_push(c->ctx) != CUDA_SUCCESS)
+        return false;
+    *pushed = true;
+    return true;
+}
+
+static void ctx_pop(const struct cbt_real *real, bool pushed)
+{
+    CUcontext dummy;
+    if (pushed)
+        (void)real->ctx_pop(&dummy);
+}
+
+static CUevent pool_get(const struct cbt_real *real, struct gt_ctx *c)
+{
+    if (c->npool)
+        return c->pool[--c->npool];
+    bool pushed;
+    CUevent e = NULL;
+    if (!with_ctx_push(real, c, &pushed))
+        return NULL;
+    if (real->event_create(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+        e = NULL;
+    ctx_pop(real, pushed);
+    return e;
+}
+
+/*
+ * Record anchor[gen & 1] on the shim's stream and wait for it: its GPU time
+ * lies between the host times before the record and after the wait; the
+ * shortest of three tries is kept.
+ */
+static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen)
+{
+    bool pushed;
+    if (!with_ctx_push(real, c, &pushed))
+        return false;
+    bool ok = true;
+    if (!c->stream && real->stream_create(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        c->stream = NULL;
+        ok = false;
+    }
+    CUevent *a = &c->anchor[gen & 1], trial = NULL;
+    if (ok && !*a && real->event_create(a, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+        *a = NULL;
+        ok = false;
+    }
+    if (ok && real->event_create(&trial, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+        trial = NULL;
+        ok = false;
+    }
+    uint64_t best = UINT64_MAX, at = 0;
+    for (int i = 0; ok && i < 3; i++) {
+        CUevent e = i == 0 ? *a : trial;
+        uint64_t t0 = cbt_mono_ns();
+        if (real->event_record[0](e, c->stream) != CUDA_SUCCESS || real->event_synchronize(e) != CUDA_SUCCESS) {
+            ok = false;
+            break;
+        }
+        uint64_t t1 = cbt_mono_ns();
+        if (t1 - t0 < best) {
+            best = t1 - t0;
+            at = t0 + (t1 - t0) / 2;
+            if (i > 0) { /* keep the better one as the anchor */
+                CUevent x = *a;
+                *a = trial;
+                trial = x;
+            }
+        }
+    }
+    if (trial)
+        pool_put(c, trial);
+    ctx_pop(real, pushed);
+    if (ok)
+        c->anchor_ns[gen & 1] = at;
+    return ok;
+}
+
+/* Everything queued for context i is lost; its state is forgotten (its
+ * events are the dead context's: never used again). */
+static void forget_locked(int i)
+{
+    struct gt_ctx *c = &gt_ctxs[i];
+    for (size_t k = 0; k < gt_count; k++) {
+        struct gt_entry *e = &gt_queue[(gt_head + k) % GT_QUEUE];
+        if (e->ctx == i && e->ctx_id == c->id)
+            e->ctx = -1; /* written as lost when it reaches the head */
+    }
+    free(c->pool);
+    memset(c, 0, sizeof *c);
+}
+
+/* Context state for (ctx, id): found, or made (anchored); -1 when it cannot be had. */
+static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned long long id, int32_t device)
+{
+    int free_slot = -1;
+    for (int i = 0; i < GT_CTXS; i++) {
+        struct gt_ctx *c = &gt_ctxs[i];
+        if (!c->valid) {
+            if (free_slot < 0)
+                free_slot = i;
+            continue;
+        }
+        if (c->ctx != ctx)
+            continue;
+        if (c->id == id)
+            return i;
+        forget_locked(i); /* the handle names a new context now */
+        if (free_slot < 0 || free_slot > i)
+            free_slot = i;
+    }
+    if (free_slot < 0)
+        return -1;
+    struct gt_ctx *c = &gt_ctxs[free_slot];
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->id = id;
+    c->device = device;
+    c->valid = true;
+    if (!anchor(real, c, 0)) {
+        /* Nothing of it is used again; what was made of it stays (leaked). */
+        c->valid = false;
+        return -1;
+    }
+    c->anchored = true;
+    return free_slot;
+}
+
+/* The head of the queue, done: its GPU times, written; its events back in the pool. */
+static void finish_head_locked(const struct cbt_real *real, CUresult done)
+{
+    struct gt_entry *e = &gt_queue[gt_head];
+    struct gt_ctx *c = e->ctx >= 0 ? &gt_ctxs[e->ctx] : NULL;
+    bool ok = c && c->valid && c->id == e->ctx_id && done == CUDA_SUCCESS;
+    float from_anchor = 0, dur = 0;
+    unsigned slot = e->gen & 1;
+    if (ok && c->gen - e->gen > 1)
+        ok = false; /* its anchor was renewed twice since: not kept */
+    if (ok)
+        ok = real->event_elapsed(&from_anchor, c->anchor[slot], e->start) == CUDA_SUCCESS &&
+             real->event_elapsed(&dur, e->start, e->end) == CUDA_SUCCESS && dur >= 0;
+    if (ok) {
+        int64_t start = (int64_t)c->anchor_ns[slot] + (int64_t)((double)from_anchor * 1e6);
+        e->ev.status = CBT_GPU_TIMED;
+        e->ev.gpu_ns = (uint64_t)((double)dur * 1e6);
+        e->ev.start_rel_ns = start - (int64_t)cbt_mono_ns();
+    } else {
+        e->ev.status = CBT_GPU_LOST;
+    }
+    if (c && c->valid && c->id == e->ctx_id) {
+        pool_put(c, e->start);
+        pool_put(c, e->end);
+    }
+    emit(&e->ev);
+    gt_head = (gt_head + 1) % GT_QUEUE;
+    gt_count--;
+}
+
+/* Is any queued batch of context i started under anchor generation gen? */
+static bool uses_anchor_locked(int i, unsigned gen)
+{
+    for (size_t k = 0; k < gt_count; k++) {
+        const struct gt_entry *e = &gt_queue[(gt_head + k) % GT_QUEUE];
+        if (e->ctx == i && e->gen == gen)
+            return true;
+    }
+    return false;
+}
+
+/* Write every queued batch whose end event completed, in order; with a
+ * deadline, wait for them until then. */
+static void poll_locked(const struct cbt_real *real, uint64_t deadline)
+{
+    while (gt_count) {
+        struct gt_entry *e = &gt_queue[gt_head];
+        if (e->ctx < 0 || !gt_ctxs[e->ctx].valid || gt_ctxs[e->ctx].id != e->ctx_id) {
+            finish_head_locked(real, CUDA_ERROR_INVALID_CONTEXT);
+            continue;
+        }
+        CUresult r = real->event_query(e->end);
+        if (r == CUDA_ERROR_NOT_READY) {
+            if (!deadline || cbt_mono_ns() >= deadline)
+                break;
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        finish_head_locked(real, r);
+    }
+    /* Renew old anchors once no queued batch needs the one before. */
+    uint64_t now = cbt_mono_ns();
+    for (int i = 0; i < GT_CTXS; i++) {
+        struct gt_ctx *c = &gt_ctxs[i];
+        if (c->valid && c->anchored && now - c->anchor_ns[c->gen & 1] > GT_REANCHOR_NS &&
+            !uses_anchor_locked(i, c->gen - 1)) {
+            if (anchor(real, c, c->gen + 1))
+                c->gen++;
+        }
+    }
+}
+
+static void at_exit(void)
+{
+    const struct cbt_real *real = cbt_real();
+    pthread_mutex_lock(&gt_lock);
+    if (real->event_query)
+        poll_locked(real, cbt_mono_ns() + GT_EXIT_WAIT_NS);
+    while (gt_count) /* still not done: said so */
+        finish_head_locked(real, CUDA_ERROR_NOT_READY);
+    pthread_mutex_unlock(&gt_lock);
+}
+
+/* A forked child has none of its parent's contexts: nothing of theirs is used. */
+static void in_child(void)
+{
+    memset(gt_ctxs, 0, sizeof gt_ctxs);
+    gt_head = gt_count = 0;
+    pthread_mutex_init(&gt_lock, NULL);
+}
+
+static void gt_init(void)
+{
+    atexit(at_exit);
+    pthread_atfork(NULL, NULL, in_child);
+}
+
+static bool have_driver(const struct cbt_real *real)
+{
+    return real->ctx_get_id && real->event_create && real->event_record[0] && real->event_query &&
+           real->event_elapsed && real->event_synchronize && real->stream_create && real->ctx_get_current;
+}
+
+void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream)
+{
+    t->status = -1;
+    t->start = NULL;
+    if (!cbt_tp_enabled(gpu_time))
+        return;
+    pthread_once(&gt_once, gt_init);
+    const struct cbt_real *real = cbt_real();
+    t->status = CBT_GPU_NO_EVENTS;
+    if (!have_driver(real))
+        return;
+    pthread_mutex_lock(&gt_lock);
+    poll_locked(real, 0);
+    if (b->capture != CBT_CAPTURE_NONE) {
+        /* captured into a graph, or its state unknown: no event on it */
+        t->status = b->capture == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
+        pthread_mutex_unlock(&gt_lock);
+        return;
+    }
+    unsigned long long id = 0;
+    CUcontext ctx = (CUcontext)(uintptr_t)b->context;
+    int i = -1;
+    if (ctx && real->ctx_get_id(ctx, &id) == CUDA_SUCCESS)
+        i = ctx_state_locked(real, ctx, id, b->device);
+    CUevent start = i >= 0 ? pool_get(real, &gt_ctxs[i]) : NULL;
+    pthread_mutex_unlock(&gt_lock);
+    if (!start)
+        return;
+    if (real->event_record[ptsz](start, stream) != CUDA_SUCCESS) {
+        pthread_mutex_lock(&gt_lock);
+        if (gt_ctxs[i].valid && gt_ctxs[i].id == id)
+            pool_put(&gt_ctxs[i], start);
+        pthread_mutex_unlock(&gt_lock);
+        return;
+    }
+    t->status = CBT_GPU_TIMED;
+    t->ctx = i;
+    t->ctx_id = id;
+    t->start = start;
+}
+
+void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                   const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops)
+{
+    if (t->status < 0)
+        return;
+    const struct cbt_real *real = cbt_real();
+    struct gt_entry e = {
+        .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start,
+        .ev = {.batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
+               .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
+               .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1},
+    };
+    if (c)
+        cbt_capture_gpu_summary(c, ops, &e.ev);
+    if (t->status == CBT_GPU_TIMED && res != CUDA_SUCCESS)
+        e.ev.status = CBT_GPU_CALL_FAILED;
+    if (e.ev.status != CBT_GPU_TIMED) {
+        if (t->start) {
+            pthread_mutex_lock(&gt_lock);
+            if (gt_ctxs[t->ctx].valid && gt_ctxs[t->ctx].id == t->ctx_id)
+                pool_put(&gt_ctxs[t->ctx], t->start);
+            pthread_mutex_unlock(&gt_lock);
+        }
+        emit(&e.ev);
+        return;
+    }
+    pthread_mutex_lock(&gt_lock);
+    struct gt_ctx *x = &gt_ctxs[t->ctx];
+    bool alive = x->valid && x->id == t->ctx_id;
+    e.end = alive ? pool_get(real, x) : NULL;
+    e.gen = x->gen;
+    pthread_mutex_unlock(&gt_lock);
+    if (!e.end || real->event_record[ptsz](e.end, stream) != CUDA_SUCCESS) {
+        e.ev.status = alive ? CBT_GPU_NO_EVENTS : CBT_GPU_LOST;
+        pthread_mutex_lock(&gt_lock);
+        if (x->valid && x->id == t->ctx_id) {
+            pool_put(x, e.start);
+            pool_put(x, e.end);
+        }
+        pthread_mutex_unlock(&gt_lock);
+        emit(&e.ev);
+        return;
+    }
+    pthread_mutex_lock(&gt_lock);
+    if (gt_count == GT_QUEUE)
+        poll_locked(real, 0);
+    if (gt_count == GT_QUEUE) {
+        e.ev.status = CBT_GPU_OVERFLOW;
+        if (x->valid && x->id == t->ctx_id) {
+            pool_put(x, e.start);
+            pool_put(x, e.end);
+        }
+        emit(&e.ev);
+    } else {
+        gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
+        gt_count++;
+    }
+    pthread_mutex_unlock(&gt_lock);
+}
+
+void cbt_gpu_context_gone(CUcontext ctx, int device)
+{
+    pthread_mutex_lock(&gt_lock);
+    for (int i = 0; i < GT_CTXS; i++) {
+        struct gt_ctx *c = &gt_ctxs[i];
+        if (c->valid && (ctx ? c->ctx == ctx : c->device == device))
+            forget_locked(i);
+    }
+    /* what is lost is written at once, in order */
+    while (gt_count && gt_queue[gt_head].ctx < 0)
+        finish_head_locked(cbt_real(), CUDA_ERROR_INVALID_CONTEXT);
+    pthread_mutex_unlock(&gt_lock);
+}

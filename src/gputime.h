@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU time of batches (src/gputime.c), with CUBATCHTRACE_GPU_TIME=1: two
+ * timing events recorded on the batch's stream around the call, read back
+ * later without waiting, written as cubatchtrace:gpu_time.
+ */
+#ifndef CBT_SRC_GPUTIME_H
+#define CBT_SRC_GPUTIME_H
+
+#include <stdbool.h>
+
+#include "capture.h"
+
+/* One call's timing, from cbt_gpu_before to cbt_gpu_after (on the stack). */
+struct cbt_gpu_call {
+    int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
+    int ctx;        /* index of the context's state */
+    unsigned long long ctx_id;
+    CUevent start;
+};
+
+/* Before forwarding batch b (stream, context, device and capture state
+ * known): read back what is done, then record the start event. */
+void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream);
+
+/* After the call returned res: record the end event and queue the batch, or
+ * write at once why it is not timed.  c/ops: what was captured (may be NULL). */
+void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                   const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops);
+
+/* A context, or the primary context of a device, is gone (src/memwrap.c):
+ * its events with it.  ctx NULL: the primary context of `device`. */
+void cbt_gpu_context_gone(CUcontext ctx, int device);
+
+#endif

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batches for the GPU-time tests (CUBATCHTRACE_GPU_TIME=1), each through the
+ * linked cuMemcpy3DBatchAsync_v2 on a created stream, one device-to-device
+ * op of 4096 bytes and one pinned-to-device op of 1024 bytes per batch
+ * unless said otherwise.
+ *
+ *   client_gputime ok N        N batches, then a normal exit (read back at exit)
+ *   client_gputime sync N      N batches, a stream synchronize after each
+ *   client_gputime fail N      N batches whose op is malformed (the call fails)
+ *   client_gputime kill N      N batches, then SIGKILL to itself
+ *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
+ *   client_gputime threads T K T threads, K batches each
+ *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
+ * Prints "pid P" before its first batch, for each process that makes batches.
+ */
+#include "common.h"
+#include "opbuild.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static CUdeviceptr dev;
+static void *pinned;
+
+static CUresult one(CUstream s, int bad)
+{
+    CUDA_MEMCPY3D_BATCH_OP ops[2] = {
+        cc_op(ob_ptr(dev, 0, 0), ob_ptr(dev + 8192, 0, 0), 4096, 1, 1),
+        cc_op(ob_ptr((CUdeviceptr)(uintptr_t)pinned, 0, 0), ob_ptr(dev + 16384, 0, 0), 1024, 1, 1),
+    };
+    if (bad)
+        ops[0].src.op.ptr.ptr = 0;
+    return cuMemcpy3DBatchAsync(2, ops, 0, s);
+}
+
+static void batches(CUstream s, size_t n, int sync)
+{
+    for (size_t i = 0; i < n; i++) {
+        cc_check(one(s, 0), "cuMemcpy3DBatchAsync_v2");
+        if (sync)
+            cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+    }
+}
+
+static size_t per_thread;
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    CUstream s;
+    cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
+    cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
+    batches(s, per_thread, 0);
+    return NULL;
+}
+
+static void say_pid(void)
+{
+    printf("pid %d\n", (int)getpid());
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        cc_fail("usage: client_gputime ok|sync|fail|kill|ctx|fork N | threads T K");
+    size_t n = strtoul(argv[2], NULL, 10);
+    cc_load_direct();
+    CUstream s = cc_setup();
+    cc_check(cc.MemAlloc(&dev, 32768), "cuMemAlloc");
+    cc_check(cc.MemAllocHost(&pinned, 4096), "cuMemAllocHost");
+    say_pid();
+    const char *m = argv[1];
+    if (!strcmp(m, "ok") || !strcmp(m, "sync")) {
+        batches(s, n, !strcmp(m, "sync"));
+        return 0;
+    }
+    if (!strcmp(m, "fail")) {
+        for (size_t i = 0; i < n; i++)
+            if (one(s, 1) == CUDA_SUCCESS)
+                cc_fail("a malformed batch succeeded");
+        return 0;
+    }
+    if (!strcmp(m, "kill")) {
+        batches(s, n, 0);
+        kill(getpid(), SIGKILL);
+        pause();
+    }
+    if (!strcmp(m, "ctx")) {
+        CUcontext own;
+        CUdevice d;
+        CUstream s2;
+        cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
+        cc_check(cuCtxCreate(&own, NULL, 0, d), "cuCtxCreate");
+        cc_check(cc.StreamCreate(&s2, 0), "cuStreamCreate");
+        batches(s2, n, 0);
+        cc_check(cuCtxDestroy(own), "cuCtxDestroy");
+        cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
+        batches(s, n, 0);
+        return 0;
+    }
+    if (!strcmp(m, "fork")) {
+        batches(s, n, 0);
+        pid_t child = fork();
+        if (child < 0)
+            cc_fail("fork");
+        if (child == 0) {
+            say_pid();
+            batches(s, n, 0);
+            _exit(0);
+        }
+        int st;
+        waitpid(child, &st, 0);
+        batches(s, n, 0);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (!strcmp(m, "threads") && argc > 3) {
+        size_t t = n;
+        per_thread = strtoul(argv[3], NULL, 10);
+        pthread_t *th = calloc(t, sizeof *th);
+        if (!th)
+            cc_fail("out of memory");
+        for (size_t i = 0; i < t; i++)
+            if (pthread_create(&th[i], NULL, worker, NULL))
+                cc_fail("pthread_create");
+        for (size_t i = 0; i < t; i++)
+            pthread_join(th[i], NULL);
+        free(th);
+        return 0;
+    }
+    cc_fail("unknown mode %s", m);
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Check the cubatchtrace:gpu_time events of a trace against its batch events,
+from babeltrace2's text output (`babeltrace2 --clock-seconds` is not assumed:
+the timestamps are read as babeltrace2 prints them by default, [HH:MM:SS.ns]).
+
+gpu_events.py TRACE-TEXT PID  prints one line:
+  batches=B events=E timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
+  tids_match=0|1 ids_unique=0|1 bytes=SUM ops=SUM fields_ok=0|1 start_ok=0|1 process_gpu=G
+where fields_ok says every event's stream, stream_id, device, api, driver_ns
+equal its batch's; start_ok says every timed batch's GPU start lies within
+[call start - 1 ms, call end + 100 us] and gpu_ns > 0 (the test double's
+events are host clock readings around the call; the shim places its anchor
+event in the middle of the wait for it, an error of a few microseconds).
+"""
+import re
+import sys
+
+path, pid = sys.argv[1], sys.argv[2]
+ts_re = re.compile(r"^\[(\d+):(\d+):(\d+)\.(\d+)\]")
+
+
+def ts_ns(line):
+    m = ts_re.match(line)
+    h, mi, s, frac = m.groups()
+    return ((int(h) * 60 + int(mi)) * 60 + int(s)) * 10**9 + int(frac.ljust(9, "0")[:9])
+
+
+def field(line, name):
+    m = re.search(r"\b%s = (\( \"(\w+)\" : container = (-?\w+) \)|-?\w+)" % name, line)
+    if not m:
+        return None
+    return m.group(2) if m.group(2) else int(m.group(1), 0)
+
+
+batches, events, process_gpu = {}, [], None
+for line in open(path, errors="replace"):
+    if "vpid = %s," % pid not in line:
+        continue
+    if " cubatchtrace:batch: " in line or " cubatchtrace:batch1d: " in line:
+        batches[field(line, "batch_id")] = (ts_ns(line), line)
+    elif " cubatchtrace:gpu_time: " in line:
+        events.append((ts_ns(line), line))
+    elif " cubatchtrace:process: " in line:
+        process_gpu = field(line, "gpu_time")
+
+counts = {k: 0 for k in ("timed", "capturing", "no_events", "call_failed", "lost", "overflow")}
+ids, tids_match, fields_ok, start_ok, nbytes, nops = set(), 1, 1, 1, 0, 0
+for t, line in events:
+    st = field(line, "status")
+    counts[st] += 1
+    bid = field(line, "batch_id")
+    ids.add(bid)
+    nbytes += field(line, "bytes")
+    nops += field(line, "ops")
+    b = batches.get(bid)
+    if not b:
+        fields_ok = 0
+        continue
+    bt, bl = b
+    if field(line, "tid") != field(bl, "tid"):
+        tids_match = 0
+    for f in ("stream", "stream_id", "device", "api", "driver_ns"):
+        if field(line, f) != field(bl, f):
+            fields_ok = 0
+    if st == "timed":
+        start = t + field(line, "start_rel_ns")
+        call_end = bt
+        call_start = bt - field(bl, "driver_ns")
+        if not (call_start - 10**6 <= start <= call_end + 10**5) or field(line, "gpu_ns") <= 0:
+            start_ok = 0
+print("batches=%d events=%d %s tids_match=%d ids_unique=%d bytes=%d ops=%d fields_ok=%d start_ok=%d process_gpu=%s" % (
+    len(batches), len(events), " ".join("%s=%d" % kv for kv in counts.items()), tids_match,
+    int(len(ids) == len(events)), nbytes, nops, fields_ok, start_ok, process_gpu))

@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# GPU time (CUBATCHTRACE_GPU_TIME=1, src/gputime.c) over the test double,
+# whose timing events are host clock readings: every batch forwarded gets one
+# cubatchtrace:gpu_time event with its own fields, read back later (at the
+# next batch or at exit), or says why it has none; the program's own results
+# are unchanged.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+PY=${PYTHON3:-python3}
+command -v "$PY" >/dev/null 2>&1 || skip_all "python3 not installed"
+C="$CLIENTS/client_gputime"
+
+# g NAME: the summary line of tests/doors/gpu_events.py for the traced run NAME (pid of its first process)
+g() {
+    _p=$(sed -n 's/^pid //p' "$CBT_TMP/$1.out" | sed -n "${2:-1}p")
+    "$PY" "$top_srcdir/tests/doors/gpu_events.py" "$CBT_TMP/$1.all" "$_p"
+}
+has() { case " $1 " in *" $2 "*) echo 0 ;; *) echo 1 ;; esac; }
+
+traced gt-ok env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=3 "$C" ok 5
+is "$st" 0 "ok: the client exits 0"
+r=$(g gt-ok)
+diag "$r"
+for w in batches=5 events=5 timed=5 tids_match=1 ids_unique=1 bytes=25600 ops=10 fields_ok=1 start_ok=1 process_gpu=1; do
+    ok "$(has "$r" $w)" "ok: $w (batches read back at exit, events 3 queries late)"
+done
+
+traced gt-sync env CUBATCHTRACE_GPU_TIME=1 "$C" sync 6
+r=$(g gt-sync)
+for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: $w"; done
+# read back at the next batch: batch i's gpu_time comes before batch i+2's batch event
+_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-sync.out")
+order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" | sed -n 's/.* cubatchtrace:\(batch\|gpu_time\): .* batch_id = \([0-9]*\),.*/\1\2/p' | tr '\n' ' ')
+ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 "*) echo 0 ;; *) echo 1 ;; esac)" \
+    "sync: each batch is read back by the next batch's call, not at exit ($order)"
+
+traced gt-fail env CUBATCHTRACE_GPU_TIME=1 "$C" fail 3
+r=$(g gt-fail)
+for w in events=3 call_failed=3 timed=0; do ok "$(has "$r" $w)" "fail: $w"; done
+
+traced gt-kill env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1000000 "$C" kill 4
+r=$(g gt-kill)
+for w in batches=4 events=0 process_gpu=1; do ok "$(has "$r" $w)" "kill: $w (nothing read back; the process event says GPU time was on)"; done
+
+traced gt-ctx env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=2 "$C" ctx 3
+is "$st" 0 "ctx: the client exits 0"
+r=$(g gt-ctx)
+for w in batches=6 events=6 lost=3 timed=3 fields_ok=1; do
+    ok "$(has "$r" $w)" "ctx: $w (the destroyed context's batches are lost, the others timed)"
+done
+
+traced gt-thr env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 "$C" threads 4 25
+r=$(g gt-thr)
+for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "threads: $w"; done
+
+traced gt-cap env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_CAPTURING=1 "$C" ok 2
+r=$(g gt-cap)
+for w in events=2 capturing=2; do ok "$(has "$r" $w)" "capturing stream: $w (no event recorded on it)"; done
+
+traced gt-noev env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_FAIL=1 "$C" ok 2
+is "$st" 0 "events cannot be created: the client exits 0"
+r=$(g gt-noev)
+for w in events=2 no_events=2; do ok "$(has "$r" $w)" "events cannot be created: $w"; done
+
+if [ -n "${CBT_LTTNG_UST_FORK_LIB:-}" ]; then
+    # a forked child traces with liblttng-ust-fork (as tests/doors/fork.sh)
+    traced gt-fork env CUBATCHTRACE_GPU_TIME=1 LD_PRELOAD="$CBT_SHIM:$CBT_LTTNG_UST_FORK_LIB" "$C" fork 2
+    is "$st" 0 "fork: the client exits 0"
+    r=$(g gt-fork 1)
+    for w in batches=4 events=4 timed=4; do ok "$(has "$r" $w)" "fork, parent: $w"; done
+    # the child _exits: its first batch is read back by its second, the second never
+    r=$(g gt-fork 2)
+    diag "$r"
+    for w in batches=2 events=1 timed=1 fields_ok=1 process_gpu=1; do ok "$(has "$r" $w)" "fork, child: $w (none of the parent's queue; the last batch before _exit is not read back)"; done
+else
+    diag "SKIP the fork case: liblttng-ust-fork.so not found by configure"
+fi
+
+traced gt-off "$C" ok 3
+r=$(g gt-off)
+for w in batches=3 events=0 process_gpu=0; do ok "$(has "$r" $w)" "GPU time off: $w"; done
+
+# The program's own output is the same with and without
+cbt_run_bare "$C" ok 3 >"$CBT_TMP/bare.out" 2>&1
+is "$(sed 's/^pid .*/pid/' "$CBT_TMP/gt-ok.out")" "$(sed 's/^pid .*/pid/' "$CBT_TMP/bare.out")" \
+    "the client prints the same with GPU time as without the shim"
+done_testing
