@@ -642,7 +642,7 @@ out:
     return ok;
 }
 
-/* GPU time per stream over time: the busiest streams, busy share of each bucket. */
+/* GPU time per stream over time: the busiest streams, the GPU time of the batches that start in each bucket. */
 static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
 {
     const json_t *streams = json_object_get(ot, "streams");
@@ -679,8 +679,8 @@ static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
     }
     char cap[512], wbuf[32];
     snprintf(cap, sizeof(cap),
-             "GPU time of each stream's timed batches in each %s bucket (gpu.over_time), as a share of the "
-             "bucket%s",
+             "GPU time of each stream's timed batches, by the %s bucket their GPU start falls in "
+             "(gpu.over_time)%s",
              fmt_ns((double)w, wbuf, sizeof(wbuf)), ns > np ? "; the 12 busiest streams" : "");
     struct plot p;
     bool ok = plot_open(&p, "gpu-over-time", "GPU time per stream over time", cap);
@@ -707,18 +707,26 @@ static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
         fputs("</tr>", p.t);
     }
     fputs("</tbody>", p.t);
-    /* x: the bucket's middle, from the first bucket's start, in a unit that suits the span; y: the share of
-     * the bucket */
-    double span = (double)w * (double)nb;
-    const char *unit = span < 1e4 ? "µs" : span < 1e7 ? "ms" : "s";
-    double div = span < 1e4 ? 1e3 : span < 1e7 ? 1e6 : 1e9;
+    /* x: the bucket's middle, from the first bucket's start; x and y in units that suit the span and the
+     * largest value */
+    double span = (double)w * (double)nb, ymax = 0;
+    for (size_t k = 0; k < np; k++)
+        for (size_t b = 0; b < nb; b++) {
+            double v = (double)json_integer_value(
+                json_array_get(json_object_get(json_array_get(streams, pick[k]), "gpu_ns"), b));
+            ymax = v > ymax ? v : ymax;
+        }
+    const char *xunit = span < 1e4 ? "µs" : span < 1e7 ? "ms" : "s";
+    double xdiv = span < 1e4 ? 1e3 : span < 1e7 ? 1e6 : 1e9;
+    const char *yunit = ymax < 1e4 ? "µs" : ymax < 1e7 ? "ms" : "s";
+    double ydiv = ymax < 1e4 ? 1e3 : ymax < 1e7 ? 1e6 : 1e9;
     fprintf(p.g, "EOD\nW = %" JSON_INTEGER_FORMAT ".0\nset xlabel '%s from the first bucket'\n"
-                 "set ylabel 'GPU busy (%% of each bucket)'\nset yrange [0:*]\nset xrange [0:%.17g]\n"
+                 "set ylabel 'GPU time (%s)'\nset yrange [0:*]\nset xrange [0:%.17g]\n"
                  "set key outside bottom center\nplot ",
-            w, unit, span / div);
+            w, xunit, yunit, span / xdiv);
     for (size_t k = 0; k < np; k++) {
-        fprintf(p.g, "%s$data using (($1+0.5)*W/%g):(100.0*$%zu/W) with histeps lt %zu title ", k ? ", " : "", div,
-                k + 2, k + 1);
+        fprintf(p.g, "%s$data using (($1+0.5)*W/%g):($%zu/%g) with histeps lt %zu title ", k ? ", " : "", xdiv,
+                k + 2, ydiv, k + 1);
         gp_str(p.g, jstr(json_array_get(streams, pick[k]), "name"));
     }
     fputc('\n', p.g);
