@@ -179,7 +179,7 @@ static int cmp_name(const void *x, const void *y) { return strcmp(*(const char *
 
 #define JI(v) json_integer((json_int_t)(v))
 
-int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs)
+json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int ninputs)
 {
     cbt_agg_finish(a);
     json_t *root = json_object();
@@ -256,6 +256,12 @@ int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, 
     }
     json_object_set_new(root, "findings", fa);
     cbt_tables_free(&ts);
+    return root;
+}
+
+int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs)
+{
+    json_t *root = cbt_agg_summary_json(a, inputs, ninputs);
     int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', out);
     json_decref(root);

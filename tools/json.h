@@ -13,8 +13,10 @@
 #include "agg.h"
 #include "callsite.h"
 
-/* The summary of a finished aggregate (it finishes it when not yet); 0 or
+/* The summary of a finished aggregate (it finishes it when not yet), as the
+ * object `summary --json` prints (the caller owns it), and printed: 0 or
  * jansson's error. */
+json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int ninputs);
 int cbt_agg_print_json(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs);
 
 /* The summary's "gpu" member (docs/json-schema.md) of a finished aggregate. */

@@ -3,7 +3,7 @@
 # schema, and the summary benchmark (bench/summary.sh).
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
-	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c \
+	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
 	tools/guard.c tools/guard.h \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \
@@ -63,7 +63,8 @@ TOOL_TESTS = \
 	tests/tool/run-window.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \
-	tests/tool/gpu-summary.sh
+	tests/tool/gpu-summary.sh \
+	tests/tool/report.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
-	tests/tool/check_trace_events.py bench/summary.sh bench/parallel.sh
+	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh

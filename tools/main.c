@@ -7,6 +7,7 @@
  *   cubatchtrace check [OPTIONS] TRACE...
  *   cubatchtrace show [OPTIONS] TRACE...
  *   cubatchtrace timeline -o FILE [OPTIONS] TRACE...
+ *   cubatchtrace report -o FILE.html [OPTIONS] TRACE...
  *   cubatchtrace rules
  *
  * The commands that decode traces do it behind guard.c: a damaged trace that
@@ -17,6 +18,7 @@
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
  *   timeline.c  `timeline`: a Chrome trace-event file (Perfetto, chrome://tracing)
+ *   report.c    `report`: the summary as one HTML page, plots by gnuplot
  *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
@@ -74,6 +76,7 @@ static const char usage_main[] =
     "  check [OPTIONS] TRACE...           list validator findings; exit 1 when one is serious\n"
     "  show [OPTIONS] TRACE...            print every batch, op and finding decoded, one per line\n"
     "  timeline -o FILE [OPTIONS] TRACE...  write a Chrome trace-event file (ui.perfetto.dev)\n"
+    "  report -o FILE.html TRACE...       the summary as one HTML page with plots (gnuplot)\n"
     "  rules                              the validator's rules, one line each\n"
     "\n"
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
@@ -411,7 +414,7 @@ static const struct command {
     int (*fn)(int argc, char **argv);
 } commands[] = {
     {"run", cbt_cmd_run},   {"summary", cmd_summary}, {"check", cmd_check},
-    {"show", cbt_cmd_show},     {"timeline", cbt_cmd_timeline}, {"rules", cmd_rules},
+    {"show", cbt_cmd_show},     {"timeline", cbt_cmd_timeline}, {"report", cbt_cmd_report}, {"rules", cmd_rules},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -440,7 +443,7 @@ static int unknown_command(const char *name)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        cbt_usage_error("no command given: run, summary, check, show, timeline or rules");
+        cbt_usage_error("no command given: run, summary, check, show, timeline, report or rules");
         return 2;
     }
     const char *cmd = argv[1];

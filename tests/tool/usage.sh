@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 
-for c in "" "run" "summary" "check" "show" "timeline" "rules"; do
+for c in "" "run" "summary" "check" "show" "timeline" "report" "rules"; do
     "$CBT" $c --help >"$CBT_TMP/out" 2>"$CBT_TMP/err"
     is $? 0 "cubatchtrace $c --help exits 0"
     grep -q '^Usage: cubatchtrace' "$CBT_TMP/out"; ok $? "cubatchtrace $c --help prints a usage on stdout"
@@ -24,7 +24,7 @@ done
 "$CBT" check --help | grep -q -- '--allow-discarded'; ok $? "check --help documents --allow-discarded"
 "$CBT" check --help | grep -q -- '--format FMT'; ok $? "check --help documents --format"
 "$CBT" check --help | grep -q -- '--waivers FILE'; ok $? "check --help documents --waivers"
-for c in summary check show timeline; do
+for c in summary check show timeline report; do
     "$CBT" $c --help | grep -q -- '--begin TIME'; ok $? "$c --help documents --begin"
     "$CBT" $c --help | grep -q -- '--end TIME'; ok $? "$c --help documents --end"
 done
@@ -40,7 +40,7 @@ CBT_ENV=""
 usage_error() { # DESCRIPTION PATTERN ARGS...
     _d=$1 _pat=$2; shift 2
     _c=""
-    case ${1:-} in run|summary|check|show|timeline|rules) _c=$1 ;; esac
+    case ${1:-} in run|summary|check|show|timeline|report|rules) _c=$1 ;; esac
     "$CBT" "$@" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
     usage_error_lines "$_d" $? "$CBT_TMP/out" "$CBT_TMP/err" "$_pat" "$_c"
 }
@@ -57,6 +57,9 @@ usage_error "help for an unknown command" "unknown command 'nothing'" help nothi
 usage_error "an option before the command" "unknown option '--json': the command comes first" --json
 usage_error "summary without a trace" "^cubatchtrace summary: no trace given\$" summary
 usage_error "check without a trace" "^cubatchtrace check: no trace given\$" check
+usage_error "report without a trace" "^cubatchtrace report: no trace given\$" report -o x.html
+usage_error "report --no-plotz" "unknown option '--no-plotz'; did you mean '--no-plots'?" report --no-plotz -o x.html t
+usage_error "report --from-json with a trace" "no trace, --pid, --begin or --end with it" report -o x.html --from-json s.json t
 usage_error "summary --jsn" \
     "unknown option '--jsn'; did you mean '--json'?\$" summary --jsn "$CBT_TMP"
 usage_error "check --fail-one" "did you mean '--fail-on'?" check --fail-one error "$CBT_TMP"
