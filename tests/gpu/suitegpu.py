@@ -97,7 +97,7 @@ def timeline_case(S):
         if not os.path.isdir(sess.dir):
             return False, "no trace folder"
         js = os.path.join(workdir, case.name + ".json")
-        rc, o, e = S.sh([S.TOOL, "timeline", "--pid", pid, sess.dir, "-o", js], timeout=120, env=S.tool_env())
+        rc, o, e = S.sh([S.TOOL, "timeline", "-o", js, "--pid", pid, sess.dir], timeout=120, env=S.tool_env())
         if rc != 0:
             if "unknown command" in (o + e) or "timeline" not in (o + e) and rc == 2:
                 return None, "this cubatchtrace has no timeline command"
