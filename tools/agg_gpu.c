@@ -2,7 +2,8 @@
 /*
  * GPU time in the aggregate: the cubatchtrace:gpu_time events of the timed
  * batches (CUBATCHTRACE_GPU_TIME=1) summed by direction, memory kinds, mean
- * bytes per op, stream and device, and per stream over time.  A batch's GPU
+ * bytes per op, direction and mean bytes per op together, stream and device,
+ * and per stream over time.  A batch's GPU
  * time is attributed whole: its ops are not timed one by one.
  *
  * Over time, the buckets of every stream share one grid: bucket_ns the
@@ -132,10 +133,12 @@ void cbt_gpu_add(struct gpu_time *g, const struct cbt_where *w, const struct cbt
     unsigned sk = e->src_kind < NKIND - 1 ? e->src_kind : NKIND - 1;
     unsigned dk = e->dst_kind < NKIND - 1 ? e->dst_kind : NKIND - 1;
     bool mixed = e->src_kind == CBT_GPU_MIXED_KIND || e->dst_kind == CBT_GPU_MIXED_KIND;
+    unsigned dir = gpu_direction(e), bin = cbt_hist_bin(e->ops ? e->bytes / e->ops : 0);
     cbt_gpurow_add(&g->total, &r);
-    cbt_gpurow_add(&g->dir[gpu_direction(e)], &r);
+    cbt_gpurow_add(&g->dir[dir], &r);
     cbt_gpurow_add(mixed ? &g->kind_mixed : &g->kind[sk][dk], &r);
-    cbt_gpurow_add(&g->osize[cbt_hist_bin(e->ops ? e->bytes / e->ops : 0)], &r);
+    cbt_gpurow_add(&g->osize[bin], &r);
+    cbt_gpurow_add(&g->dir_osize[dir][bin], &r);
     cbt_gpurow_add(gpu_dev(g, w->host, e->device), &r);
     bool created;
     struct kent *s = cbt_ktab_get(&g->streams, w->host, (uint64_t)w->vpid, e->stream, &created);
@@ -184,6 +187,7 @@ void cbt_gpu_merge(struct gpu_time *w, const struct gpu_time *p)
     rows_add(&w->kind[0][0], &p->kind[0][0], NKIND * NKIND);
     cbt_gpurow_add(&w->kind_mixed, &p->kind_mixed);
     rows_add(w->osize, p->osize, NHIST);
+    rows_add(&w->dir_osize[0][0], &p->dir_osize[0][0], (DIR_COUNT + 1) * NHIST);
     for (unsigned i = 0; i < p->ndevs; i++)
         cbt_gpurow_add(gpu_dev(w, p->devs[i].host, p->devs[i].dev), &p->devs[i].r);
     cbt_gpurow_add(&w->dev_unknown, &p->dev_unknown);

@@ -151,7 +151,8 @@ struct frule {
 };
 
 /* GPU time (agg_gpu.c): the timed batches by direction (DIR_COUNT: "mixed"),
- * memory kinds, mean bytes per op, stream and device, and over time. */
+ * memory kinds, mean bytes per op, direction and mean bytes per op together,
+ * stream and device, and over time. */
 #define GPU_STATUS_N 7  /* the statuses of CBT_GPU_STATUS_LIST, then out of range */
 #define GPU_BUCKETS 128 /* over time: buckets per stream */
 #define GPU_TIME_STREAMS 16 /* over time: streams shown, then "other" */
@@ -164,6 +165,7 @@ struct gpu_time {
     uint64_t events, status[GPU_STATUS_N];
     struct gpurow total;
     struct gpurow dir[DIR_COUNT + 1], kind[NKIND][NKIND], kind_mixed, osize[NHIST];
+    struct gpurow dir_osize[DIR_COUNT + 1][NHIST]; /* [direction as dir][op-size bin as osize] */
     struct ktab streams; /* (host, vpid, stream), extra: stream_id */
     struct gpudev devs[NDEV];
     unsigned ndevs;

@@ -118,6 +118,8 @@ static json_t *gpu_row_json(const struct gtrow *tr)
 {
     const struct gpurow *r = tr->r;
     json_t *o = json_object();
+    if (tr->direction)
+        json_object_set_new(o, "direction", json_string(tr->direction));
     json_object_set_new(o, "name", json_string(tr->name));
     if (tr->has_range) {
         json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `cubatchtrace report`: the summary as one HTML page that works offline:
- * inline CSS, the summary's tables in human units, plots drawn by gnuplot
- * (its svg terminal, run as a child process with the data inline in its
- * script) embedded as inline SVG, each with a table of exactly the numbers
- * it plots, and the whole summary JSON in a <script type="application/json">.
+ * inline CSS, the summary's tables in the text summary's human units
+ * (util.c's cbt_fmt_*: a cell reads as `summary` prints it), plots drawn by
+ * gnuplot (its svg terminal, run as a child process with the data inline in
+ * its script) embedded as inline SVG, each with a table of exactly the
+ * numbers it plots, and the whole summary JSON in a <script
+ * type="application/json">.
  * No script runs: the page shows everything without JavaScript.
  *
  * The data is the object `summary --json` prints (json.c), built in process
@@ -63,46 +65,6 @@ static const char usage_report[] =
 
 /* At most this many streams are drawn over time (the busiest). */
 #define OVER_TIME_STREAMS 12
-
-/* ---------------------------------------------------------------- human units */
-/* A small formatter of our own for sizes, durations and rates. */
-
-static const char *fmt_bytes(double v, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    unsigned u = 0;
-    while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%.0f B", v);
-    else
-        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
-    return buf;
-}
-
-static const char *fmt_ns(double v, char *buf, size_t len)
-{
-    static const char *const units[] = {"ns", "µs", "ms", "s"};
-    unsigned u = 0;
-    while (v >= 1000 && u < 3) {
-        v /= 1000;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%.0f ns", v);
-    else
-        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
-    return buf;
-}
-
-/* bytes per ns are GB/s */
-static const char *fmt_gbps(double v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.*f GB/s", v < 10 ? 2 : v < 100 ? 1 : 0, v);
-    return buf;
-}
 
 /* ---------------------------------------------------------------- HTML */
 
@@ -170,9 +132,12 @@ static void cell(FILE *o, const json_t *v, enum unit u)
     double d = json_number_value(v);
     const char *s = buf;
     switch (u) {
-    case U_BYTES: fmt_bytes(d, buf, sizeof(buf)); break;
-    case U_NS: fmt_ns(d, buf, sizeof(buf)); break;
-    case U_GBPS: fmt_gbps(d, buf, sizeof(buf)); break;
+    /* the text summary's units (util.c); a mean of bytes rounds to whole bytes there too */
+    case U_BYTES:
+        cbt_fmt_bytes(json_is_integer(v) ? (uint64_t)json_integer_value(v) : (uint64_t)(d + 0.5), buf, sizeof(buf));
+        break;
+    case U_NS: cbt_fmt_ns(d, buf, sizeof(buf)); break;
+    case U_GBPS: cbt_fmt_gbps(d, buf, sizeof(buf)); break;
     case U_PCT: snprintf(buf, sizeof(buf), "%.2f %%", d); break;
     default:
         if (json_is_integer(v))
@@ -239,6 +204,11 @@ static const struct col gpu_cols[] = {
     {"Name", "name", U_TEXT},    {"Batches", "batches", U_COUNT}, {"Ops", "ops", U_COUNT},
     {"Bytes", "bytes", U_BYTES}, {"GPU time", "gpu_ns", U_NS},    {"Host time in the driver", "host_ns", U_NS},
     {"Bandwidth", "gbps", U_GBPS},
+};
+static const struct col gpu_dir_size_cols[] = {
+    {"Direction", "direction", U_TEXT}, {"Op size", "name", U_TEXT},   {"Batches", "batches", U_COUNT},
+    {"Ops", "ops", U_COUNT},            {"Bytes", "bytes", U_BYTES},   {"GPU time", "gpu_ns", U_NS},
+    {"Host time in the driver", "host_ns", U_NS}, {"Bandwidth", "gbps", U_GBPS},
 };
 
 /* ---------------------------------------------------------------- gnuplot */
@@ -625,7 +595,7 @@ static bool bw_size_direction_plot(FILE *o, const char *gnuplot, const json_t *r
     json_array_foreach(rows, i, r) { /* a tic at each bin's start */
         json_int_t lo = jint(r, "low") > 0 ? jint(r, "low") : 1;
         char b[32];
-        fprintf(p.g, "%s'%s' %" JSON_INTEGER_FORMAT, i ? ", " : "", fmt_bytes((double)lo, b, sizeof(b)), lo);
+        fprintf(p.g, "%s'%s' %" JSON_INTEGER_FORMAT, i ? ", " : "", cbt_fmt_bytes((uint64_t)lo, b, sizeof(b)), lo);
         lo_min = lo < lo_min ? lo : lo_min;
         lo_max = lo > lo_max ? lo : lo_max;
     }
@@ -681,7 +651,7 @@ static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
     snprintf(cap, sizeof(cap),
              "GPU time of each stream's timed batches, by the %s bucket their GPU start falls in "
              "(gpu.over_time)%s",
-             fmt_ns((double)w, wbuf, sizeof(wbuf)), ns > np ? "; the 12 busiest streams" : "");
+             cbt_fmt_ns((double)w, wbuf, sizeof(wbuf)), ns > np ? "; the 12 busiest streams" : "");
     struct plot p;
     bool ok = plot_open(&p, "gpu-over-time", "GPU time per stream over time", cap);
     if (!ok)
@@ -867,18 +837,24 @@ static void gpu_section(FILE *o, const json_t *gpu)
     fputs("</tbody></table>\n", o);
     static const struct {
         const char *key, *title;
+        const struct col *cols;
+        size_t ncols;
     } t[] = {
-        {"by_direction", "Bandwidth by direction"},
-        {"by_memkinds", "Bandwidth by memory kinds (source->destination)"},
-        {"by_op_size", "Bandwidth by op size (the batch's mean bytes per op)"},
-        {"by_stream", "Bandwidth by stream"},
-        {"by_device", "Bandwidth by device"},
+        {"by_direction", "Bandwidth by direction", gpu_cols, NCOLS(gpu_cols)},
+        {"by_memkinds", "Bandwidth by memory kinds (source->destination)", gpu_cols, NCOLS(gpu_cols)},
+        {"by_op_size", "Bandwidth by op size (the batch's mean bytes per op)", gpu_cols, NCOLS(gpu_cols)},
+        {"by_direction_op_size", "Bandwidth by direction and op size", gpu_dir_size_cols, NCOLS(gpu_dir_size_cols)},
+        {"by_stream", "Bandwidth by stream", gpu_cols, NCOLS(gpu_cols)},
+        {"by_device", "Bandwidth by device", gpu_cols, NCOLS(gpu_cols)},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const json_t *rows = json_object_get(gpu, t[i].key);
+        if (!rows) /* a summary of an older cubatchtrace */
+            continue;
         fprintf(o, "<h3>%s</h3>\n", t[i].title);
         char id[64];
         snprintf(id, sizeof(id), "gpu-%s", t[i].key);
-        rows_table(o, id, json_object_get(gpu, t[i].key), gpu_cols, NCOLS(gpu_cols), "No timed batch.");
+        rows_table(o, id, rows, t[i].cols, t[i].ncols, "No timed batch.");
     }
 }
 

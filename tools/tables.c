@@ -307,6 +307,24 @@ static void gtrow_add(struct gtable *t, const char *name, const struct gpurow *r
     tr->r = r;
 }
 
+/* The row of op-size bin `bin` (named and bounded as the histograms), of `direction` when not NULL. */
+static void gtrow_add_bin(struct gtable *t, unsigned bin, const struct gpurow *r, const char *direction)
+{
+    char nm[64];
+    uint64_t lo, hi;
+    if (r->batches == 0)
+        return;
+    hist_name(nm, sizeof(nm), bin, &lo, &hi);
+    size_t before = t->n;
+    gtrow_add(t, nm, r);
+    if (t->n > before) {
+        t->rows[t->n - 1].lo = lo;
+        t->rows[t->n - 1].hi = hi;
+        t->rows[t->n - 1].has_range = true;
+        t->rows[t->n - 1].direction = direction;
+    }
+}
+
 static int cmp_gtrow(const void *x, const void *y)
 {
     const struct gpurow *a = ((const struct gtrow *)x)->r, *b = ((const struct gtrow *)y)->r;
@@ -425,17 +443,15 @@ void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
     gtrow_add(t, "mixed", &gt->kind_mixed);
 
     t = new_gtable(g, "by_op_size", "GPU time by op size (the batch's bytes per op, powers of two; 0: size unknown)");
-    for (unsigned i = 0; i < NHIST; i++) {
-        uint64_t lo, hi;
-        hist_name(nm, sizeof(nm), i, &lo, &hi);
-        size_t before = t->n;
-        gtrow_add(t, nm, &gt->osize[i]);
-        if (t->n > before) {
-            t->rows[t->n - 1].lo = lo;
-            t->rows[t->n - 1].hi = hi;
-            t->rows[t->n - 1].has_range = true;
-        }
-    }
+    for (unsigned i = 0; i < NHIST; i++)
+        gtrow_add_bin(t, i, &gt->osize[i], NULL);
+
+    /* the rows of by_op_size again, for each direction of by_direction (in its order) */
+    t = new_gtable(g, "by_direction_op_size", "GPU time by direction and op size");
+    t->json_only = true;
+    for (unsigned d = 0; d <= DIR_COUNT; d++)
+        for (unsigned i = 0; i < NHIST; i++)
+            gtrow_add_bin(t, i, &gt->dir_osize[d][i], d < DIR_COUNT ? dir_names[d] : "mixed");
 
     t = new_gtable(g, "by_stream", "GPU time by CUDA stream");
     const struct ktab *k = &gt->streams;

@@ -60,13 +60,15 @@ size_t cbt_device_rows(const struct cbt_agg *a, struct drow rows[NDEV + 2]);
 struct gtrow {
     char name[256];
     const struct gpurow *r;
-    uint64_t lo, hi; /* by_op_size */
+    uint64_t lo, hi; /* by_op_size, by_direction_op_size */
     bool has_range;
+    const char *direction; /* by_direction_op_size; else NULL */
 };
 
 struct gtable {
     const char *key;   /* JSON member of "gpu" */
     const char *title;
+    bool json_only;    /* not one of the text summary's tables */
     struct gtrow *rows;
     size_t n, cap;
 };
@@ -78,7 +80,7 @@ struct gstream {
 };
 
 struct gpu_tables {
-    struct gtable t[5]; /* by_direction, by_memkinds, by_op_size, by_stream, by_device */
+    struct gtable t[6]; /* by_direction, by_memkinds, by_op_size, by_direction_op_size, by_stream, by_device */
     int n;
     uint64_t processes_timed; /* processes whose cubatchtrace:process event says gpu_time 1 */
     uint64_t not_read_back;   /* their batches forwarded with CUDA_SUCCESS without a gpu_time event */

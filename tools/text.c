@@ -306,7 +306,8 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
         fprintf(out, "# Batches, Ops, Bytes: the timed batches; Host time: in the driver call; GPU time: summed per "
                      "batch; GB/s: Bytes / GPU time\n");
         for (int i = 0; i < gt.n; i++)
-            print_gpu_table(out, &gt.t[i], raw);
+            if (!gt.t[i].json_only)
+                print_gpu_table(out, &gt.t[i], raw);
     }
     cbt_gpu_tables_free(&gt);
 }

@@ -65,7 +65,8 @@ usage_error_lines() {
     [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
 }
 
-# one_line_error DESCRIPTION STATUS STDOUT-FILE STDERR-FILE [PATTERN]
+# one_line_error DESCRIPTION STATUS STDOUT-FILE STDERR-FILE [PATTERN]: exit 2,
+# nothing on stdout, one line on stderr ("cubatchtrace[ COMMAND]: ...") that matches PATTERN
 one_line_error() {
     is "$2" 2 "$1: exit status 2"
     is "$(wc -c <"$3" | tr -d ' ')" 0 "$1: nothing on stdout"
@@ -73,7 +74,7 @@ one_line_error() {
     if [ -n "${5:-}" ]; then
         grep -q -- "$5" "$4"; ok $? "$1: the line says '$5'"
     fi
-    grep -Eq '^cubatchtrace( (run|summary|check|show|timeline|rules))?: ' "$4"
+    grep -Eq '^cubatchtrace( (run|summary|check|show|timeline|report|rules))?: ' "$4"
     ok $? "$1: the line starts with 'cubatchtrace:' or 'cubatchtrace COMMAND:'"
     [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$4"
 }

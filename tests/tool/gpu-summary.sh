@@ -3,9 +3,10 @@
 # The summary's GPU time (the "gpu" member of summary --json, the text
 # summary's GPU section) is exactly what the cubatchtrace:gpu_time events
 # say: totals, statuses, batches never read back, the rows by direction
-# (mixed ones too), memory kinds, op size, stream and device, and the grid
-# over time (more than 16 streams: "other").  The figures are computed again
-# from the events as babeltrace2 prints them (gpuexpect.py).  Read on one
+# (mixed ones too), memory kinds, op size, direction and op size together,
+# stream and device, and the grid over time (more than 16 streams:
+# "other").  The figures are computed again from the events as babeltrace2
+# prints them (gpuexpect.py).  Read on one
 # thread or three, the summary is byte for byte the same; the text tables
 # are in human units, or exact with --raw.  First over the generator's
 # events (every row and status on demand), then over programs run under the
@@ -91,6 +92,13 @@ done
 cmp -s "$CBT_TMP/all1.json" "$CBT_TMP/all3.json"; ok $? "--jobs 3: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/all1.raw" "$CBT_TMP/all3.raw"; ok $? "--jobs 3: the --raw text summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/all1.txt" "$CBT_TMP/all3.txt"; ok $? "--jobs 3: the text summary is the one of --jobs 1"
+# by direction and op size: the parts' rows merged (HtoD rows from G and H), in both
+dos() { "$PYTHON3" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["gpu"]["by_direction_op_size"]))' "$1"; }
+is "$(dos "$CBT_TMP/all3.json")" "$(dos "$CBT_TMP/all1.json")" "--jobs 3: by_direction_op_size is the one of --jobs 1"
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; d=[]
+[d.append(r["direction"]) for r in g["by_direction_op_size"] if r["direction"] not in d]
+print(d == [r["name"] for r in g["by_direction"]], "mixed" in d, len(g["by_direction_op_size"]) > len(d))' "$CBT_TMP/all1.json")" \
+   "True True True" "by_direction_op_size: the directions of by_direction in its order (mixed too), some with several sizes"
 { trace_text "$TG" g; trace_text "$TH" h; trace_text "$TK" k; } >"$CBT_TMP/all.trace"
 compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --text "$CBT_TMP/all3.txt"
 compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --text "$CBT_TMP/all3.raw" --raw
@@ -118,7 +126,7 @@ grep -q '^# no batch was timed: 1 process asked for GPU time, but no gpu_time ev
 # and a trace without GPU time: the member is there, empty; the text has no GPU section
 gen_session z && gen_run z "n=2,ops=3" && gen_stop z; ok $? "generator Z ran"
 is "$("$CBT" summary --json $(pids_of z) "$(trace_of z)" | "$PYTHON3" -c 'import json,sys; print(json.load(sys.stdin)["gpu"])')" \
-   "{'processes_timed': 0, 'batches_timed': 0, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
+   "{'processes_timed': 0, 'batches_timed': 0, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_direction_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
    "no gpu_time event: the gpu member with zeros and empty arrays"
 "$CBT" summary $(pids_of z) "$(trace_of z)" | grep -q '^# GPU time'; is $? 1 "no gpu_time event: no GPU section in the text"
 
@@ -156,6 +164,7 @@ for j in 1 2; do
 done
 cmp -s "$CBT_TMP/shim1.json" "$CBT_TMP/shim2.json"; ok $? "shim traces, --jobs 2: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/shim1.txt" "$CBT_TMP/shim2.txt"; ok $? "shim traces, --jobs 2: the text summary is the one of --jobs 1"
+is "$(dos "$CBT_TMP/shim2.json")" "$(dos "$CBT_TMP/shim1.json")" "shim traces, --jobs 2: by_direction_op_size is the one of --jobs 1"
 compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.txt"
 compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.raw" --raw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]

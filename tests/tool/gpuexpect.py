@@ -52,6 +52,10 @@ def direction(e):
     return name if name in ("HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH", "DtoA", "AtoD", "AtoA") else "unknown"
 
 
+# the order of the direction rows (docs/json-schema.md: by_direction's names, then "mixed")
+DIRECTIONS = ["HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH", "DtoA", "AtoD", "AtoA", "peer", "unknown", "mixed"]
+
+
 def size_bin(e):
     mean = e["bytes"] // e["ops"] if e["ops"] else 0
     if mean == 0:
@@ -180,13 +184,33 @@ def main():
         return "%s device %d" % (e["host"], e["device"]) if e["device"] >= 0 else "unknown"
 
     tables = {"by_direction": direction, "by_memkinds": kinds, "by_op_size": lambda e: size_bin(e)[0],
+              "by_direction_op_size": lambda e: "%s %s" % (direction(e), size_bin(e)[0]),
               "by_stream": stream, "by_device": device}
     want_tables = {}
     for t, key in tables.items():
         want = rows(timed, key)
         want_tables[t] = want
+        name = (lambda r: "%s %s" % (r.get("direction"), r["name"])) if t == "by_direction_op_size" else \
+            (lambda r: r["name"])
         check(t, " | ".join(sorted(fmt_row(n, r) for n, r in want.items())),
-              " | ".join(sorted(fmt_row(r["name"], r) for r in d[t])))
+              " | ".join(sorted(fmt_row(name(r), r) for r in d[t])))
+    # direction by op size: rows in direction order, then by bin; each with its bin's bounds
+    cells = sorted({(DIRECTIONS.index(direction(e)), size_bin(e)[1], direction(e), *size_bin(e)) for e in timed})
+    check("by_direction_op_size order, low/high",
+          " ".join("%s/%s:%d-%d" % c[2:] for c in cells),
+          " ".join("%s/%s:%d-%d" % (r["direction"], r["name"], r["low"], r["high"]) for r in d["by_direction_op_size"]))
+    # summed over the op sizes, each direction is its by_direction row
+    per_dir = {}
+    for r in d["by_direction_op_size"]:
+        p = per_dir.setdefault(r["direction"], dict(batches=0, ops=0, bytes=0, gpu_ns=0, host_ns=0))
+        for k in p:
+            p[k] += r[k]
+    check("by_direction_op_size summed by direction is by_direction",
+          " | ".join(fmt_row(r["name"], r) for r in d["by_direction"]),
+          " | ".join(fmt_row(n, per_dir[n]) for n in sorted(per_dir, key=DIRECTIONS.index)))
+    check("by_direction_op_size gbps exact", "[]",
+          [(r["direction"], r["name"]) for r in d["by_direction_op_size"]
+           if r["gbps"] != (r["bytes"] / r["gpu_ns"] if r["gpu_ns"] else None)])
     # the stream rows in order: bytes, then batches down, then name
     order = sorted(want_tables["by_stream"].items(), key=lambda kv: (-kv[1]["bytes"], -kv[1]["batches"], kv[0]))
     check("by_stream order", " | ".join(n for n, _ in order), " | ".join(r["name"] for r in d["by_stream"]))

@@ -2,12 +2,14 @@
 """Checks a page of `cubatchtrace report` against the summary of the same
 trace (`cubatchtrace summary --json`), with the standard library only.
 
-  report-dom.py [--no-plots] [--procname NAME] PAGE.html DOM.html SUMMARY.json
+  report-dom.py [--no-plots] [--procname NAME] [--text SUMMARY.txt] PAGE.html DOM.html SUMMARY.json
 
 PAGE.html is the file as written, DOM.html the DOM a browser made of it
 (chromium --dump-dom).  Prints one line per check, "WHAT<TAB>WANT<TAB>GOT",
 for tests/tool/report.sh to compare (tests/tool/common.sh does the same with
 expect.py); what it wants is computed here from the summary JSON alone.
+With --text, the text summary of the same trace too: the page's tables in
+human units must read, cell for cell, as the text summary's.
 """
 import html.parser
 import json
@@ -135,13 +137,73 @@ def expected_plots(d):
     return out
 
 
+# The text summary's tables (title prefix) and the page's (table id), with the
+# columns that hold the same figure: (text column, page column) pairs.  The
+# text's "%" is the page's "% of all" without its " %"; the page leaves out
+# the device table's peer op counts.
+OP_COLS = [(0, 0), (1, 1), (2, 2), (3, 3), (5, 5), (6, 6), (7, 7)]
+GPU_COLS = [(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (5, 4), (6, 6)]  # the text: host time, then GPU time
+TEXT_TABLES = [
+    ("# Ops by direction (", "table-by_direction", OP_COLS),
+    ("# Ops by memory kinds (", "table-by_memkinds", OP_COLS),
+    ("# Bytes by device (", "table-by_device", [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (6, 5), (8, 6)]),
+    ("# Batch-size histogram (", "table-batch_size_histogram", OP_COLS),
+    ("# Op-size histogram (", "table-op_size_histogram", OP_COLS),
+    ("# Batches by API variant and door\n", "table-by_api_door", OP_COLS),
+    ("# GPU time by direction (", "table-gpu-by_direction", GPU_COLS),
+    ("# GPU time by memory kinds (", "table-gpu-by_memkinds", GPU_COLS),
+    ("# GPU time by op size (", "table-gpu-by_op_size", GPU_COLS),
+    ("# GPU time by CUDA stream\n", "table-gpu-by_stream", GPU_COLS),
+    ("# GPU time by device (", "table-gpu-by_device", GPU_COLS),
+]
+
+
+def text_tables(text):
+    """Title prefix -> the rows (cells) of that table of the text summary; the header is the first row."""
+    out = {}
+    for block in text.split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        for prefix, _, _ in TEXT_TABLES:
+            if (lines[0] + "\n").startswith(prefix):
+                body = [l for l in lines if not l.startswith("#")]
+                out[prefix] = [[c.strip() for c in l.split(" | ")] for l in body if l != "(none)"]
+    return out
+
+
+def check_text(check, dom, text):
+    tabs = text_tables(text)
+    for prefix, tid, cols in TEXT_TABLES:
+        t = dom.find("table", id=tid)
+        what = "%s: each cell as the text summary's %s table" % (tid, prefix.strip("#(\n "))
+        if prefix not in tabs:
+            check(what, "a table in both", "none in the text" if t else "in neither")
+            continue
+        page = [[c.replace("\u2013", "-") for c in r] for r in table_rows(t[0])[1:]] if t else []
+        want = [[r[tc] for tc, _ in cols] for r in tabs[prefix][1:]]
+        got = [[r[pc] for _, pc in cols] if len(r) > max(pc for _, pc in cols) else r for r in page]
+        check(what, want, got)
+        if cols is OP_COLS and t:
+            check("%s: the %% column as the text's" % tid, [r[4] for r in tabs[prefix][1:]],
+                  [r[4].replace(" %", "") for r in page])
+    # the GPU totals: the text's "# batches timed: ..." line
+    m = re.search(r"^# batches timed: \d+ \(\d+ ops, (.*?)\): GPU time (.*?), host time in the driver (.*?), (.*)$",
+                  text, re.M)
+    kv = {r[0]: r[1] for r in table_rows(dom.find("table", id="table-gpu-totals")[0])} \
+        if dom.find("table", id="table-gpu-totals") else {}
+    check("table-gpu-totals: bytes, GPU time, host time, bandwidth as the text's batches-timed line",
+          list(m.groups()) if m else "no such line",
+          [kv.get(k) for k in ("Bytes", "GPU time", "Host time in the driver", "Bandwidth (bytes / GPU time)")])
+
+
 def main():
     args = sys.argv[1:]
     plots = "--no-plots" not in args
     args = [a for a in args if a != "--no-plots"]
-    procname = None
+    procname = text_path = None
     if args[0] == "--procname":
         procname, args = args[1], args[2:]
+    if args[0] == "--text":
+        text_path, args = args[1], args[2:]
     page_path, dom_path, summary_path = args
     raw = open(page_path, encoding="utf-8").read()
     dom = Tree(open(dom_path, encoding="utf-8").read()).root
@@ -198,6 +260,16 @@ def main():
     t = dom.find("table", id="table-by_direction")
     got = [(r[0], r[2]) for r in table_rows(t[0])[1:]] if t else []
     check("ops by direction: names and ops", [(r["name"], str(r["ops"])) for r in d["by_direction"]], got)
+
+    # the GPU section's table by direction and op size: the summary's rows, in its order
+    if "by_direction_op_size" in (d.get("gpu") or {}):
+        t = dom.find("table", id="table-gpu-by_direction_op_size")
+        got = [r[:4] for r in table_rows(t[0])[1:]] if t else []
+        check("table-gpu-by_direction_op_size: direction, op size, batches, ops as the summary's",
+              [[r["direction"], r["name"], str(r["batches"]), str(r["ops"])]
+               for r in d["gpu"]["by_direction_op_size"]], got)
+    if text_path is not None:
+        check_text(check, dom, open(text_path, encoding="utf-8").read())
 
     # the plots: which, each an SVG, each beside exactly the numbers it plots
     want = expected_plots(d) if plots else {}

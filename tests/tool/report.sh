@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `cubatchtrace report -o FILE.html TRACE`: the demo, traced over the test
-# double (GPU-timed where the shim can), made into a page that a real browser
-# (headless chromium) loads without a console message; every plot is an
-# inline SVG beside a table whose numbers equal those of `summary --json` for
-# the same trace (tests/tool/report-dom.py), the summary itself is embedded
+# double with GPU time on, made into a page that a real browser (headless
+# chromium) loads without a console message; every plot (bandwidth against op
+# size with a line per direction among them) is an inline SVG beside a table
+# whose numbers equal those of `summary --json` for the same trace
+# (tests/tool/report-dom.py), the tables in human units read cell for cell as
+# the text summary's, the summary itself is embedded
 # whole, nothing is fetched from the network, and trace text (a process named
 # "<b>demo&", a trace path holding "</script>") stays text.  Then
 # --no-plots, gnuplot missing or failing, and outputs that cannot be written.
@@ -31,14 +33,6 @@ browse() {
 }
 # console_messages NAME: the console lines (messages, uncaught errors) of the page in NAME.log
 console_messages() { grep -E ':CONSOLE[:(]|Uncaught' "$CBT_TMP/$1.log"; }
-# one_line STATUS STDOUT STDERR PATTERN DESCRIPTION: exit 2, nothing on stdout, one line that matches
-one_line() {
-    is "$1" 2 "$5: exit status 2"
-    is "$(wc -c <"$2" | tr -d ' ')" 0 "$5: nothing on stdout"
-    is "$(wc -l <"$3" | tr -d ' ')" 1 "$5: one line on stderr"
-    grep -q -- "^cubatchtrace report: .*$4" "$3"; ok $? "$5: 'cubatchtrace report: ...' says '$4'"
-    [ $_tap_failed -eq 0 ] || sed 's/^/#   stderr: /' "$3"
-}
 
 # the demo under a name that is markup, into a trace path that closes a script element
 mkdir -p "$CBT_TMP/t<"
@@ -48,11 +42,12 @@ CUBATCHTRACE_GPU_TIME=1 "$CBT" run -o "$trace" -- "$CBT_TMP/<b>demo&" >"$CBT_TMP
 is "$?" 0 "the demo runs under cubatchtrace run"
 "$CBT" summary --json "$trace" >"$CBT_TMP/summary.json"
 is "$?" 0 "summary --json of the trace"
-timed=$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1])).get("gpu") or {}; print(g.get("processes_timed", 0), g.get("batches_timed", 0))' "$CBT_TMP/summary.json")
-diag "GPU-timed processes and batches in the trace: $timed"
-if [ "${timed% *}" -gt 0 ]; then
-    [ "${timed#* }" -gt 0 ]; ok $? "the GPU-timed demo has timed batches: the GPU plots are expected"
-fi
+"$CBT" summary "$trace" >"$CBT_TMP/summary.txt"
+is "$?" 0 "summary (text) of the trace"
+# the demo's batches go several ways (and one both ways: mixed): a line per direction to draw
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; r=g["by_direction_op_size"]
+print(g["processes_timed"], g["batches_timed"] > 0, len({x["direction"] for x in r}) > 1, "mixed" in {x["direction"] for x in r})' "$CBT_TMP/summary.json")" \
+   "1 True True True" "the demo is GPU-timed: gpu.by_direction_op_size has rows of several directions, mixed too"
 
 # ---- the page, in a browser
 page="$CBT_TMP/out/report.html"
@@ -70,9 +65,13 @@ else
     browse "$page" page
     is "$?" 0 "chromium loads the page"
     is "$(console_messages page)" "" "no console message, no uncaught error"
-    "$PYTHON3" "$DOMPY" --procname '<b>demo&' "$page" "$CBT_TMP/page.dom" "$CBT_TMP/summary.json" >"$CBT_TMP/dom.out"
+    "$PYTHON3" "$DOMPY" --procname '<b>demo&' --text "$CBT_TMP/summary.txt" "$page" "$CBT_TMP/page.dom" \
+        "$CBT_TMP/summary.json" >"$CBT_TMP/dom.out"
     is "$?" 0 "report-dom.py reads the page"
     compare_lines "$CBT_TMP/dom.out"
+    grep -q "^the plots drawn.*'gpu-bandwidth-op-size-direction'" "$CBT_TMP/dom.out"
+    ok $? "the demo's page: bandwidth against op size, a line per direction (gpu.by_direction_op_size)"
+    is "$(grep -c 'each cell as the text summary' "$CBT_TMP/dom.out")" 11 "the page's tables in human units: all 11 read against the text summary"
     grep -q "</script>" "$CBT_TMP/summary.json"; ok $? "the summary's inputs hold '</script>' (the page embeds it escaped)"
 
     # the checks can fail: a page with a script error, a summary one number off
@@ -136,8 +135,8 @@ is "$?" 0 "--no-plots with no gnuplot on PATH: written"
 if [ -n "$CHROMIUM" ]; then
     browse "$CBT_TMP/tables.html" tables
     is "$(console_messages tables)" "" "--no-plots: no console message"
-    "$PYTHON3" "$DOMPY" --no-plots --procname '<b>demo&' "$CBT_TMP/tables.html" "$CBT_TMP/tables.dom" \
-        "$CBT_TMP/summary.json" >"$CBT_TMP/tables.out"
+    "$PYTHON3" "$DOMPY" --no-plots --procname '<b>demo&' --text "$CBT_TMP/summary.txt" "$CBT_TMP/tables.html" \
+        "$CBT_TMP/tables.dom" "$CBT_TMP/summary.json" >"$CBT_TMP/tables.out"
     sed -i 's/^/--no-plots: /' "$CBT_TMP/tables.out"
     compare_lines "$CBT_TMP/tables.out"
 else
@@ -147,22 +146,22 @@ fi
 # ---- gnuplot missing, gnuplot failing: exit 2, one line, the output left as it was
 echo previous >"$CBT_TMP/keep.html"
 PATH="$nogp" "$CBT" report -o "$CBT_TMP/keep.html" "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "gnuplot not found on PATH.*gnuplot-nox.*--no-plots" "no gnuplot on PATH"
+one_line_error "no gnuplot on PATH" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*gnuplot not found on PATH.*gnuplot-nox.*--no-plots"
 is "$(cat "$CBT_TMP/keep.html")" previous "no gnuplot: the existing output is left as it was"
 CUBATCHTRACE_GNUPLOT="$CBT_TMP/no-such-gnuplot" "$CBT" report -o "$CBT_TMP/keep.html" "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "CUBATCHTRACE_GNUPLOT=.*no-such-gnuplot: no such program" "CUBATCHTRACE_GNUPLOT names nothing"
+one_line_error "CUBATCHTRACE_GNUPLOT names nothing" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*CUBATCHTRACE_GNUPLOT=.*no-such-gnuplot: no such program"
 CUBATCHTRACE_GNUPLOT=false "$CBT" report -o "$CBT_TMP/keep.html" "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "failed drawing the plot of .*(exit status 1)" "a gnuplot that fails"
+one_line_error "a gnuplot that fails" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*failed drawing the plot of .*(exit status 1)"
 is "$(cat "$CBT_TMP/keep.html")" previous "gnuplot failed: the existing output is left as it was"
 is "$(ls "$CBT_TMP" | grep -c '^keep\.html\.')" 0 "gnuplot failed: no scratch file left"
 
 # ---- outputs that cannot be written, usage
 "$CBT" report --no-plots -o "$CBT_TMP/no-such-dir/r.html" "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "no-such-dir/r.html: cannot write there: No such file or directory" "an output in a missing directory"
+one_line_error "an output in a missing directory" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*no-such-dir/r.html: cannot write there: No such file or directory"
 "$CBT" report --no-plots -o "$CBT_TMP/out" "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "out: not a regular file" "an output that is a directory"
+one_line_error "an output that is a directory" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*out: not a regular file"
 "$CBT" report --no-plots -o /dev/full "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
-one_line $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "not a regular file" "an output that is a device"
+one_line_error "an output that is a device" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "^cubatchtrace report: .*not a regular file"
 "$CBT" report --no-plots "$trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
 usage_error_lines "no -o" $? "$CBT_TMP/e.out" "$CBT_TMP/e.err" "no output file given" report
 "$CBT" report --no-plots -o "$CBT_TMP/x.html" "$CBT_TMP/no-such-trace" >"$CBT_TMP/e.out" 2>"$CBT_TMP/e.err"
