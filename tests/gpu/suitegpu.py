@@ -2,9 +2,10 @@
 """GPU time in the GPU suite (CUBATCHTRACE_GPU_TIME=1): its cases, built by cases(S) where S is the suite module.
 
   gputime-DOOR-KIND   tests/gpu/clients/gputime.cu: a warm-up and five batches of 4 x 64 MiB copies (KIND d2d: device to device,
-                      h2d: pinned host to device), each timed by the client with its own events around the call;
+                      h2d: pinned host to device), each timed by the client with its own events around the call, once without the shim and once with it;
                       the trace's cubatchtrace:gpu_time events: one per batch, status timed, GPU time within 10 %
-                      of the client's, the batch's bytes; the bandwidth is reported (GB/s)
+                      of the client's, the batch's bytes; the client's own median timing within 10 % of its
+                      median without the shim; the bandwidth is reported (GB/s)
   gputime-timeline    `cubatchtrace timeline` on such a trace: tests/tool/check_trace_events.py finds the format
                       valid, 6 host spans and 6 GPU spans with a flow each
 """
@@ -51,8 +52,17 @@ def run_traced(S, case, workdir, door, kind):
     return sess, out, pid, ""
 
 
+def median_client_ns(out):
+    v = sorted(float(line.split("client_ns=")[1]) for line in out.splitlines() if line.startswith("ROW "))
+    return v[len(v) // 2] if v else 0
+
+
 def gputime_case(S, door, kind):
     def fn(case, workdir):
+        # the program's own timing without the shim, for comparison
+        rc, bare_out, err = S.run_client([S.b("gputime"), door, kind, str(REPS)], 120, shim=False)
+        if rc != 0 or "RESULT ok" not in bare_out:
+            return False, "bare client exit %d: %s" % (rc, (bare_out + err).strip()[-200:])
         sess, out, pid, why = run_traced(S, case, workdir, door, kind)
         if not sess:
             return False, why
@@ -83,8 +93,12 @@ def gputime_case(S, door, kind):
                 problems.append("batch %d: GPU time %d ns, the client's %.0f ns (%.1f %% apart)" % (i, g, c, 100 * dev))
         timed = [e for e in ev.values() if e[0] == "timed" and e[1] > 0]
         gbps = max(e[2] / e[1] for e in timed) if timed else 0
-        msg = "%s %s: %d batches of %d MiB, GPU time vs the client's: %s; best %.1f GB/s" % (
-            door, kind, len(rows), int(rows[0]["bytes"]) >> 20 if rows else 0, " ".join(notes), gbps)
+        bare, traced = median_client_ns(bare_out), median_client_ns(out)
+        if not bare or abs(traced - bare) / bare > 0.10:
+            problems.append("the program's own timing: median %.0f ns bare, %.0f ns traced with GPU time" % (bare, traced))
+        msg = "%s %s: %d batches of %d MiB, GPU time vs the client's: %s; best %.1f GB/s; the client's own median " \
+              "%.0f ns bare, %.0f ns with the shim timing it" % (
+                  door, kind, len(rows), int(rows[0]["bytes"]) >> 20 if rows else 0, " ".join(notes), gbps, bare, traced)
         return not problems, "; ".join(problems[:4]) or msg
     return fn
 
@@ -97,7 +111,7 @@ def timeline_case(S):
         if not os.path.isdir(sess.dir):
             return False, "no trace folder"
         js = os.path.join(workdir, case.name + ".json")
-        rc, o, e = S.sh([S.TOOL, "timeline", "-o", js, "--pid", pid, sess.dir], timeout=120, env=S.tool_env())
+        rc, o, e = S.sh([S.TOOL, "timeline", "-o", js, "--pid", pid, sess.dir], timeout=120, env=S.cbt_tool_env())
         if rc != 0:
             if "unknown command" in (o + e) or "timeline" not in (o + e) and rc == 2:
                 return None, "this cubatchtrace has no timeline command"
