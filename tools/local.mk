@@ -7,7 +7,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/guard.c tools/guard.h \
 	tools/reader.c tools/reader.h \
 	tools/assemble.c tools/assemble.h \
-	tools/agg.c tools/agg.h tools/agg_internal.h tools/agg_gpu.c \
+	tools/agg.c tools/agg.h tools/agg_internal.h tools/ktab.c tools/ktab.h tools/classes.h tools/agg_gpu.h tools/agg_gpu.c \
 	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
 	tools/callsite.c tools/callsite.h \

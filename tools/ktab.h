@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The aggregate's rows and its bounded hash tables keyed by three words
+ * (ktab.c): processes, threads, streams, call sites, GPU streams, each with
+ * an "other" row when full.
+ */
+#ifndef CBT_KTAB_H
+#define CBT_KTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A row of a table: what went through it and its measure. */
+struct row {
+    uint64_t batches, ops, bytes;
+    uint64_t n, sum, min, max; /* the table's measure: driver ns per batch or bytes per op */
+};
+
+/* Add row r into `into` (counts, and the measure's count, sum, min and max). */
+static inline void cbt_row_merge(struct row *into, const struct row *r)
+{
+    into->batches += r->batches;
+    into->ops += r->ops;
+    into->bytes += r->bytes;
+    if (r->n) {
+        if (into->n == 0 || r->min < into->min)
+            into->min = r->min;
+        if (r->max > into->max)
+            into->max = r->max;
+        into->n += r->n;
+        into->sum += r->sum;
+    }
+}
+
+/* A row of the GPU tables: the timed batches of the row (cubatchtrace:gpu_time
+ * with status "timed"), each attributed whole. */
+struct gpurow {
+    uint64_t batches, ops, bytes, gpu_ns, host_ns; /* host_ns: the batches' driver_ns */
+};
+
+static inline void cbt_gpurow_add(struct gpurow *into, const struct gpurow *r)
+{
+    into->batches += r->batches;
+    into->ops += r->ops;
+    into->bytes += r->bytes;
+    into->gpu_ns += r->gpu_ns;
+    into->host_ns += r->host_ns;
+}
+
+/* An entry of a bounded hash table keyed by three words (a process, thread,
+ * stream or call site). */
+struct kent {
+    uint64_t k[3];
+    struct row row;
+    uint64_t extra;   /* streams: stream_id */
+    char *label;      /* processes: procname */
+    int64_t rank;     /* processes: the job rank of cubatchtrace:process; -1 none */
+    uint8_t rank_var; /* processes: enum cbt_rank_var, RV_UNSEEN without that event */
+    int8_t gpu_time;  /* processes: the process event's gpu_time (1, 0), -1 unsaid */
+    uint64_t forwarded_ok, gpu_events; /* processes: batches forwarded with CUDA_SUCCESS; gpu_time events
+                                        * of other statuses than call_failed */
+    struct gpurow gpu;     /* GPU streams: the timed batches */
+    uint64_t *over_time;   /* GPU streams: gpu_ns per bucket (GPU_BUCKETS, struct gpu_time's grid); NULL: none */
+};
+
+/* Where a process's rank came from (the rank_var field of cubatchtrace:process). */
+enum cbt_rank_var { RV_UNSEEN, RV_NONE, RV_OMPI, RV_PMI, RV_SLURM, RV_OTHER };
+
+struct ktab {
+    struct kent *ents;
+    size_t n, cap_ents, limit;
+    uint32_t *slots;  /* entry index + 1; 0 = empty */
+    size_t nslots;
+    struct kent other;
+    uint64_t overflowed; /* keys that went to `other` */
+};
+
+/* ktab.c: an empty table of at most `limit` keys; the entry of key (k0, k1,
+ * k2), created (zeroed, *created true) when new, t->other when the table is
+ * full; freeing it. */
+void cbt_ktab_init(struct ktab *t, size_t limit);
+struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created);
+void cbt_ktab_free(struct ktab *t);
+/* The hash of three words the tables use (the pending batches' too). */
+uint64_t cbt_mix3(const uint64_t k[3]);
+
+#endif
