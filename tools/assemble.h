@@ -50,6 +50,19 @@ struct cbt_read_batch {
 };
 typedef void (*cbt_batch_fn)(void *ctx, const struct cbt_read_batch *b);
 
+/* The first op at or after i whose chunk came (b->nops when none; *sp, from
+ * 0, tracks the span): for (i = cbt_read_op(b, 0, &sp); i < b->nops; i = cbt_read_op(b, i + 1, &sp)). */
+static inline uint64_t cbt_read_op(const struct cbt_read_batch *b, uint64_t i, uint32_t *sp)
+{
+    if (!b->spans)
+        return i;
+    while (*sp < b->nspans && b->spans[2 * *sp + 1] <= i)
+        (*sp)++;
+    if (*sp == b->nspans)
+        return b->nops;
+    return i < b->spans[2 * *sp] ? b->spans[2 * *sp] : i;
+}
+
 struct cbt_asm;
 struct cbt_chunk_bytes {
     uint64_t first;                               /* ops_first */

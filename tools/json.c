@@ -85,6 +85,19 @@ json_t *cbt_callsite_json(const struct cbt_callsite *cs, bool with_address)
     return o;
 }
 
+/* A row's bounds (histograms) and counts, in the members every table has. */
+static void range_counts(json_t *o, bool has_range, uint64_t lo, uint64_t hi, uint64_t batches, uint64_t ops,
+                         uint64_t bytes)
+{
+    if (has_range) {
+        json_object_set_new(o, "low", json_integer((json_int_t)lo));
+        json_object_set_new(o, "high", json_integer((json_int_t)(hi > INT64_MAX ? INT64_MAX : hi)));
+    }
+    json_object_set_new(o, "batches", json_integer((json_int_t)batches));
+    json_object_set_new(o, "ops", json_integer((json_int_t)ops));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+}
+
 static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops)
 {
     const struct row *r = tr->r;
@@ -94,13 +107,7 @@ static json_t *jrow(const struct trow *tr, bool pct_bytes, uint64_t tot_bytes, u
     json_object_set_new(o, "name", json_string(tr->name));
     if (tr->site)
         json_object_set_new(o, "site", cbt_callsite_json(tr->site, false));
-    if (tr->has_range) {
-        json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));
-        json_object_set_new(o, "high", json_integer((json_int_t)(tr->hi > INT64_MAX ? INT64_MAX : tr->hi)));
-    }
-    json_object_set_new(o, "batches", json_integer((json_int_t)r->batches));
-    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+    range_counts(o, tr->has_range, tr->lo, tr->hi, r->batches, r->ops, r->bytes);
     json_object_set_new(o, "percent", json_real(pct));
     if (r->n) {
         json_object_set_new(o, "avg", json_real((double)r->sum / (double)r->n));
@@ -121,13 +128,7 @@ static json_t *gpu_row_json(const struct gtrow *tr)
     if (tr->direction)
         json_object_set_new(o, "direction", json_string(tr->direction));
     json_object_set_new(o, "name", json_string(tr->name));
-    if (tr->has_range) {
-        json_object_set_new(o, "low", json_integer((json_int_t)tr->lo));
-        json_object_set_new(o, "high", json_integer((json_int_t)(tr->hi > INT64_MAX ? INT64_MAX : tr->hi)));
-    }
-    json_object_set_new(o, "batches", json_integer((json_int_t)r->batches));
-    json_object_set_new(o, "ops", json_integer((json_int_t)r->ops));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+    range_counts(o, tr->has_range, tr->lo, tr->hi, r->batches, r->ops, r->bytes);
     json_object_set_new(o, "gpu_ns", json_integer((json_int_t)r->gpu_ns));
     json_object_set_new(o, "host_ns", json_integer((json_int_t)r->host_ns));
     json_object_set_new(o, "gbps", r->gpu_ns ? json_real((double)r->bytes / (double)r->gpu_ns) : json_null());

@@ -299,15 +299,7 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
         return;
     uint64_t ops = 0, bytes = 0;
     uint32_t sp = 0;
-    for (uint64_t i = 0; i < rb->nops; i++) {
-        if (rb->spans) { /* only the ops whose chunk came */
-            while (sp < rb->nspans && rb->spans[2 * sp + 1] <= i)
-                sp++;
-            if (sp == rb->nspans)
-                break;
-            if (i < rb->spans[2 * sp])
-                i = rb->spans[2 * sp];
-        }
+    for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops; i = cbt_read_op(rb, i + 1, &sp)) { /* the ops whose chunk came */
         ops++;
         bytes += cbt_op_bytes(&rb->ops[i], &rb->src[i], &rb->dst[i]);
     }
