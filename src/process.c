@@ -64,7 +64,10 @@ static void trace_process(void)
     host[sizeof(host) - 1] = 0;
     const char *var;
     int64_t rank = job_rank(&var);
-    cbt_tp(process, host, rank, var, cbt_config()->gpu_time ? 1 : 0, __builtin_return_address(0));
+    /* gpu_time 1 only where its events are recorded too: a reader then
+     * counts a batch without one as not read back */
+    int gpu = cbt_config()->gpu_time && cbt_tp_enabled(gpu_time);
+    cbt_tp(process, host, rank, var, gpu, __builtin_return_address(0));
 }
 
 void cbt_trace_process(void) { pthread_once(&process_once, trace_process); }
