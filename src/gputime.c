@@ -432,6 +432,15 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
     pthread_mutex_unlock(&gt_lock);
 }
 
+void cbt_gpu_context_going(void)
+{
+    const struct cbt_real *real = cbt_real();
+    pthread_mutex_lock(&gt_lock);
+    if (gt_count && have_driver(real))
+        poll_locked(real, 0);
+    pthread_mutex_unlock(&gt_lock);
+}
+
 void cbt_gpu_context_gone(CUcontext ctx, int device)
 {
     pthread_mutex_lock(&gt_lock);

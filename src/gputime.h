@@ -28,6 +28,10 @@ void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int pt
 void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
                    const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops);
 
+/* A context, or the primary context of a device, is about to go
+ * (src/memwrap.c): what is done is read back now, while its events live. */
+void cbt_gpu_context_going(void);
+
 /* A context, or the primary context of a device, is gone (src/memwrap.c):
  * its events with it.  ctx NULL: the primary context of `device`. */
 void cbt_gpu_context_gone(CUcontext ctx, int device);

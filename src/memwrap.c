@@ -27,7 +27,7 @@
  *
  * Adding a function is one line of MEMWRAP_LIST: its exported name, the name
  * cuGetProcAddress is asked for, its parameters, the arguments passed on and
- * what to check after a successful call (MW_NONE: nothing).  The legacy
+ * what to do before the call and after a successful one (MW_NONE: nothing).  The legacy
  * exports (cuMemAlloc, cuMemFree, ... with 32-bit sizes), which
  * cuGetProcAddress still hands out for old versions, are wrapped too.
  */
@@ -184,10 +184,17 @@ static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 
  * pinned, part pageable, while the cache knows pageable memory by whole
  * pages (operands.c): the cross-batch cache is turned off instead.
  */
-#define MW_NONE ((void)0)
-#define MW_REGISTER(p, size) register_check((uintptr_t)(p), (size))
-/* A context gone (or a device's primary one, maybe): GPU time forgets its events. */
-#define MW_CTX_GONE(ctx, device) cbt_gpu_context_gone((ctx), (device))
+#define MW_NONE (((void)0), ((void)0))
+#define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)))
+/* A context going (or a device's primary one, maybe): GPU time reads back
+ * what is done before, and forgets the context's events after. */
+#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)))
+/* The last column of MEMWRAP_LIST is (what to do before the call, what to do
+ * after it succeeded). */
+#define MW_BEFORE_(before, after) before
+#define MW_AFTER_(before, after) after
+#define MW_BEFORE(hooks) MW_BEFORE_ hooks
+#define MW_AFTER(hooks) MW_AFTER_ hooks
 
 static void register_check(uintptr_t p, size_t size)
 {
@@ -217,10 +224,11 @@ static void mw_ensure(void);
         CUresult(*fn_) params = (CUresult(*) params)target[MW_##name];                                          \
         if (cbt_unlikely(!fn_))                                                                                 \
             return mw_missing(#name);                                                                           \
+        MW_BEFORE(post);                                                                                        \
         mem_changing();                                                                                         \
         CUresult r_ = fn_ args;                                                                                 \
         if (r_ == CUDA_SUCCESS)                                                                                 \
-            post;                                                                                               \
+            MW_AFTER(post);                                                                                     \
         mem_changing();                                                                                         \
         return r_;                                                                                              \
     }

@@ -10,6 +10,7 @@
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
+ *   client_gputime release N   N batches, a stream synchronize, then cuDevicePrimaryCtxRelease
  *   client_gputime threads T K T threads, K batches each
  *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
  * Prints "pid P" before its first batch, for each process that makes batches.
@@ -69,7 +70,7 @@ static void say_pid(void)
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        cc_fail("usage: client_gputime ok|sync|fail|kill|ctx|fork N | threads T K");
+        cc_fail("usage: client_gputime ok|sync|fail|kill|ctx|release|fork N | threads T K");
     size_t n = strtoul(argv[2], NULL, 10);
     cc_load_direct();
     CUstream s = cc_setup();
@@ -79,6 +80,14 @@ int main(int argc, char **argv)
     const char *m = argv[1];
     if (!strcmp(m, "ok") || !strcmp(m, "sync")) {
         batches(s, n, !strcmp(m, "sync"));
+        return 0;
+    }
+    if (!strcmp(m, "release")) {
+        CUdevice d;
+        batches(s, n, 0);
+        cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+        cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
+        cc_check(cuDevicePrimaryCtxRelease(d), "cuDevicePrimaryCtxRelease");
         return 0;
     }
     if (!strcmp(m, "fail")) {

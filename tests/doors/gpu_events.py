@@ -7,6 +7,7 @@ the timestamps are read as babeltrace2 prints them by default, [HH:MM:SS.ns]).
 gpu_events.py TRACE-TEXT PID  prints one line:
   batches=B events=E timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
   tids_match=0|1 ids_unique=0|1 bytes=SUM ops=SUM fields_ok=0|1 start_ok=0|1 process_gpu=G
+  timed_ids=I,J,... (the timed batches' ids, ascending; - when none)
 where fields_ok says every event's stream, stream_id, device, api, driver_ns
 equal its batch's; start_ok says every timed batch's GPU start lies within
 [call start - 1 ms, call end + 100 us] and gpu_ns > 0 (the test double's
@@ -46,6 +47,7 @@ for line in open(path, errors="replace"):
 
 counts = {k: 0 for k in ("timed", "capturing", "no_events", "call_failed", "lost", "overflow")}
 ids, tids_match, fields_ok, start_ok, nbytes, nops = set(), 1, 1, 1, 0, 0
+timed_ids = []
 for t, line in events:
     st = field(line, "status")
     counts[st] += 1
@@ -64,11 +66,14 @@ for t, line in events:
         if field(line, f) != field(bl, f):
             fields_ok = 0
     if st == "timed":
+        timed_ids.append(bid)
         start = t + field(line, "start_rel_ns")
         call_end = bt
         call_start = bt - field(bl, "driver_ns")
         if not (call_start - 10**6 <= start <= call_end + 10**5) or field(line, "gpu_ns") <= 0:
             start_ok = 0
-print("batches=%d events=%d %s tids_match=%d ids_unique=%d bytes=%d ops=%d fields_ok=%d start_ok=%d process_gpu=%s" % (
+print("batches=%d events=%d %s tids_match=%d ids_unique=%d bytes=%d ops=%d fields_ok=%d start_ok=%d process_gpu=%s "
+      "timed_ids=%s" % (
     len(batches), len(events), " ".join("%s=%d" % kv for kv in counts.items()), tids_match,
-    int(len(ids) == len(events)), nbytes, nops, fields_ok, start_ok, process_gpu))
+    int(len(ids) == len(events)), nbytes, nops, fields_ok, start_ok, process_gpu,
+    ",".join(str(i) for i in sorted(timed_ids)) or "-"))
