@@ -8,11 +8,14 @@ gpu_events.py TRACE-TEXT PID  prints one line:
   batches=B events=E timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
   tids_match=0|1 ids_unique=0|1 bytes=SUM ops=SUM fields_ok=0|1 start_ok=0|1 process_gpu=G
   timed_ids=I,J,... (the timed batches' ids, ascending; - when none)
+  outside_us=U (the farthest a timed batch's GPU start lies outside its call, for the log)
 where fields_ok says every event's stream, stream_id, device, api, driver_ns
 equal its batch's; start_ok says every timed batch's GPU start lies within
-[call start - 1 ms, call end + 100 us] and gpu_ns > 0 (the test double's
+[call start - 50 ms, call end + 50 ms] and gpu_ns > 0 (the test double's
 events are host clock readings around the call; the shim places its anchor
-event in the middle of the wait for it, an error of a few microseconds).
+event in the middle of the wait for it, an error of half that wait: a few
+microseconds alone, milliseconds on a loaded machine; a wrong clock or sign
+is off by far more).
 """
 import re
 import sys
@@ -48,6 +51,7 @@ for line in open(path, errors="replace"):
 counts = {k: 0 for k in ("timed", "capturing", "no_events", "call_failed", "lost", "overflow")}
 ids, tids_match, fields_ok, start_ok, nbytes, nops = set(), 1, 1, 1, 0, 0
 timed_ids = []
+worst = 0  # the farthest a GPU start lies outside its call, ns
 for t, line in events:
     st = field(line, "status")
     counts[st] += 1
@@ -70,10 +74,11 @@ for t, line in events:
         start = t + field(line, "start_rel_ns")
         call_end = bt
         call_start = bt - field(bl, "driver_ns")
-        if not (call_start - 10**6 <= start <= call_end + 10**5) or field(line, "gpu_ns") <= 0:
+        worst = max(worst, call_start - start, start - call_end)
+        if not (call_start - 5 * 10**7 <= start <= call_end + 5 * 10**7) or field(line, "gpu_ns") <= 0:
             start_ok = 0
 print("batches=%d events=%d %s tids_match=%d ids_unique=%d bytes=%d ops=%d fields_ok=%d start_ok=%d process_gpu=%s "
-      "timed_ids=%s" % (
+      "timed_ids=%s outside_us=%.1f" % (
     len(batches), len(events), " ".join("%s=%d" % kv for kv in counts.items()), tids_match,
     int(len(ids) == len(events)), nbytes, nops, fields_ok, start_ok, process_gpu,
-    ",".join(str(i) for i in sorted(timed_ids)) or "-"))
+    ",".join(str(i) for i in sorted(timed_ids)) or "-", max(worst, 0) / 1000))
