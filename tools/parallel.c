@@ -121,16 +121,7 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     pthread_mutex_destroy(&p.lock);
     int rc = p.failed ? 2 : 0;
     if (rc == 0 && p.events == 0 && !o->allow_empty) {
-        if (o->begin || o->end)
-            cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
-                    o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
-                    o->end ? o->end : "(the end)");
-        else if (o->ninputs == 1)
-            cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
-                    o->inputs[0]);
-        else
-            cbt_err("%s and %d other input(s): no cubatchtrace events in these traces", o->inputs[0],
-                    o->ninputs - 1);
+        cbt_read_say_no_events(o);
         rc = 2;
     }
     if (h)

@@ -935,6 +935,20 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
     return rc;
 }
 
+void cbt_read_say_no_events(const struct cbt_read_opts *o)
+{
+    if (o->begin || o->end)
+        cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
+                o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+                o->end ? o->end : "(the end)");
+    else if (o->ninputs == 1)
+        cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
+                o->inputs[0]);
+    else
+        cbt_err("%s and %d other input(s): no cubatchtrace events in these traces", o->inputs[0],
+                o->ninputs - 1);
+}
+
 static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
                       struct cbt_read_hooks *hooks);
 
@@ -1118,16 +1132,7 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
     if (hooks)
         hooks->events_read += r->cbt_events;
     if (r->cbt_events == 0 && !o->allow_empty) {
-        if (o->begin || o->end)
-            cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
-                    o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
-                    o->end ? o->end : "(the end)");
-        else if (o->ninputs == 1)
-            cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
-                    o->inputs[0]);
-        else
-            cbt_err("%s and %d other input(s): no cubatchtrace events in these traces", o->inputs[0],
-                    o->ninputs - 1);
+        cbt_read_say_no_events(o);
         goto out;
     }
     rc = 0;

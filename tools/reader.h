@@ -32,6 +32,8 @@ struct cbt_read_hooks {
     void (*gpu)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
     void *gpu_ctx;
 };
+/* The one line said when o's inputs hold no cubatchtrace event (in its window). */
+void cbt_read_say_no_events(const struct cbt_read_opts *o);
 /* 0: read; 2: the input could not be read (one line already printed on stderr) */
 int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *a);
 /* The trace directories under o's inputs (directories holding `metadata`)
