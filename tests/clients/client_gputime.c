@@ -18,7 +18,6 @@
 #include "common.h"
 #include "opbuild.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,21 +50,7 @@ static void batches(CUstream s, size_t n, int sync)
 
 static size_t per_thread;
 
-static void *worker(void *arg)
-{
-    (void)arg;
-    CUstream s;
-    cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
-    cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
-    batches(s, per_thread, 0);
-    return NULL;
-}
-
-static void say_pid(void)
-{
-    printf("pid %d\n", (int)getpid());
-    fflush(stdout);
-}
+static void worker(CUstream s) { batches(s, per_thread, 0); }
 
 int main(int argc, char **argv)
 {
@@ -76,7 +61,7 @@ int main(int argc, char **argv)
     CUstream s = cc_setup();
     cc_check(cc.MemAlloc(&dev, 32768), "cuMemAlloc");
     cc_check(cc.MemAllocHost(&pinned, 4096), "cuMemAllocHost");
-    say_pid();
+    cc_say_pid();
     const char *m = argv[1];
     if (!strcmp(m, "ok") || !strcmp(m, "sync")) {
         batches(s, n, !strcmp(m, "sync"));
@@ -120,7 +105,7 @@ int main(int argc, char **argv)
         if (child < 0)
             cc_fail("fork");
         if (child == 0) {
-            say_pid();
+            cc_say_pid();
             batches(s, n, 0);
             _exit(0);
         }
@@ -132,15 +117,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "threads") && argc > 3) {
         size_t t = n;
         per_thread = strtoul(argv[3], NULL, 10);
-        pthread_t *th = calloc(t, sizeof *th);
-        if (!th)
-            cc_fail("out of memory");
-        for (size_t i = 0; i < t; i++)
-            if (pthread_create(&th[i], NULL, worker, NULL))
-                cc_fail("pthread_create");
-        for (size_t i = 0; i < t; i++)
-            pthread_join(th[i], NULL);
-        free(th);
+        cc_threads(t, worker);
         return 0;
     }
     cc_fail("unknown mode %s", m);

@@ -16,7 +16,6 @@
 
 #include <stdbool.h>
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +39,7 @@ static void batches(CUstream s, size_t n, bool say)
 
 static size_t per_thread;
 
-static void *worker(void *arg)
-{
-    (void)arg;
-    CUstream s;
-    cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
-    cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
-    batches(s, per_thread, false);
-    return NULL;
-}
-
-static void say_pid(void)
-{
-    printf("pid %d\n", (int)getpid());
-    fflush(stdout);
-}
+static void worker(CUstream s) { batches(s, per_thread, false); }
 
 int main(int argc, char **argv)
 {
@@ -64,14 +49,14 @@ int main(int argc, char **argv)
     cc_load_direct();
     CUstream s = cc_setup();
     cc_check(cc.MemAlloc(&buf, 8192), "cuMemAlloc");
-    say_pid();
+    cc_say_pid();
     if (!strcmp(argv[1], "fork")) {
         batches(s, 1, false);
         pid_t child = fork();
         if (child < 0)
             cc_fail("fork");
         if (child == 0) {
-            say_pid();
+            cc_say_pid();
             batches(s, n, false);
             _exit(0);
         }
@@ -96,14 +81,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "threads") && argc > 3) {
         size_t t = n;
         per_thread = strtoul(argv[3], NULL, 10);
-        pthread_t *th = calloc(t, sizeof *th);
-        if (!th)
-            cc_fail("out of memory");
-        for (size_t i = 0; i < t; i++)
-            if (pthread_create(&th[i], NULL, worker, NULL))
-                cc_fail("pthread_create");
-        for (size_t i = 0; i < t; i++)
-            pthread_join(th[i], NULL);
+        cc_threads(t, worker);
         _exit(0);
     }
     cc_fail("unknown mode %s", argv[1]);

@@ -2,10 +2,12 @@
 /* Shared set-up of the test clients (see common.h). */
 #include "common.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opbuild.h"
 
@@ -68,6 +70,34 @@ CUstream cc_setup(void)
     cc_ctx = ctx;
     cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
     return s;
+}
+
+void cc_say_pid(void)
+{
+    printf("pid %d\n", (int)getpid());
+    fflush(stdout);
+}
+
+static void *cc_thread_main(void *arg)
+{
+    CUstream s;
+    cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
+    cc_check(cc.StreamCreate(&s, 0), "cuStreamCreate");
+    ((void (*)(CUstream))arg)(s);
+    return NULL;
+}
+
+void cc_threads(size_t t, void (*body)(CUstream s))
+{
+    pthread_t *th = calloc(t, sizeof *th);
+    if (!th)
+        cc_fail("out of memory");
+    for (size_t i = 0; i < t; i++)
+        if (pthread_create(&th[i], NULL, cc_thread_main, (void *)body))
+            cc_fail("pthread_create");
+    for (size_t i = 0; i < t; i++)
+        pthread_join(th[i], NULL);
+    free(th);
 }
 
 /* ---- buffers ---- */

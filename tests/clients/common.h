@@ -61,6 +61,13 @@ void cc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 /* cuInit, primary context of device 0 made current, one non-blocking stream. */
 CUstream cc_setup(void);
 
+/* "pid P" on stdout, flushed: the tests find each process's events by it. */
+void cc_say_pid(void);
+
+/* T threads, each making cc_ctx current, creating a stream and calling
+ * body(stream); all joined before it returns. */
+void cc_threads(size_t t, void (*body)(CUstream s));
+
 /* ---- buffers with a host model of their contents ---- */
 
 enum cc_kind { CC_DEVICE, CC_PINNED, CC_PAGEABLE, CC_MANAGED, CC_ARRAY };
