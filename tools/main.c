@@ -27,6 +27,8 @@
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
+ *   ktab.c      the bounded tables keyed by three words (processes, threads, streams, call sites)
+ *   classes.h   how ops are classed: directions, memory classes, power-of-two bins
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
@@ -34,7 +36,7 @@
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
  *   callsite.c  naming a caller address (statedump + libdw: file:line, function)
- *   util.c      error lines, the clock, usage errors, option values, progress
+ *   util.c      error lines, the clock, usage errors, option values, progress, human units
  */
 #include "config.h"
 
