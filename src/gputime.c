@@ -92,7 +92,7 @@ static void pool_put(struct gt_ctx *c, CUevent e)
     c->pool[c->npool++] = e;
 }
 
-/* Run fn's driver calls with c's context current (event and stream creation). */
+/* Make c's context current for what follows (event and stream creation), unless it is; *pushed: pop it after. */
 static bool with_ctx_push(const struct cbt_real *real, struct gt_ctx *c, bool *pushed)
 {
     CUcontext cur = NULL;
