@@ -187,49 +187,84 @@ static struct stream_slot *stream_slots(void)
     return s;
 }
 
-/* Stream, context, device and capture state of a batch, for the record. */
-static bool describe_stream(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_ev_batch *b)
+/*
+ * What the record says of the stream, in two steps.  Before the call: its
+ * context and device (cuStreamGetCtx, which tells whether the driver knows
+ * the stream at all, and so whether it reads the op list).  After it: its id
+ * (cuStreamGetId) and capture state.  cuStreamGetId is never asked of a
+ * stream being captured into a graph: the driver answers that with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the program's
+ * capture (measured on the H200).  The batch's own result says most of the
+ * capture state: CUDA_SUCCESS, none; 900, being captured (the batch was
+ * refused for it); 901, a capture already invalidated.  Only for other
+ * results, and before cuStreamGetId on a stream not seen before, is the
+ * driver asked (cuStreamIsCapturing, safe on any stream).
+ */
+struct stream_look {
+    struct stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
+    uint64_t generation;
+    bool have_id;             /* from the cache */
+    bool ctx_ok;
+    CUcontext ctx;
+};
+
+static bool stream_before(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_ev_batch *b,
+                          struct stream_look *l)
 {
-    bool known = true;
     int ptsz = cbt_api_is_ptsz(api);
-    unsigned long long id = 0;
-    CUcontext ctx = NULL;
-    CUstreamCaptureStatus cap;
+    bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
+    *l = (struct stream_look){.generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE)};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
-    uint64_t gen = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
     struct stream_slot *slots = special ? NULL : stream_slots();
-    struct stream_slot *slot = slots ? &slots[((uintptr_t)stream >> 4) % STREAM_SLOTS] : NULL;
-    if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == gen &&
+    l->slot = slots ? &slots[((uintptr_t)stream >> 4) % STREAM_SLOTS] : NULL;
+    struct stream_slot *slot = l->slot;
+    if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == l->generation &&
         cbt_kind_cache_enabled()) {
         b->stream_id = slot->id;
         b->context = (uint64_t)(uintptr_t)slot->ctx;
         b->device = slot->device;
-    } else {
-        bool id_ok = real->stream_get_id[ptsz] && real->stream_get_id[ptsz](stream, &id) == CUDA_SUCCESS;
-        bool ctx_ok = real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS;
-        /* A stream the driver does not know: it rejects the batch without reading the ops. */
-        if (real->stream_get_ctx[ptsz] && !ctx_ok && !special)
-            known = false;
-        if (id_ok)
-            b->stream_id = id;
-        if (ctx_ok) {
-            b->context = (uint64_t)(uintptr_t)ctx;
-            CUdevice dev;
-            if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
-                b->device = dev;
-        }
-        if (slot && id_ok && ctx_ok && b->device >= 0) {
-            *slot = (struct stream_slot){.stream = stream, .generation = gen, .id = id, .ctx = ctx,
-                                         .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
-        }
+        l->have_id = true;
+        return true;
     }
-    if (real->stream_is_capturing[ptsz] && real->stream_is_capturing[ptsz](stream, &cap) == CUDA_SUCCESS)
-        b->capture = (uint8_t)cap;
-    return known;
+    CUcontext ctx = NULL;
+    l->ctx_ok = real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS;
+    if (l->ctx_ok) {
+        l->ctx = ctx;
+        b->context = (uint64_t)(uintptr_t)ctx;
+        CUdevice dev;
+        if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
+            b->device = dev;
+    }
+    /* A stream the driver does not know: it rejects the batch without reading the ops. */
+    return !(real->stream_get_ctx[ptsz] && !l->ctx_ok && !special);
 }
 
+static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_ev_batch *b,
+                         const struct stream_look *l, CUresult res, bool forwarded)
+{
+    int ptsz = cbt_api_is_ptsz(api);
+    if (b->capture == CBT_CAPTURE_UNKNOWN && forwarded)
+        b->capture = res == CUDA_SUCCESS                          ? CBT_CAPTURE_NONE
+                     : res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
+                     : res == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
+                                                                    : CBT_CAPTURE_UNKNOWN;
+    if (l->have_id || !l->ctx_ok)
+        return;
+    /* A stream first seen (or a special handle): asked whether it is being
+     * captured unless the result said so, then its id only if it is not. */
+    if (b->capture == CBT_CAPTURE_UNKNOWN || (l->slot && b->capture == CBT_CAPTURE_NONE && forwarded))
+        b->capture = cbt_stream_capture(real, ptsz, stream);
+    if (b->capture != CBT_CAPTURE_NONE)
+        return;
+    unsigned long long id = 0;
+    if (!real->stream_get_id[ptsz] || real->stream_get_id[ptsz](stream, &id) != CUDA_SUCCESS)
+        return;
+    b->stream_id = id;
+    if (l->slot && b->device >= 0)
+        *l->slot = (struct stream_slot){.stream = stream, .generation = l->generation, .id = id, .ctx = l->ctx,
+                                        .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
+}
 
 /* Run the validator over the captured ops; the findings are in s->findings
  * (as many as fit); returns how many there were. */
@@ -401,6 +436,21 @@ static size_t refused_copy(const struct scratch *s, size_t kept, bool hazards)
     return j;
 }
 
+/* Strict mode and the stderr report: the findings the driver's answer adds
+ * (a batch refused because its stream was being captured). */
+static void validate_result(struct cbt_ev_batch *b, CUresult res, const struct call *k,
+                            const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, void *caller)
+{
+    struct cbt_finding f[4];
+    size_t nf = cbt_validate_result((uint32_t)res, f, 4);
+    for (size_t i = 0; i < nf && i < 4; i++) {
+        emit_finding(b->batch_id, &f[i], caller, b->tid);
+        if (cbt_config()->report_stderr)
+            cbt_report_finding(&f[i], ops, n, b->batch_id, k->api, k->door, caller);
+    }
+    b->findings += (uint32_t)nf;
+}
+
 static CUresult common(const struct call *k, void *caller)
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
@@ -436,7 +486,16 @@ static CUresult common(const struct call *k, void *caller)
     b1.abi = (uint8_t)abi;
     /* The stream is asked about before the call: whether the driver knows it
      * decides whether it reads the op list at all. */
-    bool stream_known = abi ? false : k->fn ? describe_stream(real, k->api, k->stream, &b) : true;
+    struct stream_look look = {0};
+    bool stream_known = abi ? false : k->fn ? stream_before(real, k->api, k->stream, &b, &look) : true;
+    /* Strict mode refuses nothing on a stream being captured: the driver
+     * refuses every batch there itself (900, the capture going on), and
+     * reads no memory first (an unmapped source does not crash it). */
+    bool capturing = false;
+    if (cfg->mode == CBT_MODE_STRICT && stream_known && !abi && k->fn) {
+        b.capture = cbt_stream_capture(real, cbt_api_is_ptsz(k->api), k->stream);
+        capturing = b.capture == CBT_CAPTURE_ACTIVE || b.capture == CBT_CAPTURE_INVALIDATED;
+    }
     size_t n, attrs_read = 0;
     CUDA_MEMCPY3D_BATCH_OP *ops = k->ops;
     struct scratch *s = NULL;
@@ -478,7 +537,7 @@ static CUresult common(const struct call *k, void *caller)
                 emit_finding(b.batch_id, f, caller, b.tid);
                 if (cfg->report_stderr)
                     cbt_report_finding(f, ops, n, b.batch_id, k->api, k->door, caller);
-                if (cfg->mode == CBT_MODE_STRICT && f->rule != CBT_RULE_ops_not_read &&
+                if (cfg->mode == CBT_MODE_STRICT && !capturing && f->rule != CBT_RULE_ops_not_read &&
                     (f->severity == CBT_SEV_ERROR || (cfg->strict_hazards && f->severity == CBT_SEV_HAZARD))) {
                     refuse = true;
                 }
@@ -497,6 +556,8 @@ static CUresult common(const struct call *k, void *caller)
     if (refuse) {
         /* Refused before the driver sees it; the 12.8 ABI's failIdx as the driver would set it. */
         res = CUDA_ERROR_INVALID_VALUE;
+        if (k->fn && !abi)
+            stream_after(real, k->api, k->stream, &b, &look, res, false);
         b.outcome = CBT_OUTCOME_REFUSED;
         if (d1 && refuse_at != SIZE_MAX && refuse_at > 0 && k->fn) {
             /* The copies before the refused one, with the attributes they use. */
@@ -530,6 +591,10 @@ static CUresult common(const struct call *k, void *caller)
         uint64_t t0 = cbt_mono_ns();
         res = forward(k, k->n, k->num_attrs);
         b.driver_ns = cbt_mono_ns() - t0;
+        if (!abi)
+            stream_after(real, k->api, k->stream, &b, &look, res, true);
+        if (cbt_unlikely(cbt_always_validate && res != CUDA_SUCCESS))
+            validate_result(&b, res, k, ops, n, caller);
         if (cbt_unlikely(timed))
             cbt_gpu_after(&gt, res, &b, cbt_api_is_ptsz(k->api), k->stream, c, ops);
         b.outcome = CBT_OUTCOME_FORWARDED;

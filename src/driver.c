@@ -271,6 +271,7 @@ static void load_real(void)
         cbt_real_table.event_record[0] = lookup(h, "cuEventRecord");
         cbt_real_table.event_record[1] = lookup(h, "cuEventRecord_ptsz");
         cbt_real_table.event_query = lookup(h, "cuEventQuery");
+        cbt_real_table.thread_exchange_capture_mode = lookup(h, "cuThreadExchangeStreamCaptureMode");
         cbt_real_table.event_synchronize = lookup(h, "cuEventSynchronize");
         cbt_real_table.event_elapsed = lookup(h, "cuEventElapsedTime_v2");
         if (!cbt_real_table.event_elapsed)

@@ -66,6 +66,7 @@ struct cbt_real {
     CUresult (*event_synchronize)(CUevent);
     CUresult (*event_elapsed)(float *, CUevent, CUevent);
     CUresult (*stream_create)(CUstream *, unsigned int);
+    CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *);
     char error[256];           /* why the driver could not be loaded */
 };
 

@@ -22,6 +22,15 @@
  * is renewed every few seconds so that the elapsed times, single-precision
  * milliseconds, stay precise to well under a microsecond.
  *
+ * Graph capture: the anchor's wait and the read-back's queries are
+ * "potentially unsafe" calls, which invalidate every capture another thread
+ * (or this one) holds in GLOBAL or THREAD_LOCAL mode (measured on the H200,
+ * tests/gpu/clients/capture.c).  The shim makes them in RELAXED interaction
+ * mode (cuThreadExchangeStreamCaptureMode around each block of them), where
+ * they break no capture; the program's own mode is put back before return.
+ * The batch's stream itself is asked whether it is being captured before
+ * any event goes on it.
+ *
  * Events and anchors belong to their context: when it is destroyed
  * (src/memwrap.c tells) or its id changes (cuCtxGetId, asked per batch),
  * what was queued for it is written as "lost" and its state forgotten, never
@@ -300,15 +309,33 @@ static void poll_locked(const struct cbt_real *real, uint64_t deadline)
     }
 }
 
+/* The calling thread in RELAXED capture interaction mode until relaxed_end:
+ * its event queries and waits then break no capture (see the top). */
+static CUstreamCaptureMode relaxed_begin(const struct cbt_real *real)
+{
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (!real->thread_exchange_capture_mode || real->thread_exchange_capture_mode(&m) != CUDA_SUCCESS)
+        return CU_STREAM_CAPTURE_MODE_RELAXED; /* nothing to put back */
+    return m;
+}
+
+static void relaxed_end(const struct cbt_real *real, CUstreamCaptureMode was)
+{
+    if (was != CU_STREAM_CAPTURE_MODE_RELAXED && real->thread_exchange_capture_mode)
+        (void)real->thread_exchange_capture_mode(&was);
+}
+
 static void at_exit(void)
 {
     const struct cbt_real *real = cbt_real();
+    CUstreamCaptureMode was = relaxed_begin(real);
     pthread_mutex_lock(&gt_lock);
     if (real->event_query)
         poll_locked(real, cbt_mono_ns() + GT_EXIT_WAIT_NS);
     while (gt_count) /* still not done: said so */
         finish_head_locked(real, CUDA_ERROR_NOT_READY);
     pthread_mutex_unlock(&gt_lock);
+    relaxed_end(real, was);
 }
 
 /* A forked child has none of its parent's contexts: nothing of theirs is used. */
@@ -325,13 +352,27 @@ static void gt_init(void)
     pthread_atfork(NULL, NULL, in_child);
 }
 
+static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                               const struct cbt_real *real);
+static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
+                              CUstream stream, const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                              const struct cbt_real *real);
+
 static bool have_driver(const struct cbt_real *real)
 {
     return real->ctx_get_id && real->event_create && real->event_record[0] && real->event_query &&
            real->event_elapsed && real->event_synchronize && real->stream_create && real->ctx_get_current;
 }
 
-void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream)
+uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream stream)
+{
+    CUstreamCaptureStatus cap;
+    if (real->stream_is_capturing[ptsz] && real->stream_is_capturing[ptsz](stream, &cap) == CUDA_SUCCESS)
+        return (uint8_t)cap;
+    return CBT_CAPTURE_UNKNOWN;
+}
+
+void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
 {
     t->status = -1;
     t->start = NULL;
@@ -342,14 +383,22 @@ void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int pt
     t->status = CBT_GPU_NO_EVENTS;
     if (!have_driver(real))
         return;
-    pthread_mutex_lock(&gt_lock);
-    poll_locked(real, 0);
+    b->capture = cbt_stream_capture(real, ptsz, stream);
     if (b->capture != CBT_CAPTURE_NONE) {
         /* captured into a graph, or its state unknown: no event on it */
         t->status = b->capture == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
-        pthread_mutex_unlock(&gt_lock);
         return;
     }
+    CUstreamCaptureMode was = relaxed_begin(real);
+    gpu_before_relaxed(t, b, ptsz, stream, real);
+    relaxed_end(real, was);
+}
+
+static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                               const struct cbt_real *real)
+{
+    pthread_mutex_lock(&gt_lock);
+    poll_locked(real, 0);
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
     int i = -1;
@@ -378,6 +427,15 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
     if (t->status < 0)
         return;
     const struct cbt_real *real = cbt_real();
+    CUstreamCaptureMode was = relaxed_begin(real);
+    gpu_after_relaxed(t, res, b, ptsz, stream, c, ops, real);
+    relaxed_end(real, was);
+}
+
+static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
+                              CUstream stream, const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                              const struct cbt_real *real)
+{
     struct gt_entry e = {
         .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start,
         .ev = {.batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
@@ -435,10 +493,12 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
 void cbt_gpu_context_going(void)
 {
     const struct cbt_real *real = cbt_real();
+    CUstreamCaptureMode was = relaxed_begin(real);
     pthread_mutex_lock(&gt_lock);
     if (gt_count && have_driver(real))
         poll_locked(real, 0);
     pthread_mutex_unlock(&gt_lock);
+    relaxed_end(real, was);
 }
 
 void cbt_gpu_context_gone(CUcontext ctx, int device)

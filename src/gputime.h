@@ -19,9 +19,14 @@ struct cbt_gpu_call {
     CUevent start;
 };
 
-/* Before forwarding batch b (stream, context, device and capture state
- * known): read back what is done, then record the start event. */
-void cbt_gpu_before(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream);
+/* Before forwarding batch b (stream, context and device known): ask whether
+ * the stream is being captured (b->capture: no event on such a stream), read
+ * back what is done, then record the start event. */
+void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream);
+
+/* cuStreamIsCapturing's answer for the stream (CBT_CAPTURE_*; UNKNOWN when
+ * it cannot be asked).  Safe on a capturing stream, unlike cuStreamGetId. */
+uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream stream);
 
 /* After the call returned res: record the end event and queue the batch, or
  * write at once why it is not timed.  c/ops: what was captured (may be NULL). */

@@ -107,6 +107,12 @@ static void describe(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *
     case CBT_RULE_during_api_call_device_source:
         snprintf(buf, len, "device source, srcAccessOrder DURING_API_CALL");
         break;
+    case CBT_RULE_ops_not_read:
+        snprintf(buf, len, "%" PRIu64 " of %" PRIu64 " ops read: the driver rejects the batch before reading the rest", v, l);
+        break;
+    case CBT_RULE_refused_in_capture:
+        snprintf(buf, len, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED on a stream being captured: the copy is not in the graph");
+        break;
     default: snprintf(buf, len, "value %" PRIu64 ", limit %" PRIu64, v, l); break;
     }
 }

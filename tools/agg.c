@@ -232,6 +232,8 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
             a->no_driver++;
         else if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result != CBT_CU_SUCCESS)
             a->failed++;
+        if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result == CBT_CU_CAPTURE_UNSUPPORTED)
+            a->refused_in_capture++;
         if (r->seen_ops < r->expect)
             a->incomplete_batches++;
         row_batch(&a->bsize[cbt_hist_bin(r->b.num_ops)], r, true);
@@ -629,6 +631,7 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     w->bytes += p->bytes;
     w->failed += p->failed;
     w->refused += p->refused;
+    w->refused_in_capture += p->refused_in_capture;
     w->no_driver += p->no_driver;
     w->driver_ns += p->driver_ns;
     w->discarded_events += p->discarded_events;

@@ -48,6 +48,7 @@ struct cbt_agg {
     uint32_t nhosts;
     /* totals */
     uint64_t batches, ops, bytes, failed, refused, no_driver, driver_ns;
+    uint64_t refused_in_capture; /* forwarded, refused by the driver because the stream was being captured (900) */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
     uint64_t orphan_ops, orphan_chunks, incomplete_batches, pending_overflow;
     struct gpu_time gpu; /* cubatchtrace:gpu_time */

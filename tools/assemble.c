@@ -392,6 +392,9 @@ static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const
         .device_count = h->device_count,
         .partial = h->op_list && h->ops_recorded < h->num_ops,
         .num_read = (size_t)h->ops_recorded,
+        /* the driver's answer, where it gave one */
+        .has_result = h->outcome == CBT_OUTCOME_FORWARDED,
+        .result = h->result,
     };
     if (d) {
         /* the 1D batch: the arrays as passed (only whether each is NULL matters), its attributes as read */

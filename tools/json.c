@@ -212,6 +212,7 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
     json_object_set_new(root, "bytes", JI(a->bytes));
     json_object_set_new(root, "failed_batches", JI(a->failed));
     json_object_set_new(root, "refused_batches", JI(a->refused));
+    json_object_set_new(root, "refused_in_capture_batches", JI(a->refused_in_capture));
     json_object_set_new(root, "no_driver_batches", JI(a->no_driver));
     json_object_set_new(root, "driver_ns", JI(a->driver_ns));
     json_t *unp = json_object();

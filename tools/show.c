@@ -48,7 +48,8 @@ static const char legend[] =
     "# batch: vpid, id (batch_id), api, door, outcome, result, num_ops (as passed), recorded (ops the trace holds),\n"
     "#   flags, op_list, stream, stream_id, context, device, capture, fail_idx (- unless the 12.8 ABI set it),\n"
     "#   driver_ns, tid (calling thread), caller, device_count, format, rules (catalogue version of the recorder),\n"
-    "#   validated (1: the shim validated it inline), inline_findings (how many it made), host, state:\n"
+    "#   validated (1: the shim validated it inline), inline_findings (how many it made),\n"
+    "#   mark=refused_in_capture (the driver refused it: its stream was being captured into a graph), host, state:\n"
     "#   complete; pending (recorded before a driver call that never returned: the process ended inside it);\n"
     "#   incomplete (ops missing); malformed (chunks that do not fit the format); given_up (memory cap);\n"
     "#   no_header (ops whose batch event never came).  Only complete and pending batches are validated.\n"
@@ -171,6 +172,8 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 " num_attrs=%" PRIu64 " attrs_recorded=%" PRIu64 " abi=%u",
                 rb->d.srcs, rb->d.sizes, rb->d.attrs, rb->d.attrs_idxs, rb->d.num_attrs, rb->d.attrs_recorded,
                 (unsigned)rb->d.abi);
+    if (rb->have_header && h->outcome == CBT_OUTCOME_FORWARDED && h->result == CBT_CU_CAPTURE_UNSUPPORTED)
+        fputs(" mark=refused_in_capture", out);
     fprintf(out, " host=%s state=%s\n", cbt_agg_host_name(s->agg, rb->w.host), cbt_batch_state_name(rb->state));
     for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
         const CUmemcpyAttributes *a = &rb->attrs[k];

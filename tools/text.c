@@ -343,6 +343,8 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# bytes: %" PRIu64 "\n", a->bytes);
     fprintf(out, "# failed batches: %" PRIu64 " (forwarded, result != CUDA_SUCCESS)\n", a->failed);
     fprintf(out, "# refused batches: %" PRIu64 " (refused by the shim in strict mode)\n", a->refused);
+    fprintf(out, "# refused in capture: %" PRIu64 " (of the failed: the stream was being captured into a graph, "
+                 "the copy is not in it)\n", a->refused_in_capture);
     fprintf(out, "# no-driver batches: %" PRIu64 "\n", a->no_driver);
     fprintf(out, "# host time in the driver: %.3f ms\n", (double)a->driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", a->findings);

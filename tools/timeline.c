@@ -611,6 +611,8 @@ static void write_rec(struct tl *t, FILE *out, const struct rec *r, int64_t orig
                 name_or(cbt_outcome_name(r->u.h.outcome), b[3], sizeof(b[3]), r->u.h.outcome));
         if (r->u.h.state != CBT_BS_COMPLETE)
             fprintf(out, ",\"state\":\"%s\"", cbt_batch_state_name((enum cbt_batch_state)r->u.h.state));
+        if (r->u.h.outcome == CBT_OUTCOME_FORWARDED && r->u.h.result == CBT_CU_CAPTURE_UNSUPPORTED)
+            fputs(",\"refused_in_capture\":\"the stream was being captured into a graph: the copy is not in it\"", out);
         if (r->u.h.caller) {
             char site[1200];
             fputs(",\"call_site\":", out);

@@ -1254,9 +1254,39 @@ static int check_copies_args(struct out *o, const struct cbt_batch_view *b)
     return o->n != before;
 }
 
+/* ---- the driver's answer ------------------------------------------------- */
+
+/* What the result says of the batch: refused because its stream was being
+ * captured (the H200 answers 900 and the capture goes on without the copy). */
+static void check_result(struct out *o, uint32_t result)
+{
+    if (result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        emit(o, CBT_RULE_refused_in_capture, CBT_SIDE_NONE, CBT_NO_OP, CBT_NO_OP, result, 0);
+}
+
+size_t cbt_validate_result(uint32_t result, struct cbt_finding *out, size_t cap)
+{
+    struct out o = {out, out ? cap : 0, 0};
+    check_result(&o, result);
+    return o.n;
+}
+
 /* ---- the entry point ------------------------------------------------------ */
 
+static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out,
+                            size_t cap);
+
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out, size_t cap)
+{
+    size_t n = validate_call(v, b, out, cap);
+    if (!b || n == (size_t)-1 || !b->has_result)
+        return n;
+    return n + cbt_validate_result(b->result, out && n < cap ? out + n : NULL, out && n < cap ? cap - n : 0);
+}
+
+/* The batch as passed: every rule but those about the driver's answer. */
+static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out,
+                            size_t cap)
 {
     struct out o = {out, out ? cap : 0, 0};
     if (!b)

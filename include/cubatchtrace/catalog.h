@@ -184,11 +184,15 @@
       "cuMemcpyBatchAsync_v2 takes its stream (12.8 arguments through a 13.0 pointer); the driver crashes")    \
     X(fail_idx_is_stream, 35, CBT_SEV_ERROR,                                                                   \
       "1D: failIdx is a stream handle (a special handle, the call's stream or that of an earlier batch): 13.0 " \
-      "arguments through a 12.8 pointer; the driver writes into the stream and crashes")
+      "arguments through a 12.8 pointer; the driver writes into the stream and crashes")                     \
+    X(refused_in_capture, 36, CBT_SEV_ERROR,                                                                  \
+      "the stream was being captured into a graph: the driver refused the batch "                             \
+      "(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the capture went on without it, so the copy is not in "    \
+      "the graph; make it outside the capture, or add it to the graph as a memcpy node")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
  * whenever a rule is added or its meaning changes. */
-#define CBT_RULES_VERSION 3
+#define CBT_RULES_VERSION 4
 
 #define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
 enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 8 };

@@ -62,6 +62,10 @@ struct cbt_batch_view {
     size_t num_attrs;
     size_t attrs_read;               /* entries of attrs and attrsIdxs read (<= num_attrs) */
     unsigned abi;                    /* CBT_ABI_* bits: what the caller's arguments gave away */
+    /* Set once the driver answered the call (the shim forwarded it): its
+     * result, for the rules about what the driver did (refused_in_capture). */
+    int has_result;
+    uint32_t result;                 /* CUresult */
 };
 
 /* Signs of the 12.8 and 13.0 signatures of cuMemcpyBatchAsync mixed up
@@ -109,6 +113,14 @@ void cbt_validator_free(struct cbt_validator *v);
  */
 size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *batch, struct cbt_finding *out,
                     size_t cap);
+
+/*
+ * The findings about the driver's answer alone (refused_in_capture), as
+ * cbt_validate adds them last when the view has a result: for a caller that
+ * validated the batch before the call and learns the result after it.
+ * Writes at most cap findings to out; returns how many there are.
+ */
+size_t cbt_validate_result(uint32_t result, struct cbt_finding *out, size_t cap);
 
 /*
  * Does the driver's first pass over the ops accept this op's form (extent,

@@ -85,10 +85,17 @@ struct fc_ctx {
     struct fc_ctx *next;
 };
 
+struct fc_graph;
 struct fc_stream {
     struct fc_ctx *ctx;
     unsigned long long id;
     struct fc_stream *next;
+    /* Graph capture (cuStreamBeginCapture): CU_STREAM_CAPTURE_STATUS_*, the
+     * mode it was begun in, the graph being built and the sequence's id. */
+    CUstreamCaptureStatus cap_status;
+    CUstreamCaptureMode cap_mode;
+    struct fc_graph *cap_graph;
+    unsigned long long cap_id;
 };
 
 struct fc_array {
@@ -878,6 +885,8 @@ FC_ENTRY(CUresult, cuPointerGetAttributes,
  * and creates the next gets the freed handle back.
  */
 #define FC_STREAMS_KEPT 8
+static unsigned fc_env_uint(const char *name);
+static CUresult fc_begin_capture(CUstream h, CUstreamCaptureMode mode);
 static struct fc_stream *fc_streams_freed; /* under fc_lock, through ->next */
 static int fc_nstreams_freed;
 
@@ -904,6 +913,8 @@ FC_ENTRY(CUresult, cuStreamCreate, (CUstream *phStream, unsigned int Flags))
     fc_streams = s;
     pthread_mutex_unlock(&fc_lock);
     *phStream = (CUstream)s;
+    if (fc_env_uint("FAKECUDA_CAPTURING"))
+        (void)fc_begin_capture((CUstream)s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     return CUDA_SUCCESS;
 }
 
@@ -1003,7 +1014,11 @@ FC_ENTRY(CUresult, cuStreamGetCtx_v2_ptsz, (CUstream hStream, CUcontext *pCtx, C
     return fc_stream_get_ctx(hStream, true, pCtx, pGreenCtx);
 }
 
-/* Ids are unique in the process; each thread's per-thread stream has its own. */
+static bool fc_capture_break(CUstream h);
+
+/* Ids are unique in the process; each thread's per-thread stream has its own.
+ * Asked of a stream being captured, the H200 answers
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture. */
 static CUresult fc_stream_get_id(CUstream h, bool ptsz, unsigned long long *id)
 {
     enum fc_stream_kind k;
@@ -1013,6 +1028,8 @@ static CUresult fc_stream_get_id(CUstream h, bool ptsz, unsigned long long *id)
     CUresult r = fc_stream_classify(h, ptsz, &k, &s);
     if (r != CUDA_SUCCESS)
         return r;
+    if (k == FC_STREAM_USER && fc_capture_break(h))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     switch (k) {
     case FC_STREAM_LEGACY:
         *id = FC_LEGACY_STREAM_ID;
@@ -1038,7 +1055,6 @@ FC_ENTRY(CUresult, cuStreamGetId_ptsz, (CUstream hStream, unsigned long long *st
     return fc_stream_get_id(hStream, true, streamId);
 }
 
-/* The double never captures. */
 /* An unsigned number from the environment, 0 when unset. */
 static unsigned fc_env_uint(const char *name)
 {
@@ -1046,15 +1062,188 @@ static unsigned fc_env_uint(const char *name)
     return s && *s ? (unsigned)strtoul(s, NULL, 10) : 0;
 }
 
+/* ------------------------------------------------------------ graph capture */
+
+/*
+ * Stream capture into a graph, as the H200 does it (measured with
+ * tests/gpu/clients/capture.c; pinned by tests/fakecuda/capture.sh):
+ *  - cuStreamBeginCapture on a stream of the program's (the double captures
+ *    no special stream); cuStreamEndCapture hands over a graph of the work
+ *    captured, or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph when
+ *    the capture was invalidated;
+ *  - a batch copy (3D or 1D) on a stream being captured is refused with
+ *    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and the capture goes on: the
+ *    graph simply lacks the copy (see fc_batch and fc_batch1d for where in
+ *    their checks it comes);
+ *  - cuStreamGetId or cuStreamQuery of a stream being captured answer
+ *    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate its capture;
+ *  - cuEventQuery and cuEventSynchronize are "potentially unsafe": made by a
+ *    thread whose interaction mode (cuThreadExchangeStreamCaptureMode) is not
+ *    RELAXED while any capture begun in GLOBAL or THREAD_LOCAL mode is under
+ *    way, on any thread, they answer CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ *    and invalidate those captures; captures begun RELAXED are never broken
+ *    that way;
+ *  - cuMemsetD8Async on a capturing stream adds a node; a graph launched
+ *    runs its nodes at once (the double's work is synchronous).
+ * FAKECUDA_CAPTURING=1: every stream the program creates starts out captured
+ * in GLOBAL mode.
+ */
+struct fc_node {
+    CUdeviceptr dst;
+    unsigned char value;
+    size_t n;
+};
+struct fc_graph {
+    struct fc_node *nodes;
+    size_t nnodes, cap;
+};
+struct fc_exec {
+    struct fc_graph g;
+};
+
+static __thread CUstreamCaptureMode fc_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static unsigned long long fc_next_capture_id = 1; /* under fc_lock */
+
+/* Invalidate the capture of stream h, if it is being captured (true). */
+static bool fc_capture_break(CUstream h)
+{
+    bool was = false;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_stream_find_locked(h);
+    if (s && s->cap_status != CU_STREAM_CAPTURE_STATUS_NONE) {
+        was = true;
+        s->cap_status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    return was;
+}
+
+/* A potentially unsafe call: false (and the captures it breaks invalidated)
+ * when the calling thread may not make it now. */
+static bool fc_unsafe_call_ok(void)
+{
+    if (fc_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return true;
+    bool ok = true;
+    pthread_mutex_lock(&fc_lock);
+    for (struct fc_stream *s = fc_streams; s; s = s->next)
+        if (s->cap_status == CU_STREAM_CAPTURE_STATUS_ACTIVE && s->cap_mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+            s->cap_status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+            ok = false;
+        }
+    pthread_mutex_unlock(&fc_lock);
+    return ok;
+}
+
+/* Is stream h being captured (ACTIVE or INVALIDATED)? */
+static bool fc_capturing(CUstream h)
+{
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_stream_find_locked(h);
+    bool c = s && s->cap_status != CU_STREAM_CAPTURE_STATUS_NONE;
+    pthread_mutex_unlock(&fc_lock);
+    return c;
+}
+
+static void fc_graph_free(struct fc_graph *g)
+{
+    if (g) {
+        free(g->nodes);
+        free(g);
+    }
+}
+
+static CUresult fc_begin_capture(CUstream h, CUstreamCaptureMode mode)
+{
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_stream_find_locked(h);
+    if (!s)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    else if (s->cap_status != CU_STREAM_CAPTURE_STATUS_NONE)
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    else {
+        s->cap_status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        s->cap_mode = mode;
+        s->cap_graph = g;
+        s->cap_id = fc_next_capture_id++;
+        g = NULL;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    fc_graph_free(g);
+    return r;
+}
+
+FC_ENTRY(CUresult, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode))
+{
+    return fc_begin_capture(hStream, mode);
+}
+FC_ENTRY(CUresult, cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode))
+{
+    return fc_begin_capture(hStream, mode);
+}
+
+static CUresult fc_end_capture(CUstream h, CUgraph *phGraph)
+{
+    if (!phGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = NULL;
+    CUresult r = CUDA_SUCCESS;
+    struct fc_graph *g = NULL;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_stream_find_locked(h);
+    if (!s)
+        r = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ? CUDA_ERROR_ILLEGAL_STATE
+                                                                           : CUDA_ERROR_INVALID_HANDLE;
+    else if (s->cap_status == CU_STREAM_CAPTURE_STATUS_NONE)
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    else {
+        if (s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+            r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        g = s->cap_graph;
+        s->cap_graph = NULL;
+        s->cap_status = CU_STREAM_CAPTURE_STATUS_NONE;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    if (r == CUDA_SUCCESS)
+        *phGraph = (CUgraph)g;
+    else
+        fc_graph_free(g);
+    return r;
+}
+
+FC_ENTRY(CUresult, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph)) { return fc_end_capture(hStream, phGraph); }
+FC_ENTRY(CUresult, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph))
+{
+    return fc_end_capture(hStream, phGraph);
+}
+
+FC_ENTRY(CUresult, cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode))
+{
+    if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = fc_thread_mode;
+    fc_thread_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
 static CUresult fc_stream_is_capturing(CUstream h, bool ptsz, CUstreamCaptureStatus *st)
 {
     enum fc_stream_kind k;
+    struct fc_stream s;
     if (!st)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    CUresult r = fc_stream_classify(h, ptsz, &k, &s);
     if (r == CUDA_SUCCESS)
-        *st = k == FC_STREAM_USER && fc_env_uint("FAKECUDA_CAPTURING") ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                                                      : CU_STREAM_CAPTURE_STATUS_NONE;
+        *st = k == FC_STREAM_USER ? s.cap_status : CU_STREAM_CAPTURE_STATUS_NONE;
     return r;
 }
 
@@ -1065,6 +1254,165 @@ FC_ENTRY(CUresult, cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus
 FC_ENTRY(CUresult, cuStreamIsCapturing_ptsz, (CUstream hStream, CUstreamCaptureStatus *captureStatus))
 {
     return fc_stream_is_capturing(hStream, true, captureStatus);
+}
+
+static CUresult fc_capture_info(CUstream h, bool ptsz, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                                const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    enum fc_stream_kind k;
+    struct fc_stream s;
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, &s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    bool cap = k == FC_STREAM_USER && s.cap_status != CU_STREAM_CAPTURE_STATUS_NONE;
+    *st = cap ? s.cap_status : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id && cap)
+        *id = s.cap_id;
+    if (graph)
+        *graph = cap ? (CUgraph)s.cap_graph : NULL;
+    if (deps)
+        *deps = NULL;
+    if (edges)
+        *edges = NULL;
+    if (ndeps)
+        *ndeps = 0;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuStreamGetCaptureInfo_v3,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+          const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out))
+{
+    return fc_capture_info(hStream, false, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                           numDependencies_out);
+}
+FC_ENTRY(CUresult, cuStreamGetCaptureInfo_v3_ptsz,
+         (CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out,
+          const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out))
+{
+    return fc_capture_info(hStream, true, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                           numDependencies_out);
+}
+
+/* Asked of a stream being captured, the H200 invalidates the capture. */
+static CUresult fc_stream_query(CUstream h, bool ptsz)
+{
+    enum fc_stream_kind k;
+    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    if (r == CUDA_SUCCESS && k == FC_STREAM_USER && fc_capture_break(h))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return r;
+}
+FC_ENTRY(CUresult, cuStreamQuery, (CUstream hStream)) { return fc_stream_query(hStream, false); }
+FC_ENTRY(CUresult, cuStreamQuery_ptsz, (CUstream hStream)) { return fc_stream_query(hStream, true); }
+
+/* A memset is the one kind of node the double captures. */
+static CUresult fc_memset_async(CUdeviceptr dst, unsigned char v, size_t n, CUstream h, bool ptsz)
+{
+    enum fc_stream_kind k;
+    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = k == FC_STREAM_USER ? fc_stream_find_locked(h) : NULL;
+    if (s && s->cap_status != CU_STREAM_CAPTURE_STATUS_NONE) {
+        r = CUDA_SUCCESS;
+        if (s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+            r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        else if (s->cap_graph->nnodes == s->cap_graph->cap) {
+            size_t c = s->cap_graph->cap ? 2 * s->cap_graph->cap : 4;
+            struct fc_node *p = realloc(s->cap_graph->nodes, c * sizeof *p);
+            if (!p)
+                r = CUDA_ERROR_OUT_OF_MEMORY;
+            else {
+                s->cap_graph->nodes = p;
+                s->cap_graph->cap = c;
+            }
+        }
+        if (r == CUDA_SUCCESS)
+            s->cap_graph->nodes[s->cap_graph->nnodes++] = (struct fc_node){.dst = dst, .value = v, .n = n};
+        pthread_mutex_unlock(&fc_lock);
+        return r;
+    }
+    pthread_mutex_unlock(&fc_lock);
+    return fc_cuMemsetD8_v2(dst, v, n);
+}
+FC_ENTRY(CUresult, cuMemsetD8Async, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
+{
+    return fc_memset_async(dstDevice, uc, N, hStream, false);
+}
+FC_ENTRY(CUresult, cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream))
+{
+    return fc_memset_async(dstDevice, uc, N, hStream, true);
+}
+
+FC_ENTRY(CUresult, cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))
+{
+    struct fc_graph *g = (struct fc_graph *)hGraph;
+    if (!g || !numNodes)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (nodes)
+        for (size_t i = 0; i < *numNodes && i < g->nnodes; i++)
+            nodes[i] = (CUgraphNode)&g->nodes[i];
+    *numNodes = g->nnodes;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphDestroy, (CUgraph hGraph))
+{
+    if (!hGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_graph_free((struct fc_graph *)hGraph);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags))
+{
+    struct fc_graph *g = (struct fc_graph *)hGraph;
+    if (!phGraphExec || !g || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_exec *e = calloc(1, sizeof *e);
+    if (!e || (g->nnodes && !(e->g.nodes = malloc(g->nnodes * sizeof *g->nodes)))) {
+        free(e);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (g->nnodes)
+        memcpy(e->g.nodes, g->nodes, g->nnodes * sizeof *g->nodes);
+    e->g.nnodes = e->g.cap = g->nnodes;
+    *phGraphExec = (CUgraphExec)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fc_graph_launch(CUgraphExec hExec, CUstream h, bool ptsz)
+{
+    struct fc_exec *e = (struct fc_exec *)hExec;
+    enum fc_stream_kind k;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
+    for (size_t i = 0; r == CUDA_SUCCESS && i < e->g.nnodes; i++)
+        r = fc_cuMemsetD8_v2(e->g.nodes[i].dst, e->g.nodes[i].value, e->g.nodes[i].n);
+    return r;
+}
+FC_ENTRY(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
+{
+    return fc_graph_launch(hGraphExec, hStream, false);
+}
+FC_ENTRY(CUresult, cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream))
+{
+    return fc_graph_launch(hGraphExec, hStream, true);
+}
+
+FC_ENTRY(CUresult, cuGraphExecDestroy, (CUgraphExec hGraphExec))
+{
+    struct fc_exec *e = (struct fc_exec *)hGraphExec;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(e->g.nodes);
+    free(e);
+    return CUDA_SUCCESS;
 }
 
 /* Work on a stream is done when its call returns, so a host function runs at
@@ -1098,8 +1446,7 @@ FC_ENTRY(CUresult, cuLaunchHostFunc_ptsz, (CUstream hStream, CUhostFn fn, void *
  * FAKECUDA_EVENT_LAG=N: an event reads as not complete (cuEventQuery,
  * cuEventElapsedTime answer CUDA_ERROR_NOT_READY) for its first N queries
  * after each record, as on a GPU still busy.  FAKECUDA_EVENT_FAIL=1: events
- * cannot be created.  FAKECUDA_CAPTURING=1: every created stream says it is
- * being captured (cuStreamIsCapturing: ACTIVE).
+ * cannot be created.
  */
 struct fc_event {
     struct fc_ctx *ctx;
@@ -1195,6 +1542,8 @@ static CUresult fc_event_done_locked(struct fc_event *e)
 
 FC_ENTRY(CUresult, cuEventQuery, (CUevent hEvent))
 {
+    if (!fc_unsafe_call_ok())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     pthread_mutex_lock(&fc_lock);
     CUresult r = fc_event_done_locked(fc_event_find_locked(hEvent));
     pthread_mutex_unlock(&fc_lock);
@@ -1203,6 +1552,8 @@ FC_ENTRY(CUresult, cuEventQuery, (CUevent hEvent))
 
 FC_ENTRY(CUresult, cuEventSynchronize, (CUevent hEvent))
 {
+    if (!fc_unsafe_call_ok())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     pthread_mutex_lock(&fc_lock);
     struct fc_event *e = fc_event_find_locked(hEvent);
     if (e)
@@ -1551,6 +1902,7 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
     /* The H200 returns before touching *failIdx for a NULL stream. */
     if (hStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    size_t fail_was = failIdx ? *failIdx : 0;
     if (failIdx)
         *failIdx = SIZE_MAX;
     if (numOps == 0 || !opList || flags != 0 || hStream == CU_STREAM_LEGACY)
@@ -1564,6 +1916,14 @@ static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *
                 *failIdx = i;
             return CUDA_ERROR_INVALID_VALUE;
         }
+    }
+    /* A stream being captured: refused once the ops' form is checked (a bad
+     * op still gives INVALID_VALUE), before any memory is looked at (an
+     * unmapped source does not crash), failIdx as it was. */
+    if (fc_capturing(hStream)) {
+        if (failIdx)
+            *failIdx = fail_was;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     struct fc_side src, dst;
     size_t row_bytes;
@@ -1678,6 +2038,11 @@ static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
         return CUDA_ERROR_INVALID_VALUE;
     if (!fc_batch_stream_known(hStream))
         return CUDA_ERROR_INVALID_HANDLE;
+    /* A stream being captured: refused before any copy is read (a copy of 0
+     * bytes gives the same answer), failIdx SIZE_MAX.  Where the attribute
+     * checks stand against it is not measured: here, before them. */
+    if (fc_capturing(hStream))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 
     for (size_t k = 0; k < numAttrs; k++) {
         size_t idx = attrsIdxs[k];
@@ -1800,6 +2165,18 @@ static const struct fc_proc {
     { "cuStreamGetCtx", 12050, FC_FN(fc_cuStreamGetCtx_v2), FC_FN(fc_cuStreamGetCtx_v2_ptsz) },
     { "cuStreamGetId", 12000, FC_FN(fc_cuStreamGetId), FC_FN(fc_cuStreamGetId_ptsz) },
     { "cuStreamIsCapturing", 10000, FC_FN(fc_cuStreamIsCapturing), FC_FN(fc_cuStreamIsCapturing_ptsz) },
+    { "cuStreamBeginCapture", 10010, FC_FN(fc_cuStreamBeginCapture_v2), FC_FN(fc_cuStreamBeginCapture_v2_ptsz) },
+    { "cuStreamEndCapture", 10000, FC_FN(fc_cuStreamEndCapture), FC_FN(fc_cuStreamEndCapture_ptsz) },
+    { "cuStreamGetCaptureInfo", 12030, FC_FN(fc_cuStreamGetCaptureInfo_v3), FC_FN(fc_cuStreamGetCaptureInfo_v3_ptsz) },
+    { "cuStreamQuery", 2000, FC_FN(fc_cuStreamQuery), FC_FN(fc_cuStreamQuery_ptsz) },
+    { "cuThreadExchangeStreamCaptureMode", 10010, FC_FN(fc_cuThreadExchangeStreamCaptureMode), NULL },
+    { "cuMemsetD8Async", 3020, FC_FN(fc_cuMemsetD8Async), FC_FN(fc_cuMemsetD8Async_ptsz) },
+    { "cuGraphGetNodes", 10000, FC_FN(fc_cuGraphGetNodes), NULL },
+    { "cuGraphDestroy", 10000, FC_FN(fc_cuGraphDestroy), NULL },
+    { "cuGraphInstantiate", 11040, FC_FN(fc_cuGraphInstantiateWithFlags), NULL },
+    { "cuGraphInstantiateWithFlags", 11040, FC_FN(fc_cuGraphInstantiateWithFlags), NULL },
+    { "cuGraphLaunch", 10000, FC_FN(fc_cuGraphLaunch), FC_FN(fc_cuGraphLaunch_ptsz) },
+    { "cuGraphExecDestroy", 10000, FC_FN(fc_cuGraphExecDestroy), NULL },
     { "cuArray3DCreate", 3020, FC_FN(fc_cuArray3DCreate_v2), NULL },
     { "cuArray3DGetDescriptor", 3020, FC_FN(fc_cuArray3DGetDescriptor_v2), NULL },
     { "cuArrayDestroy", 2000, FC_FN(fc_cuArrayDestroy), NULL },

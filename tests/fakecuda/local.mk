@@ -51,3 +51,8 @@ tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic
 # run over the double, row by row.
 TESTS += tests/fakecuda/table1d.sh
 EXTRA_DIST += tests/fakecuda/table1d.sh
+
+# The double's graph capture pinned to what the H200 answered
+# (tests/gpu/measured/capture-h200.txt), through the client that measured it.
+TESTS += tests/fakecuda/capture.sh
+EXTRA_DIST += tests/fakecuda/capture.sh

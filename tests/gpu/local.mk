@@ -13,7 +13,8 @@ EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.
 	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c \
 	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c \
 	tests/gpu/clients/table1d.c tests/gpu/measured/table1d-h200.txt tests/gpu/clients/py1d.py tests/gpu/clients/rt1d.cu \
-	tests/gpu/suite1d.py tests/gpu/suitegpu.py tests/gpu/clients/gputime.cu
+	tests/gpu/suite1d.py tests/gpu/suitegpu.py tests/gpu/clients/gputime.cu tests/gpu/clients/capture.c \
+	tests/gpu/measured/capture-h200.txt tests/gpu/suitecapture.py
 
 check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer tests/gpu/reads
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
@@ -43,6 +44,16 @@ tests_gpu_table1d_SOURCES = tests/gpu/clients/table1d.c
 tests_gpu_table1d_CFLAGS = $(AM_CFLAGS) -Wno-cast-function-type
 tests_gpu_table1d_LDADD = -Ltests/fakecuda/lib -lcuda
 tests_gpu_table1d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# capture: batch copies on streams being captured into a graph; the H200's
+# answers are tests/gpu/measured/capture-h200.txt, which
+# tests/fakecuda/capture.sh holds the double to.
+check_PROGRAMS += tests/gpu/capture
+tests_gpu_capture_SOURCES = tests/gpu/clients/capture.c
+tests_gpu_capture_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_gpu_capture_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-unused-parameter
+tests_gpu_capture_LDADD = -Ltests/fakecuda/lib -lcuda -lpthread
+tests_gpu_capture_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TESTS += tests/gpu/dryrun.sh
 

@@ -45,6 +45,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btparse  # noqa: E402
 import suite1d  # noqa: E402
+import suitecapture  # noqa: E402
 import suitegpu  # noqa: E402
 
 ENV = os.environ
@@ -1287,7 +1288,8 @@ def build_cases():
         Case("peer_lochint", "managed memory with locHint {DEVICE, 1} and {DEVICE, device count}: the driver's "
              "answers; lochint_invalid exactly on the second; trace, summary; validator agrees with the driver",
              peer_case("lochint", True)),
-    ] + suite1d.cases(sys.modules[__name__]) + suitegpu.cases(sys.modules[__name__])
+    ] + suite1d.cases(sys.modules[__name__]) + suitegpu.cases(sys.modules[__name__]) + \
+        suitecapture.cases(sys.modules[__name__])
     return C
 
 
