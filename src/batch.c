@@ -1,16 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The common path behind every door: capture the batch, validate it when
- * the calling thread is asked to (strict mode, the stderr report), record
- * it, refuse it in strict mode, forward it.
+ * The common path behind every door: the hub that hands a batch down to the
+ * steps below, each of which keeps its knowledge in its own file.
  *
- * With CUBATCHTRACE_MODE=observe, no session listening and no stderr
- * report, a batch costs two loads and a few branches on top of the driver
- * call (the doors test cbt_quiet first).  With a session, the calling
- * thread learns the operands' memory kinds, forwards, and writes the batch
- * into LTTng's ring buffer before it returns; the tool validates it when
- * the trace is read.  A batch with an operand the driver may crash on is
- * written before it is forwarded (outcome "pending"), its result after.
+ *   per batch  describe    ids; the stream's context and device (driver:
+ *                          cuStreamGetCtx, cuCtxGetDevice on a stream first
+ *                          seen); strict mode: whether it is being captured
+ *                          (cuStreamIsCapturing)
+ *              read        how far the driver reads the op list or the copy
+ *                          arrays (oplist.c; no driver call)
+ *   per op     learn       each operand's dictionary index (operands.c and
+ *                          record.c; driver: cuPointerGetAttributes,
+ *                          cuMemGetAddressRange, cuArray3DGetDescriptor on a
+ *                          cache miss); the dictionary entries written
+ *   per batch  validate    strict mode and the stderr report only: the
+ *                          findings, and whether strict mode refuses
+ *              call        refuse, or forward (GPU time around it:
+ *                          gputime.c); a batch the driver may crash on is
+ *                          written before it is forwarded ("pending")
+ *              finish      the stream's id and capture state (driver:
+ *                          cuStreamGetId on a stream first seen and not
+ *                          being captured), the driver's result checked
+ *   per chunk  record      the batch events (record.c), CBT_EV_CHUNK3D ops
+ *                          or CBT_EV_CHUNK1D copies each
+ *
+ * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
+ * a batch costs two loads and a few branches on top of the driver call (the
+ * doors test cbt_quiet first).  With a session, the calling thread learns
+ * the operands, forwards, and writes the batch into LTTng's ring buffer
+ * before it returns; the tool validates it when the trace is read.
  */
 #include "config.h"
 
@@ -20,48 +38,78 @@
 #include <string.h>
 
 #include "batch.h"
-#include "capture.h"
 #include "gputime.h"
-#include "operands.h"
-#include "process.h"
 #include "memwrap.h"
+#include "operands.h"
+#include "oplist.h"
+#include "process.h"
+#include "record.h"
 #include "report.h"
 #include "settings.h"
 #include "tp.h"
 
-/* Per-thread scratch memory, grown on demand and reused, so the steady state
- * allocates nothing.  Only a pointer lives in TLS (initial-exec TLS is scarce
- * when the shim is dlopened rather than preloaded). */
-struct scratch {
-    struct cbt_validator *validator;
-    size_t cap_ops;
-    struct cbt_operand_info *src, *dst;
-    size_t cap_findings;
-    struct cbt_finding *findings;
-    size_t cap_copies;
-    CUDA_MEMCPY3D_BATCH_OP *copies; /* a 1D batch's copies as ops */
+/* ---- the calling thread's state ---- */
+
+#define STREAM_SLOTS 8
+struct stream_slot {
+    CUstream stream;
+    uint64_t generation;
+    unsigned long long id;
+    CUcontext ctx;
+    int32_t device;
+    uint8_t ptsz, valid;
 };
 
-static CBT_TLS struct scratch *tls_scratch;
-static CBT_TLS int tls_depth; /* > 0 while this thread is inside cbt_batch */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
+/*
+ * What the common path keeps per thread, grown on demand and reused, so the
+ * steady state allocates nothing.  Only a pointer lives in TLS (initial-exec
+ * TLS is scarce when the shim is dlopened rather than preloaded).  The
+ * operand cache (operands.c) and the dictionaries (record.c) keep their own.
+ */
+struct thread_state {
+    int depth;                          /* > 0 while this thread is inside a batch */
+    uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
+    struct stream_slot streams[STREAM_SLOTS];
+    /* the validator's (strict mode, the stderr report) */
+    struct cbt_validator *validator;
+    size_t cap_ops, cap_findings, cap_copies;
+    struct cbt_operand_info *src, *dst;
+    struct cbt_finding *findings;
+    CUDA_MEMCPY3D_BATCH_OP *copies;     /* a 1D batch's copies as ops */
+};
+
+static CBT_TLS struct thread_state *tls_state;
+static pthread_key_t state_key;
+static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
 static int no_memory_warned;
 
-static void scratch_free(void *p)
+static void state_free(void *p)
 {
-    struct scratch *s = p;
-    if (!s)
+    struct thread_state *t = p;
+    if (!t)
         return;
-    cbt_validator_free(s->validator);
-    free(s->src);
-    free(s->dst);
-    free(s->findings);
-    free(s->copies);
-    free(s);
+    cbt_validator_free(t->validator);
+    free(t->src);
+    free(t->dst);
+    free(t->findings);
+    free(t->copies);
+    free(t);
 }
 
-static void make_scratch_key(void) { (void)pthread_key_create(&scratch_key, scratch_free); }
+static void make_state_key(void) { (void)pthread_key_create(&state_key, state_free); }
+
+static struct thread_state *thread_state(void)
+{
+    struct thread_state *t = tls_state;
+    if (cbt_unlikely(!t)) {
+        pthread_once(&state_key_once, make_state_key);
+        if (!(t = calloc(1, sizeof *t)))
+            return NULL;
+        tls_state = t;
+        (void)pthread_setspecific(state_key, t);
+    }
+    return t;
+}
 
 /* Room for `want` elements (doubling); false when out of memory or beyond any
  * size memory can hold (a corrupt numOps must not loop or overflow). */
@@ -82,30 +130,21 @@ static bool grow(void **p, size_t *cap, size_t want, size_t elem)
     return true;
 }
 
-static struct scratch *scratch_for(size_t num_ops)
+/* The validator's memory for n ops (false: none to be had). */
+static bool validator_room(struct thread_state *t, size_t n)
 {
-    struct scratch *s = tls_scratch;
-    if (cbt_unlikely(!s)) {
-        pthread_once(&scratch_key_once, make_scratch_key);
-        s = calloc(1, sizeof *s);
-        if (!s || !(s->validator = cbt_validator_new())) {
-            free(s);
-            return NULL;
-        }
-        tls_scratch = s;
-        (void)pthread_setspecific(scratch_key, s);
+    if (!t->validator && !(t->validator = cbt_validator_new()))
+        return false;
+    if (n > t->cap_ops) {
+        size_t c1 = t->cap_ops, c2 = t->cap_ops;
+        if (!grow((void **)&t->src, &c1, n, sizeof *t->src) || !grow((void **)&t->dst, &c2, n, sizeof *t->dst))
+            return false;
+        t->cap_ops = c1 < c2 ? c1 : c2;
     }
-    if (num_ops > s->cap_ops) {
-        size_t c1 = s->cap_ops, c2 = s->cap_ops;
-        if (!grow((void **)&s->src, &c1, num_ops, sizeof *s->src) ||
-            !grow((void **)&s->dst, &c2, num_ops, sizeof *s->dst))
-            return NULL;
-        s->cap_ops = c1 < c2 ? c1 : c2;
-    }
-    if (!s->findings && !grow((void **)&s->findings, &s->cap_findings, 64, sizeof *s->findings))
-        return NULL;
-    return s;
+    return t->findings || grow((void **)&t->findings, &t->cap_findings, 64, sizeof *t->findings);
 }
+
+/* ---- one call ---- */
 
 /* One call as a door received it: the 3D or the 1D batch. */
 struct call {
@@ -158,34 +197,6 @@ static CUresult no_driver(enum cbt_api api)
  * CU_STREAM_PER_THREAD) name the calling thread's current context, which
  * changes unseen: they are asked every time, as is the capture state.
  */
-#define STREAM_SLOTS 8
-struct stream_slot {
-    CUstream stream;
-    uint64_t generation;
-    unsigned long long id;
-    CUcontext ctx;
-    int32_t device;
-    uint8_t ptsz, valid;
-};
-static CBT_TLS struct stream_slot *tls_streams;
-static pthread_key_t streams_key;
-static pthread_once_t streams_key_once = PTHREAD_ONCE_INIT;
-
-static void make_streams_key(void) { (void)pthread_key_create(&streams_key, free); }
-
-static struct stream_slot *stream_slots(void)
-{
-    struct stream_slot *s = tls_streams;
-    if (cbt_unlikely(!s)) {
-        pthread_once(&streams_key_once, make_streams_key);
-        if (!(s = calloc(STREAM_SLOTS, sizeof *s)))
-            return NULL;
-        tls_streams = s;
-        (void)pthread_setspecific(streams_key, s);
-    }
-    return s;
-}
-
 /*
  * What the record says of the stream, in two steps.  Before the call: its
  * context and device (cuStreamGetCtx, which tells whether the driver knows
@@ -207,15 +218,15 @@ struct stream_look {
     CUcontext ctx;
 };
 
-static bool stream_before(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_ev_batch *b,
-                          struct stream_look *l)
+static bool stream_before(struct thread_state *t, const struct cbt_real *real, enum cbt_api api, CUstream stream,
+                          struct cbt_ev_batch *b, struct stream_look *l)
 {
     int ptsz = cbt_api_is_ptsz(api);
     bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
     *l = (struct stream_look){.generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE)};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    struct stream_slot *slots = special ? NULL : stream_slots();
+    struct stream_slot *slots = special || !t ? NULL : t->streams;
     l->slot = slots ? &slots[((uintptr_t)stream >> 4) % STREAM_SLOTS] : NULL;
     struct stream_slot *slot = l->slot;
     if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == l->generation &&
@@ -248,11 +259,13 @@ static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream
                      : res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
                      : res == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
                                                                     : CBT_CAPTURE_UNKNOWN;
+    if (b->capture == CBT_CAPTURE_UNKNOWN && (l->have_id || l->ctx_ok))
+        b->capture = cbt_stream_capture(real, ptsz, stream); /* the result did not tell */
     if (l->have_id || !l->ctx_ok)
         return;
-    /* A stream first seen (or a special handle): asked whether it is being
-     * captured unless the result said so, then its id only if it is not. */
-    if (b->capture == CBT_CAPTURE_UNKNOWN || (l->slot && b->capture == CBT_CAPTURE_NONE && forwarded))
+    /* A stream first seen (or a special handle): its id only if it is not
+     * being captured (asked again just before, for a created stream). */
+    if (l->slot && b->capture == CBT_CAPTURE_NONE && forwarded)
         b->capture = cbt_stream_capture(real, ptsz, stream);
     if (b->capture != CBT_CAPTURE_NONE)
         return;
@@ -263,38 +276,6 @@ static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream
     if (l->slot && b->device >= 0)
         *l->slot = (struct stream_slot){.stream = stream, .generation = l->generation, .id = id, .ctx = l->ctx,
                                         .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
-}
-
-/* Run the validator over the captured ops; the findings are in s->findings
- * (as many as fit); returns how many there were. */
-static size_t validate(struct scratch *s, const struct cbt_captured *c, const struct call *k, size_t n_read,
-                       const CUDA_MEMCPY3D_BATCH_OP *ops, int device_count, size_t attrs_read, unsigned abi)
-{
-    if (n_read)
-        cbt_capture_expand(c, s->src, s->dst);
-    bool d1 = cbt_api_is_1d(k->api);
-    struct cbt_batch_view view = {
-        .num_ops = k->n, .ops = ops, .flags = k->flags, .stream = k->stream,
-        .src_info = n_read ? s->src : NULL, .dst_info = n_read ? s->dst : NULL, .device_count = device_count,
-        .partial = (d1 ? n_read > 0 : ops != NULL) && n_read < k->n, .num_read = n_read,
-        .copies = d1, .dsts = k->dsts, .srcs = k->srcs, .sizes = k->sizes, .attrs = k->attrs,
-        .attrs_idxs = k->attrs_idxs, .num_attrs = k->num_attrs, .attrs_read = attrs_read, .abi = abi,
-    };
-    size_t nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
-    if (nf != (size_t)-1 && nf > s->cap_findings &&
-        grow((void **)&s->findings, &s->cap_findings, nf, sizeof *s->findings))
-        nf = cbt_validate(s->validator, &view, s->findings, s->cap_findings);
-    return nf == (size_t)-1 ? 0 : nf;
-}
-
-static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *caller, int32_t tid)
-{
-    struct cbt_ev_finding ev = {
-        .batch_id = batch_id, .rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
-        .other_op = f->other_op, .value = f->value, .limit = f->limit, .caller = (uint64_t)(uintptr_t)caller,
-        .tid = tid,
-    };
-    cbt_capture_record_finding(&ev, caller);
 }
 
 /*
@@ -316,12 +297,9 @@ static size_t driver_fail_idx(const struct call *k, size_t n_read, const CUDA_ME
 
 /* ---- the 1D batch: what its arguments give away ---- */
 
-/* The calling thread's stack, learned once per thread. */
-static CBT_TLS uintptr_t tls_stack_lo, tls_stack_hi;
-
-static bool on_my_stack(const void *p)
+static bool on_my_stack(struct thread_state *t, const void *p)
 {
-    if (cbt_unlikely(!tls_stack_hi)) {
+    if (cbt_unlikely(!t->stack_hi)) {
         pthread_attr_t a;
         void *lo = NULL;
         size_t size = 0;
@@ -330,19 +308,19 @@ static bool on_my_stack(const void *p)
                 size = 0;
             pthread_attr_destroy(&a);
         }
-        tls_stack_lo = (uintptr_t)lo;
-        tls_stack_hi = size ? (uintptr_t)lo + size : 1; /* 1: unknown, nothing is on it */
+        t->stack_lo = (uintptr_t)lo;
+        t->stack_hi = size ? (uintptr_t)lo + size : 1; /* 1: unknown, nothing is on it */
     }
-    return (uintptr_t)p >= tls_stack_lo && (uintptr_t)p < tls_stack_hi;
+    return (uintptr_t)p >= t->stack_lo && (uintptr_t)p < t->stack_hi;
 }
 
 /* Is `p` a stream handle: a special one, or one this thread saw as the
  * stream of an earlier batch (and which is still alive)? */
-static bool names_a_stream(const void *p)
+static bool names_a_stream(struct thread_state *t, const void *p)
 {
     if ((uintptr_t)p == (uintptr_t)CU_STREAM_LEGACY || (uintptr_t)p == (uintptr_t)CU_STREAM_PER_THREAD)
         return true;
-    struct stream_slot *slots = tls_streams;
+    struct stream_slot *slots = t ? t->streams : NULL;
     if (!p || !slots)
         return false;
     const struct stream_slot *slot = &slots[((uintptr_t)p >> 4) % STREAM_SLOTS];
@@ -351,28 +329,51 @@ static bool names_a_stream(const void *p)
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
-static unsigned abi_signs(const struct call *k)
+static unsigned abi_signs(struct thread_state *t, const struct call *k)
 {
     unsigned abi = 0;
-    if ((uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(k->stream))
+    if (t && (uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(t, k->stream))
         abi |= CBT_ABI_STREAM_ON_STACK;
-    if (k->fail_idx && ((void *)k->fail_idx == (void *)k->stream || names_a_stream(k->fail_idx)))
+    if (k->fail_idx && ((void *)k->fail_idx == (void *)k->stream || names_a_stream(t, k->fail_idx)))
         abi |= CBT_ABI_FAIL_IDX_IS_STREAM;
     return abi;
 }
 
-/* Copies [0, n) as ops, each with its attribute (attrsIdxs well formed). */
-static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct scratch *s, const struct call *k, size_t n)
+/*
+ * Strict mode refuses a 1D batch the way the driver rejects one: when the
+ * first finding that refuses it is about copy j, the copies before j are
+ * made (as the driver makes them) and failIdx is j.  Returns j, or SIZE_MAX
+ * when the refusal is about the batch as a whole.
+ */
+static size_t refused_copy(const struct thread_state *s, size_t kept, bool hazards)
 {
-    if (n > s->cap_copies && !grow((void **)&s->copies, &s->cap_copies, n, sizeof *s->copies))
+    size_t j = SIZE_MAX;
+    for (size_t i = 0; i < kept; i++) {
+        const struct cbt_finding *f = &s->findings[i];
+        bool refusing = f->severity == CBT_SEV_ERROR || (hazards && f->severity == CBT_SEV_HAZARD);
+        if (!refusing || f->rule == CBT_RULE_ops_not_read)
+            continue;
+        if (f->op == CBT_NO_OP)
+            return SIZE_MAX;
+        if (f->op < j)
+            j = f->op;
+    }
+    return j;
+}
+
+
+/* Copies [0, n) as ops, each with its attribute (attrsIdxs well formed): for the validator. */
+static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct thread_state *t, const struct call *k, size_t n)
+{
+    if (n > t->cap_copies && !grow((void **)&t->copies, &t->cap_copies, n, sizeof *t->copies))
         return NULL;
     size_t a = 0;
     for (size_t i = 0; i < n; i++) {
         while (a + 1 < k->num_attrs && k->attrs_idxs[a + 1] <= i)
             a++;
-        cbt_copy_op(&s->copies[i], k->dsts[i], k->srcs[i], k->sizes[i], &k->attrs[a]);
+        cbt_copy_op(&t->copies[i], k->dsts[i], k->srcs[i], k->sizes[i], &k->attrs[a]);
     }
-    return s->copies;
+    return t->copies;
 }
 
 /* Set once configuration is read and the provider loaded; until then every
@@ -384,7 +385,7 @@ static void first_batch(void)
 {
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
-    cbt_capture_init();
+    cbt_record_init();
     if (cfg->mode != CBT_MODE_OFF) {
         cbt_tracing_init();
         cbt_trace_process(); /* once per process, with the provider loaded */
@@ -392,7 +393,281 @@ static void first_batch(void)
     __atomic_store_n(&cbt_ready, 1, __ATOMIC_RELEASE);
 }
 
-static CUresult common(const struct call *k, void *caller);
+/* ---- the steps of one batch ---- */
+
+/* A batch on its way down the steps. */
+struct batch {
+    const struct call *k;
+    void *caller;
+    struct thread_state *t;
+    const struct cbt_real *real;
+    const struct cbt_config *cfg;
+    bool d1, recording, validating, timed;
+    bool stream_known, capturing, risky, refuse, pending;
+    unsigned abi;
+    struct stream_look look;
+    struct cbt_ev_batch b;
+    struct cbt_ev_batch1d b1;
+    size_t n, attrs_read, refuse_at;
+    struct cbt_dict *dict;
+    uint16_t *refs;                     /* 2 per op read; NULL: not learned */
+    const CUDA_MEMCPY3D_BATCH_OP *ops;  /* 3D: the op list; 1D: the copies as ops, for the validator */
+    CUresult res;
+};
+
+static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *caller, int32_t tid)
+{
+    struct cbt_ev_finding ev = {
+        .batch_id = batch_id, .rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
+        .other_op = f->other_op, .value = f->value, .limit = f->limit, .caller = (uint64_t)(uintptr_t)caller,
+        .tid = tid,
+    };
+    cbt_record_finding(&ev, caller);
+}
+
+/* describe: ids, the stream (before the call), the signs of mixed-up ABIs. */
+static void step_describe(struct batch *x)
+{
+    const struct call *k = x->k;
+    x->b = (struct cbt_ev_batch){
+        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api,
+        .door = (uint8_t)k->door, .capture = CBT_CAPTURE_UNKNOWN, .num_ops = k->n, .flags = k->flags,
+        .op_list = (uint64_t)(uintptr_t)(x->d1 ? (void *)k->dsts : (void *)k->ops),
+        .stream = (uint64_t)(uintptr_t)k->stream, .device = -1, .fail_idx = UINT64_MAX,
+        .caller = (uint64_t)(uintptr_t)x->caller, .tid = cbt_tid(), .device_count = cbt_device_count(x->real),
+    };
+    x->b1 = (struct cbt_ev_batch1d){
+        .srcs = (uint64_t)(uintptr_t)k->srcs, .sizes = (uint64_t)(uintptr_t)k->sizes,
+        .attrs = (uint64_t)(uintptr_t)k->attrs, .attrs_idxs = (uint64_t)(uintptr_t)k->attrs_idxs,
+        .num_attrs = k->num_attrs,
+    };
+    /* A 1D call whose stream or failIdx is another argument in disguise: the
+     * driver is not asked about that "stream", and no array is read. */
+    x->abi = x->d1 ? abi_signs(x->t, k) : 0;
+    x->b1.abi = (uint8_t)x->abi;
+    /* Whether the driver knows the stream decides whether it reads the op list at all. */
+    x->stream_known = x->abi ? false : k->fn ? stream_before(x->t, x->real, k->api, k->stream, &x->b, &x->look) : true;
+    /* Strict mode refuses nothing on a stream being captured: the driver
+     * refuses every batch there itself (900, the capture going on), and
+     * reads no memory first (an unmapped source does not crash it). */
+    if (x->cfg->mode == CBT_MODE_STRICT && x->stream_known && !x->abi && k->fn) {
+        x->b.capture = cbt_stream_capture(x->real, cbt_api_is_ptsz(k->api), k->stream);
+        x->capturing = x->b.capture == CBT_CAPTURE_ACTIVE || x->b.capture == CBT_CAPTURE_INVALIDATED;
+    }
+}
+
+/* read: how far the driver reads the op list or the copy arrays. */
+static void step_read(struct batch *x)
+{
+    const struct call *k = x->k;
+    if (x->d1) {
+        x->n = cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
+                                       k->stream, x->stream_known, x->b.device_count, &x->attrs_read);
+        x->b1.attrs_recorded = x->attrs_read;
+    } else {
+        x->n = cbt_ops_driver_reads(k->n, k->ops, k->flags, k->stream, x->stream_known);
+        x->ops = k->ops;
+    }
+    x->b.ops_recorded = x->n;
+}
+
+/* learn: each operand's dictionary index. */
+static void step_learn(struct batch *x)
+{
+    if (!x->recording && !x->validating && !x->timed)
+        return;
+    x->dict = cbt_dict_for_batch(x->recording);
+    x->refs = x->dict ? cbt_dict_refs(x->dict, x->n) : NULL;
+    if (cbt_unlikely(!x->refs)) {
+        /* Without memory for it, the batch is recorded without its operands. */
+        cbt_warn_once(&no_memory_warned, "out of memory: batches are recorded without their operands");
+        return;
+    }
+    if (x->d1)
+        cbt_learn_refs1d(x->real, x->n, x->k->dsts, x->k->srcs, x->refs, x->dict, &x->risky);
+    else
+        cbt_learn_refs(x->real, x->n, x->k->ops, x->refs, x->dict, &x->risky);
+}
+
+/* validate: strict mode and the stderr report, before the call. */
+static void step_validate(struct batch *x)
+{
+    if (!x->validating)
+        return;
+    const struct call *k = x->k;
+    struct thread_state *t = x->t;
+    if (x->d1 && x->n)
+        x->ops = t ? copies_as_ops(t, k, x->n) : NULL;
+    if (!t || !x->refs || !validator_room(t, x->n) || (x->n && !x->ops)) {
+        cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation");
+        return;
+    }
+    if (x->n)
+        cbt_check_footprints(x->dict, x->ops, x->n, x->refs, &x->risky);
+    cbt_refs_expand(x->dict, x->refs, x->n, t->src, t->dst);
+    struct cbt_batch_view view = {
+        .num_ops = k->n, .ops = x->d1 ? x->ops : k->ops, .flags = k->flags, .stream = k->stream,
+        .src_info = x->n ? t->src : NULL, .dst_info = x->n ? t->dst : NULL, .device_count = x->b.device_count,
+        .partial = (x->d1 ? x->n > 0 : k->ops != NULL) && x->n < k->n, .num_read = x->n,
+        .copies = x->d1, .dsts = k->dsts, .srcs = k->srcs, .sizes = k->sizes, .attrs = k->attrs,
+        .attrs_idxs = k->attrs_idxs, .num_attrs = k->num_attrs, .attrs_read = x->attrs_read, .abi = x->abi,
+    };
+    size_t nf = cbt_validate(t->validator, &view, t->findings, t->cap_findings);
+    if (nf != (size_t)-1 && nf > t->cap_findings &&
+        grow((void **)&t->findings, &t->cap_findings, nf, sizeof *t->findings))
+        nf = cbt_validate(t->validator, &view, t->findings, t->cap_findings);
+    if (nf == (size_t)-1)
+        nf = 0;
+    size_t kept = nf < t->cap_findings ? nf : t->cap_findings;
+    x->b.validated = 1;
+    x->b.findings = (uint32_t)nf;
+    for (size_t i = 0; i < kept; i++) {
+        const struct cbt_finding *f = &t->findings[i];
+        emit_finding(x->b.batch_id, f, x->caller, x->b.tid);
+        if (x->cfg->report_stderr)
+            cbt_report_finding(f, x->ops, x->n, x->b.batch_id, k->api, k->door, x->caller);
+        if (x->cfg->mode == CBT_MODE_STRICT && !x->capturing && f->rule != CBT_RULE_ops_not_read &&
+            (f->severity == CBT_SEV_ERROR || (x->cfg->strict_hazards && f->severity == CBT_SEV_HAZARD)))
+            x->refuse = true;
+    }
+    x->refuse_at = x->refuse && x->d1 ? refused_copy(t, kept, x->cfg->strict_hazards) : SIZE_MAX;
+}
+
+/* record: the batch events (and the stream's description before them). */
+static void step_record(struct batch *x)
+{
+    if (!x->recording)
+        return;
+    if (x->dict)
+        cbt_dict_stream(x->dict, x->b.stream, x->b.stream_id, x->b.context, x->b.device);
+    if (x->d1)
+        cbt_record_batch1d(x->dict, &x->b, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
+                           x->k->sizes, x->n, x->refs, x->caller);
+    else
+        cbt_record_batch(x->dict, &x->b, x->k->ops, x->n, x->refs, x->caller);
+}
+
+/* Strict mode and the stderr report: the findings the driver's answer adds
+ * (a batch refused because its stream was being captured). */
+static void validate_result(struct batch *x)
+{
+    struct cbt_finding f[4];
+    size_t nf = cbt_validate_result((uint32_t)x->res, f, 4);
+    for (size_t i = 0; i < nf && i < 4; i++) {
+        emit_finding(x->b.batch_id, &f[i], x->caller, x->b.tid);
+        if (x->cfg->report_stderr)
+            cbt_report_finding(&f[i], x->ops, x->n, x->b.batch_id, x->k->api, x->k->door, x->caller);
+    }
+    x->b.findings += (uint32_t)nf;
+}
+
+/* Refused before the driver sees it; the 12.8 ABI's failIdx as the driver would set it. */
+static void call_refused(struct batch *x)
+{
+    const struct call *k = x->k;
+    x->res = CUDA_ERROR_INVALID_VALUE;
+    x->b.outcome = CBT_OUTCOME_REFUSED;
+    if (x->d1 && x->refuse_at != SIZE_MAX && x->refuse_at > 0 && k->fn) {
+        /* The copies before the refused one, with the attributes they use. */
+        size_t na = 0;
+        while (na < k->num_attrs && k->attrs_idxs[na] < x->refuse_at)
+            na++;
+        uint64_t t0 = cbt_mono_ns();
+        CUresult r = forward(k, x->refuse_at, na);
+        x->b.driver_ns = cbt_mono_ns() - t0;
+        if (r != CUDA_SUCCESS)
+            x->res = r;
+    }
+    if (k->fail_idx && cbt_api_has_fail_idx(k->api) && k->stream != NULL && !(x->abi & CBT_ABI_FAIL_IDX_IS_STREAM))
+        *k->fail_idx = x->d1 ? (x->refuse_at != SIZE_MAX ? x->refuse_at
+                                : x->n && !cbt_op_well_formed(&x->ops[x->n - 1]) ? x->n - 1 : SIZE_MAX)
+                             : driver_fail_idx(k, x->n, x->ops);
+    if (k->fn && !x->abi)
+        stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, false);
+}
+
+/* Forwarded: GPU time around the call; a batch the driver may crash on is
+ * in the ring buffer before it is made. */
+static void call_forward(struct batch *x)
+{
+    const struct call *k = x->k;
+    x->pending = x->risky || x->abi;
+    if (cbt_unlikely(x->pending)) {
+        x->b.outcome = CBT_OUTCOME_PENDING;
+        step_record(x);
+    }
+    struct cbt_gpu_call gt;
+    const bool timed = x->timed && !x->abi;
+    const int ptsz = cbt_api_is_ptsz(k->api);
+    if (cbt_unlikely(timed))
+        cbt_gpu_before(&gt, &x->b, ptsz, k->stream);
+    uint64_t t0 = cbt_mono_ns();
+    x->res = forward(k, k->n, k->num_attrs);
+    x->b.driver_ns = cbt_mono_ns() - t0;
+    if (!x->abi)
+        stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
+    if (cbt_unlikely(x->validating && x->res != CUDA_SUCCESS))
+        validate_result(x);
+    x->b.outcome = CBT_OUTCOME_FORWARDED;
+    x->b.result = (uint32_t)x->res;
+    if (cbt_unlikely(timed)) {
+        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
+                                 .src_device = -1, .dst_device = -1};
+        if (x->refs)
+            cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, x->n, &sum);
+        cbt_gpu_after(&gt, x->res, &x->b, ptsz, k->stream, x->refs ? &sum : NULL);
+    }
+}
+
+/* call: refuse, or forward. */
+static void step_call(struct batch *x)
+{
+    const struct call *k = x->k;
+    if (x->refuse)
+        call_refused(x);
+    else if (cbt_unlikely(!k->fn)) {
+        x->res = no_driver(k->api);
+        x->b.outcome = CBT_OUTCOME_NO_DRIVER;
+    } else
+        call_forward(x);
+    x->b.result = (uint32_t)x->res;
+    if (cbt_api_has_fail_idx(k->api) && k->fail_idx && !(x->abi & CBT_ABI_FAIL_IDX_IS_STREAM))
+        x->b.fail_idx = (uint64_t)*k->fail_idx;
+}
+
+static CUresult common(const struct call *k, void *caller)
+{
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
+        first_batch();
+    const bool d1 = cbt_api_is_1d(k->api);
+    /* Straight through when nobody listens (the doors test cbt_quiet first;
+     * this is for the first batch), when the shim is off, and for a batch the
+     * driver makes from inside a batch. */
+    const struct cbt_config *cfg = cbt_config();
+    struct thread_state *t = thread_state();
+    if ((cbt_likely(k->fn != NULL) && (d1 ? cbt_quiet1d() : cbt_quiet())) || cfg->mode == CBT_MODE_OFF ||
+        (t && t->depth > 0))
+        return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
+    if (t)
+        t->depth++;
+    struct batch x = {
+        .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
+        .recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b), .validating = cbt_always_validate,
+        .timed = cfg->gpu_time, .refuse_at = SIZE_MAX,
+    };
+    step_describe(&x);
+    step_read(&x);
+    step_learn(&x);
+    step_validate(&x);
+    step_call(&x);
+    if (x.pending)
+        cbt_record_end(&x.b, caller);
+    else
+        step_record(&x);
+    if (t)
+        t->depth--;
+    return x.res;
+}
 
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                    CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
@@ -411,206 +686,4 @@ CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdevi
                            .stream = stream, .dsts = dsts, .srcs = srcs, .sizes = sizes, .attrs = attrs,
                            .attrs_idxs = attrs_idxs, .num_attrs = num_attrs};
     return common(&k, caller);
-}
-
-/*
- * Strict mode refuses a 1D batch the way the driver rejects one: when the
- * first finding that refuses it is about copy j, the copies before j are
- * made (as the driver makes them) and failIdx is j.  Returns j, or SIZE_MAX
- * when the refusal is about the batch as a whole.
- */
-static size_t refused_copy(const struct scratch *s, size_t kept, bool hazards)
-{
-    size_t j = SIZE_MAX;
-    for (size_t i = 0; i < kept; i++) {
-        const struct cbt_finding *f = &s->findings[i];
-        bool refusing = f->severity == CBT_SEV_ERROR || (hazards && f->severity == CBT_SEV_HAZARD);
-        if (!refusing || f->rule == CBT_RULE_ops_not_read)
-            continue;
-        if (f->op == CBT_NO_OP)
-            return SIZE_MAX;
-        if (f->op < j)
-            j = f->op;
-    }
-    return j;
-}
-
-/* Strict mode and the stderr report: the findings the driver's answer adds
- * (a batch refused because its stream was being captured). */
-static void validate_result(struct cbt_ev_batch *b, CUresult res, const struct call *k,
-                            const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, void *caller)
-{
-    struct cbt_finding f[4];
-    size_t nf = cbt_validate_result((uint32_t)res, f, 4);
-    for (size_t i = 0; i < nf && i < 4; i++) {
-        emit_finding(b->batch_id, &f[i], caller, b->tid);
-        if (cbt_config()->report_stderr)
-            cbt_report_finding(&f[i], ops, n, b->batch_id, k->api, k->door, caller);
-    }
-    b->findings += (uint32_t)nf;
-}
-
-static CUresult common(const struct call *k, void *caller)
-{
-    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
-        first_batch();
-    const bool d1 = cbt_api_is_1d(k->api);
-    /* Straight through when nobody listens (the doors test cbt_quiet first;
-     * this is for the first batch), when the shim is off, and for a batch the
-     * driver makes from inside a batch. */
-    const struct cbt_config *cfg = cbt_config();
-    if ((cbt_likely(k->fn != NULL) && (d1 ? cbt_quiet1d() : cbt_quiet())) || cfg->mode == CBT_MODE_OFF ||
-        tls_depth > 0)
-        return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
-    tls_depth++;
-
-    const struct cbt_real *real = cbt_real();
-    bool v1 = cbt_api_has_fail_idx(k->api);
-    struct cbt_ev_batch b = {
-        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION,
-        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api,
-        .door = (uint8_t)k->door, .capture = CBT_CAPTURE_UNKNOWN, .num_ops = k->n, .flags = k->flags,
-        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops),
-        .stream = (uint64_t)(uintptr_t)k->stream, .device = -1, .fail_idx = UINT64_MAX,
-        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(), .device_count = cbt_device_count(real),
-    };
-    struct cbt_ev_batch1d b1 = {
-        .srcs = (uint64_t)(uintptr_t)k->srcs, .sizes = (uint64_t)(uintptr_t)k->sizes,
-        .attrs = (uint64_t)(uintptr_t)k->attrs, .attrs_idxs = (uint64_t)(uintptr_t)k->attrs_idxs,
-        .num_attrs = k->num_attrs,
-    };
-    /* A 1D call whose stream or failIdx is another argument in disguise: the
-     * driver is not asked about that "stream", and no array is read. */
-    unsigned abi = d1 ? abi_signs(k) : 0;
-    b1.abi = (uint8_t)abi;
-    /* The stream is asked about before the call: whether the driver knows it
-     * decides whether it reads the op list at all. */
-    struct stream_look look = {0};
-    bool stream_known = abi ? false : k->fn ? stream_before(real, k->api, k->stream, &b, &look) : true;
-    /* Strict mode refuses nothing on a stream being captured: the driver
-     * refuses every batch there itself (900, the capture going on), and
-     * reads no memory first (an unmapped source does not crash it). */
-    bool capturing = false;
-    if (cfg->mode == CBT_MODE_STRICT && stream_known && !abi && k->fn) {
-        b.capture = cbt_stream_capture(real, cbt_api_is_ptsz(k->api), k->stream);
-        capturing = b.capture == CBT_CAPTURE_ACTIVE || b.capture == CBT_CAPTURE_INVALIDATED;
-    }
-    size_t n, attrs_read = 0;
-    CUDA_MEMCPY3D_BATCH_OP *ops = k->ops;
-    struct scratch *s = NULL;
-    if (d1) {
-        n = cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
-                                    k->stream, stream_known, b.device_count, &attrs_read);
-        ops = NULL;
-        /* the copies as ops only: the operand arrays are the validator's, grown when it runs */
-        if ((s = scratch_for(0)) != NULL)
-            ops = copies_as_ops(s, k, n);
-        if (!ops)
-            n = 0;
-        b1.attrs_recorded = attrs_read;
-    } else {
-        n = cbt_ops_driver_reads(k->n, k->ops, k->flags, k->stream, stream_known);
-    }
-    struct cbt_captured *c = cbt_capture_ops(real, n, ops);
-    if (cbt_unlikely(!c)) {
-        /* Without memory for the capture, the batch is recorded without its ops. */
-        cbt_warn_once(&no_memory_warned, "out of memory: batches are recorded without their ops");
-        n = 0;
-        c = cbt_capture_ops(real, 0, ops);
-    }
-    b.ops_recorded = c ? n : 0;
-    if (cbt_always_validate && c)
-        cbt_capture_check_footprints(c, ops);
-
-    bool refuse = false;
-    size_t refuse_at = SIZE_MAX;
-    if (cbt_always_validate) {
-        s = scratch_for(n);
-        if (s && c) {
-            size_t nf = validate(s, c, k, n, ops, b.device_count, attrs_read, abi);
-            size_t kept = nf < s->cap_findings ? nf : s->cap_findings;
-            b.validated = 1;
-            b.findings = (uint32_t)nf;
-            for (size_t i = 0; i < kept; i++) {
-                const struct cbt_finding *f = &s->findings[i];
-                emit_finding(b.batch_id, f, caller, b.tid);
-                if (cfg->report_stderr)
-                    cbt_report_finding(f, ops, n, b.batch_id, k->api, k->door, caller);
-                if (cfg->mode == CBT_MODE_STRICT && !capturing && f->rule != CBT_RULE_ops_not_read &&
-                    (f->severity == CBT_SEV_ERROR || (cfg->strict_hazards && f->severity == CBT_SEV_HAZARD))) {
-                    refuse = true;
-                }
-            }
-            if (refuse && d1)
-                refuse_at = refused_copy(s, kept, cfg->strict_hazards);
-        } else {
-            cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation");
-        }
-    }
-
-    const struct cbt_rec1d rec1d = {.fields = &b1, .attrs = k->attrs, .attrs_idxs = k->attrs_idxs,
-                                    .attrs_read = attrs_read};
-    const struct cbt_rec1d *r1 = d1 ? &rec1d : NULL;
-    CUresult res;
-    if (refuse) {
-        /* Refused before the driver sees it; the 12.8 ABI's failIdx as the driver would set it. */
-        res = CUDA_ERROR_INVALID_VALUE;
-        if (k->fn && !abi)
-            stream_after(real, k->api, k->stream, &b, &look, res, false);
-        b.outcome = CBT_OUTCOME_REFUSED;
-        if (d1 && refuse_at != SIZE_MAX && refuse_at > 0 && k->fn) {
-            /* The copies before the refused one, with the attributes they use. */
-            size_t na = 0;
-            while (na < k->num_attrs && k->attrs_idxs[na] < refuse_at)
-                na++;
-            uint64_t t0 = cbt_mono_ns();
-            CUresult r = forward(k, refuse_at, na);
-            b.driver_ns = cbt_mono_ns() - t0;
-            if (r != CUDA_SUCCESS)
-                res = r;
-        }
-        if (k->fail_idx && v1 && k->stream != NULL && !(abi & CBT_ABI_FAIL_IDX_IS_STREAM))
-            *k->fail_idx = d1 ? (refuse_at != SIZE_MAX ? refuse_at
-                                 : n && !cbt_op_well_formed(&ops[n - 1]) ? n - 1 : SIZE_MAX)
-                              : driver_fail_idx(k, n, ops);
-    } else if (cbt_unlikely(!k->fn)) {
-        res = no_driver(k->api);
-        b.outcome = CBT_OUTCOME_NO_DRIVER;
-    } else {
-        bool pending = (c && cbt_capture_risky(c)) || abi;
-        if (cbt_unlikely(pending)) {
-            /* The driver may not return from this one: in the ring buffer first. */
-            b.outcome = CBT_OUTCOME_PENDING;
-            cbt_capture_record(c, &b, ops, r1, caller);
-        }
-        struct cbt_gpu_call gt;
-        const bool timed = cfg->gpu_time && !abi;
-        if (cbt_unlikely(timed))
-            cbt_gpu_before(&gt, &b, cbt_api_is_ptsz(k->api), k->stream);
-        uint64_t t0 = cbt_mono_ns();
-        res = forward(k, k->n, k->num_attrs);
-        b.driver_ns = cbt_mono_ns() - t0;
-        if (!abi)
-            stream_after(real, k->api, k->stream, &b, &look, res, true);
-        if (cbt_unlikely(cbt_always_validate && res != CUDA_SUCCESS))
-            validate_result(&b, res, k, ops, n, caller);
-        if (cbt_unlikely(timed))
-            cbt_gpu_after(&gt, res, &b, cbt_api_is_ptsz(k->api), k->stream, c, ops);
-        b.outcome = CBT_OUTCOME_FORWARDED;
-        b.result = (uint32_t)res;
-        if (v1 && k->fail_idx && !(abi & CBT_ABI_FAIL_IDX_IS_STREAM))
-            b.fail_idx = (uint64_t)*k->fail_idx;
-        if (cbt_unlikely(pending)) {
-            cbt_capture_record_end(&b, caller);
-            tls_depth--;
-            return res;
-        }
-    }
-    b.result = (uint32_t)res;
-    if (v1 && k->fail_idx && b.outcome != CBT_OUTCOME_FORWARDED && !(abi & CBT_ABI_FAIL_IDX_IS_STREAM))
-        b.fail_idx = (uint64_t)*k->fail_idx;
-    if (c)
-        cbt_capture_record(c, &b, ops, r1, caller);
-    tls_depth--;
-    return res;
 }

@@ -355,8 +355,7 @@ static void gt_init(void)
 static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
                                const struct cbt_real *real);
 static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
-                              CUstream stream, const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                              const struct cbt_real *real);
+                              CUstream stream, const struct cbt_ev_gpu *sum, const struct cbt_real *real);
 
 static bool have_driver(const struct cbt_real *real)
 {
@@ -422,19 +421,18 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 }
 
 void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                   const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops)
+                   const struct cbt_ev_gpu *sum)
 {
     if (t->status < 0)
         return;
     const struct cbt_real *real = cbt_real();
     CUstreamCaptureMode was = relaxed_begin(real);
-    gpu_after_relaxed(t, res, b, ptsz, stream, c, ops, real);
+    gpu_after_relaxed(t, res, b, ptsz, stream, sum, real);
     relaxed_end(real, was);
 }
 
 static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
-                              CUstream stream, const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                              const struct cbt_real *real)
+                              CUstream stream, const struct cbt_ev_gpu *sum, const struct cbt_real *real)
 {
     struct gt_entry e = {
         .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start,
@@ -442,8 +440,14 @@ static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct
                .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
                .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1},
     };
-    if (c)
-        cbt_capture_gpu_summary(c, ops, &e.ev);
+    if (sum) {
+        e.ev.ops = sum->ops;
+        e.ev.bytes = sum->bytes;
+        e.ev.src_kind = sum->src_kind;
+        e.ev.dst_kind = sum->dst_kind;
+        e.ev.src_device = sum->src_device;
+        e.ev.dst_device = sum->dst_device;
+    }
     if (t->status == CBT_GPU_TIMED && res != CUDA_SUCCESS)
         e.ev.status = CBT_GPU_CALL_FAILED;
     if (e.ev.status != CBT_GPU_TIMED) {

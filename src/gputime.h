@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "capture.h"
+#include "record.h"
 
 /* One call's timing, from cbt_gpu_before to cbt_gpu_after (on the stack). */
 struct cbt_gpu_call {
@@ -29,9 +29,9 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
 uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream stream);
 
 /* After the call returned res: record the end event and queue the batch, or
- * write at once why it is not timed.  c/ops: what was captured (may be NULL). */
+ * write at once why it is not timed.  sum: its ops, bytes, kinds and devices (NULL: none known). */
 void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                   const struct cbt_captured *c, const CUDA_MEMCPY3D_BATCH_OP *ops);
+                   const struct cbt_ev_gpu *sum);
 
 /* A context, or the primary context of a device, is about to go
  * (src/memwrap.c): what is done is read back now, while its events live. */

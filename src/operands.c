@@ -47,6 +47,7 @@
 
 #include "operands.h"
 #include "memwrap.h"
+#include "record.h"
 #include "settings.h"
 
 #define CACHE_MAX 4096
@@ -485,6 +486,75 @@ size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCP
             idx[i / 2].src = slot;
     }
     return k;
+}
+
+/*
+ * The refs of a batch: for each operand, its index in the thread's
+ * dictionary (src/record.c).  Most operands lie in the allocation of one of
+ * the last two met: that entry is the one the cache would find (entries
+ * never overlap), and its index is known; the others are learned (the
+ * cache, else the driver) and looked up in the dictionary.  *risky: an
+ * operand is unmapped memory, which the driver may crash on.
+ */
+static inline uint16_t ref_of(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cache *c,
+                              uint64_t page, bool strict, struct cbt_dict *d, const struct cbt_operand_info *rp[2],
+                              uint16_t rs[2], bool *risky)
+{
+    if (!strict && op->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+        uint64_t a = (uint64_t)op->op.ptr.ptr;
+        if (in_alloc(rp[0], a))
+            return rs[0];
+        if (in_alloc(rp[1], a))
+            return rs[1];
+    }
+    struct cbt_operand_info tmp;
+    bool changed = false;
+    const struct cbt_operand_info *p = learn_ref(real, op, &tmp, c, page, strict, &changed);
+    if (changed)
+        rp[0] = rp[1] = NULL;
+    if (cbt_unlikely(p->kind == CBT_MEM_UNMAPPED))
+        *risky = true;
+    uint16_t r = cbt_dict_ref(d, p);
+    if (p != &tmp) {
+        rp[1] = rp[0];
+        rs[1] = rs[0];
+        rp[0] = p;
+        rs[0] = r;
+    }
+    return r;
+}
+
+void cbt_learn_refs(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                    struct cbt_dict *d, bool *risky)
+{
+    uint64_t page;
+    bool strict;
+    struct cache *c = cache_for_batch(&page, &strict);
+    const struct cbt_operand_info *rp[2] = {NULL, NULL};
+    uint16_t rs[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        refs[2 * i] = ref_of(real, &ops[i].src, c, page, strict, d, rp, rs, risky);
+        refs[2 * i + 1] = ref_of(real, &ops[i].dst, c, page, strict, d, rp, rs, risky);
+    }
+}
+
+void cbt_learn_refs1d(const struct cbt_real *real, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+                      uint16_t *refs, struct cbt_dict *d, bool *risky)
+{
+    uint64_t page;
+    bool strict;
+    struct cache *c = cache_for_batch(&page, &strict);
+    const struct cbt_operand_info *rp[2] = {NULL, NULL};
+    uint16_t rs[2] = {0, 0};
+    CUmemcpy3DOperand x;
+    memset(&x, 0, sizeof x);
+    x.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    for (size_t i = 0; i < n; i++) {
+        x.op.ptr.ptr = srcs[i];
+        refs[2 * i] = ref_of(real, &x, c, page, strict, d, rp, rs, risky);
+        x.op.ptr.ptr = dsts[i];
+        refs[2 * i + 1] = ref_of(real, &x, c, page, strict, d, rp, rs, risky);
+    }
 }
 
 int cbt_device_count(const struct cbt_real *real)

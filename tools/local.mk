@@ -6,7 +6,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
 	tools/guard.c tools/guard.h \
 	tools/reader.c tools/reader.h \
-	tools/assemble.c tools/assemble.h \
+	tools/assemble.c tools/assemble.h tools/compact.c tools/compact.h \
 	tools/agg.c tools/agg.h tools/agg_internal.h tools/ktab.c tools/ktab.h tools/classes.h tools/agg_gpu.h tools/agg_gpu.c \
 	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
 	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \

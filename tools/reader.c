@@ -29,12 +29,15 @@
 
 #include "agg.h"
 #include "assemble.h"
+#include "compact.h"
 #include "reader.h"
 #include "util.h"
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME,
+    /* format 3, the compact record */
+    EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
 
 /* The fields, by the lists of events.h */
@@ -68,10 +71,36 @@ enum { CBT_EV_ATTRS_FIELDS(CBT_ATTRS_ENUM_) A_COUNT_ };
 static const char *const attrs_fields[A_COUNT_] = {CBT_EV_ATTRS_FIELDS(CBT_ATTRS_NAME_)};
 #undef CBT_ATTRS_ENUM_
 #undef CBT_ATTRS_NAME_
-/* Slots of the reused sequence buffers: the chunk's, then the attributes'. */
-enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_COUNT_ };
 enum { H_BADDR, H_MEMSZ, H_PATH, H_IS_PIC, H_COUNT_ };
 static const char *const bin_info_fields[H_COUNT_] = {"baddr", "memsz", "path", "is_pic"};
+
+/* The members of the compact record's events (format 3), integers then sequences. */
+enum {
+    X_id, X_w, X_driver_ns, X_caller, X_first, X_key, X_index, X_handle, X_stream_id, X_context, X_device,
+    X_hdr, X_ops, X_refs, X_dsts, X_srcs, X_sizes, X_attrs, X_attr_idxs, X_info, X_COUNT_
+};
+#define X_FIRST_SEQ_ X_hdr
+static const char *const compact_fields[X_COUNT_] = {
+    "id", "w", "driver_ns", "caller", "first", "key", "index", "handle", "stream_id", "context", "device",
+    "hdr", "ops", "refs", "dsts", "srcs", "sizes", "attrs", "attr_idxs", "info",
+};
+/* Which members each event has: bit X_... */
+#define XB(x) (1u << X_##x)
+static const unsigned compact_members[] = {
+    [EK_B] = XB(id) | XB(w) | XB(driver_ns) | XB(caller) | XB(hdr) | XB(ops) | XB(refs),
+    [EK_BO] = XB(id) | XB(first) | XB(ops) | XB(refs),
+    [EK_C] = XB(id) | XB(w) | XB(driver_ns) | XB(caller) | XB(hdr) | XB(attrs) | XB(attr_idxs) | XB(dsts) |
+             XB(srcs) | XB(sizes) | XB(refs),
+    [EK_CO] = XB(id) | XB(first) | XB(dsts) | XB(srcs) | XB(sizes) | XB(refs),
+    [EK_CA] = XB(id) | XB(first) | XB(attrs) | XB(attr_idxs),
+    [EK_OPERAND] = XB(key) | XB(index) | XB(info),
+    [EK_STREAM] = XB(key) | XB(handle) | XB(stream_id) | XB(context) | XB(device),
+};
+/* Slots of the reused sequence buffers: the chunk's, the attributes', the compact record's. */
+enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_X, S_COUNT_ = S_X + X_COUNT_ };
+/* The bytes per element of each sequence member. */
+static const unsigned compact_width[X_COUNT_] = {[X_hdr] = 1, [X_ops] = 8, [X_refs] = 2, [X_dsts] = 8, [X_srcs] = 8,
+                                                  [X_sizes] = 8, [X_attrs] = 8, [X_attr_idxs] = 8, [X_info] = 8};
 
 /* A member: its index in the payload, whether it is signed, and for the chunk
  * sequences the bytes per element (1 as recorded now; 2, 4 or 8 read as well). */
@@ -99,6 +128,7 @@ struct ecinfo {
     int rank_var;             /* process: the string member, -1 absent */
     struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
     struct mem id_baddr, id;  /* build_id */
+    struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
 };
 
 #define EC_SLOTS 1024u
@@ -108,6 +138,7 @@ struct reader {
     struct cbt_read_hooks *hooks; /* never NULL while reading */
     struct cbt_agg *agg;
     struct cbt_asm *as;
+    struct cbt_compact *compact; /* format 3's dictionaries */
     /* sources */
     char **paths;        /* one per source component (trace dir or URL) */
     int npaths;
@@ -259,6 +290,20 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_PROCESS;
     else if (strcmp(name, "cubatchtrace:gpu_time") == 0)
         e->kind = EK_GPU_TIME;
+    else if (strcmp(name, "cubatchtrace:b") == 0)
+        e->kind = EK_B;
+    else if (strcmp(name, "cubatchtrace:bo") == 0)
+        e->kind = EK_BO;
+    else if (strcmp(name, "cubatchtrace:c") == 0)
+        e->kind = EK_C;
+    else if (strcmp(name, "cubatchtrace:co") == 0)
+        e->kind = EK_CO;
+    else if (strcmp(name, "cubatchtrace:ca") == 0)
+        e->kind = EK_CA;
+    else if (strcmp(name, "cubatchtrace:operand") == 0)
+        e->kind = EK_OPERAND;
+    else if (strcmp(name, "cubatchtrace:stream") == 0)
+        e->kind = EK_STREAM;
     else if (strncmp(name, "cubatchtrace:", 13) == 0)
         e->kind = EK_CBT_OTHER;
     else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
@@ -304,6 +349,25 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
             bytes_per_element(pl, e->id.idx) != 1)
             e->kind = EK_OTHER;
+        return e;
+    }
+    if (e->kind >= EK_B) { /* format 3: every member its event has, of its kind */
+        for (int i = 0; i < X_COUNT_; i++) {
+            e->x[i].idx = -1;
+            if (!(compact_members[e->kind] >> i & 1))
+                continue;
+            e->x[i].idx = member_index(pl, compact_fields[i], &e->x[i].sgn);
+            bool fits = e->x[i].idx >= 0 &&
+                        (i < X_FIRST_SEQ_ ? field_is(pl, e->x[i].idx, BT_FIELD_CLASS_TYPE_INTEGER)
+                                          : bytes_per_element(pl, e->x[i].idx) == compact_width[i]);
+            if (!fits) {
+                snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is %s", name, compact_fields[i],
+                         e->x[i].idx < 0 ? "missing (a trace of another catalogue?)" : "not of the type it should be");
+                free(e);
+                return NULL;
+            }
+            e->x[i].width = compact_width[i];
+        }
         return e;
     }
     if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
@@ -505,6 +569,30 @@ static bool read_batch_fields(struct reader *r, const struct ecinfo *e, const bt
     return true;
 }
 
+/* A compact event's members into e (what it lacks stays 0/NULL); false on error (r->fail). */
+static bool read_compact(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_compact_ev *x,
+                         uint64_t ints[X_FIRST_SEQ_])
+{
+    memset(x, 0, sizeof *x);
+    for (int i = 0; i < X_FIRST_SEQ_; i++)
+        ints[i] = e->x[i].idx >= 0 ? member_int(pl, e->x[i]) : 0;
+    x->id = ints[X_id];
+    x->w = ints[X_w];
+    x->driver_ns = ints[X_driver_ns];
+    x->caller = ints[X_caller];
+    x->first = ints[X_first];
+    const uint8_t **seqs[] = {&x->hdr, &x->ops, &x->refs, &x->dsts, &x->srcs, &x->sizes, &x->attrs, &x->attr_idxs, NULL};
+    uint64_t *lens[] = {&x->hdr_len, &x->ops_len, &x->refs_len, &x->dsts_len, &x->srcs_len, &x->sizes_len,
+                        &x->attrs_len, &x->attr_idxs_len, NULL};
+    for (int i = X_FIRST_SEQ_; i < X_info; i++) {
+        if (e->x[i].idx < 0)
+            continue;
+        if (!(*seqs[i - X_FIRST_SEQ_] = seq_bytes_of(r, e->x[i], pl, S_X + i, lens[i - X_FIRST_SEQ_])))
+            return false;
+    }
+    return true;
+}
+
 static void event_time(const struct ecinfo *e, const bt_message *msg, struct cbt_where *w)
 {
     if (!e->has_clock)
@@ -585,6 +673,45 @@ static int on_event(struct reader *r, const bt_message *msg)
         if (!read_chunk(r, e, pl, &c))
             return -1;
         cbt_asm_chunk(r->as, &w, member_int(pl, e->batch_id), &c);
+        break;
+    }
+    case EK_B:
+    case EK_C:
+    case EK_BO:
+    case EK_CO:
+    case EK_CA:
+    case EK_OPERAND:
+    case EK_STREAM: {
+        struct cbt_compact_ev x;
+        uint64_t ints[X_FIRST_SEQ_];
+        if (!read_compact(r, e, pl, &x, ints))
+            return -1;
+        if (e->kind == EK_OPERAND || e->kind == EK_STREAM) {
+            if (e->kind == EK_STREAM) {
+                cbt_compact_stream(r->compact, &w, ints[X_key], ints[X_handle], ints[X_stream_id], ints[X_context],
+                                   (int32_t)ints[X_device]);
+                break;
+            }
+            uint64_t len = 0;
+            const uint8_t *info = seq_bytes_of(r, e->x[X_info], pl, S_X + X_info, &len);
+            if (!info)
+                return -1;
+            if (len == 8 * CBT_EV_OPERAND_WORDS) {
+                uint64_t words[CBT_EV_OPERAND_WORDS];
+                memcpy(words, info, sizeof words);
+                cbt_compact_operand(r->compact, &w, ints[X_key], ints[X_index], words);
+            }
+            break;
+        }
+        if (e->kind == EK_CA) {
+            cbt_compact_attrs(r->compact, &w, &x);
+            break;
+        }
+        event_time(e, msg, &w);
+        if (e->kind == EK_B || e->kind == EK_C)
+            cbt_compact_batch(r->compact, &w, e->kind == EK_C, &x);
+        else
+            cbt_compact_chunk(r->compact, &w, e->kind == EK_CO, &x);
         break;
     }
     case EK_BATCH_END: {
@@ -991,8 +1118,9 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
     r->o = o;
     r->hooks = hooks;
     r->agg = agg;
-    if (!(r->as = cbt_asm_new(agg, fn, ctx))) {
+    if (!(r->as = cbt_asm_new(agg, fn, ctx)) || !(r->compact = cbt_compact_new(r->as))) {
         cbt_err("out of memory");
+        cbt_asm_free(r->as);
         free(r);
         return 2;
     }
@@ -1152,6 +1280,7 @@ out:
     for (int i = 0; i < S_COUNT_; i++)
         free(r->seq[i]);
     free(r->el);
+    cbt_compact_free(r->compact);
     cbt_asm_free(r->as);
     free(r->paths);
     free(r->its);

@@ -4,6 +4,16 @@
  * The fields of each event are the lists of <cubatchtrace/events.h>;
  * docs/events.md documents them.
  *
+ * Format 3, what the shim writes (the compact record, <cubatchtrace/events.h>):
+ *   cubatchtrace:b          INFO     one per 3D batch: id, w, driver_ns, caller, hdr, its first ops and refs
+ *   cubatchtrace:bo         INFO     each further chunk of a large 3D batch
+ *   cubatchtrace:c          INFO     one per 1D batch: the same header, its attributes, its first copies and refs
+ *   cubatchtrace:co         INFO     each further chunk of copies
+ *   cubatchtrace:ca         INFO     the attributes of a 1D batch that reads more than CBT_EV_ATTRS1D
+ *   cubatchtrace:operand    INFO     an entry of the writing thread's operand dictionary
+ *   cubatchtrace:stream     INFO     a stream as the writing thread describes it
+ *   cubatchtrace:process    INFO     once per process image: host, rank, image
+ * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
  *   cubatchtrace:batch1d    INFO     one per 1D batch: batch fields, 1D fields, first attributes, first chunk
@@ -148,6 +158,114 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVEL_DEBUG)
+
+/* ---- format 3: the compact record (struct cbt_ev_rec `r`) ---- */
+
+#define CBT_TP_REC_HEAD                                                                                       \
+    lttng_ust_field_integer(uint64_t, id, r->id)                                                              \
+    lttng_ust_field_integer_hex(uint64_t, w, r->w)                                                            \
+    lttng_ust_field_integer(uint64_t, driver_ns, r->driver_ns)                                                \
+    lttng_ust_field_integer_hex(uint64_t, caller, r->caller)                                                  \
+    lttng_ust_field_sequence(uint8_t, hdr, r->hdr, uint8_t, r->hdr_len)
+#define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint32_t, 2 * r->nrefs_ops)
+#define CBT_TP_REC_OPS                                                                                        \
+    lttng_ust_field_sequence_hex(uint64_t, ops, (const uint64_t *)r->ops, uint32_t, r->count * CBT_EV_OP_WORDS)
+#define CBT_TP_REC_COPIES                                                                                     \
+    lttng_ust_field_sequence_hex(uint64_t, dsts, r->dsts, uint32_t, r->count)                                 \
+    lttng_ust_field_sequence_hex(uint64_t, srcs, r->srcs, uint32_t, r->count)                                 \
+    lttng_ust_field_sequence(uint64_t, sizes, r->sizes, uint32_t, r->count)
+#define CBT_TP_REC_ATTRS                                                                                      \
+    lttng_ust_field_sequence_hex(uint64_t, attrs, (const uint64_t *)r->attrs, uint16_t,                       \
+                                 r->nattrs * CBT_EV_ATTR_WORDS)                                               \
+    lttng_ust_field_sequence(uint64_t, attr_idxs, r->attr_idxs, uint16_t, r->nattrs)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_HEAD
+        CBT_TP_REC_OPS
+        CBT_TP_REC_REFS
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, b, "urn:cubatchtrace:" CBT_TP_VERSION)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(uint64_t, id, r->id)
+        lttng_ust_field_integer(uint64_t, first, r->first)
+        CBT_TP_REC_OPS
+        CBT_TP_REC_REFS
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bo, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_HEAD
+        CBT_TP_REC_ATTRS
+        CBT_TP_REC_COPIES
+        CBT_TP_REC_REFS
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, c, "urn:cubatchtrace:" CBT_TP_VERSION)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, co,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(uint64_t, id, r->id)
+        lttng_ust_field_integer(uint64_t, first, r->first)
+        CBT_TP_REC_COPIES
+        CBT_TP_REC_REFS
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, co, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, ca,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(uint64_t, id, r->id)
+        lttng_ust_field_integer(uint64_t, first, r->first)
+        CBT_TP_REC_ATTRS
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, ca, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* An entry of the writing thread's operand dictionary: key (image tag << 32
+ * | thread id), index, and the struct cbt_ev_operand as 64-bit words. */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, operand,
+    LTTNG_UST_TP_ARGS(uint64_t, key, uint16_t, index, const struct cbt_ev_operand *, o, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer_hex(uint64_t, key, key)
+        lttng_ust_field_integer(uint16_t, index, index)
+        lttng_ust_field_array_hex(uint64_t, info, (const uint64_t *)o, CBT_EV_OPERAND_WORDS)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, operand, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* A stream as the writing thread describes it (key as for operand). */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stream,
+    LTTNG_UST_TP_ARGS(uint64_t, key, uint64_t, handle, uint64_t, stream_id, uint64_t, context, int32_t, device,
+                      void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer_hex(uint64_t, key, key)
+        lttng_ust_field_integer_hex(uint64_t, handle, handle)
+        lttng_ust_field_integer(uint64_t, stream_id, stream_id)
+        lttng_ust_field_integer_hex(uint64_t, context, context)
+        lttng_ust_field_integer(int32_t, device, device)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stream, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 /* The GPU time of a batch, once read back (CUBATCHTRACE_GPU_TIME=1). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,

@@ -42,8 +42,77 @@
 
 #include <stdint.h>
 
-/* Version of the layout below, recorded in every batch (field `format`). */
-#define CBT_EV_FORMAT 2
+/*
+ * Format 3, the compact record (what the shim writes).  A batch costs its
+ * calling thread little more than LTTng's floor: four integers, a few
+ * varint bytes, the program's own arrays as passed, and two operand
+ * references per op.  What repeats lives in per-thread dictionaries that
+ * the reader carries.
+ *
+ *   cubatchtrace:b        a 3D batch: id, w, driver_ns, caller, hdr, then
+ *                         its first CBT_EV_CHUNK3D ops and their refs
+ *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
+ *   cubatchtrace:c        a 1D batch: id, w, driver_ns, caller, hdr, its
+ *                         attributes read (all of them when at most
+ *                         CBT_EV_ATTRS1D, else none: cubatchtrace:ca came
+ *                         before), then its first CBT_EV_CHUNK1D copies
+ *                         (dsts, srcs, sizes as passed) and their refs
+ *   cubatchtrace:co       each further chunk of copies: id, first, dsts, srcs, sizes, refs
+ *   cubatchtrace:ca       attributes of a 1D batch that reads more than
+ *                         CBT_EV_ATTRS1D of them, written before its `c`:
+ *                         id, first, attrs, attr_idxs
+ *   cubatchtrace:operand  a dictionary entry: what the shim learned of an
+ *                         operand (struct cbt_ev_operand), under an index of
+ *                         the writing thread's dictionary, written before
+ *                         the first batch event that refers to it
+ *   cubatchtrace:stream   a stream as the writing thread last described it:
+ *                         handle, id, context, device; written before the
+ *                         first batch event on it and whenever that changes
+ * and, as in format 2: batch_end (pending batches), finding, gpu_time,
+ * lookup, process.
+ *
+ * id is the batch id (process image tag << 32 | number).  The dictionaries
+ * of a thread are keyed by `key` = the image tag << 32 | the thread id (the
+ * kernel's, as w holds it), so that the reader needs no context to decode.
+ * refs: two 16-bit dictionary indices per op (source, destination); empty
+ * when CBT_W_SAME_REFS says the batch's refs equal those of the thread's
+ * previous single-chunk batch (the reader keeps them).  Each thread writes
+ * its dictionary entries again on first use after CBT_EV_DICT_REFRESH_NS,
+ * so that a session that starts late learns them.
+ */
+#define CBT_EV_FORMAT 3
+#define CBT_EV_CHUNK3D 128  /* ops per b/bo event (128 x 112 + 512 bytes: fits a 16 KiB sub-buffer) */
+#define CBT_EV_CHUNK1D 384  /* copies per c/co event (384 x 28 bytes) */
+#define CBT_EV_ATTRS1D 128  /* attributes a c event carries (128 x 32 bytes) */
+#define CBT_EV_DICT 1024    /* operand dictionary entries per thread */
+#define CBT_EV_DICT_REFRESH_NS 1000000000ull
+
+/* The packed word `w` of b and c. */
+#define CBT_W_API(w) ((unsigned)((w) & 0xf))
+#define CBT_W_DOOR(w) ((unsigned)((w) >> 4 & 0xf))
+#define CBT_W_OUTCOME(w) ((unsigned)((w) >> 8 & 0x7))
+#define CBT_W_CAPTURE(w) ((unsigned)((w) >> 11 & 0x7)) /* 0..2 as enum cbt_capture; 7 unknown */
+#define CBT_W_VALIDATED (1ull << 14)
+#define CBT_W_SAME_REFS (1ull << 15)
+#define CBT_W_RESULT(w) ((unsigned)((w) >> 16 & 0xffff)) /* 0xffff: the result is in hdr */
+#define CBT_W_TID(w) ((int32_t)(uint32_t)((w) >> 32))
+#define CBT_W_RESULT_ESCAPE 0xffffu
+
+/*
+ * hdr: unsigned LEB128 varints, in this order (a reader stops at the end of
+ * the sequence; missing trailing values are 0):
+ *   3D: num_ops, ops_recorded, op_list, stream, flags, fail_idx + 1 (0:
+ *       none), findings, device_count + 1 (0: unknown), rules, [result when
+ *       escaped]
+ *   1D: count, copies recorded, dsts, stream, srcs, sizes, attrs,
+ *       attrs_idxs, num_attrs, attrs_read, abi, fail_idx + 1, findings,
+ *       device_count + 1, rules, [result when escaped]
+ * ops_recorded: the ops (copies) the batch's events carry, over all its chunks.
+ */
+#define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
+
+/* Version of the format-2 layout below, which the reader still reads. */
+#define CBT_EV_FORMAT2 2
 
 /* Ops per event: a chunk of 64 ops with every operand distinct is about
  * 14.3 KiB (64 * 112 bytes of ops, 64 * 2 of operand indices and 128 * 56 of
@@ -194,6 +263,23 @@ struct cbt_ev_chunk {
     const void *ops;         /* count ops (8-byte aligned) */
     const uint16_t *operand_of; /* count: source | destination << 8 */
     const struct cbt_ev_operand *operands;
+};
+
+/* A compact record (format 3) as the shim hands it to the tracepoints
+ * b, bo, c, co and ca: what an event does not carry is ignored. */
+struct cbt_ev_rec {
+    uint64_t id, w, driver_ns, caller;
+    uint64_t first;              /* bo, co, ca: index of the first op, copy or attribute */
+    const uint8_t *hdr;          /* b, c: hdr_len varint bytes */
+    uint32_t hdr_len;
+    uint32_t count;              /* ops (b, bo) or copies (c, co) this event carries */
+    const void *ops;             /* b, bo: count ops (8-byte aligned) */
+    const uint64_t *dsts, *srcs, *sizes; /* c, co: count each */
+    const uint16_t *refs;        /* 2 * nrefs_ops: source, destination */
+    uint32_t nrefs_ops;          /* count, or 0 when the refs repeat (CBT_W_SAME_REFS) */
+    uint32_t nattrs;             /* c, ca: attributes carried */
+    const void *attrs;           /* nattrs CUmemcpyAttributes (8-byte aligned) */
+    const uint64_t *attr_idxs;   /* nattrs */
 };
 
 /* Some attributes of a 1D batch as the shim hands them to the tracepoint. */

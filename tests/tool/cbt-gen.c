@@ -112,7 +112,7 @@ static void usage(void)
           "  devices (2) fail_idx (2^64-1) site (0: gen_site_a, 1: gen_site_b)\n"
           "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
-          "  format (CBT_EV_FORMAT) rules (CBT_RULES_VERSION)\n"
+          "  format (CBT_EV_FORMAT2) rules (CBT_RULES_VERSION)\n"
           "  gpu (none; a gpu_time status) gpu_ns (1000) gpu_start (-2000) gpu_bytes gpu_src gpu_dst\n"
           "  gpu_srcdev gpu_dstdev (the batch's; mixed, -2)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
@@ -686,7 +686,7 @@ static void defaults(struct spec *s)
     s->src = s->dst = CBT_MEM_DEVICE;
     s->order = CBT_ORDER_STREAM;
     s->devices = 2;
-    s->format = CBT_EV_FORMAT;
+    s->format = CBT_EV_FORMAT2;
     s->rules = CBT_RULES_VERSION;
     s->gpu = -1;
     s->gpu_ns = 1000;
@@ -826,7 +826,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--gpu-process")) {
             char host[256] = "";
             gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, NULL);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, 0, 0, 0, NULL);
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {
             FILE *f = fopen(argv[++i], "w");
             if (f) {

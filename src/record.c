@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact record (format 3): the batch events and the calling thread's
+ * dictionaries of operands and streams.
+ *
+ * Cost, per batch: four integers, a few varint bytes (hdr), the program's
+ * own op list or copy arrays as passed, and two 16-bit operand references
+ * per op, or none when they repeat the thread's previous batch.  What the
+ * shim learned of an operand (kind, device, allocation, array shape) is
+ * written once, as a dictionary entry, when the thread first meets it; the
+ * same for a stream's id, context and device.  The reader carries the
+ * dictionaries (tools/compact.c).
+ *
+ * The dictionary of a thread grows from CBT_EV_DICT entries as a batch needs
+ * (an entry used by the batch being recorded is never reused for another
+ * operand before the batch is written: its events refer to both), up to
+ * 65535; past that an operand is CBT_REF_UNKNOWN.  Entries are reused round
+ * robin; a direct-mapped table finds an operand already in it.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memwrap.h"
+#include "process.h"
+#include "record.h"
+#include "tp.h"
+
+_Static_assert(sizeof(struct cbt_ev_operand) == 8 * CBT_EV_OPERAND_WORDS, "operands travel as 64-bit words");
+_Static_assert(sizeof(CUmemcpyAttributes) == 8 * CBT_EV_ATTR_WORDS, "attributes travel as 64-bit words");
+_Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(size_t) == 8, "copy arrays travel as 64-bit words");
+
+#define MAX_ENTRIES 65535u /* indices 0..65534; 0xffff is CBT_REF_UNKNOWN */
+#define STREAMS 16
+
+struct stream_seen {
+    uint64_t handle, id, context;
+    int32_t device;
+    uint32_t epoch; /* 0: never written */
+};
+
+struct cbt_dict {
+    uint64_t key;       /* image tag << 32 | thread id */
+    int32_t tid;
+    uint32_t epoch;     /* entries written in an older epoch are written again */
+    uint64_t epoch_ns;  /* when the epoch began */
+    uint64_t now_ns;    /* coarse_now's last reading */
+    bool emit, was_emitting;
+    uint32_t stamp;     /* the current batch */
+    uint32_t cap, next;
+    struct cbt_operand_info *info;
+    uint32_t *written;  /* epoch an entry was last written in */
+    uint32_t *used;     /* stamp of the last batch that referred to it */
+    uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
+    uint32_t table_mask;
+    struct stream_seen streams[STREAMS];
+    uint16_t *refs, *prev_refs;
+    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
+};
+
+static CBT_TLS struct cbt_dict *tls_dict;
+static pthread_key_t dict_key;
+static pthread_once_t dict_key_once = PTHREAD_ONCE_INIT;
+
+static void dict_free(void *p)
+{
+    struct cbt_dict *d = p;
+    if (!d)
+        return;
+    free(d->info);
+    free(d->written);
+    free(d->used);
+    free(d->table);
+    free(d->refs);
+    free(d->prev_refs);
+    free(d);
+}
+
+static void make_dict_key(void) { (void)pthread_key_create(&dict_key, dict_free); }
+
+static bool dict_grow(struct cbt_dict *d, uint32_t cap)
+{
+    struct cbt_operand_info *info = realloc(d->info, cap * sizeof *info);
+    if (info)
+        d->info = info;
+    uint32_t *written = realloc(d->written, cap * sizeof *written);
+    if (written)
+        d->written = written;
+    uint32_t *used = realloc(d->used, cap * sizeof *used);
+    if (used)
+        d->used = used;
+    uint16_t *table = calloc(2 * (size_t)cap, sizeof *table);
+    if (!info || !written || !used || !table) {
+        free(table);
+        return false;
+    }
+    memset(d->written + d->cap, 0, (cap - d->cap) * sizeof *written);
+    memset(d->used + d->cap, 0, (cap - d->cap) * sizeof *used);
+    memset(d->info + d->cap, 0, (cap - d->cap) * sizeof *info);
+    free(d->table);
+    d->table = table; /* refilled as entries are used again */
+    d->table_mask = 2 * cap - 1;
+    d->next = d->cap;
+    d->cap = cap;
+    return true;
+}
+
+/* CLOCK_MONOTONIC_COARSE, read once in 32 batches of a thread: the refresh
+ * needs no precision, and a clock read per batch would cost the floor's. */
+static uint64_t coarse_now(struct cbt_dict *d)
+{
+    if ((d->stamp & 31) == 0 || !d->now_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        d->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    return d->now_ns;
+}
+
+struct cbt_dict *cbt_dict_for_batch(bool emit)
+{
+    struct cbt_dict *d = tls_dict;
+    if (cbt_unlikely(!d)) {
+        pthread_once(&dict_key_once, make_dict_key);
+        if (!(d = calloc(1, sizeof *d)))
+            return NULL;
+        if (!dict_grow(d, CBT_EV_DICT)) {
+            dict_free(d);
+            return NULL;
+        }
+        d->epoch = 1;
+        d->epoch_ns = coarse_now(d);
+        tls_dict = d;
+        (void)pthread_setspecific(dict_key, d);
+    }
+    uint64_t now_ns = coarse_now(d);
+    int32_t tid = cbt_tid();
+    uint64_t key = (cbt_image_id() & 0xffffffff00000000ull) | (uint32_t)tid;
+    /* A new epoch: every entry is written again on its next use, and no
+     * batch says its refs repeat one the reader may not have seen. */
+    if (cbt_unlikely(key != d->key || (emit && !d->was_emitting) || now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS)) {
+        d->epoch++;
+        d->epoch_ns = now_ns;
+        d->n_prev = 0;
+        if (key != d->key) { /* a forked child: a thread of another image */
+            d->key = key;
+            d->tid = tid;
+            memset(d->streams, 0, sizeof d->streams);
+        }
+    }
+    d->was_emitting = emit;
+    d->emit = emit;
+    d->stamp++;
+    return d;
+}
+
+static inline bool info_eq(const struct cbt_operand_info *a, const struct cbt_operand_info *b)
+{
+    return a->alloc_base == b->alloc_base && a->alloc_size == b->alloc_size && a->kind == b->kind &&
+           a->device == b->device && a->array_width == b->array_width && a->array_height == b->array_height &&
+           a->array_depth == b->array_depth && a->elem_size == b->elem_size;
+}
+
+static inline uint32_t info_hash(const struct cbt_operand_info *o)
+{
+    uint64_t h = o->alloc_base * 0x9e3779b97f4a7c15ull ^ o->alloc_size * 0xc2b2ae3d27d4eb4full ^
+                 ((uint64_t)o->kind << 40 | (uint64_t)(uint32_t)o->device) * 0x165667b19e3779f9ull ^
+                 o->array_width ^ o->array_height << 20 ^ o->array_depth << 40;
+    return (uint32_t)(h >> 32 ^ h);
+}
+
+static void write_entry(struct cbt_dict *d, uint16_t i)
+{
+    d->written[i] = d->epoch;
+    if (!cbt_tp_enabled(operand))
+        return;
+    const struct cbt_operand_info *o = &d->info[i];
+    struct cbt_ev_operand w = {
+        .alloc_base = o->alloc_base, .alloc_size = o->alloc_size, .array_width = o->array_width,
+        .array_height = o->array_height, .array_depth = o->array_depth, .elem_size = o->elem_size,
+        .device = o->device, .kind = o->kind,
+    };
+    pthread_mutex_lock(&cbt_write_lock);
+    cbt_tp(operand, d->key, i, &w, __builtin_return_address(0));
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o)
+{
+    uint32_t h = info_hash(o) & d->table_mask;
+    uint32_t v = d->table[h];
+    uint16_t i;
+    if (v && info_eq(&d->info[v - 1], o)) {
+        i = (uint16_t)(v - 1);
+    } else {
+        /* a new entry, round robin, never one this batch refers to */
+        uint32_t tries = 0;
+        while (d->used[d->next] == d->stamp && tries < d->cap) {
+            d->next = d->next + 1 == d->cap ? 0 : d->next + 1;
+            tries++;
+        }
+        if (tries == d->cap) {
+            uint32_t cap = d->cap * 2 > MAX_ENTRIES ? MAX_ENTRIES : d->cap * 2;
+            if (cap == d->cap || !dict_grow(d, cap))
+                return CBT_REF_UNKNOWN;
+            h = info_hash(o) & d->table_mask;
+        }
+        i = (uint16_t)d->next;
+        d->next = d->next + 1 == d->cap ? 0 : d->next + 1;
+        uint32_t old = info_hash(&d->info[i]) & d->table_mask;
+        if (d->table[old] == (uint32_t)i + 1)
+            d->table[old] = 0;
+        d->info[i] = *o;
+        d->written[i] = 0;
+        d->table[h] = (uint16_t)(i + 1);
+    }
+    d->used[i] = d->stamp;
+    if (d->emit && d->written[i] != d->epoch)
+        write_entry(d, i);
+    return i;
+}
+
+const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i)
+{
+    static const struct cbt_operand_info unknown = {.device = -1};
+    return i < d->cap ? &d->info[i] : &unknown;
+}
+
+void cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device)
+{
+    struct stream_seen *s = &d->streams[(handle >> 4 ^ handle) % STREAMS];
+    if (s->epoch == d->epoch && s->handle == handle && s->id == stream_id && s->context == context &&
+        s->device == device)
+        return;
+    *s = (struct stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
+                              .epoch = d->epoch};
+    if (!d->emit || !cbt_tp_enabled(stream))
+        return;
+    pthread_mutex_lock(&cbt_write_lock);
+    cbt_tp(stream, d->key, handle, stream_id, context, device, __builtin_return_address(0));
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+static bool grow16(uint16_t **p, size_t *cap, size_t want)
+{
+    if (want <= *cap)
+        return true;
+    if (want > SIZE_MAX / 8)
+        return false;
+    size_t n = *cap ? *cap : 64;
+    while (n < want)
+        n *= 2;
+    uint16_t *q = realloc(*p, n * sizeof *q);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n)
+{
+    return grow16(&d->refs, &d->cap_refs, 2 * n) ? d->refs : NULL;
+}
+
+/* ---- the batch events ---- */
+
+static inline uint8_t *varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
+{
+    unsigned cap = b->capture <= CBT_CAPTURE_INVALIDATED ? b->capture : 7;
+    unsigned res = b->result < CBT_W_RESULT_ESCAPE ? b->result : CBT_W_RESULT_ESCAPE;
+    return (uint64_t)(b->api & 0xf) | (uint64_t)(b->door & 0xf) << 4 | (uint64_t)(b->outcome & 0x7) << 8 |
+           (uint64_t)cap << 11 | (b->validated ? CBT_W_VALIDATED : 0) | (same_refs ? CBT_W_SAME_REFS : 0) |
+           (uint64_t)res << 16 | (uint64_t)(uint32_t)b->tid << 32;
+}
+
+static uint8_t *hdr_tail(uint8_t *p, const struct cbt_ev_batch *b)
+{
+    p = varint(p, b->fail_idx + 1);
+    p = varint(p, b->findings);
+    p = varint(p, b->device_count > 0 ? (uint64_t)b->device_count + 1 : 0);
+    p = varint(p, CBT_RULES_VERSION);
+    if (b->result >= CBT_W_RESULT_ESCAPE)
+        p = varint(p, b->result);
+    return p;
+}
+
+/* Do this batch's refs repeat the previous single-chunk batch's (then none
+ * are written)?  Remembers them for the next batch either way. */
+static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size_t chunk)
+{
+    if (!refs || n == 0 || n > chunk) {
+        return false;
+    }
+    bool same = d->n_prev == n && memcmp(d->prev_refs, refs, 2 * n * sizeof *refs) == 0;
+    if (!same && grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
+        memcpy(d->prev_refs, refs, 2 * n * sizeof *refs);
+        d->n_prev = n;
+    } else if (!same) {
+        d->n_prev = 0;
+    }
+    return same;
+}
+
+void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n,
+                      const uint16_t *refs, void *ip)
+{
+    if (!cbt_tp_enabled(b))
+        return;
+    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr;
+    p = varint(p, b->num_ops);
+    p = varint(p, n);
+    p = varint(p, b->op_list);
+    p = varint(p, b->stream);
+    p = varint(p, b->flags);
+    p = hdr_tail(p, b);
+    bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
+    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
+                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
+    pthread_mutex_lock(&cbt_write_lock);
+    size_t first = 0;
+    do {
+        uint32_t count = n - first < CBT_EV_CHUNK3D ? (uint32_t)(n - first) : CBT_EV_CHUNK3D;
+        r.first = first;
+        r.count = count;
+        static const uint64_t none[1];
+        r.ops = count ? (const void *)(ops + first) : none;
+        r.refs = refs ? refs + 2 * first : NULL;
+        r.nrefs_ops = refs && !same ? count : 0;
+        if (first == 0)
+            cbt_tp(b, &r, ip);
+        else
+            cbt_tp(bo, &r, ip);
+        first += count;
+    } while (first < n);
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const struct cbt_ev_batch1d *b1,
+                        const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
+                        const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip)
+{
+    if (!cbt_tp_enabled(c))
+        return;
+    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr;
+    p = varint(p, b->num_ops);
+    p = varint(p, n);
+    p = varint(p, b->op_list);
+    p = varint(p, b->stream);
+    p = varint(p, b1->srcs);
+    p = varint(p, b1->sizes);
+    p = varint(p, b1->attrs);
+    p = varint(p, b1->attrs_idxs);
+    p = varint(p, b1->num_attrs);
+    p = varint(p, b1->attrs_recorded);
+    p = varint(p, b1->abi);
+    p = hdr_tail(p, b);
+    bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
+    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
+                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
+    pthread_mutex_lock(&cbt_write_lock);
+    size_t na = b1->attrs_recorded;
+    if (na > CBT_EV_ATTRS1D) {
+        /* many attributes: before the batch event, so the reader has them when it comes */
+        for (size_t k = 0; k < na; k += CBT_EV_ATTRS1D) {
+            struct cbt_ev_rec a = {.id = b->batch_id, .first = k,
+                                   .nattrs = na - k < CBT_EV_ATTRS1D ? (uint32_t)(na - k) : CBT_EV_ATTRS1D,
+                                   .attrs = attrs + k, .attr_idxs = (const uint64_t *)attrs_idxs + k};
+            cbt_tp(ca, &a, ip);
+        }
+    } else if (na) {
+        r.nattrs = (uint32_t)na;
+        r.attrs = attrs;
+        r.attr_idxs = (const uint64_t *)attrs_idxs;
+    }
+    size_t first = 0;
+    do {
+        uint32_t count = n - first < CBT_EV_CHUNK1D ? (uint32_t)(n - first) : CBT_EV_CHUNK1D;
+        r.first = first;
+        r.count = count;
+        static const uint64_t none[1];
+        r.dsts = count ? (const uint64_t *)dsts + first : none;
+        r.srcs = count ? (const uint64_t *)srcs + first : none;
+        r.sizes = count ? (const uint64_t *)sizes + first : none;
+        r.refs = refs ? refs + 2 * first : NULL;
+        r.nrefs_ops = refs && !same ? count : 0;
+        if (first == 0) {
+            cbt_tp(c, &r, ip);
+        } else {
+            cbt_tp(co, &r, ip);
+        }
+        first += count;
+    } while (first < n);
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+/* ---- the other events of a batch ---- */
+
+/*
+ * One writer of the process at a time: LTTng drops an event, even in
+ * blocking mode, when a writer wraps around the ring onto a sub-buffer that
+ * another writer, preempted between reserving and committing, still holds
+ * (many threads, few CPUs, a small channel).  Serialized, the other threads
+ * of the process wait for it instead.  The driver call is never under it.
+ */
+pthread_mutex_t cbt_write_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cbt_record_end(const struct cbt_ev_batch *b, void *caller)
+{
+    if (!cbt_tp_enabled(batch_end))
+        return;
+    pthread_mutex_lock(&cbt_write_lock);
+    cbt_tp(batch_end, b, caller);
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
+{
+    if (!cbt_tp_enabled(finding))
+        return;
+    pthread_mutex_lock(&cbt_write_lock);
+    cbt_tp(finding, f, caller);
+    pthread_mutex_unlock(&cbt_write_lock);
+}
+
+/* ---- the calling thread's id, the clock ---- */
+
+static unsigned fork_generation;
+static CBT_TLS int32_t tls_tid;
+static CBT_TLS unsigned tls_tid_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* In a forked child the thread that held the write lock is gone, and the
+ * memory kinds this thread learned are not the child's driver state. */
+static void after_fork_child(void)
+{
+    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
+    pthread_mutex_init(&cbt_write_lock, NULL);
+    __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
+}
+static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }
+
+void cbt_record_init(void) { pthread_once(&atfork_once, install_atfork); }
+
+int32_t cbt_tid(void)
+{
+    unsigned g = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    if (cbt_unlikely(!tls_tid || tls_tid_generation != g)) {
+        pthread_once(&atfork_once, install_atfork);
+        tls_tid = (int32_t)syscall(SYS_gettid);
+        tls_tid_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    }
+    return tls_tid;
+}
+
+uint64_t cbt_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

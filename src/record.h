@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact record (format 3, <cubatchtrace/events.h>): one writer of the
+ * batch events, and the calling thread's dictionaries of operands and
+ * streams beside it (src/record.c).
+ */
+#ifndef CBT_SRC_RECORD_H
+#define CBT_SRC_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cubatchtrace/events.h>
+#include <cubatchtrace/validate.h>
+
+#include "driver.h"
+
+#define CBT_REF_UNKNOWN 0xffffu /* an operand the dictionary could not hold */
+
+/*
+ * The calling thread's operand dictionary: what the shim learned of an
+ * operand, under a small index that the batch events refer to.  An entry is
+ * written (cubatchtrace:operand) before the first event that refers to it,
+ * and again on first use after each refresh (CBT_EV_DICT_REFRESH_NS, or
+ * tracing newly turned on), so a session that starts late learns it.
+ */
+struct cbt_dict;
+
+/* What a batch's record needs of its thread, valid while the batch runs:
+ * the dictionary, set up for this batch (emit: tracing is on). */
+struct cbt_dict *cbt_dict_for_batch(bool emit);
+
+/* The dictionary index of an operand described by o (added, and written when
+ * tracing is on, if new); CBT_REF_UNKNOWN when none can be had. */
+uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o);
+
+/* The entry at index i (a zeroed entry for CBT_REF_UNKNOWN). */
+const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i);
+
+/* The stream the batch ran on, written when this thread has not described it
+ * so (or not since the last refresh). */
+void cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device);
+
+/* Room for the refs of n ops in the thread's buffer (NULL: no memory). */
+uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
+
+/* Write a 3D batch: its header (the fields of format 2, of which the
+ * record keeps what <cubatchtrace/events.h> lists) and ops[0, n) with refs
+ * (2 per op; NULL: none learned). */
+void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n,
+                      const uint16_t *refs, void *ip);
+
+/* Write a 1D batch: its header, its attributes read, copies [0, n) with refs. */
+void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const struct cbt_ev_batch1d *b1,
+                        const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
+                        const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip);
+
+/* The result of a batch written before it was forwarded (outcome "pending"),
+ * with the batch fields of format 2. */
+void cbt_record_end(const struct cbt_ev_batch *b, void *caller);
+
+/* A finding of the calling thread's validator. */
+void cbt_record_finding(const struct cbt_ev_finding *f, void *caller);
+
+/* Serializes the process's writers of batch events (see record.c). */
+#include <pthread.h>
+extern pthread_mutex_t cbt_write_lock __attribute__((visibility("hidden")));
+
+/* Once, before the first batch: what a forked child must reset. */
+void cbt_record_init(void);
+
+/* The calling thread's kernel thread id, cached (right in a forked child too). */
+int32_t cbt_tid(void);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t cbt_mono_ns(void);
+
+#endif

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact record (format 3, <cubatchtrace/events.h>) decoded into the
+ * shape assemble.c puts back together: for each writing thread (the key:
+ * image tag << 32 | thread id, on its host) the operand dictionary, the
+ * streams it described and the refs of its previous single-chunk batch;
+ * each batch handed over as a format-2 header and chunks of at most
+ * CBT_EV_OPS_PER_EVENT ops with their distinct operands.  A 1D batch's
+ * copies become ops exactly as the shim makes them (cbt_copy_op, each with
+ * the attribute attrsIdxs gives it).
+ *
+ * An operand whose dictionary entry never came (a session that started
+ * late, less than a refresh ago) reads as unknown memory (kind 0): the
+ * rules that need its kind stay silent, as they do for memory the shim
+ * could not learn.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cubatchtrace/catalog.h>
+
+#include "compact.h"
+
+#define CHUNK CBT_EV_OPS_PER_EVENT /* ops per chunk handed to assemble.c */
+#define STREAMS 64
+
+struct stream_desc {
+    uint64_t handle, id, context;
+    int32_t device;
+    bool used;
+};
+
+struct thread {
+    bool used;
+    uint32_t host;
+    uint64_t key;
+    struct cbt_ev_operand *dict;      /* by index; kind 0 where none came */
+    uint32_t ndict;
+    struct stream_desc streams[STREAMS];
+    uint16_t *prev_refs;              /* the previous single-chunk batch's refs */
+    uint64_t n_prev, cap_prev;
+    /* the 1D batch being read: its attributes (from ca, then c) */
+    uint64_t cur_id;
+    bool cur_is1d;
+    uint8_t *attrs;                   /* CUmemcpyAttributes, 24 bytes each */
+    uint64_t *idxs;
+    uint64_t nattrs, cap_attrs;
+    uint64_t ops_expected, ops_seen;  /* of the current batch */
+};
+
+struct cbt_compact {
+    struct cbt_asm *as;
+    struct thread *t;
+    uint64_t nt, cap; /* open addressing, cap a power of two */
+    /* the chunk handed over, rebuilt for each */
+    uint8_t ops[CHUNK * CBT_EV_OP_SIZE];
+    uint8_t operand_of[CHUNK * 2];
+    struct cbt_ev_operand operands[2 * CHUNK];
+    uint16_t *refs;
+    uint64_t cap_refs;
+    CUDA_MEMCPY3D_BATCH_OP *copies;
+    uint64_t cap_copies;
+};
+
+struct cbt_compact *cbt_compact_new(struct cbt_asm *as)
+{
+    struct cbt_compact *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->as = as;
+    c->cap = 64;
+    if (!(c->t = calloc(c->cap, sizeof *c->t))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void thread_free(struct thread *t)
+{
+    free(t->dict);
+    free(t->prev_refs);
+    free(t->attrs);
+    free(t->idxs);
+}
+
+void cbt_compact_free(struct cbt_compact *c)
+{
+    if (!c)
+        return;
+    for (uint64_t i = 0; i < c->cap; i++)
+        if (c->t[i].used)
+            thread_free(&c->t[i]);
+    free(c->t);
+    free(c->refs);
+    free(c->copies);
+    free(c);
+}
+
+static bool reserve(void **p, uint64_t *cap, uint64_t want, size_t sz)
+{
+    if (want <= *cap)
+        return true;
+    uint64_t n = *cap ? *cap : 64;
+    while (n < want)
+        n *= 2;
+    void *q = n <= SIZE_MAX / sz ? realloc(*p, (size_t)(n * sz)) : NULL;
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+static uint64_t slot_of(uint64_t cap, uint32_t host, uint64_t key)
+{
+    return ((key ^ (uint64_t)host << 48) * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+}
+
+/* The thread state of (host, key), made when first met; NULL out of memory. */
+static struct thread *thread_of(struct cbt_compact *c, uint32_t host, uint64_t key)
+{
+    uint64_t i = slot_of(c->cap, host, key);
+    while (c->t[i].used) {
+        if (c->t[i].key == key && c->t[i].host == host)
+            return &c->t[i];
+        i = (i + 1) & (c->cap - 1);
+    }
+    if (2 * (c->nt + 1) > c->cap) {
+        uint64_t cap = 2 * c->cap;
+        struct thread *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (uint64_t k = 0; k < c->cap; k++) {
+            if (!c->t[k].used)
+                continue;
+            uint64_t j = slot_of(cap, c->t[k].host, c->t[k].key);
+            while (t[j].used)
+                j = (j + 1) & (cap - 1);
+            t[j] = c->t[k];
+        }
+        free(c->t);
+        c->t = t;
+        c->cap = cap;
+        return thread_of(c, host, key);
+    }
+    c->t[i] = (struct thread){.used = true, .host = host, .key = key};
+    c->nt++;
+    return &c->t[i];
+}
+
+static uint64_t key_of(uint64_t id, uint64_t w) { return (id & 0xffffffff00000000ull) | (uint32_t)CBT_W_TID(w); }
+
+void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t index,
+                         const uint64_t info[CBT_EV_OPERAND_WORDS])
+{
+    struct thread *t = thread_of(c, w->host, key);
+    if (!t || index >= 0xffff)
+        return;
+    if (index >= t->ndict) {
+        uint64_t n = t->ndict ? t->ndict : CBT_EV_DICT;
+        while (n <= index)
+            n *= 2;
+        struct cbt_ev_operand *d = realloc(t->dict, (size_t)n * sizeof *d);
+        if (!d)
+            return;
+        memset(d + t->ndict, 0, (size_t)(n - t->ndict) * sizeof *d);
+        t->dict = d;
+        t->ndict = (uint32_t)n;
+    }
+    memcpy(&t->dict[index], info, sizeof t->dict[index]);
+}
+
+void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t handle,
+                        uint64_t stream_id, uint64_t context, int32_t device)
+{
+    struct thread *t = thread_of(c, w->host, key);
+    if (!t)
+        return;
+    struct stream_desc *s = &t->streams[(handle >> 4 ^ handle) % STREAMS];
+    *s = (struct stream_desc){.handle = handle, .id = stream_id, .context = context, .device = device, .used = true};
+}
+
+/* ---- the header ---- */
+
+struct hdr_reader {
+    const uint8_t *p, *end;
+};
+
+static uint64_t next_varint(struct hdr_reader *h)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; h->p < h->end && shift < 64; shift += 7) {
+        uint8_t b = *h->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1, struct cbt_ev_batch *h,
+                      struct cbt_ev_batch1d *d, uint64_t *recorded)
+{
+    struct hdr_reader r = {e->hdr, e->hdr + e->hdr_len};
+    memset(h, 0, sizeof *h);
+    unsigned cap = CBT_W_CAPTURE(e->w);
+    *h = (struct cbt_ev_batch){
+        .format = CBT_EV_FORMAT, .batch_id = e->id, .api = (uint8_t)CBT_W_API(e->w), .door = (uint8_t)CBT_W_DOOR(e->w),
+        .outcome = (uint8_t)CBT_W_OUTCOME(e->w), .result = CBT_W_RESULT(e->w),
+        .capture = cap <= CBT_CAPTURE_INVALIDATED ? (uint8_t)cap : CBT_CAPTURE_UNKNOWN,
+        .driver_ns = e->driver_ns, .caller = e->caller, .tid = CBT_W_TID(e->w), .device = -1,
+        .validated = (e->w & CBT_W_VALIDATED) != 0,
+    };
+    h->num_ops = next_varint(&r);
+    *recorded = next_varint(&r);
+    h->op_list = next_varint(&r);
+    h->stream = next_varint(&r);
+    if (d1) {
+        memset(d, 0, sizeof *d);
+        d->srcs = next_varint(&r);
+        d->sizes = next_varint(&r);
+        d->attrs = next_varint(&r);
+        d->attrs_idxs = next_varint(&r);
+        d->num_attrs = next_varint(&r);
+        d->attrs_recorded = next_varint(&r);
+        d->abi = (uint8_t)next_varint(&r);
+    } else {
+        h->flags = next_varint(&r);
+    }
+    h->fail_idx = next_varint(&r) - 1; /* 0 (none) becomes UINT64_MAX */
+    h->findings = (uint32_t)next_varint(&r);
+    h->device_count = (int32_t)(next_varint(&r) - 1); /* 0 (unknown) becomes -1 */
+    h->rules = (uint16_t)next_varint(&r);
+    if (h->result == CBT_W_RESULT_ESCAPE)
+        h->result = (uint32_t)next_varint(&r);
+    h->ops_recorded = *recorded;
+    const struct stream_desc *s = &t->streams[(h->stream >> 4 ^ h->stream) % STREAMS];
+    if (s->used && s->handle == h->stream) {
+        h->stream_id = s->id;
+        h->context = s->context;
+        h->device = s->device;
+    }
+}
+
+/* ---- chunks ---- */
+
+/* The refs of ops [first, first + n) of the batch, into c->refs; NULL when
+ * the event carries none it can use (the operands are then unknown). */
+static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const struct cbt_compact_ev *e, uint64_t n,
+                               bool first_event, uint64_t recorded, uint64_t chunk)
+{
+    if (!reserve((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs))
+        return NULL;
+    if (first_event && (e->w & CBT_W_SAME_REFS)) {
+        if (t->n_prev != n)
+            return NULL;
+        memcpy(c->refs, t->prev_refs, 2 * n * sizeof *c->refs);
+        return c->refs;
+    }
+    if (e->refs_len != 4 * n)
+        return NULL;
+    memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
+    if (first_event && recorded <= chunk && n == recorded) {
+        /* the writer's previous single-chunk batch, for the next that repeats it */
+        if (reserve((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
+            memcpy(t->prev_refs, e->refs, 2 * n * sizeof *t->prev_refs);
+            t->n_prev = n;
+        }
+    }
+    return c->refs;
+}
+
+static struct cbt_ev_operand operand_of(const struct thread *t, uint16_t i)
+{
+    if (i < t->ndict)
+        return t->dict[i];
+    return (struct cbt_ev_operand){.device = -1};
+}
+
+/* Hand ops [0, n) (the batch's ops [first, first + n)) to assemble.c in
+ * chunks of CHUNK; the first of the batch with its header. */
+static void hand_over(struct cbt_compact *c, const struct cbt_where *w, struct thread *t, uint64_t id,
+                      const uint8_t *ops, uint64_t n, uint64_t first, const uint16_t *refs,
+                      const struct cbt_ev_batch *h, const struct cbt_ev_batch1d *d, const struct cbt_attr_bytes *a)
+{
+    uint64_t done = 0;
+    do {
+        uint64_t m = n - done < CHUNK ? n - done : CHUNK;
+        uint32_t k = 0;
+        for (uint64_t i = 0; i < m; i++) {
+            uint8_t slot[2];
+            for (int side = 0; side < 2; side++) {
+                struct cbt_ev_operand o = refs ? operand_of(t, refs[2 * (done + i) + side])
+                                               : (struct cbt_ev_operand){.device = -1};
+                uint32_t j = 0;
+                while (j < k && memcmp(&c->operands[j], &o, sizeof o) != 0)
+                    j++;
+                if (j == k)
+                    c->operands[k++] = o;
+                slot[side] = (uint8_t)j;
+            }
+            c->operand_of[2 * i] = slot[0];
+            c->operand_of[2 * i + 1] = slot[1];
+        }
+        struct cbt_chunk_bytes ch = {
+            .first = first + done, .ops = ops + done * CBT_EV_OP_SIZE, .ops_len = m * CBT_EV_OP_SIZE,
+            .operand_of = c->operand_of, .operand_of_len = 2 * m,
+            .operands = (const uint8_t *)c->operands, .operands_len = (uint64_t)k * sizeof c->operands[0],
+        };
+        if (h && done == 0) {
+            if (d)
+                cbt_asm_header1d(c->as, w, h, d, a, &ch);
+            else
+                cbt_asm_header(c->as, w, h, &ch);
+        } else {
+            cbt_asm_chunk(c->as, w, id, &ch);
+        }
+        done += m;
+    } while (done < n);
+}
+
+/* Copies [0, n) as ops, each with its attribute, as the shim makes them. */
+static const uint8_t *copies_as_ops(struct cbt_compact *c, const struct thread *t, const struct cbt_compact_ev *e,
+                                    uint64_t n, uint64_t first)
+{
+    if (!reserve((void **)&c->copies, &c->cap_copies, n + 1, sizeof *c->copies))
+        return NULL;
+    uint64_t a = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t at = first + i;
+        while (a + 1 < t->nattrs && t->idxs[a + 1] <= at)
+            a++;
+        uint64_t dst, src, size;
+        memcpy(&dst, e->dsts + 8 * i, 8);
+        memcpy(&src, e->srcs + 8 * i, 8);
+        memcpy(&size, e->sizes + 8 * i, 8);
+        CUmemcpyAttributes attr;
+        if (t->nattrs)
+            memcpy(&attr, t->attrs + a * sizeof attr, sizeof attr);
+        else
+            memset(&attr, 0, sizeof attr);
+        cbt_copy_op(&c->copies[i], (CUdeviceptr)dst, (CUdeviceptr)src, (size_t)size, &attr);
+    }
+    return (const uint8_t *)c->copies;
+}
+
+static bool keep_attrs(struct thread *t, uint64_t first, const uint8_t *words, uint64_t nw, const uint8_t *idxs,
+                       uint64_t ni)
+{
+    uint64_t n = nw / (8 * CBT_EV_ATTR_WORDS);
+    if (ni / 8 < n)
+        n = ni / 8;
+    if (!reserve((void **)&t->attrs, &t->cap_attrs, (first + n) * sizeof(CUmemcpyAttributes) + 1, 1))
+        return false;
+    uint64_t cap = 0;
+    void *p = t->idxs;
+    if (!reserve(&p, &cap, first + n + 1, sizeof *t->idxs))
+        return false;
+    t->idxs = p;
+    memcpy(t->attrs + first * sizeof(CUmemcpyAttributes), words, n * sizeof(CUmemcpyAttributes));
+    memcpy(t->idxs + first, idxs, n * 8);
+    if (first + n > t->nattrs)
+        t->nattrs = first + n;
+    return true;
+}
+
+void cbt_compact_attrs(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_compact_ev *e)
+{
+    (void)w;
+    /* the ca events come before their batch's c event: kept under its id */
+    uint64_t key = e->id & 0xffffffff00000000ull;
+    (void)key;
+    struct thread *t = NULL;
+    /* a ca event carries no thread id: the thread is the one whose next c
+     * event has this id; kept in a slot of its own until then */
+    t = thread_of(c, w->host, e->id | 0x80000000u /* never a tid slot of a real key */);
+    if (!t)
+        return;
+    if (t->cur_id != e->id) {
+        t->cur_id = e->id;
+        t->nattrs = 0;
+    }
+    keep_attrs(t, e->first, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
+}
+
+void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
+{
+    struct thread *t = thread_of(c, w->host, key_of(e->id, e->w));
+    if (!t)
+        return;
+    struct cbt_ev_batch h;
+    struct cbt_ev_batch1d d;
+    uint64_t recorded;
+    header_of(e, t, d1, &h, &d, &recorded);
+    w->vtid = h.tid;
+    uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
+    uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;
+    t->cur_id = e->id;
+    t->cur_is1d = d1;
+    t->ops_expected = recorded;
+    t->ops_seen = n;
+    const uint16_t *refs = refs_of(c, t, e, n, true, recorded, chunk);
+    if (!d1) {
+        hand_over(c, w, t, e->id, e->ops, n, 0, refs, &h, NULL, NULL);
+        return;
+    }
+    /* the attributes: in this event, or in ca events before it */
+    t->nattrs = 0;
+    if (e->attrs_len) {
+        keep_attrs(t, 0, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
+    } else if (d.attrs_recorded) {
+        struct thread *pa = thread_of(c, w->host, e->id | 0x80000000u);
+        if (pa && pa->cur_id == e->id && pa->nattrs)
+            keep_attrs(t, 0, pa->attrs, pa->nattrs * sizeof(CUmemcpyAttributes), (const uint8_t *)pa->idxs,
+                       pa->nattrs * 8);
+        if (pa)
+            pa->cur_id = 0;
+    }
+    /* as format 2 had them: the first CBT_EV_ATTRS_IN_HEADER with the header, the rest after */
+    uint64_t na = t->nattrs, inh = na < CBT_EV_ATTRS_IN_HEADER ? na : CBT_EV_ATTRS_IN_HEADER;
+    struct cbt_attr_bytes a = {.first = 0, .words = t->attrs, .words_len = inh * sizeof(CUmemcpyAttributes),
+                               .idxs = (const uint8_t *)t->idxs, .idxs_len = inh * 8};
+    static const uint8_t none[1];
+    if (!a.words)
+        a.words = a.idxs = none;
+    const uint8_t *ops = copies_as_ops(c, t, e, n, 0);
+    if (!ops)
+        return;
+    hand_over(c, w, t, e->id, ops, n, 0, refs, &h, &d, &a);
+    for (uint64_t k = inh; k < na; k += CBT_EV_ATTRS_PER_EVENT) {
+        uint64_t m = na - k < CBT_EV_ATTRS_PER_EVENT ? na - k : CBT_EV_ATTRS_PER_EVENT;
+        struct cbt_attr_bytes more = {.first = k, .words = t->attrs + k * sizeof(CUmemcpyAttributes),
+                                      .words_len = m * sizeof(CUmemcpyAttributes),
+                                      .idxs = (const uint8_t *)(t->idxs + k), .idxs_len = m * 8};
+        cbt_asm_attrs(c->as, w, e->id, &more);
+    }
+}
+
+void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
+{
+    /* a further chunk: its thread is the one whose batch has this id */
+    struct thread *t = NULL;
+    for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; n < c->cap; n++, i = (i + 1) & (c->cap - 1))
+        if (c->t[i].used && c->t[i].host == w->host && c->t[i].cur_id == e->id && c->t[i].cur_is1d == d1) {
+            t = &c->t[i];
+            break;
+        }
+    uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
+    static struct thread none = {.used = true};
+    const uint16_t *refs = NULL;
+    if (t && e->refs_len == 4 * n && reserve((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs)) {
+        memcpy(c->refs, e->refs, 4 * n);
+        refs = c->refs;
+    }
+    if (!t)
+        t = &none; /* its batch event never came: assemble.c says so */
+    const uint8_t *ops = d1 ? copies_as_ops(c, t, e, n, e->first) : e->ops;
+    if (!ops)
+        return;
+    hand_over(c, w, t, e->id, ops, n, e->first, refs, NULL, NULL, NULL);
+}
