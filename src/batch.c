@@ -46,7 +46,6 @@ static CBT_TLS struct scratch *tls_scratch;
 static CBT_TLS int tls_depth; /* > 0 while this thread is inside cbt_batch */
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
-static uint64_t next_batch_id;
 static int no_memory_warned;
 
 static void scratch_free(void *p)
@@ -419,7 +418,7 @@ static CUresult common(const struct call *k, void *caller)
     bool v1 = cbt_api_has_fail_idx(k->api);
     struct cbt_ev_batch b = {
         .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION,
-        .batch_id = __atomic_fetch_add(&next_batch_id, 1, __ATOMIC_RELAXED), .api = (uint8_t)k->api,
+        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api,
         .door = (uint8_t)k->door, .capture = CBT_CAPTURE_UNKNOWN, .num_ops = k->n, .flags = k->flags,
         .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops),
         .stream = (uint64_t)(uintptr_t)k->stream, .device = -1, .fail_idx = UINT64_MAX,

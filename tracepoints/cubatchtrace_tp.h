@@ -159,16 +159,21 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-/* Once per process, when the shim loads the provider: who the process is in
- * a job of many processes and hosts (src/process.c). */
+/* Once per process image (again after exec and in a forked child), when the
+ * shim loads the provider: who the process is in a job of many processes and
+ * hosts, and which image (src/process.c). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, process,
-    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, int, gpu_time, void *, ip),
+    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, int, gpu_time, uint64_t, image,
+                      uint64_t, pid_ns, uint64_t, start_ns, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
         lttng_ust_field_string(hostname, hostname)
         lttng_ust_field_integer(int64_t, rank, rank)
         lttng_ust_field_string(rank_var, rank_var)
         lttng_ust_field_integer(uint8_t, gpu_time, gpu_time) /* 1: CUBATCHTRACE_GPU_TIME on */
+        lttng_ust_field_integer_hex(uint64_t, image, image)  /* the process image; its high 32 bits tag its batch ids */
+        lttng_ust_field_integer(uint64_t, pid_ns, pid_ns)    /* inode of its pid namespace; 0 unknown */
+        lttng_ust_field_integer(uint64_t, start_ns, start_ns) /* CLOCK_REALTIME when the image started */
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, process, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
