@@ -147,7 +147,7 @@ void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_O
                      "cubatchtrace: %s: %s%s%s: %s%s\n"
                      "  %s\n"
                      "  batch %" PRIu64 " (%s via %s) called from %s\n",
-                     cbt_severity_name(f->severity), r ? r->name : "?", where, other, what, extent, r ? r->text : "", batch_id, cbt_api_name(api), cbt_door_name(door), site);
+                     cbt_severity_name(f->severity), r ? r->name : "?", where, other, what, extent, r ? r->text : "", batch_id & 0xffffffffu /* its number within the process image */, cbt_api_name(api), cbt_door_name(door), site);
     if (n > 0)
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

@@ -181,3 +181,14 @@ tests_clients_client_reads_LDADD = $(CBT_CLIENT_CUDA_LIBS)
 EXTRA_tests_clients_client_reads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 TESTS += tests/doors/reads.sh
 EXTRA_DIST += tests/doors/reads.sh
+
+# Process images (tests/doors/exec.sh, tests/doors/pidns.sh): exec, fork then
+# exec, pid namespaces and a shared pid, each image's counts exact.
+check_PROGRAMS += tests/clients/client_exec
+tests_clients_client_exec_SOURCES = tests/clients/client_exec.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_exec_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_exec_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
+EXTRA_tests_clients_client_exec_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+CBT_IMAGE_TESTS = tests/doors/exec.sh tests/doors/pidns.sh
+TESTS += $(CBT_IMAGE_TESTS)
+EXTRA_DIST += $(CBT_IMAGE_TESTS) tests/doors/images.py

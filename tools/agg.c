@@ -5,9 +5,10 @@
  * Memory does not grow with the number of events: per-op figures go straight
  * into fixed tables; a batch whose ops arrive in several events (batch +
  * batch_ops, possibly from different streams when the thread migrated) waits
- * in a bounded table keyed by (host, vpid, batch_id) until all its ops came;
- * processes, threads, streams and call sites live in bounded tables with an
- * "other" row when full.
+ * in a bounded table keyed by (host, vpid, batch_id) until all its ops came
+ * (the batch id's high 32 bits name the process image); processes (images),
+ * threads, streams and call sites live in bounded tables keyed by the image
+ * (cbt_pkey) with an "other" row when full.
  */
 #include "config.h"
 
@@ -40,6 +41,7 @@ struct brec {
     uint32_t host;
     bool used, have_batch;
     int64_t vpid, vtid;
+    uint32_t image;
     struct cbt_batch b;
     uint64_t expect, seen_ops, bytes;
     uint64_t dir_mask, kind_mask, order_mask, osz_mask[2];
@@ -221,8 +223,10 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
     row_batch(&a->api[api], r, hb);
     row_batch(&a->door[door], r, hb);
     row_batch(&a->apidoor[api][door], r, hb);
+    a->images_numbered = false;
     if (hb) {
         a->batches++;
+        a->untagged += !r->image;
         a->driver_ns += r->b.driver_ns;
         if (r->b.outcome == CBT_OUTCOME_REFUSED)
             a->refused++;
@@ -249,26 +253,27 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         for (unsigned k = 0; k < NHIST; k++)
             if (r->osz_mask[k >> 6] >> (k & 63) & 1)
                 a->osize[k].batches++;
-        struct kent *c = cbt_ktab_get(&a->callers, r->host, (uint64_t)r->vpid, r->b.caller, &created);
+        uint64_t pk = cbt_pkey(r->image, r->vpid);
+        struct kent *c = cbt_ktab_get(&a->callers, r->host, pk, r->b.caller, &created);
         row_batch(&c->row, r, true);
-        struct kent *s = cbt_ktab_get(&a->streams, r->host, (uint64_t)r->vpid, r->b.stream, &created);
+        struct kent *s = cbt_ktab_get(&a->streams, r->host, pk, r->b.stream, &created);
         if (created)
             s->extra = r->b.stream_id;
         row_batch(&s->row, r, true);
     } else {
         a->orphan_ops += r->seen_ops;
     }
-    struct kent *p = cbt_ktab_get(&a->procs, r->host, (uint64_t)r->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, r->host, cbt_pkey(r->image, r->vpid), 0, &created);
     row_batch(&p->row, r, hb);
     p->forwarded_ok += gpu_expected;
-    struct kent *t = cbt_ktab_get(&a->threads, r->host, (uint64_t)r->vpid, (uint64_t)r->vtid, &created);
+    struct kent *t = cbt_ktab_get(&a->threads, r->host, cbt_pkey(r->image, r->vpid), (uint64_t)r->vtid, &created);
     row_batch(&t->row, r, hb);
 }
 
 static void note_process(struct cbt_agg *a, const struct cbt_where *w)
 {
     bool created;
-    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
     if (created) {
         p->rank = -1;
         p->gpu_time = -1;
@@ -356,6 +361,7 @@ void cbt_agg_batch(struct cbt_agg *a, const struct cbt_where *w, const struct cb
         r->batch_id = b->batch_id;
         r->host = w->host;
         r->vpid = w->vpid;
+        r->image = w->image;
     }
     r->vtid = w->vtid;
     r->have_batch = true;
@@ -384,6 +390,7 @@ void cbt_agg_batch_ops(struct cbt_agg *a, const struct cbt_where *w, uint64_t ba
         r->batch_id = batch_id;
         r->host = w->host;
         r->vpid = w->vpid;
+        r->image = w->image;
         r->vtid = w->vtid;
     }
     ops_into(a, r, ops);
@@ -418,6 +425,7 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
         fr->first_ts = w->ts_ns;
         fr->first_batch = f->batch_id;
         fr->first_pid = w->vpid;
+        fr->first_image = w->image;
         fr->first_host = w->host;
         fr->severity = ri ? (uint8_t)ri->severity : f->severity;
     }
@@ -463,7 +471,7 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
     note_process(a, w);
     bool created;
-    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
     if (p == &a->procs.other)
         return;
     p->rank = rank >= 0 ? rank : -1;
@@ -480,9 +488,103 @@ void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct
 {
     note_process(a, w);
     bool created;
-    struct kent *p = cbt_ktab_get(&a->procs, w->host, (uint64_t)w->vpid, 0, &created);
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
     p->gpu_events += g->status != CBT_GPU_CALL_FAILED; /* the batches forwarded with CUDA_SUCCESS */
     cbt_gpu_add(&a->gpu, w, g);
+}
+
+void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns)
+{
+    note_process(a, w);
+    bool created;
+    struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
+    if (p == &a->procs.other)
+        return;
+    p->pid_ns = pid_ns;
+    p->start_ns = start_ns;
+    a->images_numbered = false;
+}
+
+uint64_t cbt_agg_untagged_batches(const struct cbt_agg *a) { return a->untagged; }
+
+/* The images of one (host, vpid) in the order they started (the process
+ * event's start time; an image without one after those with), then by tag:
+ * the same order whatever order the traces were read in. */
+static const struct cbt_agg *img_agg;
+static int cmp_image(const void *x, const void *y)
+{
+    const struct kent *a = &img_agg->procs.ents[*(const uint32_t *)x], *b = &img_agg->procs.ents[*(const uint32_t *)y];
+    if (a->k[0] != b->k[0])
+        return a->k[0] < b->k[0] ? -1 : 1;
+    int64_t pa = cbt_pkey_vpid(a->k[1]), pb = cbt_pkey_vpid(b->k[1]);
+    if (pa != pb)
+        return pa < pb ? -1 : 1;
+    uint64_t sa = a->start_ns ? a->start_ns : UINT64_MAX, sb = b->start_ns ? b->start_ns : UINT64_MAX;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    uint32_t ia = cbt_pkey_image(a->k[1]), ib = cbt_pkey_image(b->k[1]);
+    return (ia > ib) - (ia < ib);
+}
+
+/* Number the images of each (host, vpid): img_no from 1, img_count; the
+ * entries without batches or ops are left out. */
+static void number_images(struct cbt_agg *a)
+{
+    if (a->images_numbered)
+        return;
+    a->images_numbered = true;
+    size_t n = 0;
+    uint32_t *ix = calloc(a->procs.n + 1, sizeof(*ix));
+    if (!ix)
+        return;
+    for (size_t i = 0; i < a->procs.n; i++) {
+        struct kent *e = &a->procs.ents[i];
+        e->img_no = e->img_count = 0;
+        if (e->row.batches || e->row.ops)
+            ix[n++] = (uint32_t)i;
+    }
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    img_agg = a;
+    qsort(ix, n, sizeof(*ix), cmp_image);
+    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; i < n;) {
+        const struct kent *f = &a->procs.ents[ix[i]];
+        size_t j = i;
+        while (j < n && a->procs.ents[ix[j]].k[0] == f->k[0] &&
+               cbt_pkey_vpid(a->procs.ents[ix[j]].k[1]) == cbt_pkey_vpid(f->k[1]))
+            j++;
+        for (size_t k = i; k < j; k++) {
+            a->procs.ents[ix[k]].img_no = (uint32_t)(k - i + 1);
+            a->procs.ents[ix[k]].img_count = (uint32_t)(j - i);
+        }
+        i = j;
+    }
+    free(ix);
+}
+
+/* The entry of a process image, or NULL: a lookup that creates nothing. */
+const struct kent *cbt_agg_proc(const struct cbt_agg *a, uint32_t host, uint64_t pkey)
+{
+    const struct ktab *t = &a->procs;
+    uint64_t k[3] = {host, pkey, 0};
+    for (size_t j = t->nslots ? cbt_mix3(k) & (t->nslots - 1) : 0; t->nslots && t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+        const struct kent *e = &t->ents[t->slots[j] - 1];
+        if (e->k[0] == host && e->k[1] == pkey && e->k[2] == 0)
+            return e;
+    }
+    return NULL;
+}
+
+const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, char *b, size_t l)
+{
+    number_images(a);
+    const struct kent *e = cbt_agg_proc(a, host, pkey);
+    if (e && e->img_count > 1)
+        snprintf(b, l, "pid %" PRId64 " image %" PRIu32 "/%" PRIu32, cbt_pkey_vpid(pkey), e->img_no, e->img_count);
+    else
+        snprintf(b, l, "pid %" PRId64, cbt_pkey_vpid(pkey));
+    return b;
 }
 
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
@@ -511,15 +613,16 @@ void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool kno
 
 void cbt_agg_finish(struct cbt_agg *a)
 {
-    if (a->finished)
-        return;
-    a->finished = true;
-    for (size_t i = 0; i < a->cappend; i++)
-        if (a->pend[i].used)
-            finalize(a, &a->pend[i]);
-    free(a->pend);
-    a->pend = NULL;
-    a->npend = a->cappend = 0;
+    if (!a->finished) {
+        a->finished = true;
+        for (size_t i = 0; i < a->cappend; i++)
+            if (a->pend[i].used)
+                finalize(a, &a->pend[i]);
+        free(a->pend);
+        a->pend = NULL;
+        a->npend = a->cappend = 0;
+    }
+    number_images(a); /* again after parts were merged into a finished whole */
 }
 
 void cbt_agg_lost(const struct cbt_agg *a, uint64_t *events, uint64_t *packets, uint64_t *uncounted)
@@ -573,11 +676,17 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->rank = e->rank;
             d->rank_var = e->rank_var;
             d->gpu_time = e->gpu_time;
+            d->pid_ns = e->pid_ns;
+            d->start_ns = e->start_ns;
             d->label = e->label ? strdup(e->label) : NULL;
         } else if (d != &into->other && d->rank_var == RV_UNSEEN) {
             d->rank = e->rank;
             d->rank_var = e->rank_var;
             d->gpu_time = e->gpu_time;
+        }
+        if (d != &into->other && !d->start_ns) {
+            d->pid_ns = e->pid_ns;
+            d->start_ns = e->start_ns;
         }
         cbt_row_merge(&d->row, &e->row);
         kent_gpu_merge(d, e);
@@ -614,6 +723,8 @@ static bool first_before(const struct cbt_agg *a, const struct frule *x, const s
         return c < 0;
     if (x->first_pid != y->first_pid)
         return x->first_pid < y->first_pid;
+    if (x->first_image != y->first_image)
+        return x->first_image < y->first_image;
     return x->first_batch < y->first_batch;
 }
 
@@ -641,6 +752,8 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     w->orphan_chunks += p->orphan_chunks;
     w->incomplete_batches += p->incomplete_batches;
     w->pending_overflow += p->pending_overflow;
+    w->untagged += p->untagged;
+    w->images_numbered = false;
     rows_merge(w->api, p->api, NAPI);
     rows_merge(w->door, p->door, NDOOR);
     rows_merge(&w->apidoor[0][0], &p->apidoor[0][0], NAPI * NDOOR);

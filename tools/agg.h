@@ -8,19 +8,43 @@
 #define CBT_AGG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cubatchtrace/events.h>
 
-/* Where an event happened. */
+/* Where an event happened.  A process image (docs/events.md: a process
+ * until it execs, a forked child apart from its parent) is (host, vpid,
+ * image): the image tag tells apart images of one vpid on one host (exec,
+ * containers that are each pid 1, reused pids). */
 struct cbt_where {
     uint32_t host;    /* index into the host name table */
     int64_t vpid;     /* -1 when the trace has no vpid context */
     int64_t vtid;     /* -1 when unknown */
+    uint32_t image;   /* the process image's tag; 0: untagged (recorded before images, or an event that does not say) */
     const char *procname; /* NULL when unknown; valid during the call only */
     int64_t ts_ns;    /* ns from origin; INT64_MIN when unknown */
     bool has_ts;
 };
+
+/* The one place an event's image is set: from the batch id of any event that
+ * carries one (its high 32 bits are the tag), or from a tag an event carries
+ * as such (the process event's image >> 32). */
+static inline void cbt_where_image(struct cbt_where *w, uint32_t tag) { w->image = tag; }
+static inline uint32_t cbt_batch_image(uint64_t batch_id) { return (uint32_t)(batch_id >> 32); }
+static inline void cbt_where_image_of_batch(struct cbt_where *w, uint64_t batch_id)
+{
+    cbt_where_image(w, cbt_batch_image(batch_id));
+}
+/* The batch's number within its image, as shown to people (the low 32 bits;
+ * an untagged batch id is its number already). */
+static inline uint64_t cbt_batch_number(uint64_t batch_id) { return batch_id & 0xffffffffull; }
+/* A process image as one word, the key of the tables keyed by (host,
+ * process, ...): tag << 32 | the vpid's 32 bits; untagged: the vpid's. */
+static inline uint64_t cbt_pkey(uint32_t image, int64_t vpid) { return (uint64_t)image << 32 | (uint32_t)vpid; }
+static inline uint64_t cbt_where_pkey(const struct cbt_where *w) { return cbt_pkey(w->image, w->vpid); }
+static inline int64_t cbt_pkey_vpid(uint64_t k) { return (int64_t)(int32_t)(uint32_t)k; }
+static inline uint32_t cbt_pkey_image(uint64_t k) { return (uint32_t)(k >> 32); }
 
 /* The batch fields the summary uses (cubatchtrace:batch minus the ops).
  * ops_expected: how many ops the reader hands over for it (cbt_agg_batch and
@@ -91,6 +115,15 @@ void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t bad
  * variable it came from ("" none), and whether its batches are GPU-timed
  * (1 yes, 0 no, -1 the event does not say). */
 void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time);
+/* What the process event says of the image besides: its pid namespace's
+ * inode (0 unknown) and when it started (CLOCK_REALTIME ns, 0 unknown). */
+void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns);
+/* A process image as people read it: "pid P" and, when its (host, vpid) had
+ * several images, " image K/N" (numbered by start time), into b. */
+const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, char *b, size_t l);
+/* Batches whose id carries no image tag (a trace recorded before images):
+ * their processes are (host, vpid). */
+uint64_t cbt_agg_untagged_batches(const struct cbt_agg *a);
 /* A cubatchtrace:gpu_time event (w.ts_ns: the event's own time). */
 void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_ev_gpu *g);
 /* the version of cubatchtrace that recorded a trace (its metadata says) */

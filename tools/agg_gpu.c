@@ -141,7 +141,7 @@ void cbt_gpu_add(struct gpu_time *g, const struct cbt_where *w, const struct cbt
     cbt_gpurow_add(&g->dir_osize[dir][bin], &r);
     cbt_gpurow_add(gpu_dev(g, w->host, e->device), &r);
     bool created;
-    struct kent *s = cbt_ktab_get(&g->streams, w->host, (uint64_t)w->vpid, e->stream, &created);
+    struct kent *s = cbt_ktab_get(&g->streams, w->host, cbt_where_pkey(w), e->stream, &created);
     if (created)
         s->extra = e->stream_id;
     cbt_gpurow_add(&s->gpu, &r);

@@ -29,7 +29,7 @@ struct gpu_time {
     struct gpurow total;
     struct gpurow dir[DIR_COUNT + 1], kind[NKIND][NKIND], kind_mixed, osize[NHIST];
     struct gpurow dir_osize[DIR_COUNT + 1][NHIST]; /* [direction as dir][op-size bin as osize] */
-    struct ktab streams; /* (host, vpid, stream), extra: stream_id */
+    struct ktab streams; /* (host, process image (cbt_pkey), stream), extra: stream_id */
     struct gpudev devs[NDEV];
     unsigned ndevs;
     struct gpurow dev_other, dev_unknown;

@@ -36,6 +36,7 @@ struct frule {
     int64_t first_ts;
     uint64_t first_batch;
     int64_t first_pid;
+    uint32_t first_image; /* the process image's tag (0 untagged) */
     uint32_t first_host;
     uint8_t severity;
 };
@@ -51,6 +52,8 @@ struct cbt_agg {
     uint64_t refused_in_capture; /* forwarded, refused by the driver because the stream was being captured (900) */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
     uint64_t orphan_ops, orphan_chunks, incomplete_batches, pending_overflow;
+    uint64_t untagged;     /* batches whose id names no process image (recorded before images) */
+    bool images_numbered;  /* procs' img_no and img_count are up to date */
     struct gpu_time gpu; /* cubatchtrace:gpu_time */
     /* tables */
     struct row api[NAPI], door[NDOOR], apidoor[NAPI][NDOOR];
@@ -79,5 +82,9 @@ struct cbt_agg {
     struct cbt_agg *whole;
     pthread_mutex_t names_lock;
 };
+
+/* The entry of a process image (host, cbt_pkey) in procs, or NULL; creates
+ * nothing.  Its img_no and img_count hold once the aggregate is finished. */
+const struct kent *cbt_agg_proc(const struct cbt_agg *a, uint32_t host, uint64_t pkey);
 
 #endif

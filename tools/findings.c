@@ -136,8 +136,11 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
     json_object_set_new(j, "text", ri ? json_string(ri->text) : json_null());
     json_object_set_new(j, "host", json_string(cbt_agg_host_name(o->agg, h->w.host)));
     json_object_set_new(j, "pid", json_integer(h->w.vpid));
+    char tag[16];
+    snprintf(tag, sizeof(tag), "0x%08" PRIx32, h->w.image);
+    json_object_set_new(j, "image", h->w.image ? json_string(tag) : json_null());
     json_object_set_new(j, "tid", json_integer(h->w.vtid));
-    json_object_set_new(j, "batch", json_integer((json_int_t)f->batch_id));
+    json_object_set_new(j, "batch", json_integer((json_int_t)cbt_batch_number(f->batch_id)));
     json_object_set_new(j, "op", f->op == UINT64_MAX ? json_null() : json_integer((json_int_t)f->op));
     json_object_set_new(j, "other_op", f->other_op == UINT64_MAX ? json_null() : json_integer((json_int_t)f->other_op));
     json_object_set_new(j, "side", json_string(cbt_side_name(f->side) ? cbt_side_name(f->side) : "?"));
@@ -163,9 +166,13 @@ static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, 
     if (f->side != CBT_SIDE_NONE && cbt_side_name(f->side))
         snprintf(side, sizeof(side), ", side %s", cbt_side_name(f->side));
     cbt_callsite_format(cs, caller, sizeof(caller));
-    snprintf(msg, sizeof(msg), "%s: batch %" PRIu64 "%s%s, value %s; pid %" PRId64 " on %s, called from %s",
-             ri ? ri->text : "a rule this tool does not know", f->batch_id, where, side,
-             cbt_rule_value(f->rule, f->value, v, sizeof(v)), h->w.vpid, cbt_agg_host_name(o->agg, h->w.host), caller);
+    char image[32] = "";
+    if (h->w.image)
+        snprintf(image, sizeof(image), " (image 0x%08" PRIx32 ")", h->w.image);
+    snprintf(msg, sizeof(msg), "%s: batch %" PRIu64 "%s%s, value %s; pid %" PRId64 "%s on %s, called from %s",
+             ri ? ri->text : "a rule this tool does not know", cbt_batch_number(f->batch_id), where, side,
+             cbt_rule_value(f->rule, f->value, v, sizeof(v)), h->w.vpid, image, cbt_agg_host_name(o->agg, h->w.host),
+             caller);
     json_t *r = json_object();
     if (ri) {
         json_object_set_new(r, "ruleId", json_string(ri->name));

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The job view of a summary: one row per host and one per process (host,
- * pid, procname and, when the shim recorded it, the job rank), for traces
- * of many processes on many hosts (a relay daemon's output tree).  Both
- * outputs print these rows (text.c, json.c); they are sorted by host name,
- * rank and pid, so the order does not depend on the order of reading.
+ * The job view of a summary: one row per host and one per process image
+ * (host, pid, the image's number when the pid had several, procname and,
+ * when the shim recorded it, the job rank), for traces of many processes on
+ * many hosts (a relay daemon's output tree) and of processes that exec or
+ * share a pid (containers, reused pids).  Both outputs print these rows
+ * (text.c, json.c); they are sorted by host name, rank, pid and image
+ * number, so the order does not depend on the order of reading.
  */
 #include "config.h"
 
@@ -46,15 +48,26 @@ static int cmp_prow(const void *x, const void *y)
         return ra ? -1 : 1;
     if (ra && a->e->rank != b->e->rank)
         return a->e->rank < b->e->rank ? -1 : 1;
-    int64_t pa = (int64_t)a->e->k[1], pb = (int64_t)b->e->k[1];
-    return pa < pb ? -1 : pa > pb;
+    int64_t pa = cbt_pkey_vpid(a->e->k[1]), pb = cbt_pkey_vpid(b->e->k[1]);
+    if (pa != pb)
+        return pa < pb ? -1 : 1;
+    return (a->e->img_no > b->e->img_no) - (a->e->img_no < b->e->img_no);
+}
+
+/* Whether some (host, pid) had several process images. */
+static bool several_images(const struct cbt_agg *a)
+{
+    for (size_t i = 0; i < a->procs.n; i++)
+        if (a->procs.ents[i].img_count > 1)
+            return true;
+    return false;
 }
 
 static int cmp_hrow(const void *x, const void *y) { return strcmp(((const struct hrow *)x)->host, ((const struct hrow *)y)->host); }
 
 bool cbt_hosts_shown(const struct cbt_agg *a)
 {
-    if (a->by & CBT_BY_HOST || a->nhosts > 1)
+    if (a->by & CBT_BY_HOST || a->nhosts > 1 || several_images(a))
         return true;
     for (size_t i = 0; i < a->procs.n; i++)
         if (has_rank(&a->procs.ents[i]) && active(&a->procs.ents[i]))
@@ -186,29 +199,56 @@ void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw)
         fprintf(out, "# (process table full: %" PRIu64 " more processes counted in the totals only)\n",
                 a->procs.overflowed);
 
+    /* with Image and Pid ns when a pid had several process images */
+    bool img = several_images(a);
     static const char *const ph[] = {"Host", "Pid", "Rank", "Procname", "Batches", "Ops", "Bytes", "Avg", "Min", "Max"};
+    static const char *const phi[] = {"Host", "Pid", "Image", "Pid ns", "Rank", "Procname", "Batches", "Ops", "Bytes",
+                                      "Avg", "Min", "Max"};
     for (size_t i = 0; i < np; i++) {
         const struct kent *e = p[i].e;
-        snprintf(cells[i][0], 64, "%s", p[i].host);
-        snprintf(cells[i][1], 64, "%" PRId64, (int64_t)e->k[1]);
-        fmt_rank(cells[i][2], 64, e);
-        snprintf(cells[i][3], 64, "%s", e->label ? e->label : "");
-        snprintf(cells[i][4], 64, "%" PRIu64, e->row.batches);
-        snprintf(cells[i][5], 64, "%" PRIu64, e->row.ops);
-        fmt_bytes(cells[i][6], 64, e->row.bytes, raw);
-        fmt_time(cells[i][7], 64, &e->row, 0, raw);
-        fmt_time(cells[i][8], 64, &e->row, 1, raw);
-        fmt_time(cells[i][9], 64, &e->row, 2, raw);
+        int c = 0;
+        snprintf(cells[i][c++], 64, "%s", p[i].host);
+        snprintf(cells[i][c++], 64, "%" PRId64, cbt_pkey_vpid(e->k[1]));
+        if (img) {
+            if (e->img_count > 1)
+                snprintf(cells[i][c++], 64, "%" PRIu32 "/%" PRIu32, e->img_no, e->img_count);
+            else
+                snprintf(cells[i][c++], 64, "-");
+            if (e->pid_ns)
+                snprintf(cells[i][c++], 64, "%" PRIu64, e->pid_ns);
+            else
+                snprintf(cells[i][c++], 64, "-");
+        }
+        fmt_rank(cells[i][c++], 64, e);
+        snprintf(cells[i][c++], 64, "%s", e->label ? e->label : "");
+        snprintf(cells[i][c++], 64, "%" PRIu64, e->row.batches);
+        snprintf(cells[i][c++], 64, "%" PRIu64, e->row.ops);
+        fmt_bytes(cells[i][c++], 64, e->row.bytes, raw);
+        fmt_time(cells[i][c++], 64, &e->row, 0, raw);
+        fmt_time(cells[i][c++], 64, &e->row, 1, raw);
+        fmt_time(cells[i][c++], 64, &e->row, 2, raw);
     }
     fprintf(out, "\n# Batches by process (Rank: OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID of the process; -: none)\n");
+    if (img)
+        fprintf(out, "# Image: K/N, the Kth of the N process images of this pid (exec, pid namespaces, a reused pid), "
+                     "by start time; Pid ns: its pid namespace (inode)\n");
     fprintf(out, "# Avg/Min/Max: host time in the driver per batch%s\n", raw ? " (us)" : "");
-    print_cells(out, ph, 10, 4, cells, np);
+    if (img)
+        print_cells(out, phi, 12, 6, cells, np);
+    else
+        print_cells(out, ph, 10, 4, cells, np);
     free(cells);
     free(p);
     free(h);
 }
 
 static json_t *jint(uint64_t v) { return json_integer((json_int_t)v); }
+
+json_t *cbt_hosts_image_json(const struct cbt_agg *a, uint32_t host, uint64_t pkey)
+{
+    const struct kent *e = cbt_pkey_image(pkey) ? cbt_agg_proc(a, host, pkey) : NULL;
+    return e && e->img_no ? jint(e->img_no) : json_null();
+}
 
 void cbt_hosts_json(const struct cbt_agg *a, json_t *root)
 {
@@ -232,7 +272,13 @@ void cbt_hosts_json(const struct cbt_agg *a, json_t *root)
         const struct kent *e = p[i].e;
         json_t *o = json_object();
         json_object_set_new(o, "host", json_string(p[i].host));
-        json_object_set_new(o, "pid", json_integer((json_int_t)(int64_t)e->k[1]));
+        json_object_set_new(o, "pid", json_integer((json_int_t)cbt_pkey_vpid(e->k[1])));
+        json_object_set_new(o, "image", e->img_no && cbt_pkey_image(e->k[1]) ? jint(e->img_no) : json_null());
+        json_object_set_new(o, "images_of_pid", e->img_count && cbt_pkey_image(e->k[1]) ? jint(e->img_count) : json_null());
+        json_object_set_new(o, "pid_ns", e->pid_ns ? jint(e->pid_ns) : json_null());
+        char tag[16];
+        snprintf(tag, sizeof(tag), "0x%08" PRIx32, cbt_pkey_image(e->k[1]));
+        json_object_set_new(o, "image_tag", cbt_pkey_image(e->k[1]) ? json_string(tag) : json_null());
         json_object_set_new(o, "procname", e->label ? json_string(e->label) : json_null());
         json_object_set_new(o, "rank", has_rank(e) ? json_integer((json_int_t)e->rank) : json_null());
         json_object_set_new(o, "rank_var", has_rank(e) ? json_string(rank_var_names[e->rank_var]) : json_null());

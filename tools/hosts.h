@@ -20,5 +20,8 @@ bool cbt_hosts_shown(const struct cbt_agg *a);
 void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw);
 /* Adds "by_host" and "by_process_rank" to root. */
 void cbt_hosts_json(const struct cbt_agg *a, json_t *root);
+/* A process image's number among the images of its (host, pid) (JSON
+ * "image"): from 1 in the order they started; null when untagged. */
+json_t *cbt_hosts_image_json(const struct cbt_agg *a, uint32_t host, uint64_t pkey);
 
 #endif

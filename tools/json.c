@@ -204,6 +204,14 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
         json_array_append_new(hosts, json_string(names[i]));
     free(names);
     json_object_set_new(root, "hosts", hosts);
+    json_t *id = json_object(), *fields = json_array();
+    json_array_append_new(fields, json_string("host"));
+    json_array_append_new(fields, json_string("pid"));
+    if (a->untagged < a->batches || !a->batches)
+        json_array_append_new(fields, json_string("image"));
+    json_object_set_new(id, "fields", fields);
+    json_object_set_new(id, "untagged_batches", JI(a->untagged));
+    json_object_set_new(root, "process_identity", id);
     cbt_hosts_json(a, root);
     json_object_set_new(root, "processes", JI(cbt_agg_count_procs(a)));
     json_object_set_new(root, "threads", JI(cbt_agg_count_threads(a)));
@@ -252,8 +260,9 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
         json_object_set_new(o, "severity", json_string(sev ? sev : "unknown"));
         json_object_set_new(o, "count", JI(f->count));
         json_t *fs = json_object();
-        json_object_set_new(fs, "batch", JI(f->first_batch));
+        json_object_set_new(fs, "batch", JI(cbt_batch_number(f->first_batch)));
         json_object_set_new(fs, "pid", JI(f->first_pid));
+        json_object_set_new(fs, "image", cbt_hosts_image_json(a, f->first_host, cbt_pkey(f->first_image, f->first_pid)));
         json_object_set_new(fs, "host", json_string(cbt_agg_host_name(a, f->first_host)));
         json_object_set_new(o, "first_seen", fs);
         json_array_append_new(fa, o);

@@ -60,6 +60,8 @@ struct kent {
     int8_t gpu_time;  /* processes: the process event's gpu_time (1, 0), -1 unsaid */
     uint64_t forwarded_ok, gpu_events; /* processes: batches forwarded with CUDA_SUCCESS; gpu_time events
                                         * of other statuses than call_failed */
+    uint64_t pid_ns, start_ns; /* processes: the process event's pid namespace and start time (0 unknown) */
+    uint32_t img_no, img_count; /* processes: the image's number among those of its (host, vpid), and how many */
     struct gpurow gpu;     /* GPU streams: the timed batches */
     uint64_t *over_time;   /* GPU streams: gpu_ns per bucket (GPU_BUCKETS, struct gpu_time's grid); NULL: none */
 };

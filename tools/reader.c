@@ -4,7 +4,10 @@
  * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which
  * pulls every source port round-robin without a muxer: all the events of one
  * batch share (vpid, batch_id), so assemble.c puts them back together
- * without a global order.  A time window (--begin/--end) is babeltrace2's
+ * without a global order.  The high 32 bits of a batch id are the tag of
+ * the process image that made it (0 in traces recorded before images): each
+ * event that carries a batch id sets the image of its struct cbt_where from
+ * it (cbt_where_image_of_batch), the process event from its `image`.  A time window (--begin/--end) is babeltrace2's
  * own trimmer (flt.utils.trimmer), one between each source port and the
  * sink, so that the times mean what they mean to `babeltrace2 --begin`.
  *
@@ -127,6 +130,7 @@ struct ecinfo {
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
     struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
+    struct mem image, pid_ns, start_ns; /* process: idx -1 when absent (recorded before process images) */
     struct mem id_baddr, id;  /* build_id */
     struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
 };
@@ -341,6 +345,13 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->gpu_time.idx = member_index(pl, "gpu_time", &e->gpu_time.sgn);
         if (e->gpu_time.idx >= 0 && !field_is(pl, e->gpu_time.idx, BT_FIELD_CLASS_TYPE_INTEGER))
             e->gpu_time.idx = -1;
+        struct mem *im[] = {&e->image, &e->pid_ns, &e->start_ns};
+        static const char *const im_names[] = {"image", "pid_ns", "start_ns"};
+        for (int i = 0; i < 3; i++) {
+            im[i]->idx = member_index(pl, im_names[i], &im[i]->sgn);
+            if (im[i]->idx >= 0 && !field_is(pl, im[i]->idx, BT_FIELD_CLASS_TYPE_INTEGER))
+                im[i]->idx = -1;
+        }
         return e;
     }
     if (e->kind == EK_BUILD_ID) { /* baddr and a sequence of bytes, else not the statedump we know */
@@ -642,6 +653,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         if (!read_batch_fields(r, e, pl, &h) || !read_chunk(r, e, pl, &c))
             return -1;
         w.vtid = h.tid;
+        cbt_where_image_of_batch(&w, h.batch_id);
         event_time(e, msg, &w);
         cbt_asm_header(r->as, &w, &h, &c);
         break;
@@ -657,6 +669,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         CBT_EV_BATCH1D_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
         w.vtid = h.tid;
+        cbt_where_image_of_batch(&w, h.batch_id);
         event_time(e, msg, &w);
         cbt_asm_header1d(r->as, &w, &h, &d, &a, &c);
         break;
@@ -665,14 +678,18 @@ static int on_event(struct reader *r, const bt_message *msg)
         struct cbt_attr_bytes a;
         if (!read_attrs(r, e, pl, &a))
             return -1;
-        cbt_asm_attrs(r->as, &w, member_int(pl, e->batch_id), &a);
+        uint64_t id = member_int(pl, e->batch_id);
+        cbt_where_image_of_batch(&w, id);
+        cbt_asm_attrs(r->as, &w, id, &a);
         break;
     }
     case EK_BATCH_OPS: {
         struct cbt_chunk_bytes c;
         if (!read_chunk(r, e, pl, &c))
             return -1;
-        cbt_asm_chunk(r->as, &w, member_int(pl, e->batch_id), &c);
+        uint64_t id = member_int(pl, e->batch_id);
+        cbt_where_image_of_batch(&w, id);
+        cbt_asm_chunk(r->as, &w, id, &c);
         break;
     }
     case EK_B:
@@ -707,6 +724,7 @@ static int on_event(struct reader *r, const bt_message *msg)
             cbt_compact_attrs(r->compact, &w, &x);
             break;
         }
+        cbt_where_image_of_batch(&w, x.id);
         event_time(e, msg, &w);
         if (e->kind == EK_B || e->kind == EK_C)
             cbt_compact_batch(r->compact, &w, e->kind == EK_C, &x);
@@ -719,6 +737,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         if (!read_batch_fields(r, e, pl, &h))
             return -1;
         w.vtid = h.tid;
+        cbt_where_image_of_batch(&w, h.batch_id);
         cbt_asm_end(r->as, &w, &h);
         break;
     }
@@ -728,6 +747,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         CBT_EV_FINDING_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
         w.vtid = f.tid;
+        cbt_where_image_of_batch(&w, f.batch_id);
         cbt_asm_inline_finding(r->as, &w, &f);
         break;
     }
@@ -736,7 +756,12 @@ static int on_event(struct reader *r, const bt_message *msg)
                                                  pl, (uint64_t)e->rank_var))
                                            : "";
         int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
+        if (e->image.idx >= 0) /* the image's tag: the high 32 bits of its id, as of its batch ids */
+            cbt_where_image(&w, (uint32_t)(member_int(pl, e->image) >> 32));
         cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var, gpu);
+        if (w.image)
+            cbt_agg_image(r->agg, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
+                          e->start_ns.idx >= 0 ? member_int(pl, e->start_ns) : 0);
         break;
     }
     case EK_GPU_TIME: {
@@ -745,6 +770,7 @@ static int on_event(struct reader *r, const bt_message *msg)
         CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
         w.vtid = g.tid;
+        cbt_where_image_of_batch(&w, g.batch_id);
         event_time(e, msg, &w);
         cbt_agg_gpu_time(r->agg, &w, &g);
         if (r->hooks && r->hooks->gpu)

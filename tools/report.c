@@ -197,7 +197,7 @@ static const struct col device_cols[] = {
 };
 static const struct col proc_cols[] = {
     {"Host", "host", U_TEXT},       {"Pid", "pid", U_TEXT},          {"Process", "procname", U_TEXT},
-    {"Rank", "rank", U_TEXT},       {"Batches", "batches", U_COUNT}, {"Ops", "ops", U_COUNT},
+    {"Image", "image", U_TEXT},     {"Pid ns", "pid_ns", U_TEXT},    {"Rank", "rank", U_TEXT},       {"Batches", "batches", U_COUNT}, {"Ops", "ops", U_COUNT},
     {"Bytes", "bytes", U_BYTES},    {"Host time in the driver", "driver_ns", U_NS},
 };
 static const struct col gpu_cols[] = {

@@ -31,6 +31,7 @@ static const char usage_show[] =
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
     "  attr vpid=P id=I k=K idx=FIRST order=... flags=... src_locHint=TYPE:ID dst_locHint=...\n"
     "  finding vpid=P id=I rule=... severity=... op=K other_op=K side=... value=V limit=L inline=...\n"
+    "Each line ends with image=0x... when the trace tells process images apart.\n"
     "The `#` lines printed first say what every key means (docs/events.md too).\n"
     "Findings are the validator's, run as the trace is read; inline=0 marks one the\n"
     "shim's own validator did not make, and inline_finding lines the reverse.\n"
@@ -45,7 +46,9 @@ static const char usage_show[] =
 
 static const char legend[] =
     "# cubatchtrace show: one record per line, key=value; batches in the order they were put back together\n"
-    "# batch: vpid, id (batch_id), api, door, outcome, result, num_ops (as passed), recorded (ops the trace holds),\n"
+    "# every record: vpid, id (the batch's number within its process image), and last image (the image's tag,\n"
+    "#   when the trace has them: it tells apart the processes of one vpid: exec, pid namespaces, reused pids)\n"
+    "# batch: vpid, id, api, door, outcome, result, num_ops (as passed), recorded (ops the trace holds),\n"
     "#   flags, op_list, stream, stream_id, context, device, capture, fail_idx (- unless the 12.8 ABI set it),\n"
     "#   driver_ns, tid (calling thread), caller, device_count, format, rules (catalogue version of the recorder),\n"
     "#   validated (1: the shim validated it inline), inline_findings (how many it made),\n"
@@ -144,10 +147,12 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
     struct show *s = ctx;
     FILE *out = s->out;
     const struct cbt_ev_batch *h = &rb->h;
-    char b[6][24];
+    char b[6][24], img[24] = "";
+    if (rb->w.image) /* the process image (docs/events.md): id is the batch's number within it */
+        snprintf(img, sizeof(img), " image=0x%08" PRIx32, rb->w.image);
     print_legend(s);
     s->batches++;
-    fprintf(out, "batch vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, h->batch_id);
+    fprintf(out, "batch vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
     if (rb->have_header) {
         fprintf(out,
                 " api=%s door=%s outcome=%s result=%s num_ops=%" PRIu64 " recorded=%" PRIu64 " flags=0x%" PRIx64
@@ -174,19 +179,19 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 (unsigned)rb->d.abi);
     if (rb->have_header && h->outcome == CBT_OUTCOME_FORWARDED && h->result == CBT_CU_CAPTURE_UNSUPPORTED)
         fputs(" mark=refused_in_capture", out);
-    fprintf(out, " host=%s state=%s\n", cbt_agg_host_name(s->agg, rb->w.host), cbt_batch_state_name(rb->state));
+    fprintf(out, " host=%s state=%s%s\n", cbt_agg_host_name(s->agg, rb->w.host), cbt_batch_state_name(rb->state), img);
     for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
         const CUmemcpyAttributes *a = &rb->attrs[k];
         char t1[24], t2[24], o1[24];
         fprintf(out, "attr vpid=%" PRId64 " id=%" PRIu64 " k=%" PRIu64 " idx=%" PRIu64
-                " order=%s flags=0x%x src_locHint=%s:%d dst_locHint=%s:%d\n",
-                rb->w.vpid, h->batch_id, k, rb->attrs_idxs[k],
+                " order=%s flags=0x%x src_locHint=%s:%d dst_locHint=%s:%d%s\n",
+                rb->w.vpid, cbt_batch_number(h->batch_id), k, rb->attrs_idxs[k],
                 name_or(cbt_access_order_name((unsigned)a->srcAccessOrder), o1, sizeof(o1), (uint64_t)a->srcAccessOrder),
                 a->flags,
                 name_or(cbt_location_name((unsigned)a->srcLocHint.type), t1, sizeof(t1), (uint64_t)a->srcLocHint.type),
                 a->srcLocHint.id,
                 name_or(cbt_location_name((unsigned)a->dstLocHint.type), t2, sizeof(t2), (uint64_t)a->dstLocHint.type),
-                a->dstLocHint.id);
+                a->dstLocHint.id, img);
     }
 
     uint32_t sp = 0;
@@ -194,7 +199,7 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
         const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
         const struct cbt_operand_info *si = &rb->src[i], *di = &rb->dst[i];
         s->ops++;
-        fprintf(out, "op vpid=%" PRId64 " id=%" PRIu64 " i=%" PRIu64, rb->w.vpid, h->batch_id, i);
+        fprintf(out, "op vpid=%" PRId64 " id=%" PRIu64 " i=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id), i);
         print_operand(out, "src", &op->src, si);
         print_operand(out, "dst", &op->dst, di);
         fprintf(out, " extent=%zux%zux%zu order=%s flags=0x%x bytes=%" PRIu64, op->extent.width, op->extent.height,
@@ -204,21 +209,21 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 op->flags, cbt_op_bytes(op, si, di));
         print_operand_detail(out, "src", &op->src, si);
         print_operand_detail(out, "dst", &op->dst, di);
-        fputc('\n', out);
+        fprintf(out, "%s\n", img);
     }
     for (uint64_t i = 0; i < rb->nfindings; i++) {
         const struct cbt_finding *f = &rb->findings[i];
         s->findings++;
-        fprintf(out, "finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, h->batch_id);
+        fprintf(out, "finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
         print_finding_keys(out, f->rule, f->severity, f->op, f->other_op, f->side, f->value, f->limit);
         uint8_t in = rb->finding_inline[i];
-        fprintf(out, " inline=%s\n", in == 1 ? "1" : in == 0 ? "0" : "-");
+        fprintf(out, " inline=%s%s\n", in == 1 ? "1" : in == 0 ? "0" : "-", img);
     }
     for (uint64_t i = 0; i < rb->ninline_only; i++) {
         const struct cbt_finding *f = &rb->inline_only[i];
-        fprintf(out, "inline_finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, h->batch_id);
+        fprintf(out, "inline_finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
         print_finding_keys(out, f->rule, f->severity, f->op, f->other_op, f->side, f->value, f->limit);
-        fputc('\n', out);
+        fprintf(out, "%s\n", img);
     }
 }
 

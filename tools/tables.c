@@ -107,20 +107,28 @@ static void ktab_rows(struct cbt_agg *a, struct table *t, struct ktab *k, size_t
     trow_add(t, "other", other);
 }
 
+/* The process image of an entry keyed (host, cbt_pkey, ...): "pid P" or "pid P image K/N". */
+static const char *proc_of(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
+{
+    return cbt_agg_proc_name(a, (uint32_t)e->k[0], e->k[1], b, l);
+}
 static void name_proc(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
 {
-    snprintf(b, l, "%s pid %" PRId64 " %s", cbt_agg_host_name(a, (uint32_t)e->k[0]), (int64_t)e->k[1],
+    char p[64];
+    snprintf(b, l, "%s %s %s", cbt_agg_host_name(a, (uint32_t)e->k[0]), proc_of(a, e, p, sizeof(p)),
              e->label ? e->label : "");
 }
 static void name_thread(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
 {
-    snprintf(b, l, "%s pid %" PRId64 " tid %" PRId64, cbt_agg_host_name(a, (uint32_t)e->k[0]), (int64_t)e->k[1],
+    char p[64];
+    snprintf(b, l, "%s %s tid %" PRId64, cbt_agg_host_name(a, (uint32_t)e->k[0]), proc_of(a, e, p, sizeof(p)),
              (int64_t)e->k[2]);
 }
 static void name_stream(struct cbt_agg *a, const struct kent *e, char *b, size_t l)
 {
-    snprintf(b, l, "%s pid %" PRId64 " stream 0x%" PRIx64 " (id %" PRIu64 ")", cbt_agg_host_name(a, (uint32_t)e->k[0]),
-             (int64_t)e->k[1], e->k[2], e->extra);
+    char p[64];
+    snprintf(b, l, "%s %s stream 0x%" PRIx64 " (id %" PRIu64 ")", cbt_agg_host_name(a, (uint32_t)e->k[0]),
+             proc_of(a, e, p, sizeof(p)), e->k[2], e->extra);
 }
 
 void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
@@ -167,7 +175,7 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
     t = new_table(ts, "op_size_histogram", "Op-size histogram (bytes per op, powers of two; 0: size unknown)", M_BYTES, true);
     hist_rows(t, a->osize);
 
-    /* call sites: name each (host, vpid, address), merge equal names, keep the top ones */
+    /* call sites: name each (host, process image, address), merge equal names, keep the top ones */
     t = new_table(ts, "callers", "Top call sites (file:line where debug information says, else object+offset)",
                   M_DRIVER, true);
     {
@@ -178,7 +186,7 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
         for (size_t i = 0; tmp && ts->merged && ts->sites && i < n; i++) {
             const struct kent *e = &a->callers.ents[i];
             struct cbt_callsite cs;
-            cbt_callsite_lookup(a->objs, (uint32_t)e->k[0], (int64_t)e->k[1], e->k[2], &cs);
+            cbt_callsite_lookup(a->objs, (uint32_t)e->k[0], cbt_pkey_vpid(e->k[1]), e->k[2], &cs);
             cbt_callsite_format(&cs, nm, sizeof(nm));
             size_t j;
             for (j = 0; j < m; j++)

@@ -25,7 +25,7 @@ void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where
 {
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const char *sev = cbt_severity_name(ri ? (unsigned)ri->severity : f->severity);
-    char rule[32], op[64] = "-", other[64] = "", value[32], limit[32];
+    char rule[32], op[64] = "-", other[64] = "", value[32], limit[32], image[32] = "";
     if (ri)
         snprintf(rule, sizeof(rule), "%s", ri->name);
     else
@@ -36,11 +36,14 @@ void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where
         snprintf(other, sizeof(other), " other_op=%" PRIu64, f->other_op);
     cbt_rule_value(f->rule, f->value, value, sizeof(value));
     cbt_rule_value(f->rule, f->limit, limit, sizeof(limit));
+    if (w->image)
+        snprintf(image, sizeof(image), " image=0x%08" PRIx32, w->image);
     const char *side = cbt_side_name(f->side);
     fprintf(out,
-            "%s%s %s: host=%s pid=%" PRId64 " tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%s"
+            "%s%s %s: host=%s pid=%" PRId64 "%s tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%s"
             " limit=%s caller=%s: %s\n",
-            prefix, sev ? sev : "?", rule, cbt_agg_host_name(a, w->host), w->vpid, w->vtid, f->batch_id, op, other,
+            prefix, sev ? sev : "?", rule, cbt_agg_host_name(a, w->host), w->vpid, image, w->vtid,
+            cbt_batch_number(f->batch_id), op, other,
             side ? side : "?", value, limit, caller, ri ? ri->text : "(a rule this tool does not know)");
 }
 
@@ -312,9 +315,11 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
     cbt_gpu_tables_free(&gt);
 }
 
-static void fmt_first(char *b, size_t l, const struct cbt_agg *a, const struct frule *f)
+static void fmt_first(char *b, size_t l, struct cbt_agg *a, const struct frule *f)
 {
-    snprintf(b, l, "batch %" PRIu64 " / pid %" PRId64 "%s%s", f->first_batch, f->first_pid,
+    char p[64];
+    snprintf(b, l, "batch %" PRIu64 " / %s%s%s", cbt_batch_number(f->first_batch),
+             cbt_agg_proc_name(a, f->first_host, cbt_pkey(f->first_image, f->first_pid), p, sizeof(p)),
              a->nhosts > 1 ? " on " : "", a->nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
 }
 
@@ -349,6 +354,10 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# host time in the driver: %.3f ms\n", (double)a->driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", a->findings);
     print_read_stats(a, out);
+    if (a->untagged)
+        fprintf(out, "# process identity: host and pid only for %" PRIu64 " batch%s (recorded before process images: "
+                     "an exec, pid namespaces or a reused pid are not told apart)\n",
+                a->untagged, a->untagged == 1 ? "" : "es");
     if (a->orphan_ops || a->incomplete_batches || a->pending_overflow)
         fprintf(out, "# unpaired: %" PRIu64 " ops whose batch event was not seen, %" PRIu64
                      " batches missing ops, %" PRIu64 " batches summarised before all their ops came\n",

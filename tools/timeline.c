@@ -127,6 +127,7 @@ static uint32_t map_get(const struct map *m, uint64_t a, uint64_t b, uint64_t c)
 struct proc {
     uint32_t host;
     int64_t vpid;
+    uint32_t image;    /* the process image's tag (0 untagged): one proc per image */
     char *procname;
     int64_t pid_out;
     uint32_t sort;
@@ -216,7 +217,7 @@ static struct rec *rec_new(struct tl *t)
 /* The process of w, added when new; UINT32_MAX when out of memory. */
 static uint32_t proc_of(struct tl *t, const struct cbt_where *w)
 {
-    struct slot *s = map_slot(&t->proc_map, w->host, (uint64_t)w->vpid, 0);
+    struct slot *s = map_slot(&t->proc_map, w->host, cbt_where_pkey(w), 0);
     if (!s)
         goto oom;
     if (s->v) {
@@ -233,9 +234,9 @@ static uint32_t proc_of(struct tl *t, const struct cbt_where *w)
         t->procs = n;
         t->capprocs = cap;
     }
-    t->procs[t->nprocs] = (struct proc){.host = w->host, .vpid = w->vpid,
+    t->procs[t->nprocs] = (struct proc){.host = w->host, .vpid = w->vpid, .image = w->image,
                                         .procname = w->procname ? strdup(w->procname) : NULL};
-    *s = (struct slot){w->host, (uint64_t)w->vpid, 0, (uint32_t)++t->nprocs};
+    *s = (struct slot){w->host, cbt_where_pkey(w), 0, (uint32_t)++t->nprocs};
     t->proc_map.n++;
     return (uint32_t)(t->nprocs - 1);
 oom:
@@ -440,7 +441,15 @@ static int cmp_proc(const void *x, const void *y)
     int c = strcmp(cbt_agg_host_name(sort_tl->agg, a->host), cbt_agg_host_name(sort_tl->agg, b->host));
     if (c)
         return c;
-    return (a->vpid > b->vpid) - (a->vpid < b->vpid);
+    if (a->vpid != b->vpid)
+        return (a->vpid > b->vpid) - (a->vpid < b->vpid);
+    /* the images of one pid in the order they started (the summary's numbers), then by tag */
+    const struct kent *ea = cbt_agg_proc(sort_tl->agg, a->host, cbt_pkey(a->image, a->vpid));
+    const struct kent *eb = cbt_agg_proc(sort_tl->agg, b->host, cbt_pkey(b->image, b->vpid));
+    uint32_t na = ea ? ea->img_no : 0, nb = eb ? eb->img_no : 0;
+    if (na != nb)
+        return (na > nb) - (na < nb);
+    return (a->image > b->image) - (a->image < b->image);
 }
 
 static int cmp_track(const void *x, const void *y)
@@ -557,7 +566,9 @@ static void write_names(struct tl *t, FILE *out, bool *first)
     char name[1024];
     for (size_t i = 0; i < t->nprocs; i++) {
         const struct proc *p = &t->procs[i];
-        int n = snprintf(name, sizeof(name), "%s (pid %" PRId64, p->procname ? p->procname : "process", p->vpid);
+        char pn[64];
+        int n = snprintf(name, sizeof(name), "%s (%s", p->procname ? p->procname : "process",
+                         cbt_agg_proc_name(t->agg, p->host, cbt_pkey(p->image, p->vpid), pn, sizeof(pn)));
         if (hosts)
             snprintf(name + n, sizeof(name) - (size_t)n, ", host %s)", cbt_agg_host_name(t->agg, p->host));
         else
@@ -584,7 +595,10 @@ static void write_rec(struct tl *t, FILE *out, const struct rec *r, int64_t orig
 {
     const struct track *tr = &t->tracks[r->track];
     const struct proc *p = &t->procs[tr->proc];
-    char b[4][24];
+    char b[4][24], img[32] = "";
+    if (p->image) /* batch_id: the batch's number within its process image */
+        snprintf(img, sizeof(img), ",\"image\":\"0x%08" PRIx32 "\"", p->image);
+    uint64_t id = cbt_batch_number(r->batch_id);
     fputs(",\n{\"ph\":", out);
     switch (r->kind) {
     case R_HOST:
@@ -601,10 +615,10 @@ static void write_rec(struct tl *t, FILE *out, const struct rec *r, int64_t orig
     }
     switch (r->kind) {
     case R_HOST: {
-        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 ",\"num_ops\":%" PRIu64 ",\"ops\":%" PRIu64
+        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 "%s,\"num_ops\":%" PRIu64 ",\"ops\":%" PRIu64
                      ",\"bytes\":%" PRIu64 ",\"result\":\"%s\",\"door\":\"%s\",\"stream\":\"0x%" PRIx64
                      "\",\"stream_id\":%" PRIu64 ",\"device\":%d,\"outcome\":\"%s\"",
-                name_or(cbt_api_name(r->u.h.api), b[0], sizeof(b[0]), r->u.h.api), r->batch_id, r->u.h.num_ops,
+                name_or(cbt_api_name(r->u.h.api), b[0], sizeof(b[0]), r->u.h.api), id, img, r->u.h.num_ops,
                 r->u.h.ops, r->u.h.bytes, name_or(cbt_curesult_name(r->u.h.result), b[1], sizeof(b[1]), r->u.h.result),
                 name_or(cbt_door_name(r->u.h.door), b[2], sizeof(b[2]), r->u.h.door), r->u.h.stream,
                 r->u.h.stream_id, (int)r->u.h.device,
@@ -623,22 +637,22 @@ static void write_rec(struct tl *t, FILE *out, const struct rec *r, int64_t orig
     }
     case R_GPU: {
         double gbs = r->dur ? (double)r->u.g.bytes / (double)r->dur : 0;
-        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 ",\"ops\":%" PRIu64 ",\"bytes\":%" PRIu64
+        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 "%s,\"ops\":%" PRIu64 ",\"bytes\":%" PRIu64
                      ",\"gpu_ns\":%" PRIu64 ",\"GB/s\":%.3f}}",
-                name_or(cbt_api_name(r->u.g.api), b[0], sizeof(b[0]), r->u.g.api), r->batch_id, r->u.g.ops,
+                name_or(cbt_api_name(r->u.g.api), b[0], sizeof(b[0]), r->u.g.api), id, img, r->u.g.ops,
                 r->u.g.bytes, r->dur, gbs);
         break;
     }
     case R_FLOW_OUT:
     case R_FLOW_IN:
-        fprintf(out, ",\"name\":\"batch to GPU\",\"id\":%" PRIu64 ",\"args\":{\"batch_id\":%" PRIu64 "}}", r->flow,
-                r->batch_id);
+        fprintf(out, ",\"name\":\"batch to GPU\",\"id\":%" PRIu64 ",\"args\":{\"batch_id\":%" PRIu64 "%s}}", r->flow,
+                id, img);
         break;
     default: {
         const struct cbt_rule_info *ri = cbt_rule(r->u.f.rule);
         char v[32], l[32];
-        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 ",\"severity\":\"%s\"",
-                ri ? ri->name : "unknown", r->batch_id,
+        fprintf(out, ",\"name\":\"%s\",\"args\":{\"batch_id\":%" PRIu64 "%s,\"severity\":\"%s\"",
+                ri ? ri->name : "unknown", id, img,
                 name_or(cbt_severity_name(r->u.f.severity), b[0], sizeof(b[0]), r->u.f.severity));
         if (r->u.f.op == CBT_NO_OP)
             fputs(",\"op\":null", out);

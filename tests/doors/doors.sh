@@ -52,6 +52,12 @@ out() { cat "$CBT_TMP/$1.out"; }
 err() { cat "$CBT_TMP/$1.err"; }
 bare_out() { cat "$CBT_TMP/$1.bare.out"; }
 
+# id_numbers: stdin with every number as its low 32 bits: batch ids as their
+# number within the process image (the high 32 bits are the image's tag, docs/events.md).
+id_numbers() {
+    "$PYTHON3" -c 'import re, sys; sys.stdout.write(re.sub(r"\d+", lambda m: str(int(m.group(0)) & 0xffffffff), sys.stdin.read()))'
+}
+
 # pid_events FILE PID: the events of that process.
 pid_events() { grep -F "vpid = $2," "$1" || true; }
 
@@ -78,12 +84,12 @@ findings() {
 # calling thread wrote (strict mode, the stderr report)
 inline_findings() {
     sed -n 's/.* cubatchtrace:finding: .* batch_id = \([0-9]*\), rule = ( "\([^"]*\)".* severity = ( "\([^"]*\)".* op = \([0-9]*\),.*/\1 \2 \3 \4/p' "$1" |
-        sed -e "s/ $SIZE_MAX\$/ -/"
+        sed -e "s/ $SIZE_MAX\$/ -/" | id_numbers
 }
 
-# batch_results FILE: batch_id result, one line per batch event.
+# batch_results FILE: batch_id (its number within the image) result, one line per batch event.
 batch_results() {
-    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.* result = ( "\([^"]*\)".*/\1 \2/p' "$1"
+    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.* result = ( "\([^"]*\)".*/\1 \2/p' "$1" | id_numbers
 }
 
 # lines N TEXT...: TEXT repeated N times, one per line (expected tables).

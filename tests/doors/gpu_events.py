@@ -70,7 +70,7 @@ for t, line in events:
         if field(line, f) != field(bl, f):
             fields_ok = 0
     if st == "timed":
-        timed_ids.append(bid)
+        timed_ids.append(bid & 0xffffffff)  # the batch's number within its process image
         start = t + field(line, "start_rel_ns")
         call_end = bt
         call_start = bt - field(bl, "driver_ns")

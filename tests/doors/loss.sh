@@ -35,7 +35,7 @@ is "$said" 5000 "kill: the program said 5000 batches returned"
 is "$(count "$CBT_TMP/lkill-$$.all" $(pids "lkill-$$"))" "$said" \
     "kill: every batch it said returned is in the trace"
 ids=$(grep -F "vpid = $(pids "lkill-$$" | tr -d ' ')," "$CBT_TMP/lkill-$$.all" |
-    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.*/\1/p' | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
+    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.*/\1/p' | id_numbers | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
 is "$ids" "0 4999 5000" "kill: batch ids 0 to 4999, each exactly once"
 
 for i in 1 2 3; do

@@ -315,6 +315,8 @@ class Trace:
         self.problems = []   # chunks that do not fit the format, ops in two chunks
         chunks, ends = {}, {}
         for name, f in mine:
+            if "batch_id" in f:  # its number within the process image (the high 32 bits tag the image)
+                f["batch_id"] &= 0xffffffff
             if name == "cubatchtrace:batch":
                 bid = f["batch_id"]
                 if bid in self.batches:

@@ -33,7 +33,7 @@ def gpu_events(text, pid):
     out = {}
     for line in text.splitlines():
         if " cubatchtrace:gpu_time: " in line and "vpid = %s," % pid in line:
-            out[field(line, "batch_id")] = (field(line, "status"), field(line, "gpu_ns"), field(line, "bytes"))
+            out[field(line, "batch_id") & 0xffffffff] = (field(line, "status"), field(line, "gpu_ns"), field(line, "bytes"))
     return out
 
 

@@ -7,7 +7,7 @@
  * ops are real CUDA_MEMCPY3D_BATCH_OP structures the generator lays out in
  * an address space of its own imagination.
  *
- *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process] SPEC...
+ *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process] [--image TAG] SPEC...
  *
  * Each SPEC is a comma-separated list of key=value describing `n` identical
  * batches (usage() lists the keys); batches get ids 0, 1, 2... in order.
@@ -57,6 +57,9 @@
  * spec's unless gpu_src, gpu_dst (a name or "mixed"), gpu_srcdev, gpu_dstdev
  * (-2: mixed) say otherwise, its bytes ops x the extent's unless gpu_bytes.
  * --gpu-process writes the cubatchtrace:process event first, gpu_time 1.
+ * --image TAG starts a process image of that tag (1 to 2^32-1): its process
+ * event (gpu_time 0), then batch ids TAG << 32 | n, n from 0, as the shim
+ * numbers them; without it ids are untagged, as recorded before images.
  */
 #include "config.h"
 
@@ -82,6 +85,7 @@
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded size");
 
 static uint64_t next_batch_id;
+static uint64_t image; /* --image: the process image; 0 none (a trace of before images) */
 static int hop; /* --hop: change CPU between the events of a batch (tests pairing across streams) */
 
 static void hop_cpu(void)
@@ -826,7 +830,14 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--gpu-process")) {
             char host[256] = "";
             gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, 0, 0, 0, NULL);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, image, 0, 0, NULL);
+        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
+            /* a process image of this tag from here on: its process event, its batch ids tag << 32 | n */
+            image = strtoull(argv[++i], NULL, 0) << 32 | 0x5eed;
+            next_batch_id = image & 0xffffffff00000000ull;
+            char host[256] = "";
+            gethostname(host, sizeof(host) - 1);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 0, image, 4026531836ull, 1000, NULL);
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {
             FILE *f = fopen(argv[++i], "w");
             if (f) {

@@ -112,7 +112,9 @@ is "$(grep '^batch ' "$CBT_TMP/show.out" | key id api outcome result num_ops rec
 2 cuMemcpy3DBatchAsync_v2 forwarded CUDA_SUCCESS 3 3 - 1 complete" "strict client: the three batches"
 is "$(grep '^op .* id=0 ' "$CBT_TMP/show.out" | key i extent order bytes src_rowLength)" "0 1024x1x1 STREAM 1024 0
 1 1024x1x1 STREAM 1024 100" "strict client: the refused batch's two recorded ops, rowLength 100 on op 1"
-is "$(grep '^finding ' "$CBT_TMP/show.out")" \
+is "$(grep -c '^finding .* image=0x[0-9a-f]\{8\}$' "$CBT_TMP/show.out")" 4 \
+    "strict client: each finding line ends with the tag of its process image"
+is "$(grep '^finding ' "$CBT_TMP/show.out" | sed 's/ image=0x[0-9a-f]*$//')" \
     "finding vpid=$pid id=0 rule=ops_not_read severity=warning op=- other_op=- side=none value=2 limit=3 inline=-
 finding vpid=$pid id=0 rule=row_length_too_small severity=error op=1 other_op=- side=src value=100 limit=1024 inline=1
 finding vpid=$pid id=1 rule=ops_not_read severity=warning op=- other_op=- side=none value=2 limit=3 inline=-
