@@ -66,8 +66,13 @@ struct stream_slot {
  * TLS is scarce when the shim is dlopened rather than preloaded).  The
  * operand cache (operands.c) and the dictionaries (record.c) keep their own.
  */
+#define GPU_SLOTS 8
 struct thread_state {
     int depth;                          /* > 0 while this thread is inside a batch */
+    struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
+        CUstream stream;
+        uint32_t count;
+    } gpu[GPU_SLOTS];
     uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
     struct stream_slot streams[STREAM_SLOTS];
     /* the validator's (strict mode, the stderr report) */
@@ -586,6 +591,22 @@ static void call_refused(struct batch *x)
         stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, false);
 }
 
+/* CUBATCHTRACE_GPU_TIME=N: is this batch the one in N of its stream (as this
+ * thread counts them: the first, then every Nth) that is timed? */
+static bool gpu_sampled(struct batch *x)
+{
+    uint32_t every = x->cfg->gpu_every;
+    if (every <= 1 || !x->t)
+        return true;
+    CUstream s = x->k->stream;
+    unsigned i = (unsigned)(((uintptr_t)s >> 4) % GPU_SLOTS);
+    if (x->t->gpu[i].stream != s) {
+        x->t->gpu[i].stream = s;
+        x->t->gpu[i].count = 0;
+    }
+    return x->t->gpu[i].count++ % every == 0;
+}
+
 /* Forwarded: GPU time around the call; a batch the driver may crash on is
  * in the ring buffer before it is made. */
 static void call_forward(struct batch *x)
@@ -597,7 +618,7 @@ static void call_forward(struct batch *x)
         step_record(x);
     }
     struct cbt_gpu_call gt;
-    const bool timed = x->timed && !x->abi;
+    const bool timed = x->timed && !x->abi && gpu_sampled(x);
     const int ptsz = cbt_api_is_ptsz(k->api);
     if (cbt_unlikely(timed))
         cbt_gpu_before(&gt, &x->b, ptsz, k->stream);

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -150,9 +151,18 @@ static void read_config(void)
     if (r && *r && !cbt_config_table.report_stderr)
         cbt_warn_once(NULL, "CUBATCHTRACE_REPORT=%s is not supported (only 'stderr'): no report", r);
     const char *g = secure_getenv("CUBATCHTRACE_GPU_TIME");
-    cbt_config_table.gpu_time = g && !strcmp(g, "1");
-    if (g && *g && strcmp(g, "1") && strcmp(g, "0"))
-        cbt_warn_once(NULL, "CUBATCHTRACE_GPU_TIME=%s is not 0 or 1: batches are not GPU-timed", g);
+    if (g && *g) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(g, &end, 10);
+        if (errno || *end || g[0] == '-' || n > 1000000)
+            cbt_warn_once(NULL, "CUBATCHTRACE_GPU_TIME=%s is not 0, 1 or a number N of batches (one timed in N): "
+                          "batches are not GPU-timed", g);
+        else if (n) {
+            cbt_config_table.gpu_time = true;
+            cbt_config_table.gpu_every = (uint32_t)n;
+        }
+    }
     /* Settings of earlier versions, now without effect: say so once. */
     static const char *const gone[] = {"CUBATCHTRACE_RECORD", "CUBATCHTRACE_QUEUE_KB"};
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)

@@ -59,8 +59,15 @@ struct cache_side {
     uint32_t n, cap, last, last2; /* last2: the entry hit before `last` (src and dst alternate) */
 };
 
+struct recent {
+    uint64_t lo, len; /* len 0: none */
+    uint16_t ref;
+    uint32_t serial;  /* the dictionary entry's, when ref was taken */
+};
+
 struct cache {
     uint64_t generation;
+    struct recent recent[2]; /* the last two allocations met, kept from batch to batch (cbt_learn_refs) */
     struct cache_side addr, array;
     uint64_t confirmed_page; /* strict mode: the last pageable page mincore confirmed in this batch */
 };
@@ -208,6 +215,7 @@ static bool cache_overlaps(const struct cache_side *s, uint64_t lo, uint64_t hi)
 
 static void cache_clear(struct cache *c)
 {
+    c->recent[0].len = c->recent[1].len = 0;
     c->addr.n = c->addr.last = c->addr.last2 = 0;
     c->array.n = c->array.last = c->array.last2 = 0;
 }
@@ -491,70 +499,115 @@ size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCP
 /*
  * The refs of a batch: for each operand, its index in the thread's
  * dictionary (src/record.c).  Most operands lie in the allocation of one of
- * the last two met: that entry is the one the cache would find (entries
- * never overlap), and its index is known; the others are learned (the
- * cache, else the driver) and looked up in the dictionary.  *risky: an
- * operand is unmapped memory, which the driver may crash on.
+ * the last two met: that allocation's entry is the one the cache would find
+ * (entries never overlap), and its index is known; the range and the index
+ * are kept by value (they stay true for the whole batch: an entry a batch
+ * refers to is not reused before it is written), so that check is a
+ * subtraction and a compare.  The others are learned (the cache, else the
+ * driver) and looked up in the dictionary.  *risky: an operand is unmapped
+ * memory, which the driver may crash on.
  */
-static inline uint16_t ref_of(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cache *c,
-                              uint64_t page, bool strict, struct cbt_dict *d, const struct cbt_operand_info *rp[2],
-                              uint16_t rs[2], bool *risky)
+struct learn_ctx {
+    const struct cbt_real *real;
+    struct cache *c;
+    uint64_t page;
+    bool strict;
+    struct cbt_dict *d;
+    struct recent r[2];
+    bool risky;
+};
+
+static __attribute__((noinline)) uint16_t ref_slow(struct learn_ctx *x, const CUmemcpy3DOperand *op)
 {
-    if (!strict && op->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
-        uint64_t a = (uint64_t)op->op.ptr.ptr;
-        if (in_alloc(rp[0], a))
-            return rs[0];
-        if (in_alloc(rp[1], a))
-            return rs[1];
-    }
     struct cbt_operand_info tmp;
     bool changed = false;
-    const struct cbt_operand_info *p = learn_ref(real, op, &tmp, c, page, strict, &changed);
-    if (changed)
-        rp[0] = rp[1] = NULL;
+    const struct cbt_operand_info *p = learn_ref(x->real, op, &tmp, x->c, x->page, x->strict, &changed);
     if (cbt_unlikely(p->kind == CBT_MEM_UNMAPPED))
-        *risky = true;
-    uint16_t r = cbt_dict_ref(d, p);
-    if (p != &tmp) {
-        rp[1] = rp[0];
-        rs[1] = rs[0];
-        rp[0] = p;
-        rs[0] = r;
+        x->risky = true;
+    uint16_t r = cbt_dict_ref(x->d, p);
+    if (!x->strict && p != &tmp && p->alloc_size && p->kind != CBT_MEM_HOST_PAGEABLE && r != CBT_REF_UNKNOWN) {
+        x->r[1] = x->r[0];
+        x->r[0] = (struct recent){.lo = p->alloc_base, .len = p->alloc_size, .ref = r,
+                                  .serial = cbt_dict_serial(x->d, r)};
     }
     return r;
+}
+
+static inline uint16_t ref_of(struct learn_ctx *x, const CUmemcpy3DOperand *op)
+{
+    if (cbt_likely(op->type == CU_MEMCPY_OPERAND_TYPE_POINTER)) {
+        uint64_t a = (uint64_t)op->op.ptr.ptr;
+        if (a - x->r[0].lo < x->r[0].len)
+            return x->r[0].ref;
+        if (a - x->r[1].lo < x->r[1].len)
+            return x->r[1].ref;
+    }
+    return ref_slow(x, op);
+}
+
+/* The last two allocations of the thread's previous batch, while the cache
+ * kept them (no memory-management call since) and the dictionary still
+ * holds their entries. */
+static void recents_begin(struct learn_ctx *x)
+{
+    x->c = cache_for_batch(&x->page, &x->strict);
+    if (!x->c || x->strict)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (x->c->recent[i].len && cbt_dict_keep(x->d, x->c->recent[i].ref, x->c->recent[i].serial))
+            x->r[i] = x->c->recent[i];
+}
+
+static void recents_end(const struct learn_ctx *x)
+{
+    if (x->c && !x->strict) {
+        x->c->recent[0] = x->r[0];
+        x->c->recent[1] = x->r[1];
+    }
 }
 
 void cbt_learn_refs(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                     struct cbt_dict *d, bool *risky)
 {
-    uint64_t page;
-    bool strict;
-    struct cache *c = cache_for_batch(&page, &strict);
-    const struct cbt_operand_info *rp[2] = {NULL, NULL};
-    uint16_t rs[2] = {0, 0};
+    struct learn_ctx x = {.real = real, .d = d};
+    recents_begin(&x);
     for (size_t i = 0; i < n; i++) {
-        refs[2 * i] = ref_of(real, &ops[i].src, c, page, strict, d, rp, rs, risky);
-        refs[2 * i + 1] = ref_of(real, &ops[i].dst, c, page, strict, d, rp, rs, risky);
+        refs[2 * i] = ref_of(&x, &ops[i].src);
+        refs[2 * i + 1] = ref_of(&x, &ops[i].dst);
     }
+    recents_end(&x);
+    *risky |= x.risky;
 }
 
 void cbt_learn_refs1d(const struct cbt_real *real, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
                       uint16_t *refs, struct cbt_dict *d, bool *risky)
 {
-    uint64_t page;
-    bool strict;
-    struct cache *c = cache_for_batch(&page, &strict);
-    const struct cbt_operand_info *rp[2] = {NULL, NULL};
-    uint16_t rs[2] = {0, 0};
-    CUmemcpy3DOperand x;
-    memset(&x, 0, sizeof x);
-    x.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    struct learn_ctx x = {.real = real, .d = d};
+    recents_begin(&x);
+    CUmemcpy3DOperand op;
+    memset(&op, 0, sizeof op);
+    op.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
     for (size_t i = 0; i < n; i++) {
-        x.op.ptr.ptr = srcs[i];
-        refs[2 * i] = ref_of(real, &x, c, page, strict, d, rp, rs, risky);
-        x.op.ptr.ptr = dsts[i];
-        refs[2 * i + 1] = ref_of(real, &x, c, page, strict, d, rp, rs, risky);
+        uint64_t s = srcs[i], t = dsts[i];
+        if (s - x.r[0].lo < x.r[0].len)
+            refs[2 * i] = x.r[0].ref;
+        else if (s - x.r[1].lo < x.r[1].len)
+            refs[2 * i] = x.r[1].ref;
+        else {
+            op.op.ptr.ptr = (CUdeviceptr)s;
+            refs[2 * i] = ref_slow(&x, &op);
+        }
+        if (t - x.r[0].lo < x.r[0].len)
+            refs[2 * i + 1] = x.r[0].ref;
+        else if (t - x.r[1].lo < x.r[1].len)
+            refs[2 * i + 1] = x.r[1].ref;
+        else {
+            op.op.ptr.ptr = (CUdeviceptr)t;
+            refs[2 * i + 1] = ref_slow(&x, &op);
+        }
     }
+    recents_end(&x);
+    *risky |= x.risky;
 }
 
 int cbt_device_count(const struct cbt_real *real)

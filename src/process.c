@@ -136,7 +136,7 @@ static void trace_process(void)
     /* gpu_time 1 only where its events are recorded too: a reader then
      * counts a batch without one as not read back */
     int gpu = cbt_config()->gpu_time && cbt_tp_enabled(gpu_time);
-    cbt_tp(process, host, rank, var, gpu, cbt_image_id(), pid_namespace(),
+    cbt_tp(process, host, rank, var, gpu, gpu ? cbt_config()->gpu_every : 0, cbt_image_id(), pid_namespace(),
            __atomic_load_n(&image_start_ns, __ATOMIC_RELAXED), __builtin_return_address(0));
 }
 

@@ -57,6 +57,8 @@ struct cbt_dict {
     struct cbt_operand_info *info;
     uint32_t *written;  /* epoch an entry was last written in */
     uint32_t *used;     /* stamp of the last batch that referred to it */
+    uint32_t *serial;   /* changes whenever the entry is given to another operand */
+    uint32_t next_serial;
     uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
     uint32_t table_mask;
     struct stream_seen streams[STREAMS];
@@ -65,21 +67,53 @@ struct cbt_dict {
 };
 
 static CBT_TLS struct cbt_dict *tls_dict;
+
+/*
+ * One writer of the process at a time: LTTng drops an event, even in
+ * blocking mode, when a writer wraps around the ring onto a sub-buffer that
+ * another writer, preempted between reserving and committing, still holds
+ * (many threads, few CPUs, a small channel).  Serialized, the other threads
+ * of the process wait for it instead.  The driver call is never under it.
+ * While a single thread of the process writes batches, there is no other
+ * writer to wait for, and the lock is not taken.
+ */
+pthread_mutex_t cbt_write_lock = PTHREAD_MUTEX_INITIALIZER;
+static int writer_threads; /* threads with a dictionary: those that write batches */
+static CBT_TLS bool tls_locked;
+
+static inline void write_lock(void)
+{
+    tls_locked = __atomic_load_n(&writer_threads, __ATOMIC_RELAXED) > 1;
+    if (tls_locked)
+        pthread_mutex_lock(&cbt_write_lock);
+}
+
+static inline void write_unlock(void)
+{
+    if (tls_locked)
+        pthread_mutex_unlock(&cbt_write_lock);
+}
 static pthread_key_t dict_key;
 static pthread_once_t dict_key_once = PTHREAD_ONCE_INIT;
 
-static void dict_free(void *p)
+static void dict_release(struct cbt_dict *d)
 {
-    struct cbt_dict *d = p;
-    if (!d)
-        return;
     free(d->info);
     free(d->written);
     free(d->used);
+    free(d->serial);
     free(d->table);
     free(d->refs);
     free(d->prev_refs);
     free(d);
+}
+
+static void dict_free(void *p)
+{
+    if (!p)
+        return;
+    __atomic_sub_fetch(&writer_threads, 1, __ATOMIC_RELAXED);
+    dict_release(p);
 }
 
 static void make_dict_key(void) { (void)pthread_key_create(&dict_key, dict_free); }
@@ -95,13 +129,17 @@ static bool dict_grow(struct cbt_dict *d, uint32_t cap)
     uint32_t *used = realloc(d->used, cap * sizeof *used);
     if (used)
         d->used = used;
+    uint32_t *serial = realloc(d->serial, cap * sizeof *serial);
+    if (serial)
+        d->serial = serial;
     uint16_t *table = calloc(2 * (size_t)cap, sizeof *table);
-    if (!info || !written || !used || !table) {
+    if (!info || !written || !used || !serial || !table) {
         free(table);
         return false;
     }
     memset(d->written + d->cap, 0, (cap - d->cap) * sizeof *written);
     memset(d->used + d->cap, 0, (cap - d->cap) * sizeof *used);
+    memset(d->serial + d->cap, 0, (cap - d->cap) * sizeof *serial);
     memset(d->info + d->cap, 0, (cap - d->cap) * sizeof *info);
     free(d->table);
     d->table = table; /* refilled as entries are used again */
@@ -131,11 +169,12 @@ struct cbt_dict *cbt_dict_for_batch(bool emit)
         if (!(d = calloc(1, sizeof *d)))
             return NULL;
         if (!dict_grow(d, CBT_EV_DICT)) {
-            dict_free(d);
+            dict_release(d);
             return NULL;
         }
         d->epoch = 1;
         d->epoch_ns = coarse_now(d);
+        __atomic_add_fetch(&writer_threads, 1, __ATOMIC_RELAXED);
         tls_dict = d;
         (void)pthread_setspecific(dict_key, d);
     }
@@ -186,9 +225,9 @@ static void write_entry(struct cbt_dict *d, uint16_t i)
         .array_height = o->array_height, .array_depth = o->array_depth, .elem_size = o->elem_size,
         .device = o->device, .kind = o->kind,
     };
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     cbt_tp(operand, d->key, i, &w, __builtin_return_address(0));
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o)
@@ -218,12 +257,25 @@ uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o)
             d->table[old] = 0;
         d->info[i] = *o;
         d->written[i] = 0;
+        d->serial[i] = ++d->next_serial;
         d->table[h] = (uint16_t)(i + 1);
     }
     d->used[i] = d->stamp;
     if (d->emit && d->written[i] != d->epoch)
         write_entry(d, i);
     return i;
+}
+
+uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i) { return i < d->cap ? d->serial[i] : 0; }
+
+bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial)
+{
+    if (i >= d->cap || d->serial[i] != serial || !serial)
+        return false;
+    d->used[i] = d->stamp;
+    if (d->emit && d->written[i] != d->epoch)
+        write_entry(d, i);
+    return true;
 }
 
 const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i)
@@ -242,9 +294,9 @@ void cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, ui
                               .epoch = d->epoch};
     if (!d->emit || !cbt_tp_enabled(stream))
         return;
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     cbt_tp(stream, d->key, handle, stream_id, context, device, __builtin_return_address(0));
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 static bool grow16(uint16_t **p, size_t *cap, size_t want)
@@ -333,7 +385,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CU
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
     struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
                            .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK3D ? (uint32_t)(n - first) : CBT_EV_CHUNK3D;
@@ -349,7 +401,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CU
             cbt_tp(bo, &r, ip);
         first += count;
     } while (first < n);
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const struct cbt_ev_batch1d *b1,
@@ -374,7 +426,7 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const 
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
     struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
                            .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     size_t na = b1->attrs_recorded;
     if (na > CBT_EV_ATTRS1D) {
         /* many attributes: before the batch event, so the reader has them when it comes */
@@ -407,36 +459,27 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const 
         }
         first += count;
     } while (first < n);
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 /* ---- the other events of a batch ---- */
-
-/*
- * One writer of the process at a time: LTTng drops an event, even in
- * blocking mode, when a writer wraps around the ring onto a sub-buffer that
- * another writer, preempted between reserving and committing, still holds
- * (many threads, few CPUs, a small channel).  Serialized, the other threads
- * of the process wait for it instead.  The driver call is never under it.
- */
-pthread_mutex_t cbt_write_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void cbt_record_end(const struct cbt_ev_batch *b, void *caller)
 {
     if (!cbt_tp_enabled(batch_end))
         return;
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     cbt_tp(batch_end, b, caller);
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
 {
     if (!cbt_tp_enabled(finding))
         return;
-    pthread_mutex_lock(&cbt_write_lock);
+    write_lock();
     cbt_tp(finding, f, caller);
-    pthread_mutex_unlock(&cbt_write_lock);
+    write_unlock();
 }
 
 /* ---- the calling thread's id, the clock ---- */
@@ -452,6 +495,7 @@ static void after_fork_child(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_init(&cbt_write_lock, NULL);
+    __atomic_store_n(&writer_threads, tls_dict ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
     __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
 }
 static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }

@@ -35,6 +35,14 @@ struct cbt_dict *cbt_dict_for_batch(bool emit);
  * tracing is on, if new); CBT_REF_UNKNOWN when none can be had. */
 uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o);
 
+/* Entry i's serial: it changes whenever the entry is given to another operand. */
+uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i);
+
+/* Does entry i still hold what it held when its serial was read?  Then it
+ * is marked used by this batch (and written when tracing is on and the
+ * entry was not written since the last refresh). */
+bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial);
+
 /* The entry at index i (a zeroed entry for CBT_REF_UNKNOWN). */
 const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i);
 

@@ -14,7 +14,8 @@ struct cbt_config {
     enum cbt_mode mode;
     bool strict_hazards;  /* CUBATCHTRACE_STRICT=hazards */
     bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
-    bool gpu_time;        /* CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream (src/gputime.c) */
+    bool gpu_time;        /* CUBATCHTRACE_GPU_TIME=N (N >= 1): batches timed on their stream (src/gputime.c) */
+    uint32_t gpu_every;   /* ... one batch in N of each stream (per calling thread); 1: every batch */
 };
 extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
 extern int cbt_config_ready __attribute__((visibility("hidden")));

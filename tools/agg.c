@@ -466,7 +466,8 @@ void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t bad
     pthread_mutex_unlock(&a->whole->names_lock);
 }
 
-void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time)
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time,
+                     uint32_t gpu_every)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
     note_process(a, w);
@@ -482,6 +483,7 @@ void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank,
         if (rank_var && strcmp(rank_var, vars[i]) == 0 && rank >= 0)
             p->rank_var = (uint8_t)(RV_OMPI + i);
     p->gpu_time = (int8_t)gpu_time;
+    p->gpu_every = gpu_time == 1 ? (gpu_every ? gpu_every : 1) : 0;
 }
 
 void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_ev_gpu *g)
@@ -676,6 +678,7 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->rank = e->rank;
             d->rank_var = e->rank_var;
             d->gpu_time = e->gpu_time;
+            d->gpu_every = e->gpu_every;
             d->pid_ns = e->pid_ns;
             d->start_ns = e->start_ns;
             d->label = e->label ? strdup(e->label) : NULL;
@@ -683,6 +686,7 @@ static void ktab_merge(struct ktab *into, const struct ktab *t)
             d->rank = e->rank;
             d->rank_var = e->rank_var;
             d->gpu_time = e->gpu_time;
+            d->gpu_every = e->gpu_every;
         }
         if (d != &into->other && !d->start_ns) {
             d->pid_ns = e->pid_ns;

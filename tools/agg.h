@@ -114,7 +114,9 @@ void cbt_agg_bin_info(struct cbt_agg *a, const struct cbt_where *w, uint64_t bad
 /* A cubatchtrace:process event: the job rank of w's process (-1: none), the
  * variable it came from ("" none), and whether its batches are GPU-timed
  * (1 yes, 0 no, -1 the event does not say). */
-void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time);
+/* gpu_every: one batch in gpu_every of each stream is timed (0 said as 1: every batch) */
+void cbt_agg_process(struct cbt_agg *a, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time,
+                     uint32_t gpu_every);
 /* What the process event says of the image besides: its pid namespace's
  * inode (0 unknown) and when it started (CLOCK_REALTIME ns, 0 unknown). */
 void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns);

@@ -263,7 +263,7 @@ static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const st
     if (e->refs_len != 4 * n)
         return NULL;
     memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
-    if (first_event && recorded <= chunk && n == recorded) {
+    if (first_event && n > 0 && recorded <= chunk && n == recorded) {
         /* the writer's previous single-chunk batch, for the next that repeats it */
         if (reserve((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
             memcpy(t->prev_refs, e->refs, 2 * n * sizeof *t->prev_refs);

@@ -143,6 +143,13 @@ json_t *cbt_gpu_json(struct cbt_agg *a)
     json_t *o = json_object(), *nt = json_object(), *ot = json_object(), *streams = json_array();
     json_object_set_new(o, "processes_timed", json_integer((json_int_t)gt.processes_timed));
     json_object_set_new(o, "batches_timed", json_integer((json_int_t)g->total.batches));
+    /* how the timed batches were chosen: every batch, or one in N of each stream (per calling thread) */
+    json_t *ch = json_object();
+    json_object_set_new(ch, "every", json_integer(gt.processes_sampled ? (json_int_t)gt.sample_every : 1));
+    json_object_set_new(ch, "every_min", json_integer(gt.processes_sampled ? (json_int_t)gt.sample_every_min : 1));
+    json_object_set_new(ch, "processes_sampled", json_integer((json_int_t)gt.processes_sampled));
+    json_object_set_new(ch, "not_sampled", json_integer((json_int_t)gt.not_sampled));
+    json_object_set_new(o, "chosen", ch);
     json_object_set_new(o, "gpu_ns", json_integer((json_int_t)g->total.gpu_ns));
     json_object_set_new(o, "bytes", json_integer((json_int_t)g->total.bytes));
     json_object_set_new(o, "ops", json_integer((json_int_t)g->total.ops));

@@ -58,6 +58,7 @@ struct kent {
     int64_t rank;     /* processes: the job rank of cubatchtrace:process; -1 none */
     uint8_t rank_var; /* processes: enum cbt_rank_var, RV_UNSEEN without that event */
     int8_t gpu_time;  /* processes: the process event's gpu_time (1, 0), -1 unsaid */
+    uint32_t gpu_every; /* processes: one batch in gpu_every of each stream timed (CUBATCHTRACE_GPU_TIME=N) */
     uint64_t forwarded_ok, gpu_events; /* processes: batches forwarded with CUDA_SUCCESS; gpu_time events
                                         * of other statuses than call_failed */
     uint64_t pid_ns, start_ns; /* processes: the process event's pid namespace and start time (0 unknown) */

@@ -130,6 +130,7 @@ struct ecinfo {
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
     struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
+    struct mem gpu_every;     /* process: idx -1 when absent (every batch timed) */
     struct mem image, pid_ns, start_ns; /* process: idx -1 when absent (recorded before process images) */
     struct mem id_baddr, id;  /* build_id */
     struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
@@ -342,6 +343,9 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
             e->kind = EK_CBT_OTHER;
         else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
             e->rank_var = -1;
+        e->gpu_every.idx = member_index(pl, "gpu_every", &e->gpu_every.sgn);
+        if (e->gpu_every.idx >= 0 && !field_is(pl, e->gpu_every.idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->gpu_every.idx = -1;
         e->gpu_time.idx = member_index(pl, "gpu_time", &e->gpu_time.sgn);
         if (e->gpu_time.idx >= 0 && !field_is(pl, e->gpu_time.idx, BT_FIELD_CLASS_TYPE_INTEGER))
             e->gpu_time.idx = -1;
@@ -758,7 +762,8 @@ static int on_event(struct reader *r, const bt_message *msg)
         int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
         if (e->image.idx >= 0) /* the image's tag: the high 32 bits of its id, as of its batch ids */
             cbt_where_image(&w, (uint32_t)(member_int(pl, e->image) >> 32));
-        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var, gpu);
+        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var, gpu,
+                        e->gpu_every.idx >= 0 ? (uint32_t)member_int(pl, e->gpu_every) : 1);
         if (w.image)
             cbt_agg_image(r->agg, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
                           e->start_ns.idx >= 0 ? member_int(pl, e->start_ns) : 0);

@@ -808,6 +808,8 @@ static void gpu_section(FILE *o, const json_t *gpu)
     fputs("<table class=\"kv\" id=\"table-gpu-totals\">\n", o);
     kv(o, "Processes timed", json_object_get(gpu, "processes_timed"), U_COUNT);
     kv(o, "Batches timed", json_object_get(gpu, "batches_timed"), U_COUNT);
+    const json_t *ch = json_object_get(gpu, "chosen");
+    kv(o, "Timed: one batch in N of each stream", ch ? json_object_get(ch, "every") : NULL, U_COUNT);
     kv(o, "GPU time", json_object_get(gpu, "gpu_ns"), U_NS);
     kv(o, "Bytes", json_object_get(gpu, "bytes"), U_BYTES);
     kv(o, "Ops", json_object_get(gpu, "ops"), U_COUNT);

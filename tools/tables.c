@@ -432,6 +432,17 @@ void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
         if (p->gpu_time != 1)
             continue;
         g->processes_timed++;
+        if (p->gpu_every > 1) {
+            /* one in N timed: a batch without an event was most likely not chosen */
+            g->processes_sampled++;
+            if (p->gpu_every > g->sample_every)
+                g->sample_every = p->gpu_every;
+            if (!g->sample_every_min || p->gpu_every < g->sample_every_min)
+                g->sample_every_min = p->gpu_every;
+            if (p->forwarded_ok > p->gpu_events)
+                g->not_sampled += p->forwarded_ok - p->gpu_events;
+            continue;
+        }
         if (p->forwarded_ok > p->gpu_events)
             g->not_read_back += p->forwarded_ok - p->gpu_events;
     }

@@ -84,6 +84,9 @@ struct gpu_tables {
     int n;
     uint64_t processes_timed; /* processes whose cubatchtrace:process event says gpu_time 1 */
     uint64_t not_read_back;   /* their batches forwarded with CUDA_SUCCESS without a gpu_time event */
+    uint64_t processes_sampled; /* processes timing one batch in N (CUBATCHTRACE_GPU_TIME=N, N > 1) */
+    uint32_t sample_every, sample_every_min; /* their N, largest and smallest */
+    uint64_t not_sampled;     /* their batches forwarded with CUDA_SUCCESS without a gpu_time event */
     struct gpurow stream_other;
     /* over time: the GPU_TIME_STREAMS streams of most GPU time, then "other" */
     uint64_t bucket_ns;       /* 0 when no timed batch had a time */

@@ -276,9 +276,20 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
         return;
     }
     char by[64], host[64], gpu[64], bw[64];
-    fprintf(out, "\n# GPU time (CUBATCHTRACE_GPU_TIME=1): each batch timed on its stream, from its first copy's "
-                 "start to its last copy's end\n");
+    fprintf(out, "\n# GPU time (CUBATCHTRACE_GPU_TIME=N): batches timed on their stream, from the first copy's "
+                 "start to the last copy's end\n");
     fprintf(out, "# processes timed: %" PRIu64 "\n", gt.processes_timed);
+    if (gt.processes_sampled == 0)
+        fprintf(out, "# chosen: every batch\n");
+    else if (gt.sample_every == gt.sample_every_min)
+        fprintf(out, "# chosen: one batch in %u of each stream, per calling thread (%" PRIu64 " process%s; %" PRIu64
+                     " batches of theirs forwarded with CUDA_SUCCESS not timed)\n",
+                gt.sample_every, gt.processes_sampled, gt.processes_sampled == 1 ? "" : "es", gt.not_sampled);
+    else
+        fprintf(out, "# chosen: one batch in %u to %u of each stream, per calling thread (%" PRIu64 " process%s; %" PRIu64
+                     " batches of theirs forwarded with CUDA_SUCCESS not timed)\n",
+                gt.sample_every_min, gt.sample_every, gt.processes_sampled, gt.processes_sampled == 1 ? "" : "es",
+                gt.not_sampled);
     cell_bytes(by, sizeof(by), g->total.bytes, raw);
     cell_ns(host, sizeof(host), g->total.host_ns, raw);
     cell_ns(gpu, sizeof(gpu), g->total.gpu_ns, raw);

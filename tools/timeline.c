@@ -36,6 +36,7 @@
 #include "commands.h"
 #include "guard.h"
 #include "reader.h"
+#include "tables.h"
 #include "util.h"
 
 static const char usage_timeline[] =
@@ -689,6 +690,12 @@ static void write_other(struct tl *t, FILE *out, int64_t origin, uint64_t host_s
     fprintf(out, "\"batches\":%" PRIu64 ",\"host_spans\":%" PRIu64 ",\"gpu_spans\":%" PRIu64 ",\"flows\":%" PRIu64
                  ",\"findings\":%" PRIu64 ",\n",
             t->batches, host_spans, gpu_spans, t->flows, t->findings);
+    struct gpu_tables gt;
+    cbt_gpu_tables_build(t->agg, &gt);
+    /* how the timed batches were chosen: every batch, or one in N of each stream (per calling thread) */
+    fprintf(out, "\"gpu_timed_every\":%u,\"gpu_not_sampled\":%" PRIu64 ",\n",
+            gt.processes_sampled ? gt.sample_every : 1, gt.not_sampled);
+    cbt_gpu_tables_free(&gt);
     fprintf(out, "\"gpu_time_events\":%" PRIu64 ",\"gpu_status\":{", t->gpu_events);
     bool first = true;
     for (unsigned i = 0; i < sizeof(t->gpu_status) / sizeof(t->gpu_status[0]); i++) {

@@ -281,7 +281,8 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLE
  * shim loads the provider: who the process is in a job of many processes and
  * hosts, and which image (src/process.c). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, process,
-    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, int, gpu_time, uint64_t, image,
+    LTTNG_UST_TP_ARGS(const char *, hostname, int64_t, rank, const char *, rank_var, int, gpu_time, uint32_t, gpu_every,
+                      uint64_t, image,
                       uint64_t, pid_ns, uint64_t, start_ns, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
@@ -289,6 +290,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, process,
         lttng_ust_field_integer(int64_t, rank, rank)
         lttng_ust_field_string(rank_var, rank_var)
         lttng_ust_field_integer(uint8_t, gpu_time, gpu_time) /* 1: CUBATCHTRACE_GPU_TIME on */
+        lttng_ust_field_integer(uint32_t, gpu_every, gpu_every) /* one batch in N of each stream timed (0: off) */
         lttng_ust_field_integer_hex(uint64_t, image, image)  /* the process image; its high 32 bits tag its batch ids */
         lttng_ust_field_integer(uint64_t, pid_ns, pid_ns)    /* inode of its pid namespace; 0 unknown */
         lttng_ust_field_integer(uint64_t, start_ns, start_ns) /* CLOCK_REALTIME when the image started */

@@ -830,14 +830,14 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--gpu-process")) {
             char host[256] = "";
             gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, image, 0, 0, NULL);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, 1, image, 0, 0, NULL);
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
             /* a process image of this tag from here on: its process event, its batch ids tag << 32 | n */
             image = strtoull(argv[++i], NULL, 0) << 32 | 0x5eed;
             next_batch_id = image & 0xffffffff00000000ull;
             char host[256] = "";
             gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 0, image, 4026531836ull, 1000, NULL);
+            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 0, 0, image, 4026531836ull, 1000, NULL);
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {
             FILE *f = fopen(argv[++i], "w");
             if (f) {
