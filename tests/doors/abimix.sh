@@ -36,7 +36,11 @@ is "$(sed -n 's/^driver calls=//p' "$CBT_TMP/$t.out")" 3 "observe: every call re
 is "$(rules_of "$t")" "1 stream_on_stack error
 2 stream_null error
 2 fail_idx_is_stream error" "observe: the same findings, made when the trace is read"
-is "$(grep -c ' cubatchtrace:batch1d: .* outcome = ( "pending"' "$CBT_TMP/$t.trace")" 2 \
+is "$(batch_events "$CBT_TMP/$t.trace" | awk '$1 == "c" && $5 == "pending" {print $3}' | tr '\n' ' ')" "1 2 " \
     "observe: both mixed-up calls written to the trace before the driver was called (outcome pending, then batch_end)"
-is "$(grep -c ' cubatchtrace:batch_end: ' "$CBT_TMP/$t.trace")" 2 "observe: and their results after"
+is "$(sed -n 's/.* cubatchtrace:batch_end: .* batch_id = \([0-9]*\),.*/\1/p' "$CBT_TMP/$t.trace" | id_numbers | tr '\n' ' ')" "1 2 " \
+    "observe: and their results after"
+is "$(grep -o ' cubatchtrace:\(c\|batch_end\): ' "$CBT_TMP/$t.trace" | tr -d ' ' | tr '\n' ' ')" \
+    "cubatchtrace:c: cubatchtrace:c: cubatchtrace:batch_end: cubatchtrace:c: cubatchtrace:batch_end: " \
+    "observe: each pending batch event followed by its batch_end"
 done_testing

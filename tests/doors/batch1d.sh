@@ -5,18 +5,11 @@
 # the driver, cuGetProcAddress at 13000 and 12080, and the binding-shaped
 # memcpy_batch_async_v2.  Each door's client checks every byte; the trace
 # must hold its four batches with their copies and attributes.  Without a
-# door's hook the client reaches the double directly and no batch1d event
+# door's hook the client reaches the double directly and no 1D batch event
 # appears (or, for the binding, the client cannot find the entry).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
-
-# batches1d FILE: api door outcome result num_ops fail_idx, one line per batch1d event
-batches1d() {
-    grep ' cubatchtrace:batch1d: ' "$1" | sed \
-        -e 's/.* api = ( "\([^"]*\)".* door = ( "\([^"]*\)".* outcome = ( "\([^"]*\)".* result = ( "\([^"]*\)".* num_ops = \([0-9]*\),.* fail_idx = \([0-9]*\),.*/\1 \2 \3 \4 \5 \6/' \
-        -e "s/ $SIZE_MAX\$/ -/"
-}
 
 want_out="batches=4 copies=24 bytes=21504"
 bare bare1d "$CLIENTS/client_1d" v2
@@ -36,7 +29,7 @@ for spec in v2:cuMemcpyBatchAsync_v2:symbol:- v2_ptsz:cuMemcpyBatchAsync_v2_ptsz
     t="d1_$door-$$"
     traced "$t" "$CLIENTS/client_1d" "$door"
     is "$st $(out "$t")" "0 $want_out" "$door: under the shim the client exits 0 with the same totals"
-    is "$(grep -c ' cubatchtrace:batch1d: ' "$CBT_TMP/$t.trace")" 4 "$door: four batch1d events for its vpid"
+    is "$(nbatches1d "$CBT_TMP/$t.trace")" 4 "$door: four 1D batch events (cubatchtrace:c) for its vpid"
     is "$(batches1d "$CBT_TMP/$t.trace")" "$api $via forwarded CUDA_SUCCESS 3 -
 $api $via forwarded CUDA_SUCCESS 8 -
 $api $via forwarded CUDA_SUCCESS 2 -

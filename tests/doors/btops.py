@@ -1,61 +1,71 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Decode the ops of cubatchtrace:batch events from babeltrace2's text output,
-without the cubatchtrace tool: btops.py FIELD TRACE-TEXT
+"""The ops of each 3D batch as `cubatchtrace show` decodes them:
+btops.py FIELD SHOW-TEXT CATALOG-H
 
-Prints, for each cubatchtrace:batch event (batches of one chunk), the values of
-FIELD for its ops, space-separated, one line per event.  FIELD is one of
-src_mem, dst_mem, src_device, dst_device, src_type, dst_type, elem_size, bytes.
-The layout is that of include/cubatchtrace/events.h: the ops as the bytes of
-CUDA 13's CUDA_MEMCPY3D_BATCH_OP (112 bytes) in little-endian 64-bit words,
-one 16-bit value per op holding its source (low byte) and destination (high
-byte) operand index, and 56-byte operands (kind at byte 48, device at 44,
-elem_size at 40), also in 64-bit words.
+Prints, for each 3D batch (a `batch` line whose api is cuMemcpy3DBatchAsync*),
+the values of FIELD for its ops, space-separated, one line per batch.  FIELD
+is one of src_mem, dst_mem, src_device, dst_device, src_type, dst_type,
+elem_size, bytes.  Memory kinds and operand types are printed as the numbers
+of include/cubatchtrace/catalog.h (CBT_MEMKIND_LIST, CBT_OPERAND_LIST), read
+from CATALOG-H.  An op's side is TYPE:KIND:DEVICE:ADDRESS; elem_size is 1 for
+a pointer-to-pointer copy, else the element size of its array side when that
+side's kind is array (show's *_array WxHxD*ELEMENT_SIZE), else 0; bytes is
+show's bytes.
 """
 import re
-import struct
 import sys
 
-field, path = sys.argv[1], sys.argv[2]
+field, path, catalog = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(catalog).read()
 
 
-def seq(line, name):
-    m = re.search(r"\b%s = \[ ((?:\[\d+\] = \w+(?:, )?)*) \]" % name, line)
-    return [int(v, 0) for v in re.findall(r"\] = (\w+)", m.group(1))] if m else []
+def numbers(listname):
+    body = re.search(r"#define %s\(X\)(.*?)\n\n" % listname, text, re.S).group(1)
+    return {n: int(v) for v, n in re.findall(r'X\(\w+, (\d+), "(\w+)"\)', body)}
 
 
-def words(values):
-    return b"".join(v.to_bytes(8, "little") for v in values)
+kinds, types = numbers("CBT_MEMKIND_LIST"), numbers("CBT_OPERAND_LIST")
 
 
+def keys(line):
+    return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+
+
+def number(names, v):
+    return names[v] if v in names else int(v)
+
+
+rows = []  # one list of values per 3D batch, in show's order
 for line in open(path):
-    if " cubatchtrace:batch: " not in line:
+    if line.startswith("batch "):
+        k = keys(line)
+        rows.append([] if k.get("api", "").startswith("cuMemcpy3DBatchAsync") else None)
         continue
-    ops, operands = words(seq(line, "ops")), words(seq(line, "operands"))
-    idx = [b for v in seq(line, "operand_of") for b in (v & 0xFF, v >> 8)]
-    out = []
-    for i in range(len(ops) // 112):
-        op = ops[112 * i:112 * (i + 1)]
-        sides = []
-        for s in range(2):
-            kind_type = struct.unpack_from("<I", op, 40 * s)[0]
-            o = operands[56 * idx[2 * i + s]:56 * (idx[2 * i + s] + 1)]
-            elem, dev = struct.unpack_from("<Ii", o, 40)
-            sides.append({"type": kind_type, "mem": o[48], "device": dev, "elem": elem})
-        w, h, d = struct.unpack_from("<QQQ", op, 80)
-        src, dst = sides
-        if src["type"] == 1 and dst["type"] == 1:
-            es = 1
-        elif src["type"] == 2:
-            es = src["elem"] if src["mem"] == 5 else 0
-        elif dst["type"] == 2:
-            es = dst["elem"] if dst["mem"] == 5 else 0
-        else:
-            es = 0
-        values = {
-            "src_mem": src["mem"], "dst_mem": dst["mem"], "src_device": src["device"],
-            "dst_device": dst["device"], "src_type": src["type"], "dst_type": dst["type"],
-            "elem_size": es, "bytes": w * h * d * es,
-        }
-        out.append(str(values[field]))
-    print(" ".join(out))
+    if not line.startswith("op ") or not rows or rows[-1] is None:
+        continue
+    k = keys(line)
+    sides = {}
+    for s in ("src", "dst"):
+        typ, mem, dev = k[s].split(":")[:3]
+        m = re.search(r"\*(\d+)$", k.get(s + "_array", ""))
+        sides[s] = {"type": number(types, typ), "mem": number(kinds, mem), "device": int(dev),
+                    "elem": int(m.group(1)) if m else 0}
+    src, dst = sides["src"], sides["dst"]
+    if src["type"] == 1 and dst["type"] == 1:
+        es = 1
+    elif src["type"] == 2:
+        es = src["elem"] if src["mem"] == kinds["array"] else 0
+    elif dst["type"] == 2:
+        es = dst["elem"] if dst["mem"] == kinds["array"] else 0
+    else:
+        es = 0
+    values = {
+        "src_mem": src["mem"], "dst_mem": dst["mem"], "src_device": src["device"],
+        "dst_device": dst["device"], "src_type": src["type"], "dst_type": dst["type"],
+        "elem_size": es, "bytes": int(k["bytes"]),
+    }
+    rows[-1].append(str(values[field]))
+for r in rows:
+    if r is not None:
+        print(" ".join(r))

@@ -42,15 +42,18 @@ for setting in observe report strict gputime; do
     cbt_session_stop "cap-$setting"
     # every batch refused in capture (900) is named, and only those
     refused=$(cat "$CBT_TMP/$setting"-*-* 2>/dev/null | grep -c '^CAPTURE .* rc=900 ')
-    "$TOOL" check --format json "$CBT_TMP/cap-$setting" >"$CBT_TMP/check-$setting.json" 2>"$CBT_TMP/check-$setting.err"
+    # the session records every process of the user: read only this setting's runs
+    pids=$(cat "$CBT_TMP/$setting"-*-* 2>/dev/null | sed -n 's/^PID \([0-9]*\)$/--pid \1/p' | tr '\n' ' ')
+    is "$(echo $pids | wc -w)" 54 "$setting: the process id of each of the 27 runs"
+    "$TOOL" check --format json $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/check-$setting.json" 2>"$CBT_TMP/check-$setting.err"
     st=$?
     is "$st" 1 "$setting: check exits 1 on the trace"
     got=$(grep -o '"rule": *"refused_in_capture"' "$CBT_TMP/check-$setting.json" | wc -l)
     is "$got" "$refused" "$setting: one refused_in_capture finding per batch refused in capture ($refused)"
-    "$TOOL" summary --json "$CBT_TMP/cap-$setting" >"$CBT_TMP/sum-$setting.json" 2>/dev/null
+    "$TOOL" summary --json $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/sum-$setting.json" 2>/dev/null
     got=$(sed -n 's/.*"refused_in_capture_batches": *\([0-9]*\).*/\1/p' "$CBT_TMP/sum-$setting.json" | head -n 1)
     is "$got" "$refused" "$setting: the summary counts the batches refused in capture"
-    "$TOOL" show "$CBT_TMP/cap-$setting" >"$CBT_TMP/show-$setting" 2>"$CBT_TMP/show-$setting.err"
+    "$TOOL" show $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/show-$setting" 2>"$CBT_TMP/show-$setting.err"
     got=$(grep -c '^batch .* mark=refused_in_capture' "$CBT_TMP/show-$setting")
     [ "$got" = "$refused" ] || diag "show: $(head -c 600 "$CBT_TMP/show-$setting.err")"
     is "$got" "$refused" "$setting: show marks each batch refused in capture"
@@ -71,7 +74,7 @@ for k in 3d 1d; do
     cbt_session_stop "cap-other-$k"
     is "$(grep '^OTHER ' "$CBT_TMP/other-$k")" "$(grep '^OTHER ' "$CBT_TMP/bare-other-$k")" \
         "GPU time, $k: another thread's GLOBAL capture ends as without the shim (graph of 1 node)"
-    "$TOOL" summary --json "$CBT_TMP/cap-other-$k" >"$CBT_TMP/sum-other-$k.json" 2>&1
+    "$TOOL" summary --json $(sed -n 's/^PID \([0-9]*\)$/--pid \1/p' "$CBT_TMP/other-$k") "$CBT_TMP/cap-other-$k" >"$CBT_TMP/sum-other-$k.json" 2>&1
     timed=$(grep -o '"batches_timed": *[0-9]*' "$CBT_TMP/sum-other-$k.json" | head -n 1 | grep -o '[0-9]*$')
     [ "${timed:-0}" = 20 ] || diag "$(head -c 800 "$CBT_TMP/sum-other-$k.json")"
     is "${timed:-0}" 20 "GPU time, $k: the 20 batches made during that capture are timed"

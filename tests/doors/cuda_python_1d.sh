@@ -4,7 +4,7 @@
 # and cuda.bindings._v2.driver.memcpy_batch_async_v2 (tests/gpu/clients/py1d.py,
 # which the GPU suite runs on the real driver too) resolve cuMemcpyBatchAsync
 # through cuGetProcAddress_v2, with and without
-# CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM.  Without the hooks no batch1d
+# CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM.  Without the hooks no 1D batch
 # event is recorded.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
@@ -13,10 +13,8 @@ need_sessiond
 cbt_run_bare "$PYTHON3" -c 'import cuda.bindings.driver' 2>/dev/null ||
     skip_all "cuda.bindings not importable by $PYTHON3 (pip install cuda-bindings==13.5.0)"
 
-batches1d() {
-    grep ' cubatchtrace:batch1d: ' "$1" | sed \
-        -e 's/.* api = ( "\([^"]*\)".* door = ( "\([^"]*\)".* outcome = ( "\([^"]*\)".* result = ( "\([^"]*\)".* num_ops = \([0-9]*\),.*num_attrs = \([0-9]*\),.*/\1 \2 \3 \4 \5 \6/'
-}
+# batches1d FILE: api door outcome result num_ops num_attrs, one line per 1D batch (show)
+batches1d() { show_batches "$1" 1d | show_field api door outcome result num_ops num_attrs; }
 
 script="$top_srcdir/tests/gpu/clients/py1d.py"
 for mode in driver v2; do

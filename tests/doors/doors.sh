@@ -61,24 +61,84 @@ id_numbers() {
 # pid_events FILE PID: the events of that process.
 pid_events() { grep -F "vpid = $2," "$1" || true; }
 
-# nbatches FILE: how many cubatchtrace:batch events.
-nbatches() { grep -c ' cubatchtrace:batch: ' "$1" || true; }
-
-# batches FILE: one line per cubatchtrace:batch event, in order:
-#   api door outcome result num_ops fail_idx   (fail_idx SIZE_MAX as -)
-batches() {
-    grep ' cubatchtrace:batch: ' "$1" | sed \
-        -e 's/.* api = ( "\([^"]*\)".* door = ( "\([^"]*\)".* outcome = ( "\([^"]*\)".* result = ( "\([^"]*\)".* num_ops = \([0-9]*\),.* fail_idx = \([0-9]*\),.*/\1 \2 \3 \4 \5 \6/' \
-        -e "s/ $SIZE_MAX\$/ -/"
+# show_of FILE: `cubatchtrace show` of the process whose events FILE holds:
+# NAME.show for NAME.trace (written by traced); else show --pid over the
+# session directory whose text (NAME.all) holds FILE's first event.
+show_of() {
+    _s=${1%.trace}.show
+    if [ -f "$_s" ]; then cat "$_s"; return; fi
+    _p=$(sed -n '1s/.* vpid = \([0-9]*\),.*/\1/p' "$1")
+    [ -n "$_p" ] || return 0
+    _l=$(head -n 1 "$1")
+    for _a in "$CBT_TMP"/*.all; do
+        if grep -qxF "$_l" "$_a"; then
+            "$top_builddir/tools/cubatchtrace" show --pid "$_p" "${_a%.all}"
+            return
+        fi
+    done
+    echo "show_of: no session text holds the events of $1" >&2
 }
+
+# show_batches FILE [1d]: show's batch lines for FILE, 3D batches (cuMemcpy3DBatchAsync*),
+# or with 1d the 1D ones (cuMemcpyBatchAsync*).
+show_batches() {
+    case ${2:-3d} in
+    1d) show_of "$1" | grep '^batch .* api=cuMemcpyBatchAsync' || true ;;
+    *) show_of "$1" | grep '^batch .* api=cuMemcpy3DBatchAsync' || true ;;
+    esac
+}
+
+# show_field KEY...: stdin's show lines as the values of KEY..., space-separated.
+show_field() {
+    awk -v keys="$*" 'BEGIN { n = split(keys, k, " ") }
+    {
+        delete v
+        for (i = 2; i <= NF; i++) { e = index($i, "="); v[substr($i, 1, e - 1)] = substr($i, e + 1) }
+        line = ""
+        for (j = 1; j <= n; j++) line = line (j > 1 ? " " : "") v[k[j]]
+        print line
+    }'
+}
+
+# nbatches FILE: how many cubatchtrace:b events (3D batches; one per batch,
+# pending or not: batch_end is an event of its own).
+nbatches() { grep -c ' cubatchtrace:b: ' "$1" || true; }
+
+# nbatches1d FILE: how many cubatchtrace:c events (1D batches).
+nbatches1d() { grep -c ' cubatchtrace:c: ' "$1" || true; }
+
+# batch_events FILE: one line per batch event as the calling thread wrote it
+# (cubatchtrace:b, 3D, or cubatchtrace:c, 1D), its packed word w decoded
+# (include/cubatchtrace/events.h, CBT_W_*; outcomes named as in catalog.h):
+#   EVENT VTID NUMBER TID OUTCOME   (EVENT b or c; VTID the vtid context;
+#   NUMBER the batch's number within its image; TID the payload's calling thread)
+batch_events() {
+    "$PYTHON3" - "$1" "$top_srcdir/include/cubatchtrace/catalog.h" <<'PY'
+import re, sys
+names = {int(v): n for v, n in re.findall(r'X\(CBT_OUTCOME_\w+, (\d+), "(\w+)"\)', open(sys.argv[2]).read())}
+ev = re.compile(r' cubatchtrace:([bc]): .* vtid = (\d+)[ ,].* id = (\d+), w = (0x[0-9A-Fa-f]+|\d+),')
+for line in open(sys.argv[1], errors="replace"):
+    m = ev.search(line)
+    if m:
+        w = int(m.group(4), 0)
+        print(m.group(1), m.group(2), int(m.group(3)) & 0xffffffff, (w >> 32) & 0xffffffff,
+              names.get((w >> 8) & 0x7, (w >> 8) & 0x7))
+PY
+}
+
+# batches FILE: one line per 3D batch (`cubatchtrace show`), in order:
+#   api door outcome result num_ops fail_idx   (fail_idx SIZE_MAX as -)
+# A pending batch whose batch_end came is shown with the outcome and result
+# after the call (forwarded); one that never returned stays pending.
+batches() { show_batches "$1" | show_field api door outcome result num_ops fail_idx; }
 
 # findings FILE: one line per finding the tool computes when it reads the
 # trace (`cubatchtrace show` of NAME for FILE NAME.trace): batch_id rule severity op
 findings() {
-    awk '$1 == "finding" {
+    show_of "$1" | awk '$1 == "finding" {
         for (i = 2; i <= NF; i++) { k = substr($i, 1, index($i, "=") - 1); v[k] = substr($i, index($i, "=") + 1) }
         print v["id"], v["rule"], v["severity"], v["op"]
-    }' "${1%.trace}.show"
+    }'
 }
 # inline_findings FILE: the same from the cubatchtrace:finding events the
 # calling thread wrote (strict mode, the stderr report)
@@ -87,10 +147,11 @@ inline_findings() {
         sed -e "s/ $SIZE_MAX\$/ -/" | id_numbers
 }
 
-# batch_results FILE: batch_id (its number within the image) result, one line per batch event.
-batch_results() {
-    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.* result = ( "\([^"]*\)".*/\1 \2/p' "$1" | id_numbers
-}
+# batches1d FILE: the same for the 1D batches (cuMemcpyBatchAsync*), num_ops being count.
+batches1d() { show_batches "$1" 1d | show_field api door outcome result num_ops fail_idx; }
+
+# batch_results FILE: batch_id (its number within the image) result, one line per 3D batch.
+batch_results() { show_batches "$1" | show_field id result; }
 
 # lines N TEXT...: TEXT repeated N times, one per line (expected tables).
 lines() { _n=$1; shift; _i=0; while [ $_i -lt "$_n" ]; do echo "$*"; _i=$((_i + 1)); done; }

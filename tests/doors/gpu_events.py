@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Check the cubatchtrace:gpu_time events of a trace against its batch events,
-from babeltrace2's text output (`babeltrace2 --clock-seconds` is not assumed:
-the timestamps are read as babeltrace2 prints them by default, [HH:MM:SS.ns]).
+"""Check the cubatchtrace:gpu_time events of a trace against its batches:
+the batch events (cubatchtrace:b, 3D, and cubatchtrace:c, 1D) and gpu_time
+events from babeltrace2's text output (`babeltrace2 --clock-seconds` is not
+assumed: the timestamps are read as babeltrace2 prints them by default,
+[HH:MM:SS.ns]), each batch's fields as `cubatchtrace show --pid PID` decodes
+them (SHOW-TEXT).  A batch event's timestamp is the end of its call.
 
-gpu_events.py TRACE-TEXT PID  prints one line:
+gpu_events.py TRACE-TEXT PID SHOW-TEXT  prints one line:
   batches=B events=E timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
   tids_match=0|1 ids_unique=0|1 bytes=SUM ops=SUM fields_ok=0|1 start_ok=0|1 process_gpu=G
   timed_ids=I,J,... (the timed batches' ids, ascending; - when none)
@@ -20,7 +23,7 @@ is off by far more).
 import re
 import sys
 
-path, pid = sys.argv[1], sys.argv[2]
+path, pid, show_path = sys.argv[1], sys.argv[2], sys.argv[3]
 ts_re = re.compile(r"^\[(\d+):(\d+):(\d+)\.(\d+)\]")
 
 
@@ -37,12 +40,25 @@ def field(line, name):
     return m.group(2) if m.group(2) else int(m.group(1), 0)
 
 
+# show's batch lines by (image tag, number): the fields gpu_time repeats
+shown = {}
+for line in open(show_path, errors="replace"):
+    if line.startswith("batch "):
+        k = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        if "api" not in k:
+            continue
+        img = int(k.get("image", "0"), 16)
+        shown[(img, int(k["id"]))] = {
+            "tid": int(k["tid"]), "stream": int(k["stream"], 16), "stream_id": int(k["stream_id"]),
+            "device": int(k["device"]), "api": k["api"], "driver_ns": int(k["driver_ns"])}
+
 batches, events, process_gpu = {}, [], None
 for line in open(path, errors="replace"):
     if "vpid = %s," % pid not in line:
         continue
-    if " cubatchtrace:batch: " in line or " cubatchtrace:batch1d: " in line:
-        batches[field(line, "batch_id")] = (ts_ns(line), line)
+    if " cubatchtrace:b: " in line or " cubatchtrace:c: " in line:
+        bid = field(line, "id")
+        batches[bid] = (ts_ns(line), shown.get((bid >> 32, bid & 0xffffffff), shown.get((0, bid & 0xffffffff))))
     elif " cubatchtrace:gpu_time: " in line:
         events.append((ts_ns(line), line))
     elif " cubatchtrace:process: " in line:
@@ -64,16 +80,19 @@ for t, line in events:
         fields_ok = 0
         continue
     bt, bl = b
-    if field(line, "tid") != field(bl, "tid"):
+    if not bl:
+        fields_ok = tids_match = 0
+        continue
+    if field(line, "tid") != bl["tid"]:
         tids_match = 0
     for f in ("stream", "stream_id", "device", "api", "driver_ns"):
-        if field(line, f) != field(bl, f):
+        if field(line, f) != bl[f]:
             fields_ok = 0
     if st == "timed":
         timed_ids.append(bid & 0xffffffff)  # the batch's number within its process image
         start = t + field(line, "start_rel_ns")
         call_end = bt
-        call_start = bt - field(bl, "driver_ns")
+        call_start = bt - bl["driver_ns"]
         worst = max(worst, call_start - start, start - call_end)
         if not (call_start - 5 * 10**7 <= start <= call_end + 5 * 10**7) or field(line, "gpu_ns") <= 0:
             start_ok = 0

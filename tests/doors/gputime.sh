@@ -12,10 +12,16 @@ PY=${PYTHON3:-python3}
 command -v "$PY" >/dev/null 2>&1 || skip_all "python3 not installed"
 C="$CLIENTS/client_gputime"
 
-# g NAME: the summary line of tests/doors/gpu_events.py for the traced run NAME (pid of its first process)
+# g NAME [N]: the summary line of tests/doors/gpu_events.py for the traced run NAME
+# (pid of its first process, or of its Nth), the batches as show decodes them
 g() {
     _p=$(sed -n 's/^pid //p' "$CBT_TMP/$1.out" | sed -n "${2:-1}p")
-    "$PY" "$top_srcdir/tests/doors/gpu_events.py" "$CBT_TMP/$1.all" "$_p"
+    gpu_events "$1" "$_p"
+}
+# gpu_events NAME PID: tests/doors/gpu_events.py for process PID of the traced run NAME
+gpu_events() {
+    "$top_builddir/tools/cubatchtrace" show --pid "$2" "$CBT_TMP/$1" >"$CBT_TMP/$1.$2.show" 2>&1
+    "$PY" "$top_srcdir/tests/doors/gpu_events.py" "$CBT_TMP/$1.all" "$2" "$CBT_TMP/$1.$2.show"
 }
 has() { case " $1 " in *" $2 "*) echo 0 ;; *) echo 1 ;; esac; }
 
@@ -32,7 +38,9 @@ r=$(g gt-sync)
 for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: $w"; done
 # read back at the next batch: batch i's gpu_time comes before batch i+2's batch event
 _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-sync.out")
-order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" | sed -n 's/.* cubatchtrace:\(batch\|gpu_time\): .* batch_id = \([0-9]*\),.*/\1\2/p' | tr '\n' ' ' | id_numbers)
+order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" |
+    sed -n -e 's/.* cubatchtrace:b: .* { id = \([0-9]*\),.*/batch\1/p' -e 's/.* cubatchtrace:gpu_time: .* batch_id = \([0-9]*\),.*/gpu_time\1/p' |
+    tr '\n' ' ' | id_numbers)
 ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 "*) echo 0 ;; *) echo 1 ;; esac)" \
     "sync: each batch is read back by the next batch's call, not at exit ($order)"
 
@@ -69,7 +77,7 @@ for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 
 # a batch on a stream being captured into a graph (refused by the driver),
 # then the same batch once the capture ended (tests/gpu/clients/capture.c)
 traced gt-cap env CUBATCHTRACE_GPU_TIME=1 "$top_builddir/tests/gpu/capture" batch global 3d
-r=$("$PY" "$top_srcdir/tests/doors/gpu_events.py" "$CBT_TMP/gt-cap.all" "$pid")
+r=$(gpu_events gt-cap "$pid")
 for w in events=2 capturing=1 timed=1; do ok "$(has "$r" $w)" "capturing stream: $w (no event recorded on it)"; done
 
 traced gt-noev env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_FAIL=1 "$C" ok 2

@@ -13,9 +13,9 @@
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
 
-# field NAME RUN: the values of sequence NAME, one line per batch event.
+# field NAME RUN: the values of NAME for each op (show, tests/doors/btops.py), one line per batch.
 field() {
-    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/$2.trace"
+    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/$2.show" "$top_srcdir/include/cubatchtrace/catalog.h"
 }
 # queries RUN: the client's "NAME queries=N" lines, without the result.
 queries() { sed -n 's/^\([a-z0-9-]*\) queries=\([0-9]*\) result=0$/\1 \2/p' "$CBT_TMP/$1.out"; }

@@ -11,9 +11,9 @@ need_sessiond
 
 traced "kinds-$$" "$CLIENTS/client_kinds"
 is "$st" 0 "client_kinds exits 0 (bytes arrived)"
-# field NAME: the values of the batch event's sequence NAME, space-separated.
+# field NAME: the values of NAME for the batch's ops (show, tests/doors/btops.py), space-separated.
 field() {
-    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/kinds-$$.trace"
+    "$PYTHON3" "$top_srcdir/tests/doors/btops.py" "$1" "$CBT_TMP/kinds-$$.show" "$top_srcdir/include/cubatchtrace/catalog.h"
 }
 is "$(field src_mem)" "3 5 2 4 1" "src_mem: host_pageable, array, host_pinned, managed, device"
 is "$(field dst_mem)" "1 1 1 1 3" "dst_mem: device x4, then host_pageable"

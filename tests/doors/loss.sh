@@ -8,11 +8,11 @@
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
 
-# count ALL PID...: batch events of those processes in the whole trace text ALL
+# count ALL PID...: batch events (cubatchtrace:b) of those processes in the whole trace text ALL
 count() {
     _f=$1; shift
     _n=0
-    for _p in "$@"; do _n=$((_n + $(grep -F "vpid = $_p," "$_f" | grep -c ' cubatchtrace:batch: '))); done
+    for _p in "$@"; do _n=$((_n + $(pid_events "$_f" "$_p" | grep -c ' cubatchtrace:b: '))); done
     echo $_n
 }
 pids() { sed -n 's/^pid \([0-9]*\)$/\1/p' "$CBT_TMP/$1.out" | tr '\n' ' '; }
@@ -34,8 +34,8 @@ said=$(grep -c '^returned ' "$CBT_TMP/lkill-$$.out")
 is "$said" 5000 "kill: the program said 5000 batches returned"
 is "$(count "$CBT_TMP/lkill-$$.all" $(pids "lkill-$$"))" "$said" \
     "kill: every batch it said returned is in the trace"
-ids=$(grep -F "vpid = $(pids "lkill-$$" | tr -d ' ')," "$CBT_TMP/lkill-$$.all" |
-    sed -n 's/.* cubatchtrace:batch: .* batch_id = \([0-9]*\),.*/\1/p' | id_numbers | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
+pid_events "$CBT_TMP/lkill-$$.all" "$(pids "lkill-$$" | tr -d ' ')" >"$CBT_TMP/lkill.pid"
+ids=$(batch_events "$CBT_TMP/lkill.pid" | awk '$1 == "b" {print $3}' | sort -n | uniq | awk 'NR == 1 {a = $1} END {print a, $1, NR}')
 is "$ids" "0 4999 5000" "kill: batch ids 0 to 4999, each exactly once"
 
 for i in 1 2 3; do
@@ -65,7 +65,8 @@ cbt_trace_text "$t" >"$CBT_TMP/$t.all"
 is "$st" 0 "threads: 32 threads x 500 batches, joined, then _exit(0)"
 p=$(pids "$t" | tr -d ' ')
 is "$(count "$CBT_TMP/$t.all" "$p")" 16000 "threads: all 16000 batches are in the trace (tiny blocking channel)"
-is "$(grep -F "vpid = $p," "$CBT_TMP/$t.all" | grep ' cubatchtrace:batch: ' | sed -n 's/.* vtid = \([0-9]*\)[ ,].*/\1/p' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')" "500 " \
+pid_events "$CBT_TMP/$t.all" "$p" >"$CBT_TMP/$t.pid"
+is "$(batch_events "$CBT_TMP/$t.pid" | awk '$1 == "b" {print $2}' | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')" "500 " \
     "threads: 500 batches from each of the 32 threads"
 "$top_builddir/tools/cubatchtrace" summary "$CBT_TMP/$t" >"$CBT_TMP/$t.sum" 2>&1
 is "$(sed -n 's/^# discarded events: //p' "$CBT_TMP/$t.sum")" 0 "threads: the tool counts no discarded event"

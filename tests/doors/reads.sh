@@ -12,8 +12,8 @@
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
 
-# recorded FILE: "num_ops ops_recorded" of every batch event
-recorded() { sed -n 's/.* cubatchtrace:batch: .* num_ops = \([0-9]*\), ops_recorded = \([0-9]*\),.*/\1 \2/p' "$1"; }
+# recorded FILE: "num_ops ops_recorded" of every 3D batch (show: num_ops, recorded)
+recorded() { show_batches "$1" | show_field num_ops recorded; }
 
 for m in partial unread absurd; do
     bare "r$m" "$CLIENTS/client_reads" $m

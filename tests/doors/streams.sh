@@ -11,10 +11,9 @@
 need_sessiond
 
 # ids TRACE: the stream_id of every batch after the first (a warm-up on the
-# setup stream), in batch_id order, on one line
+# setup stream), in batch_id order, on one line (show: id, stream_id)
 ids() {
-    grep ' cubatchtrace:batch: ' "$1" | sed -n 's/.* batch_id = \([0-9]*\),.* stream_id = \([0-9]*\),.*/\1 \2/p' |
-        sort -n | awk 'NR > 1 { printf "%s ", $2 }'
+    show_batches "$1" | show_field id stream_id | sort -n | awk 'NR > 1 { printf "%s ", $2 }'
 }
 # want OUT: each printed stream's id twice (two batches per stream)
 want() { sed -n 's/^stream [0-9]* handle=[^ ]* id=\([0-9]*\)$/\1 \1/p' "$1" | tr '\n' ' '; }

@@ -52,6 +52,8 @@ is "$(findings "$CBT_TMP/crobs-$$.trace" | grep ' error ')" "0 pointer_unmapped 
     "unmapped source in observe mode: the finding pointer_unmapped is in the trace although the process died"
 is "$(batches "$CBT_TMP/crobs-$$.trace")" "cuMemcpy3DBatchAsync_v2 symbol pending CUDA_SUCCESS 1 -" \
     "unmapped source in observe mode: the batch was written before it was forwarded (outcome pending), no result after"
+is "$(batch_events "$CBT_TMP/crobs-$$.trace" | awk '{print $1, $5}') $(grep -c ' cubatchtrace:batch_end: ' "$CBT_TMP/crobs-$$.trace")" "b pending 0" \
+    "unmapped source in observe mode: the batch event says pending and no batch_end follows"
 is "$(grep -c '^batch .*outcome=pending' "$CBT_TMP/crobs-$$.show")" 1 \
     "unmapped source in observe mode: cubatchtrace show reports the batch as pending (the process ended inside the call)"
 traced "crs-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_strict" crash

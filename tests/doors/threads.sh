@@ -21,12 +21,11 @@ is "$(batches "$t" | sort -u)" "cuMemcpy3DBatchAsync_v2 symbol forwarded CUDA_SU
     "8 threads: every batch recorded as cuMemcpy3DBatchAsync_v2 via symbol with $M ops"
 # Each calling thread writes its own events: the payload's tid is the vtid
 # of the thread that wrote the event.
-tids() { grep ' cubatchtrace:batch: ' "$1" | sed -n 's/.* tid = \([0-9]*\),.*/\1/p'; }
+tids() { batch_events "$1" | awk '$1 == "b" {print $4}'; }
 per_thread=$(tids "$t" | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
 nthreads=$(tids "$t" | sort -u | wc -l)
 is "$nthreads $per_thread" "8 $K " "8 threads: 8 distinct tids with $K batch events each"
-same=$(grep ' cubatchtrace:batch: ' "$t" | sed -n 's/.* vtid = \([0-9]*\),.* tid = \([0-9]*\),.*/\1 \2/p' |
-    awk '$1 == $2' | wc -l)
+same=$(batch_events "$t" | awk '$1 == "b" && $2 == $4' | wc -l)
 is "$same" $((8 * K)) "8 threads: every batch event written by its calling thread (tid = vtid)"
 ids=$(batch_results "$t" | awk '{print $1}' | sort -n | uniq | wc -l)
 is "$ids" $((8 * K)) "8 threads: every batch_id distinct"
