@@ -543,13 +543,14 @@ static void step_record(struct batch *x)
 {
     if (!x->recording)
         return;
-    if (x->dict)
-        cbt_dict_stream(x->dict, x->b.stream, x->b.stream_id, x->b.context, x->b.device);
+    uint8_t si = x->dict ? cbt_dict_stream(x->dict, x->b.stream, x->b.stream_id, x->b.context, x->b.device,
+                                           x->b.device_count)
+                         : CBT_EV_NO_STREAM;
     if (x->d1)
-        cbt_record_batch1d(x->dict, &x->b, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
+        cbt_record_batch1d(x->dict, &x->b, si, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
                            x->k->sizes, x->n, x->refs, x->caller);
     else
-        cbt_record_batch(x->dict, &x->b, x->k->ops, x->n, x->refs, x->caller);
+        cbt_record_batch(x->dict, &x->b, si, x->k->ops, x->n, x->refs, x->caller);
 }
 
 /* Strict mode and the stderr report: the findings the driver's answer adds

@@ -37,11 +37,11 @@ _Static_assert(sizeof(CUmemcpyAttributes) == 8 * CBT_EV_ATTR_WORDS, "attributes 
 _Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(size_t) == 8, "copy arrays travel as 64-bit words");
 
 #define MAX_ENTRIES 65535u /* indices 0..65534; 0xffff is CBT_REF_UNKNOWN */
-#define STREAMS 16
+#define STREAMS CBT_EV_STREAMS
 
 struct stream_seen {
     uint64_t handle, id, context;
-    int32_t device;
+    int32_t device, device_count;
     uint32_t epoch; /* 0: never written */
 };
 
@@ -284,19 +284,25 @@ const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t 
     return i < d->cap ? &d->info[i] : &unknown;
 }
 
-void cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device)
+uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
+                        int32_t device_count)
 {
-    struct stream_seen *s = &d->streams[(handle >> 4 ^ handle) % STREAMS];
+    uint8_t i = (uint8_t)((handle >> 4 ^ handle) % STREAMS);
+    struct stream_seen *s = &d->streams[i];
     if (s->epoch == d->epoch && s->handle == handle && s->id == stream_id && s->context == context &&
-        s->device == device)
-        return;
+        s->device == device && s->device_count == device_count)
+        return i;
     *s = (struct stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
-                              .epoch = d->epoch};
+                              .device_count = device_count, .epoch = d->epoch};
     if (!d->emit || !cbt_tp_enabled(stream))
-        return;
+        return i;
+    const struct cbt_ev_stream ev = {.key = d->key, .index = i, .handle = handle, .stream_id = stream_id,
+                                     .context = context, .device = device, .device_count = device_count,
+                                     .rules = CBT_RULES_VERSION};
     write_lock();
-    cbt_tp(stream, d->key, handle, stream_id, context, device, __builtin_return_address(0));
+    cbt_tp(stream, &ev, __builtin_return_address(0));
     write_unlock();
+    return i;
 }
 
 static bool grow16(uint16_t **p, size_t *cap, size_t want)
@@ -333,6 +339,8 @@ static inline uint8_t *varint(uint8_t *p, uint64_t v)
     return p;
 }
 
+static inline uint64_t zigzag(uint64_t d) { return d << 1 ^ (uint64_t)((int64_t)d >> 63); }
+
 static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
 {
     unsigned cap = b->capture <= CBT_CAPTURE_INVALIDATED ? b->capture : 7;
@@ -346,8 +354,6 @@ static uint8_t *hdr_tail(uint8_t *p, const struct cbt_ev_batch *b)
 {
     p = varint(p, b->fail_idx + 1);
     p = varint(p, b->findings);
-    p = varint(p, b->device_count > 0 ? (uint64_t)b->device_count + 1 : 0);
-    p = varint(p, CBT_RULES_VERSION);
     if (b->result >= CBT_W_RESULT_ESCAPE)
         p = varint(p, b->result);
     return p;
@@ -370,8 +376,8 @@ static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size
     return same;
 }
 
-void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n,
-                      const uint16_t *refs, void *ip)
+void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
         return;
@@ -379,7 +385,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CU
     p = varint(p, b->num_ops);
     p = varint(p, n);
     p = varint(p, b->op_list);
-    p = varint(p, b->stream);
+    p = varint(p, stream_index);
     p = varint(p, b->flags);
     p = hdr_tail(p, b);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
@@ -404,7 +410,8 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CU
     write_unlock();
 }
 
-void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const struct cbt_ev_batch1d *b1,
+void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+                        const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip)
 {
@@ -414,11 +421,12 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const 
     p = varint(p, b->num_ops);
     p = varint(p, n);
     p = varint(p, b->op_list);
-    p = varint(p, b->stream);
-    p = varint(p, b1->srcs);
-    p = varint(p, b1->sizes);
-    p = varint(p, b1->attrs);
-    p = varint(p, b1->attrs_idxs);
+    p = varint(p, stream_index);
+    /* the other arrays, as distances from dsts (they lie near it: a few bytes, not a pointer's 7) */
+    p = varint(p, zigzag(b1->srcs - b->op_list));
+    p = varint(p, zigzag(b1->sizes - b->op_list));
+    p = varint(p, zigzag(b1->attrs - b->op_list));
+    p = varint(p, zigzag(b1->attrs_idxs - b->op_list));
     p = varint(p, b1->num_attrs);
     p = varint(p, b1->attrs_recorded);
     p = varint(p, b1->abi);

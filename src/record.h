@@ -46,9 +46,11 @@ bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial);
 /* The entry at index i (a zeroed entry for CBT_REF_UNKNOWN). */
 const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i);
 
-/* The stream the batch ran on, written when this thread has not described it
- * so (or not since the last refresh). */
-void cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device);
+/* The stream the batch ran on, written (with the process's device count)
+ * when this thread has not described it so (or not since the last
+ * refresh); returns its index, which the batch's record names it by. */
+uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
+                        int32_t device_count);
 
 /* Room for the refs of n ops in the thread's buffer (NULL: no memory). */
 uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
@@ -56,11 +58,12 @@ uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
 /* Write a 3D batch: its header (the fields of format 2, of which the
  * record keeps what <cubatchtrace/events.h> lists) and ops[0, n) with refs
  * (2 per op; NULL: none learned). */
-void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n,
-                      const uint16_t *refs, void *ip);
+void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip);
 
 /* Write a 1D batch: its header, its attributes read, copies [0, n) with refs. */
-void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, const struct cbt_ev_batch1d *b1,
+void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+                        const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip);
 

@@ -24,11 +24,10 @@
 #include "compact.h"
 
 #define CHUNK CBT_EV_OPS_PER_EVENT /* ops per chunk handed to assemble.c */
-#define STREAMS 64
-
 struct stream_desc {
     uint64_t handle, id, context;
-    int32_t device;
+    int32_t device, device_count;
+    uint16_t rules;
     bool used;
 };
 
@@ -38,7 +37,7 @@ struct thread {
     uint64_t key;
     struct cbt_ev_operand *dict;      /* by index; kind 0 where none came */
     uint32_t ndict;
-    struct stream_desc streams[STREAMS];
+    struct stream_desc streams[CBT_EV_STREAMS];
     uint16_t *prev_refs;              /* the previous single-chunk batch's refs */
     uint64_t n_prev, cap_prev;
     /* the 1D batch being read: its attributes (from ca, then c) */
@@ -173,14 +172,14 @@ void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint6
     memcpy(&t->dict[index], info, sizeof t->dict[index]);
 }
 
-void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t handle,
-                        uint64_t stream_id, uint64_t context, int32_t device)
+void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_ev_stream *e)
 {
-    struct thread *t = thread_of(c, w->host, key);
-    if (!t)
+    struct thread *t = thread_of(c, w->host, e->key);
+    if (!t || e->index >= CBT_EV_STREAMS)
         return;
-    struct stream_desc *s = &t->streams[(handle >> 4 ^ handle) % STREAMS];
-    *s = (struct stream_desc){.handle = handle, .id = stream_id, .context = context, .device = device, .used = true};
+    t->streams[e->index] = (struct stream_desc){.handle = e->handle, .id = e->stream_id, .context = e->context,
+                                                .device = e->device, .device_count = e->device_count,
+                                                .rules = e->rules, .used = true};
 }
 
 /* ---- the header ---- */
@@ -188,6 +187,8 @@ void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, uint64
 struct hdr_reader {
     const uint8_t *p, *end;
 };
+
+static uint64_t unzigzag(uint64_t v) { return v >> 1 ^ (uint64_t)-(int64_t)(v & 1); }
 
 static uint64_t next_varint(struct hdr_reader *h)
 {
@@ -217,13 +218,13 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
     h->num_ops = next_varint(&r);
     *recorded = next_varint(&r);
     h->op_list = next_varint(&r);
-    h->stream = next_varint(&r);
+    uint64_t si = next_varint(&r);
     if (d1) {
         memset(d, 0, sizeof *d);
-        d->srcs = next_varint(&r);
-        d->sizes = next_varint(&r);
-        d->attrs = next_varint(&r);
-        d->attrs_idxs = next_varint(&r);
+        d->srcs = h->op_list + unzigzag(next_varint(&r));
+        d->sizes = h->op_list + unzigzag(next_varint(&r));
+        d->attrs = h->op_list + unzigzag(next_varint(&r));
+        d->attrs_idxs = h->op_list + unzigzag(next_varint(&r));
         d->num_attrs = next_varint(&r);
         d->attrs_recorded = next_varint(&r);
         d->abi = (uint8_t)next_varint(&r);
@@ -232,16 +233,19 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
     }
     h->fail_idx = next_varint(&r) - 1; /* 0 (none) becomes UINT64_MAX */
     h->findings = (uint32_t)next_varint(&r);
-    h->device_count = (int32_t)(next_varint(&r) - 1); /* 0 (unknown) becomes -1 */
-    h->rules = (uint16_t)next_varint(&r);
     if (h->result == CBT_W_RESULT_ESCAPE)
         h->result = (uint32_t)next_varint(&r);
     h->ops_recorded = *recorded;
-    const struct stream_desc *s = &t->streams[(h->stream >> 4 ^ h->stream) % STREAMS];
-    if (s->used && s->handle == h->stream) {
+    /* the stream, as the thread last described it under that index (none came: unknown) */
+    h->device_count = -1;
+    const struct stream_desc *s = si < CBT_EV_STREAMS ? &t->streams[si] : NULL;
+    if (s && s->used) {
+        h->stream = s->handle;
         h->stream_id = s->id;
         h->context = s->context;
         h->device = s->device;
+        h->device_count = s->device_count;
+        h->rules = s->rules;
     }
 }
 

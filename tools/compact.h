@@ -31,8 +31,7 @@ void cbt_compact_free(struct cbt_compact *c);
 
 void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t index,
                          const uint64_t info[CBT_EV_OPERAND_WORDS]);
-void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t handle,
-                        uint64_t stream_id, uint64_t context, int32_t device);
+void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_ev_stream *e);
 /* b (d1 false) or c (d1 true): the batch and its first chunk. */
 void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *e);
 /* bo or co: a further chunk. */

@@ -80,12 +80,12 @@ static const char *const bin_info_fields[H_COUNT_] = {"baddr", "memsz", "path", 
 /* The members of the compact record's events (format 3), integers then sequences. */
 enum {
     X_id, X_w, X_driver_ns, X_caller, X_first, X_key, X_index, X_handle, X_stream_id, X_context, X_device,
-    X_hdr, X_ops, X_refs, X_dsts, X_srcs, X_sizes, X_attrs, X_attr_idxs, X_info, X_COUNT_
+    X_device_count, X_rules, X_hdr, X_ops, X_refs, X_dsts, X_srcs, X_sizes, X_attrs, X_attr_idxs, X_info, X_COUNT_
 };
 #define X_FIRST_SEQ_ X_hdr
 static const char *const compact_fields[X_COUNT_] = {
     "id", "w", "driver_ns", "caller", "first", "key", "index", "handle", "stream_id", "context", "device",
-    "hdr", "ops", "refs", "dsts", "srcs", "sizes", "attrs", "attr_idxs", "info",
+    "device_count", "rules", "hdr", "ops", "refs", "dsts", "srcs", "sizes", "attrs", "attr_idxs", "info",
 };
 /* Which members each event has: bit X_... */
 #define XB(x) (1u << X_##x)
@@ -97,7 +97,8 @@ static const unsigned compact_members[] = {
     [EK_CO] = XB(id) | XB(first) | XB(dsts) | XB(srcs) | XB(sizes) | XB(refs),
     [EK_CA] = XB(id) | XB(first) | XB(attrs) | XB(attr_idxs),
     [EK_OPERAND] = XB(key) | XB(index) | XB(info),
-    [EK_STREAM] = XB(key) | XB(handle) | XB(stream_id) | XB(context) | XB(device),
+    [EK_STREAM] = XB(key) | XB(index) | XB(handle) | XB(stream_id) | XB(context) | XB(device) | XB(device_count) |
+                  XB(rules),
 };
 /* Slots of the reused sequence buffers: the chunk's, the attributes', the compact record's. */
 enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_X, S_COUNT_ = S_X + X_COUNT_ };
@@ -709,8 +710,13 @@ static int on_event(struct reader *r, const bt_message *msg)
             return -1;
         if (e->kind == EK_OPERAND || e->kind == EK_STREAM) {
             if (e->kind == EK_STREAM) {
-                cbt_compact_stream(r->compact, &w, ints[X_key], ints[X_handle], ints[X_stream_id], ints[X_context],
-                                   (int32_t)ints[X_device]);
+                const struct cbt_ev_stream s = {
+                    .key = ints[X_key], .index = (uint8_t)ints[X_index], .handle = ints[X_handle],
+                    .stream_id = ints[X_stream_id], .context = ints[X_context], .device = (int32_t)ints[X_device],
+                    .device_count = (int32_t)ints[X_device_count], .rules = (uint16_t)ints[X_rules],
+                };
+                if (ints[X_index] < CBT_EV_STREAMS)
+                    cbt_compact_stream(r->compact, &w, &s);
                 break;
             }
             uint64_t len = 0;

@@ -252,17 +252,19 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, operand,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, operand, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-/* A stream as the writing thread describes it (key as for operand). */
+/* A stream as the writing thread describes it (struct cbt_ev_stream `s`; key as for operand). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stream,
-    LTTNG_UST_TP_ARGS(uint64_t, key, uint64_t, handle, uint64_t, stream_id, uint64_t, context, int32_t, device,
-                      void *, ip),
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_stream *, s, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer_hex(uint64_t, key, key)
-        lttng_ust_field_integer_hex(uint64_t, handle, handle)
-        lttng_ust_field_integer(uint64_t, stream_id, stream_id)
-        lttng_ust_field_integer_hex(uint64_t, context, context)
-        lttng_ust_field_integer(int32_t, device, device)
+        lttng_ust_field_integer_hex(uint64_t, key, s->key)
+        lttng_ust_field_integer(uint8_t, index, s->index)
+        lttng_ust_field_integer_hex(uint64_t, handle, s->handle)
+        lttng_ust_field_integer(uint64_t, stream_id, s->stream_id)
+        lttng_ust_field_integer_hex(uint64_t, context, s->context)
+        lttng_ust_field_integer(int32_t, device, s->device)
+        lttng_ust_field_integer(int32_t, device_count, s->device_count)
+        lttng_ust_field_integer(uint16_t, rules, s->rules)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stream, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

@@ -65,9 +65,11 @@
  *                         operand (struct cbt_ev_operand), under an index of
  *                         the writing thread's dictionary, written before
  *                         the first batch event that refers to it
- *   cubatchtrace:stream   a stream as the writing thread last described it:
- *                         handle, id, context, device; written before the
- *                         first batch event on it and whenever that changes
+ *   cubatchtrace:stream   a stream as the writing thread last described it,
+ *                         under a small index the batch events name it by:
+ *                         handle, id, context, device, and the process's
+ *                         device count and rules version; written before
+ *                         the first batch event on it and whenever that changes
  * and, as in format 2: batch_end (pending batches), finding, gpu_time,
  * lookup, process.
  *
@@ -101,14 +103,18 @@
 /*
  * hdr: unsigned LEB128 varints, in this order (a reader stops at the end of
  * the sequence; missing trailing values are 0):
- *   3D: num_ops, ops_recorded, op_list, stream, flags, fail_idx + 1 (0:
- *       none), findings, device_count + 1 (0: unknown), rules, [result when
+ *   3D: num_ops, ops_recorded, op_list, stream index, flags, fail_idx + 1
+ *       (0: none), findings, [result when escaped]
+ *   1D: count, copies recorded, dsts, stream index, srcs, sizes, attrs and
+ *       attrs_idxs (each as the zigzag-coded difference from dsts),
+ *       num_attrs, attrs_read, abi, fail_idx + 1, findings, [result when
  *       escaped]
- *   1D: count, copies recorded, dsts, stream, srcs, sizes, attrs,
- *       attrs_idxs, num_attrs, attrs_read, abi, fail_idx + 1, findings,
- *       device_count + 1, rules, [result when escaped]
- * ops_recorded: the ops (copies) the batch's events carry, over all its chunks.
+ * ops_recorded: the ops (copies) the batch's events carry, over all its
+ * chunks.  The stream index names the writing thread's latest
+ * cubatchtrace:stream of that index (CBT_EV_NO_STREAM: none).
  */
+#define CBT_EV_NO_STREAM 255
+#define CBT_EV_STREAMS 16 /* stream indices of a thread: 0 .. 15 */
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
 
 /* Version of the format-2 layout below, which the reader still reads. */
@@ -280,6 +286,16 @@ struct cbt_ev_rec {
     uint32_t nattrs;             /* c, ca: attributes carried */
     const void *attrs;           /* nattrs CUmemcpyAttributes (8-byte aligned) */
     const uint64_t *attr_idxs;   /* nattrs */
+};
+
+/* A stream description (cubatchtrace:stream) as the shim hands it to the tracepoint. */
+struct cbt_ev_stream {
+    uint64_t key;           /* image tag << 32 | thread id */
+    uint8_t index;          /* what the thread's batch events name it by */
+    uint64_t handle, stream_id, context;
+    int32_t device;         /* -1 unknown */
+    int32_t device_count;   /* devices in the system; <= 0 unknown */
+    uint16_t rules;         /* CBT_RULES_VERSION of the recorder */
 };
 
 /* Some attributes of a 1D batch as the shim hands them to the tracepoint. */
