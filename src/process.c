@@ -71,10 +71,16 @@ static void new_image(void)
     __atomic_store_n(&image_id, id, __ATOMIC_RELEASE);
 }
 
+static void in_child(void);
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, in_child); }
+
+/* At load, so that a child forked before the first batch is an image of its own too. */
 __attribute__((constructor)) static void image_at_load(void)
 {
     if (!__atomic_load_n(&image_id, __ATOMIC_ACQUIRE))
         new_image();
+    pthread_once(&atfork_once, install_atfork);
 }
 
 uint64_t cbt_image_id(void)
@@ -120,11 +126,7 @@ static void in_child(void)
 
 static void trace_process(void)
 {
-    static int atfork_installed;
-    if (!atfork_installed) {
-        atfork_installed = 1;
-        pthread_atfork(NULL, NULL, in_child);
-    }
+    pthread_once(&atfork_once, install_atfork);
     if (!cbt_tp_enabled(process))
         return;
     char host[256];

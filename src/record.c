@@ -350,12 +350,45 @@ static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
            (uint64_t)res << 16 | (uint64_t)(uint32_t)b->tid << 32;
 }
 
-static uint8_t *hdr_tail(uint8_t *p, const struct cbt_ev_batch *b)
+/* The optional values of hdr, after the ones every batch has: each there
+ * only when its bit of the leading mask says so (it is not what a batch
+ * usually holds). */
+static uint8_t *hdr_optional(uint8_t *p, uint8_t *mask, const struct cbt_ev_batch *b, uint64_t recorded,
+                             const struct cbt_ev_batch1d *b1)
 {
-    p = varint(p, b->fail_idx + 1);
-    p = varint(p, b->findings);
-    if (b->result >= CBT_W_RESULT_ESCAPE)
+    if (recorded != b->num_ops) {
+        *mask |= CBT_HDR_RECORDED;
+        p = varint(p, recorded);
+    }
+    if (b1) {
+        if (b1->num_attrs != 1) {
+            *mask |= CBT_HDR_NUM_ATTRS;
+            p = varint(p, b1->num_attrs);
+        }
+        if (b1->attrs_recorded != b1->num_attrs) {
+            *mask |= CBT_HDR_ATTRS_READ;
+            p = varint(p, b1->attrs_recorded);
+        }
+        if (b1->abi) {
+            *mask |= CBT_HDR_FLAGS;
+            p = varint(p, b1->abi);
+        }
+    } else if (b->flags) {
+        *mask |= CBT_HDR_FLAGS;
+        p = varint(p, b->flags);
+    }
+    if (b->fail_idx != UINT64_MAX) {
+        *mask |= CBT_HDR_FAIL_IDX;
+        p = varint(p, b->fail_idx);
+    }
+    if (b->findings) {
+        *mask |= CBT_HDR_FINDINGS;
+        p = varint(p, b->findings);
+    }
+    if (b->result >= CBT_W_RESULT_ESCAPE) {
+        *mask |= CBT_HDR_RESULT;
         p = varint(p, b->result);
+    }
     return p;
 }
 
@@ -381,13 +414,12 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t 
 {
     if (!cbt_tp_enabled(b))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr;
+    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
     p = varint(p, b->num_ops);
-    p = varint(p, n);
     p = varint(p, b->op_list);
     p = varint(p, stream_index);
-    p = varint(p, b->flags);
-    p = hdr_tail(p, b);
+    hdr[0] = 0;
+    p = hdr_optional(p, &hdr[0], b, n, NULL);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
     struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
                            .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
@@ -417,9 +449,8 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 {
     if (!cbt_tp_enabled(c))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr;
+    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
     p = varint(p, b->num_ops);
-    p = varint(p, n);
     p = varint(p, b->op_list);
     p = varint(p, stream_index);
     /* the other arrays, as distances from dsts (they lie near it: a few bytes, not a pointer's 7) */
@@ -427,10 +458,8 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     p = varint(p, zigzag(b1->sizes - b->op_list));
     p = varint(p, zigzag(b1->attrs - b->op_list));
     p = varint(p, zigzag(b1->attrs_idxs - b->op_list));
-    p = varint(p, b1->num_attrs);
-    p = varint(p, b1->attrs_recorded);
-    p = varint(p, b1->abi);
-    p = hdr_tail(p, b);
+    hdr[0] = 0;
+    p = hdr_optional(p, &hdr[0], b, n, b1);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
     struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
                            .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};

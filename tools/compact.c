@@ -215,8 +215,8 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
         .driver_ns = e->driver_ns, .caller = e->caller, .tid = CBT_W_TID(e->w), .device = -1,
         .validated = (e->w & CBT_W_VALIDATED) != 0,
     };
+    uint8_t mask = r.p < r.end ? *r.p++ : 0;
     h->num_ops = next_varint(&r);
-    *recorded = next_varint(&r);
     h->op_list = next_varint(&r);
     uint64_t si = next_varint(&r);
     if (d1) {
@@ -225,15 +225,18 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
         d->sizes = h->op_list + unzigzag(next_varint(&r));
         d->attrs = h->op_list + unzigzag(next_varint(&r));
         d->attrs_idxs = h->op_list + unzigzag(next_varint(&r));
-        d->num_attrs = next_varint(&r);
-        d->attrs_recorded = next_varint(&r);
-        d->abi = (uint8_t)next_varint(&r);
-    } else {
-        h->flags = next_varint(&r);
     }
-    h->fail_idx = next_varint(&r) - 1; /* 0 (none) becomes UINT64_MAX */
-    h->findings = (uint32_t)next_varint(&r);
-    if (h->result == CBT_W_RESULT_ESCAPE)
+    *recorded = mask & CBT_HDR_RECORDED ? next_varint(&r) : h->num_ops;
+    if (d1) {
+        d->num_attrs = mask & CBT_HDR_NUM_ATTRS ? next_varint(&r) : 1;
+        d->attrs_recorded = mask & CBT_HDR_ATTRS_READ ? next_varint(&r) : d->num_attrs;
+        d->abi = (uint8_t)(mask & CBT_HDR_FLAGS ? next_varint(&r) : 0);
+    } else {
+        h->flags = mask & CBT_HDR_FLAGS ? next_varint(&r) : 0;
+    }
+    h->fail_idx = mask & CBT_HDR_FAIL_IDX ? next_varint(&r) : UINT64_MAX;
+    h->findings = (uint32_t)(mask & CBT_HDR_FINDINGS ? next_varint(&r) : 0);
+    if (mask & CBT_HDR_RESULT)
         h->result = (uint32_t)next_varint(&r);
     h->ops_recorded = *recorded;
     /* the stream, as the thread last described it under that index (none came: unknown) */

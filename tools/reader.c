@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading traces with libbabeltrace2: one source.ctf.fs component per trace
- * directory (source.ctf.lttng-live for net:// URLs) and our own sink, which
- * pulls every source port round-robin without a muxer: all the events of one
- * batch share (vpid, batch_id), so assemble.c puts them back together
- * without a global order.  The high 32 bits of a batch id are the tag of
+ * directory (source.ctf.lttng-live for net:// URLs), babeltrace2's muxer
+ * (flt.utils.muxer), and our own sink.  The events come in time order: a
+ * thread's compact records (format 3) refer to its dictionary entries and
+ * its previous batch, written before them, and a thread that moves to
+ * another CPU goes on in another stream of the trace.  The high 32 bits of a batch id are the tag of
  * the process image that made it (0 in traces recorded before images): each
  * event that carries a batch id sets the image of its struct cbt_where from
  * it (cbt_where_image_of_batch), the process event from its `image`.  A time window (--begin/--end) is babeltrace2's
@@ -1209,8 +1210,8 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
         }
         nports += bt_component_source_get_output_port_count(srcs[i]);
     }
-    r->nits = nports;
-    r->its = calloc(nports ? nports : 1, sizeof(*r->its));
+    r->nits = nports ? 1 : 0; /* the muxer's output */
+    r->its = calloc(1, sizeof(*r->its));
     sink_cls = bt_component_class_sink_create("cubatchtrace", sink_consume);
     if (!r->its || !sink_cls) {
         cbt_err("out of memory");
@@ -1227,21 +1228,29 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
             report_bt_error(r, "cannot read");
             goto out;
         }
-        const bt_component_class_filter *trimmer = NULL;
-        if (o->begin || o->end) {
-            if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
-                    BT_PLUGIN_FIND_STATUS_OK ||
-                !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer"))) {
-                cbt_err("babeltrace2's `utils` plugin (flt.utils.trimmer, for --begin/--end) not found");
-                goto out;
-            }
+        const bt_component_class_filter *trimmer = NULL, *muxer = NULL;
+        if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) != BT_PLUGIN_FIND_STATUS_OK ||
+            !(muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer")) ||
+            ((o->begin || o->end) && !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer")))) {
+            cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
+            goto out;
+        }
+        const bt_component_filter *mux = NULL;
+        if (bt_graph_add_filter_component(graph, muxer, "mux", NULL, BT_LOGGING_LEVEL_NONE, &mux) !=
+                BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+            bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                                   bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+                                   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+            report_bt_error(r, "cannot read");
+            goto out;
         }
         uint64_t k = 0;
         for (int i = 0; i < r->npaths; i++) {
             uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
             for (uint64_t j = 0; j < n; j++, k++) {
                 const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(srcs[i], j);
-                const bt_port_input *in = bt_component_sink_borrow_input_port_by_index_const(sink, k);
+                /* the muxer makes a new input port each time one is connected */
+                const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(mux, k);
                 if (trimmer) { /* source port -> trimmer -> sink port */
                     bt_value *params = bt_value_map_create();
                     const bt_component_filter *trim = NULL;

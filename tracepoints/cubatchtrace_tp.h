@@ -165,9 +165,10 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
     lttng_ust_field_integer(uint64_t, id, r->id)                                                              \
     lttng_ust_field_integer_hex(uint64_t, w, r->w)                                                            \
     lttng_ust_field_integer(uint64_t, driver_ns, r->driver_ns)                                                \
-    lttng_ust_field_integer_hex(uint64_t, caller, r->caller)                                                  \
-    lttng_ust_field_sequence(uint8_t, hdr, r->hdr, uint8_t, r->hdr_len)
-#define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint32_t, 2 * r->nrefs_ops)
+    lttng_ust_field_integer_hex(uint64_t, caller, r->caller)
+/* Last in its event: a byte sequence there needs no padding after it. */
+#define CBT_TP_REC_HDR lttng_ust_field_sequence(uint8_t, hdr, r->hdr, uint8_t, r->hdr_len)
+#define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint16_t, 2 * r->nrefs_ops)
 #define CBT_TP_REC_OPS                                                                                        \
     lttng_ust_field_sequence_hex(uint64_t, ops, (const uint64_t *)r->ops, uint32_t, r->count * CBT_EV_OP_WORDS)
 #define CBT_TP_REC_COPIES                                                                                     \
@@ -186,6 +187,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
         CBT_TP_REC_HEAD
         CBT_TP_REC_OPS
         CBT_TP_REC_REFS
+        CBT_TP_REC_HDR
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
@@ -211,6 +213,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
         CBT_TP_REC_ATTRS
         CBT_TP_REC_COPIES
         CBT_TP_REC_REFS
+        CBT_TP_REC_HDR
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

@@ -49,14 +49,14 @@
  * references per op.  What repeats lives in per-thread dictionaries that
  * the reader carries.
  *
- *   cubatchtrace:b        a 3D batch: id, w, driver_ns, caller, hdr, then
- *                         its first CBT_EV_CHUNK3D ops and their refs
+ *   cubatchtrace:b        a 3D batch: id, w, driver_ns, caller, its first
+ *                         CBT_EV_CHUNK3D ops and their refs, then hdr
  *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
- *   cubatchtrace:c        a 1D batch: id, w, driver_ns, caller, hdr, its
+ *   cubatchtrace:c        a 1D batch: id, w, driver_ns, caller, its
  *                         attributes read (all of them when at most
  *                         CBT_EV_ATTRS1D, else none: cubatchtrace:ca came
- *                         before), then its first CBT_EV_CHUNK1D copies
- *                         (dsts, srcs, sizes as passed) and their refs
+ *                         before), its first CBT_EV_CHUNK1D copies (dsts,
+ *                         srcs, sizes as passed) and their refs, then hdr
  *   cubatchtrace:co       each further chunk of copies: id, first, dsts, srcs, sizes, refs
  *   cubatchtrace:ca       attributes of a 1D batch that reads more than
  *                         CBT_EV_ATTRS1D of them, written before its `c`:
@@ -101,18 +101,30 @@
 #define CBT_W_RESULT_ESCAPE 0xffffu
 
 /*
- * hdr: unsigned LEB128 varints, in this order (a reader stops at the end of
- * the sequence; missing trailing values are 0):
- *   3D: num_ops, ops_recorded, op_list, stream index, flags, fail_idx + 1
- *       (0: none), findings, [result when escaped]
- *   1D: count, copies recorded, dsts, stream index, srcs, sizes, attrs and
- *       attrs_idxs (each as the zigzag-coded difference from dsts),
- *       num_attrs, attrs_read, abi, fail_idx + 1, findings, [result when
- *       escaped]
- * ops_recorded: the ops (copies) the batch's events carry, over all its
- * chunks.  The stream index names the writing thread's latest
- * cubatchtrace:stream of that index (CBT_EV_NO_STREAM: none).
+ * hdr: a mask byte, then unsigned LEB128 varints, in this order:
+ *   3D: num_ops, op_list, stream index
+ *   1D: count, dsts, stream index, then srcs, sizes, attrs and attrs_idxs,
+ *       each as the zigzag-coded difference from dsts
+ * then, each only when its bit of the mask is set (else the value in
+ * parentheses):
+ *   CBT_HDR_RECORDED   ops_recorded (num_ops): the ops (copies) the batch's
+ *                      events carry, over all its chunks
+ *   CBT_HDR_NUM_ATTRS  1D: num_attrs (1)
+ *   CBT_HDR_ATTRS_READ 1D: the attributes read (num_attrs)
+ *   CBT_HDR_FLAGS      3D: flags; 1D: the CBT_ABI_* bits (0)
+ *   CBT_HDR_FAIL_IDX   *failIdx after the call (none: UINT64_MAX)
+ *   CBT_HDR_FINDINGS   findings of the calling thread's validator (0)
+ *   CBT_HDR_RESULT     the result, when w cannot hold it
+ * The stream index names the writing thread's latest cubatchtrace:stream
+ * of that index (CBT_EV_NO_STREAM: none).
  */
+#define CBT_HDR_RECORDED 0x01u
+#define CBT_HDR_NUM_ATTRS 0x02u
+#define CBT_HDR_ATTRS_READ 0x04u
+#define CBT_HDR_FLAGS 0x08u
+#define CBT_HDR_FAIL_IDX 0x10u
+#define CBT_HDR_FINDINGS 0x20u
+#define CBT_HDR_RESULT 0x40u
 #define CBT_EV_NO_STREAM 255
 #define CBT_EV_STREAMS 16 /* stream indices of a thread: 0 .. 15 */
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
