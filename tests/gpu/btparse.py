@@ -15,7 +15,14 @@ list for arrays/sequences, dict for structures.
 Trace puts the batches of one process back together from the raw events
 (include/cubatchtrace/events.h: the ops travel as the bytes of
 CUDA_MEMCPY3D_BATCH_OP, their operands as struct cbt_ev_operand) and decodes
-every op into the fields the clients print in their manifests.  Findings do
+every op into the fields the clients print in their manifests.  It reads both
+event formats: format 2 (batch, batch_ops: each chunk carries its operands)
+and format 3, the compact record the shim writes (b, bo, c, co, ca: a packed
+word and a varint header, the ops or the 1D copy arrays as passed, and two
+operand references per op into the writing thread's dictionary, which the
+operand and stream events fill; a batch's refs may repeat the thread's
+previous single-chunk batch's).  A 1D batch's copies become ops as the shim
+validates them (cbt_copy_op).  Findings do
 not come from the trace in observe mode: parse_show() reads them from
 `cubatchtrace show`, which validates each batch as it reads it; the shim's
 own (inline) findings, written only in strict mode or with
