@@ -15,7 +15,14 @@ list for arrays/sequences, dict for structures.
 Trace puts the batches of one process back together from the raw events
 (include/cubatchtrace/events.h: the ops travel as the bytes of
 CUDA_MEMCPY3D_BATCH_OP, their operands as struct cbt_ev_operand) and decodes
-every op into the fields the clients print in their manifests.  Findings do
+every op into the fields the clients print in their manifests.  It reads both
+event formats: format 2 (batch, batch_ops: each chunk carries its operands)
+and format 3, the compact record the shim writes (b, bo, c, co, ca: a packed
+word and a varint header, the ops or the 1D copy arrays as passed, and two
+operand references per op into the writing thread's dictionary, which the
+operand and stream events fill; a batch's refs may repeat the thread's
+previous single-chunk batch's).  A 1D batch's copies become ops as the shim
+validates them (cbt_copy_op).  Findings do
 not come from the trace in observe mode: parse_show() reads them from
 `cubatchtrace show`, which validates each batch as it reads it; the shim's
 own (inline) findings, written only in strict mode or with
@@ -292,11 +299,225 @@ def finding_key(f):
             int(f.get("value", 0)), int(f.get("limit", 0)))
 
 
+# ------------------------------------------------------------------ format 3, the compact record
+
+FORMAT_COMPACT = 3       # CBT_EV_FORMAT: the events b, bo, c, co, ca, operand, stream
+CHUNK3D, CHUNK1D = 128, 384  # CBT_EV_CHUNK3D, CBT_EV_CHUNK1D: ops (copies) of a b (c) event
+W_VALIDATED, W_SAME_REFS, W_RESULT_ESCAPE = 1 << 14, 1 << 15, 0xFFFF
+ATTR_SIZE = 24           # sizeof(CUmemcpyAttributes)
+API_NAMES = {0: "cuMemcpy3DBatchAsync_v2", 1: "cuMemcpy3DBatchAsync_v2_ptsz", 2: "cuMemcpy3DBatchAsync",
+             3: "cuMemcpy3DBatchAsync_ptsz", 4: "cuMemcpyBatchAsync_v2", 5: "cuMemcpyBatchAsync_v2_ptsz",
+             6: "cuMemcpyBatchAsync", 7: "cuMemcpyBatchAsync_ptsz"}
+DOOR_NAMES = {0: "symbol", 1: "getprocaddress", 2: "binding"}
+OUTCOME_NAMES = {0: "forwarded", 1: "refused", 2: "no_driver", 3: "pending"}
+CAPTURE_NAMES = {0: "NONE", 1: "ACTIVE", 2: "INVALIDATED", 255: "UNKNOWN"}
+CURESULT_NAMES = {0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
+                  3: "CUDA_ERROR_NOT_INITIALIZED", 4: "CUDA_ERROR_DEINITIALIZED", 100: "CUDA_ERROR_NO_DEVICE",
+                  101: "CUDA_ERROR_INVALID_DEVICE", 201: "CUDA_ERROR_INVALID_CONTEXT",
+                  303: "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", 400: "CUDA_ERROR_INVALID_HANDLE",
+                  500: "CUDA_ERROR_NOT_FOUND", 700: "CUDA_ERROR_ILLEGAL_ADDRESS", 800: "CUDA_ERROR_NOT_PERMITTED",
+                  801: "CUDA_ERROR_NOT_SUPPORTED", 900: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                  901: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", 999: "CUDA_ERROR_UNKNOWN"}
+UNKNOWN_OPERAND = {"alloc_base": 0, "alloc_size": 0, "array_width": 0, "array_height": 0, "array_depth": 0,
+                   "elem_size": 0, "device": -1, "kind": 0}
+
+
+def _named(names, v):
+    """An enumeration value as babeltrace2 prints it: its label, or <unknown>."""
+    return _Enum(names.get(v, "<unknown>"), v)
+
+
+def _s32(v):
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def varints(seq):
+    """The unsigned LEB128 values of a byte sequence (a truncated last value counts as read)."""
+    out, v, shift, open_ = [], 0, 0, False
+    for b in seq:
+        v |= (int(b) & 0x7F) << shift
+        shift += 7
+        open_ = True
+        if not int(b) & 0x80:
+            out.append(v)
+            v, shift, open_ = 0, 0, False
+    if open_:
+        out.append(v)
+    return out
+
+
+def _words(seq):
+    return b"".join(int(v).to_bytes(8, "little") for v in seq)
+
+
+def compact_header(f, d1):
+    """The batch fields of a b (d1 False) or c (d1 True) event, format 2's names: w unpacked, hdr decoded."""
+    w, bid = f["w"], f["id"]
+    hv = varints(f.get("hdr", []))
+    names = (["num_ops", "ops_recorded", "op_list", "stream"] +
+             (["srcs", "sizes", "attrs", "attrs_idxs", "num_attrs", "attrs_recorded", "abi"] if d1 else ["flags"]) +
+             ["fail_idx1", "findings", "device_count1", "rules"])
+    vals = dict(zip(names, hv + [0] * (len(names) - len(hv))))
+    result = w >> 16 & 0xFFFF
+    if result == W_RESULT_ESCAPE:
+        result = hv[len(names)] if len(hv) > len(names) else 0
+    cap = w >> 11 & 7
+    b = {k: v for k, v in vals.items() if k not in ("fail_idx1", "device_count1")}
+    if d1:
+        b["flags"] = 0
+    b.update({
+        "format": FORMAT_COMPACT, "batch_id": bid, "image_tag": bid >> 32,
+        "api": _named(API_NAMES, w & 0xF), "door": _named(DOOR_NAMES, w >> 4 & 0xF),
+        "outcome": _named(OUTCOME_NAMES, w >> 8 & 7), "result": _named(CURESULT_NAMES, result),
+        "capture": _named(CAPTURE_NAMES, cap if cap <= 2 else 255),
+        "validated": 1 if w & W_VALIDATED else 0, "same_refs": 1 if w & W_SAME_REFS else 0,
+        "tid": _s32(w >> 32), "fail_idx": (vals["fail_idx1"] - 1) & U64_MAX,
+        "device_count": vals["device_count1"] - 1 if vals["device_count1"] else -1,
+        "driver_ns": f.get("driver_ns"), "caller": f.get("caller"),
+        "stream_id": 0, "context": 0, "device": -1,
+    })
+    for k in ("vpid", "vtid", "procname"):
+        if k in f:
+            b[k] = f[k]
+    return b
+
+
+def copy_op(dst, src, size, attr):
+    """The op a 1D copy is validated as (cbt_copy_op): POINTER to POINTER, extent {size, 1, 1}, the
+    attribute's srcAccessOrder, flags and locHints (attr: 24 bytes of CUmemcpyAttributes, or zeros)."""
+    order, sht, shid, dht, dhid, flags = struct.unpack_from("<IIiIiI", attr, 0)
+    op = bytearray(OP_SIZE)
+    struct.pack_into("<IxxxxQQQIi", op, 0, TYPE_POINTER, src, 0, 0, sht, shid)
+    struct.pack_into("<IxxxxQQQIi", op, 40, TYPE_POINTER, dst, 0, 0, dht, dhid)
+    struct.pack_into("<QQQII", op, 80, size, 1, 1, order, flags)
+    return bytes(op)
+
+
+class _Compact:
+    """Format 3 read in event order: the per-thread dictionaries (key = image tag << 32 | tid), the refs of
+    each thread's previous single-chunk batch, the 1D attributes, and each batch's ops decoded as its
+    events come (a dictionary entry may later be reused for another operand)."""
+
+    def __init__(self, trace):
+        self.tr = trace
+        self.operands = {}   # key -> {index: decoded operand}
+        self.streams = {}    # key -> {handle: (stream_id, context, device)}
+        self.prev = {}       # key -> refs of the previous single-chunk batch (list of u16)
+        self.ca = {}         # full id -> {k: (attribute bytes, attrsIdxs[k])}, from ca events
+        self.of = {}         # full id -> (key, 1D?, the batch dict, its attributes)
+
+    def operand(self, f):
+        info = _words(f.get("info", []))
+        if len(info) != OPERAND_SIZE:
+            self.tr.problems.append("operand event with %d bytes of info" % len(info))
+            return
+        self.operands.setdefault(f["key"], {})[f["index"]] = decode_operand(info)
+
+    def stream(self, f):
+        self.streams.setdefault(f["key"], {})[f["handle"]] = (f["stream_id"], f["context"], f["device"])
+
+    def attrs(self, f):
+        got = self.ca.setdefault(f["id"], {})
+        self._attrs_into(got, f, f.get("first", 0))
+
+    def _attrs_into(self, got, f, first):
+        words = _words(f.get("attrs", []))
+        idxs = f.get("attr_idxs", [])
+        if len(words) != ATTR_SIZE * len(idxs):
+            self.tr.problems.append("batch %d: %d attribute bytes for %d attrsIdxs" % (
+                f["id"] & 0xFFFFFFFF, len(words), len(idxs)))
+        for k in range(min(len(idxs), len(words) // ATTR_SIZE)):
+            got[first + k] = (words[ATTR_SIZE * k:ATTR_SIZE * (k + 1)], int(idxs[k]))
+
+    def _ops(self, key, bid, f, d1, first, refs, attrs):
+        """{index: decoded op} of the event's ops (or copies) [first, first + n)."""
+        if d1:
+            dsts, srcs, sizes = f.get("dsts", []), f.get("srcs", []), f.get("sizes", [])
+            if not len(dsts) == len(srcs) == len(sizes):
+                self.tr.problems.append("batch %d: %d dsts, %d srcs, %d sizes" % (bid, len(dsts), len(srcs),
+                                                                                 len(sizes)))
+                return {}
+            n = len(dsts)
+            ks = sorted(attrs)
+            raw = []
+            for i in range(n):
+                at = first + i
+                a = 0  # the attribute of copy `at`: the last k whose attrsIdxs[k] <= at
+                while a + 1 < len(ks) and attrs[ks[a + 1]][1] <= at:
+                    a += 1
+                attr = attrs[ks[a]][0] if ks else bytes(ATTR_SIZE)
+                raw.append(copy_op(int(dsts[i]), int(srcs[i]), int(sizes[i]), attr))
+        else:
+            ops = _words(f.get("ops", []))
+            if len(ops) % OP_SIZE:
+                self.tr.problems.append("batch %d: %d op bytes, not whole ops" % (bid, len(ops)))
+                return {}
+            n = len(ops) // OP_SIZE
+            raw = [ops[OP_SIZE * i:OP_SIZE * (i + 1)] for i in range(n)]
+        if refs is not None and len(refs) != 2 * n:
+            self.tr.problems.append("batch %d: %d refs for %d ops at %d" % (bid, len(refs), n, first))
+            refs = None
+        dict_ = self.operands.get(key, {})
+        out = {}
+        for i in range(n):
+            src = dict_.get(refs[2 * i], UNKNOWN_OPERAND) if refs is not None else UNKNOWN_OPERAND
+            dst = dict_.get(refs[2 * i + 1], UNKNOWN_OPERAND) if refs is not None else UNKNOWN_OPERAND
+            out[first + i] = decode_op(raw[i], src, dst)
+        return out
+
+    def batch(self, f, d1):
+        b = compact_header(f, d1)
+        fid, bid = f["id"], f["id"] & 0xFFFFFFFF
+        key = (fid & ~0xFFFFFFFF) | (f["w"] >> 32 & 0xFFFFFFFF)
+        s = self.streams.get(key, {}).get(b["stream"])
+        if s:
+            b["stream_id"], b["context"], b["device"] = s
+        n = len(f.get("dsts", [])) if d1 else len(f.get("ops", [])) // (OP_SIZE // 8)
+        refs = [int(v) for v in f.get("refs", [])]
+        recorded, chunk = b["ops_recorded"], CHUNK1D if d1 else CHUNK3D
+        if b["same_refs"]:
+            refs = self.prev.get(key)
+            if refs is None or len(refs) != 2 * n:
+                self.tr.problems.append("batch %d: its refs repeat the thread's previous single-chunk batch's, "
+                                        "which had %s" % (bid, "none" if refs is None else len(refs) // 2))
+                refs = None
+        elif refs and len(refs) == 2 * n and 0 < recorded <= chunk:
+            self.prev[key] = refs
+        elif not refs and n:
+            refs = None  # operands not recorded: unknown memory
+        attrs = {}
+        if d1:
+            if f.get("attr_idxs"):
+                self._attrs_into(attrs, f, 0)
+            elif b["attrs_recorded"]:
+                attrs = self.ca.pop(fid, {})
+            if len(attrs) != b["attrs_recorded"] or sorted(attrs) != list(range(len(attrs))):
+                self.tr.problems.append("batch %d: %d attributes recorded, %d in the trace" % (
+                    bid, b["attrs_recorded"], len(attrs)))
+            b["attr_list"] = [{"k": k, "idx": attrs[k][1], "bytes": attrs[k][0]} for k in sorted(attrs)]
+        self.of[fid] = (key, d1, attrs)
+        return b, self._ops(key, bid, f, d1, 0, refs, attrs)
+
+    def chunk(self, f, d1):
+        fid, bid = f["id"], f["id"] & 0xFFFFFFFF
+        if fid not in self.of or self.of[fid][1] != d1:
+            self.tr.problems.append("batch %d: a further chunk without its batch event" % bid)
+            return bid, {}
+        key, _, attrs = self.of[fid]
+        refs = [int(v) for v in f.get("refs", [])] or None
+        return bid, self._ops(key, bid, f, d1, f.get("first", 0), refs, attrs)
+
+
 class Trace:
     """The cubatchtrace events of one process (vpid), batches with their ops reassembled and decoded.
 
+    Both formats: format 2 (batch, batch_ops: named fields, each chunk with its operands) and format 3 (the
+    compact record: b, bo, c, co, ca with the per-thread operand and stream dictionaries).
+
     batches:  batch_id -> the batch fields (those of batch_end, when one came, replace the header's), with
-              "ops": the decoded ops in index order and "ended": whether a batch_end came
+              "ops": the decoded ops in index order (a 1D batch's copies as ops) and "ended": whether a
+              batch_end came
     inline:   batch_id -> [finding event fields]: the shim's own findings (strict mode, stderr report)
     findings: batch_id -> [finding dicts]: the reader's, from `cubatchtrace show` (attach_show), else empty
     """
@@ -313,36 +534,68 @@ class Trace:
         self.lookups = []
         self.duplicates = []
         self.problems = []   # chunks that do not fit the format, ops in two chunks
-        chunks, ends = {}, {}
+        chunks, ends, decoded = {}, {}, {}
+        compact = _Compact(self)
+
+        def new_batch(bid, f):
+            if bid in self.batches:
+                self.duplicates.append(bid)
+            self.batches[bid] = f
+
+        def add_ops(bid, got):
+            ops = decoded.setdefault(bid, {})
+            for i in got:
+                if i in ops:
+                    self.problems.append("batch %d: op %d in two chunks" % (bid, i))
+            ops.update(got)
+
         for name, f in mine:
             if "batch_id" in f:  # its number within the process image (the high 32 bits tag the image)
                 f["batch_id"] &= 0xffffffff
+            ev = name.split(":", 1)[-1]
             if name == "cubatchtrace:batch":
-                bid = f["batch_id"]
-                if bid in self.batches:
-                    self.duplicates.append(bid)
-                self.batches[bid] = f
-                chunks.setdefault(bid, []).append(f)
+                new_batch(f["batch_id"], f)
+                chunks.setdefault(f["batch_id"], []).append(f)
             elif name == "cubatchtrace:batch_ops":
                 chunks.setdefault(f["batch_id"], []).append(f)
+            elif name.startswith("cubatchtrace:") and ev in ("b", "c"):
+                try:
+                    b, got = compact.batch(f, ev == "c")
+                except (KeyError, TypeError, IndexError, struct.error) as e:
+                    self.problems.append("%s event of batch %s: %s" % (ev, f.get("id"), e))
+                    continue
+                b["batch_id"] &= 0xffffffff
+                new_batch(b["batch_id"], b)
+                add_ops(b["batch_id"], got)
+            elif name.startswith("cubatchtrace:") and ev in ("bo", "co"):
+                try:
+                    bid, got = compact.chunk(f, ev == "co")
+                except (KeyError, TypeError, IndexError, struct.error) as e:
+                    self.problems.append("%s event of batch %s: %s" % (ev, f.get("id"), e))
+                    continue
+                add_ops(bid, got)
+            elif name == "cubatchtrace:ca":
+                compact.attrs(f)
+            elif name == "cubatchtrace:operand":
+                compact.operand(f)
+            elif name == "cubatchtrace:stream":
+                compact.stream(f)
             elif name == "cubatchtrace:batch_end":
                 ends[f["batch_id"]] = f
             elif name == "cubatchtrace:finding":
                 self.inline.setdefault(f["batch_id"], []).append(f)
             elif name == "cubatchtrace:lookup":
                 self.lookups.append(f)
-        for bid, b in self.batches.items():
-            ops = {}
-            for c in chunks.get(bid, []):
+        for bid, cs in chunks.items():
+            for c in cs:
                 try:
-                    got = decode_chunk(c)
+                    add_ops(bid, decode_chunk(c))
                 except ValueError as e:
                     self.problems.append(str(e))
-                    continue
-                for i in got:
-                    if i in ops:
-                        self.problems.append("batch %d: op %d in two chunks" % (bid, i))
-                ops.update(got)
+        for bid in set(decoded) - set(self.batches):
+            self.problems.append("ops of batch %d without its batch event" % bid)
+        for bid, b in self.batches.items():
+            ops = decoded.get(bid, {})
             b["ops"] = [ops[i] for i in sorted(ops)]
             if sorted(ops) != list(range(len(ops))):
                 self.problems.append("batch %d: ops %s recorded, not 0..%d" % (bid, sorted(ops)[:8], len(ops) - 1))

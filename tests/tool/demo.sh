@@ -44,7 +44,9 @@ ok $? "text: the call site is demo.c:$line (batch, demo+0x...)"
 # observe mode: the shim records the ops and validates nothing; the finding is the reader's
 "$BABELTRACE2" "$CBT_TMP/demo" >"$CBT_TMP/demo.txt" 2>&1
 is "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/demo.txt")" 0 "the trace holds no finding event"
-is "$(grep ' cubatchtrace:batch: ' "$CBT_TMP/demo.txt" | grep -c 'validated = 0, findings = 0,')" "$(echo "$want" | cut -d' ' -f1)" \
+# the batch events (the compact record) as `cubatchtrace show` decodes them
+"$CBT" show "$CBT_TMP/demo" >"$CBT_TMP/demo.show" 2>&1
+is "$(grep -c '^batch .* validated=0 inline_findings=0 ' "$CBT_TMP/demo.show")" "$(echo "$want" | cut -d' ' -f1)" \
    "every batch is recorded as not validated"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["inline_findings"], d["read"]["pending_batches"], d["read"]["malformed_batches"], d["read"]["incomplete_batches"])' "$CBT_TMP/summary.json")" \
    "{'checked': 0, 'disagreeing': 0, 'unchecked': 0} 0 0 0" "every batch whole and validated when read; no inline finding"

@@ -43,7 +43,9 @@ def catalogue(path):
     lists["RULE"] = {m.group(1): sev[m.group(2)] for m in re.finditer(r"X\((\w+),\s*\d+,\s*(CBT_SEV_\w+)", body)}
     lists["RULES_VERSION"] = int(re.search(r"#define CBT_RULES_VERSION (\d+)", text).group(1))
     events = open(path.replace("catalog.h", "events.h")).read()
-    lists["FORMAT"] = int(re.search(r"#define CBT_EV_FORMAT (\d+)", events).group(1))
+    lists["FORMAT"] = int(re.search(r"#define CBT_EV_FORMAT (\d+)", events).group(1))  # the shim's
+    # the format-2 layout, which cbt-gen writes (old traces stay readable)
+    lists["FORMAT2"] = int(re.search(r"#define CBT_EV_FORMAT2 (\d+)", events).group(1))
     return lists
 
 
@@ -514,7 +516,7 @@ def main():
             assert s[k] in cat[table], "%s=%s is not in the catalogue" % (k, s[k])
         for rule, _ in s["violate"]:
             assert rule in cat["RULE"], "violate=%s is not a rule of the catalogue" % rule
-        s["format"] = cat["FORMAT"] if s["format"] is None else s["format"]
+        s["format"] = cat["FORMAT2"] if s["format"] is None else s["format"]  # cbt-gen's default
         s["rules"] = cat["RULES_VERSION"] if s["rules"] is None else s["rules"]
         s["current_rules"] = cat["RULES_VERSION"]
     if mode == "--findings":

@@ -4,7 +4,7 @@
     gpuexpect.py CATALOG TRACE_TEXT SUMMARY_JSON [--text SUMMARY_TEXT] [--raw]
 
 TRACE_TEXT is babeltrace2 --clock-seconds text of the processes summarised;
-its cubatchtrace:gpu_time, batch and process events give the figures, by the
+its cubatchtrace:gpu_time, batch (b and c in the compact record) and process events give the figures, by the
 rules of docs/json-schema.md written again here (directions, memory kinds,
 op-size bins, stream and device names, the grid over time), with no code of
 the tool.  Prints one line per figure, "KEY<TAB>WANT<TAB>GOT", for the TAP
@@ -148,6 +148,9 @@ def main():
         if ev == "cubatchtrace:gpu_time":
             gpu.append(f)
         elif ev == "cubatchtrace:batch" and f["outcome"] == 0 and f["result"] == 0:
+            forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
+        elif ev in ("cubatchtrace:b", "cubatchtrace:c") and f["w"] >> 8 & 7 == 0 and f["w"] >> 16 & 0xFFFF == 0:
+            # the compact record (CBT_EV_FORMAT): outcome in bits 8-10 of the packed word w, result in 16-31
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
         elif ev == "cubatchtrace:process" and f.get("gpu_time") == 1:
             gpu_procs.add(f["vpid"])

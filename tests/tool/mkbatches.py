@@ -25,6 +25,22 @@ import struct
 import sys
 
 OP_SIZE, OPND_SIZE = 112, 56
+
+
+def _format2():
+    """CBT_EV_FORMAT2 of include/cubatchtrace/events.h: the layout these events have (the shim now writes
+    the compact record, CBT_EV_FORMAT; the reader still reads this one)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "cubatchtrace", "events.h")
+    try:
+        for line in open(path):
+            if line.startswith("#define CBT_EV_FORMAT2 "):
+                return int(line.split()[2])
+    except OSError:
+        pass
+    return 2
+
+
+FORMAT2 = _format2()
 U64_MAX = (1 << 64) - 1
 MEM_DEVICE = 1
 
@@ -92,7 +108,7 @@ def chunk(first, ops, operand_of=None, operands=None):
         struct.pack("<I", len(operands)) + operands
 
 
-def header(batch_id, num_ops, recorded, fmt=2, rules=2, outcome=0, stream=0x5000):
+def header(batch_id, num_ops, recorded, fmt=FORMAT2, rules=2, outcome=0, stream=0x5000):
     v = dict(format=fmt, rules=rules, batch_id=batch_id, api=0, door=0, outcome=outcome, result=0,
              num_ops=num_ops, ops_recorded=recorded, flags=0, op_list=0x7000, stream=stream, stream_id=7,
              context=0xC0, device=0, capture=0, fail_idx=U64_MAX, driver_ns=1000, caller=0x401000, tid=PID,

@@ -30,16 +30,15 @@ line=$(grep '^peer: ' "$CBT_TMP/peer.out")
 want_tot=$(echo "$line" | sed -n 's/^peer: \([0-9]*\) batches, \([0-9]*\) ops, \([0-9]*\) bytes; all checked bytes arrived$/\1 \2 \3/p')
 [ -n "$want_tot" ]; ok $? "the client says every checked byte arrived: $line"
 
-# --- the trace: the batch-level fields of the client's 3 batches
-cbt_trace_text "peer-$$" | grep -F "vpid = $pid," >"$CBT_TMP/peer.trace"
-is "$(grep -c ' cubatchtrace:batch: ' "$CBT_TMP/peer.trace")" 3 "the trace holds the client's 3 batch events"
-is "$(grep ' cubatchtrace:batch: ' "$CBT_TMP/peer.trace" | sed -n 's/.* num_ops = \([0-9]*\), ops_recorded = \([0-9]*\),.* device_count = \([0-9-]*\),.*/\1 \2 \3/p' | tr '\n' ,)" \
+# --- the trace: the batch-level fields of the client's 3 batches, as `cubatchtrace show` decodes them
+"$CBT" show --pid "$pid" "$TRACE" >"$CBT_TMP/peer.show" 2>"$CBT_TMP/show.err"
+is "$?" 0 "show --pid exits 0"
+is "$(grep -c "^batch vpid=$pid " "$CBT_TMP/peer.show")" 3 "the trace holds the client's 3 batch events"
+is "$(grep "^batch vpid=$pid " "$CBT_TMP/peer.show" | sed -n 's/.* num_ops=\([0-9]*\) recorded=\([0-9]*\) .* device_count=\([0-9-]*\) .*/\1 \2 \3/p' | tr '\n' ,)" \
    "2 2 2,6 6 2,2 2 2," "each batch records all its ops, and the system's 2 devices"
 
 # --- the peer batch, op by op, as `cubatchtrace show` decodes it:
 # "op I src_device S dst_device D bytes B", and every operand device memory
-"$CBT" show --pid "$pid" "$TRACE" >"$CBT_TMP/peer.show" 2>"$CBT_TMP/show.err"
-is "$?" 0 "show --pid exits 0"
 id=$(sed -n 's/^batch .* id=\([0-9]*\) .* num_ops=6 .*/\1/p' "$CBT_TMP/peer.show")
 grep "^op vpid=$pid id=$id " "$CBT_TMP/peer.show" |
     sed -n 's/.* i=\([0-9]*\) src=POINTER:\([a-z_]*\):\([0-9-]*\):[^ ]* dst=POINTER:\([a-z_]*\):\([0-9-]*\):[^ ]* .* bytes=\([0-9]*\).*/op \1 src_device \3 dst_device \5 bytes \6 mem \2 \4/p' \
