@@ -351,31 +351,51 @@ def _words(seq):
     return b"".join(int(v).to_bytes(8, "little") for v in seq)
 
 
+# hdr's mask bits (include/cubatchtrace/events.h CBT_HDR_*)
+HDR_RECORDED, HDR_NUM_ATTRS, HDR_ATTRS_READ, HDR_FLAGS, HDR_FAIL_IDX, HDR_FINDINGS, HDR_RESULT = (
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40)
+
+
+def unzigzag(v):
+    return (v >> 1) ^ -(v & 1)
+
+
 def compact_header(f, d1):
-    """The batch fields of a b (d1 False) or c (d1 True) event, format 2's names: w unpacked, hdr decoded."""
+    """The batch fields of a b (d1 False) or c (d1 True) event, format 2's names: w unpacked, hdr decoded
+    (a mask byte, then varints: the values every batch has, then those the mask says are there)."""
     w, bid = f["w"], f["id"]
-    hv = varints(f.get("hdr", []))
-    names = (["num_ops", "ops_recorded", "op_list", "stream"] +
-             (["srcs", "sizes", "attrs", "attrs_idxs", "num_attrs", "attrs_recorded", "abi"] if d1 else ["flags"]) +
-             ["fail_idx1", "findings", "device_count1", "rules"])
-    vals = dict(zip(names, hv + [0] * (len(names) - len(hv))))
-    result = w >> 16 & 0xFFFF
-    if result == W_RESULT_ESCAPE:
-        result = hv[len(names)] if len(hv) > len(names) else 0
-    cap = w >> 11 & 7
-    b = {k: v for k, v in vals.items() if k not in ("fail_idx1", "device_count1")}
+    raw = [int(x) for x in f.get("hdr", [])]
+    mask = raw[0] if raw else 0
+    hv = varints(raw[1:])
+    it = iter(hv + [0] * 32)
+    vals = {"num_ops": next(it), "op_list": next(it), "stream_index": next(it)}
     if d1:
-        b["flags"] = 0
+        for k in ("srcs", "sizes", "attrs", "attrs_idxs"):
+            vals[k] = (vals["op_list"] + unzigzag(next(it))) & U64_MAX
+    vals["ops_recorded"] = next(it) if mask & HDR_RECORDED else vals["num_ops"]
+    if d1:
+        vals["num_attrs"] = next(it) if mask & HDR_NUM_ATTRS else 1
+        vals["attrs_recorded"] = next(it) if mask & HDR_ATTRS_READ else vals["num_attrs"]
+        vals["abi"] = next(it) if mask & HDR_FLAGS else 0
+        vals["flags"] = 0
+    else:
+        vals["flags"] = next(it) if mask & HDR_FLAGS else 0
+    fail_idx = next(it) if mask & HDR_FAIL_IDX else U64_MAX
+    vals["findings"] = next(it) if mask & HDR_FINDINGS else 0
+    result = w >> 16 & 0xFFFF
+    if mask & HDR_RESULT:
+        result = next(it)
+    cap = w >> 11 & 7
+    b = dict(vals)
     b.update({
         "format": FORMAT_COMPACT, "batch_id": bid, "image_tag": bid >> 32,
         "api": _named(API_NAMES, w & 0xF), "door": _named(DOOR_NAMES, w >> 4 & 0xF),
         "outcome": _named(OUTCOME_NAMES, w >> 8 & 7), "result": _named(CURESULT_NAMES, result),
         "capture": _named(CAPTURE_NAMES, cap if cap <= 2 else 255),
         "validated": 1 if w & W_VALIDATED else 0, "same_refs": 1 if w & W_SAME_REFS else 0,
-        "tid": _s32(w >> 32), "fail_idx": (vals["fail_idx1"] - 1) & U64_MAX,
-        "device_count": vals["device_count1"] - 1 if vals["device_count1"] else -1,
+        "tid": _s32(w >> 32), "fail_idx": fail_idx & U64_MAX, "device_count": -1, "rules": 0,
         "driver_ns": f.get("driver_ns"), "caller": f.get("caller"),
-        "stream_id": 0, "context": 0, "device": -1,
+        "stream": 0, "stream_id": 0, "context": 0, "device": -1,
     })
     for k in ("vpid", "vtid", "procname"):
         if k in f:
@@ -402,7 +422,7 @@ class _Compact:
     def __init__(self, trace):
         self.tr = trace
         self.operands = {}   # key -> {index: decoded operand}
-        self.streams = {}    # key -> {handle: (stream_id, context, device)}
+        self.streams = {}    # key -> {index: (handle, stream_id, context, device, device_count, rules)}
         self.prev = {}       # key -> refs of the previous single-chunk batch (list of u16)
         self.ca = {}         # full id -> {k: (attribute bytes, attrsIdxs[k])}, from ca events
         self.of = {}         # full id -> (key, 1D?, the batch dict, its attributes)
@@ -415,7 +435,8 @@ class _Compact:
         self.operands.setdefault(f["key"], {})[f["index"]] = decode_operand(info)
 
     def stream(self, f):
-        self.streams.setdefault(f["key"], {})[f["handle"]] = (f["stream_id"], f["context"], f["device"])
+        self.streams.setdefault(f["key"], {})[f["index"]] = (f["handle"], f["stream_id"], f["context"], f["device"],
+                                                            f["device_count"], f["rules"])
 
     def attrs(self, f):
         got = self.ca.setdefault(f["id"], {})
@@ -470,9 +491,9 @@ class _Compact:
         b = compact_header(f, d1)
         fid, bid = f["id"], f["id"] & 0xFFFFFFFF
         key = (fid & ~0xFFFFFFFF) | (f["w"] >> 32 & 0xFFFFFFFF)
-        s = self.streams.get(key, {}).get(b["stream"])
+        s = self.streams.get(key, {}).get(b["stream_index"])
         if s:
-            b["stream_id"], b["context"], b["device"] = s
+            b["stream"], b["stream_id"], b["context"], b["device"], b["device_count"], b["rules"] = s
         n = len(f.get("dsts", [])) if d1 else len(f.get("ops", [])) // (OP_SIZE // 8)
         refs = [int(v) for v in f.get("refs", [])]
         recorded, chunk = b["ops_recorded"], CHUNK1D if d1 else CHUNK3D
