@@ -2,8 +2,9 @@
 /*
  * The doors: every way a program reaches cuMemcpy3DBatchAsync and
  * cuMemcpyBatchAsync.  Each one is a thin function that names its API
- * variant and door and hands over to cbt_batch() or cbt_batch1d(); none
- * holds logic of its own.
+ * variant and door and hands over to cbt_batch() or cbt_batch1d(), after
+ * the one check that lets a batch nobody listens to go straight to the
+ * driver (DOOR_* below).
  *
  *   symbol          the eight exported batch functions (direct link, dlsym)
  *   getprocaddress  the wrappers cuGetProcAddress(_v2) hands out
@@ -30,7 +31,8 @@
 
 /*
  * The body of every door: straight to the driver when nobody listens
- * (cbt_quiet: a flag and two tracepoint states), else the common path.
+ * (cbt_quiet: two flags and the batch event's tracepoint state), else the
+ * common path.  This check is the only logic a door holds.
  * Kept in the door so the quiet case costs no call with nine arguments.
  */
 #define DOOR_V2(api, door, fn_expr, n, ops, flags, s)                                       \

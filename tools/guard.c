@@ -638,6 +638,17 @@ bt_message_iterator_create_from_sink_component(bt_self_component_sink *self_comp
         const bt_component *up =
             c ? bt_port_borrow_component_const(bt_port_output_as_port_const(bt_connection_borrow_upstream_port_const(c)))
               : NULL;
+        /* through the filters (a trace's muxer, trimmers) up to the source they read */
+        for (int hops = 0; up && bt_component_is_filter(up) && hops < 4; hops++) {
+            const bt_component_filter *f = (const bt_component_filter *)up;
+            const bt_port_input *in = bt_component_filter_get_input_port_count(f)
+                                          ? bt_component_filter_borrow_input_port_by_index_const(f, 0)
+                                          : NULL;
+            const bt_connection *fc = in ? bt_port_borrow_connection_const(bt_port_input_as_port_const(in)) : NULL;
+            up = fc ? bt_port_borrow_component_const(
+                          bt_port_output_as_port_const(bt_connection_borrow_upstream_port_const(fc)))
+                    : NULL;
+        }
         for (size_t i = 0; i < nsources && !trace; i++)
             if (sources[i].comp == up)
                 trace = sources[i].trace;
@@ -662,8 +673,15 @@ bt_message_iterator_next_status bt_message_iterator_next(bt_message_iterator *me
     if (!shared)
         return REAL(bt_message_iterator_next)(message_iterator, messages, count);
     struct iter_rec *r = iter_slot(message_iterator, false);
-    if (r != published || !r) {
-        publish(r ? r->trace : NULL, r ? r->stream_name : NULL);
+    if (!r) {
+        /* an iterator of a filter's own (a trace's muxer reading its streams):
+         * what is being read is still the trace of the sink's iterator above it */
+        bt_message_iterator_next_status st = REAL(bt_message_iterator_next)(message_iterator, messages, count);
+        moved();
+        return st;
+    }
+    if (r != published) {
+        publish(r->trace, r->stream_name);
         published = r;
     }
     bt_message_iterator_next_status st = REAL(bt_message_iterator_next)(message_iterator, messages, count);

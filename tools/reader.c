@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading traces with libbabeltrace2: one source.ctf.fs component per trace
- * directory (source.ctf.lttng-live for net:// URLs), babeltrace2's muxer
- * (flt.utils.muxer), and our own sink.  The events come in time order: a
- * thread's compact records (format 3) refer to its dictionary entries and
- * its previous batch, written before them, and a thread that moves to
- * another CPU goes on in another stream of the trace.  The high 32 bits of a batch id are the tag of
+ * directory (source.ctf.lttng-live for net:// URLs), a babeltrace2 muxer
+ * (flt.utils.muxer) behind each, and our own sink, which pulls the muxers
+ * round-robin.  Within a trace the events come in time order: a thread's
+ * compact records (format 3) refer to its dictionary entries and its
+ * previous batch, written before them, and a thread that moves to another
+ * CPU goes on in another stream of the same trace.  Across traces no order is
+ * needed (a thread's events all lie in one), and none is asked: traces of
+ * other hosts or clocks need not be comparable.  The high 32 bits of a batch id are the tag of
  * the process image that made it (0 in traces recorded before images): each
  * event that carries a batch id sets the image of its struct cbt_where from
  * it (cbt_where_image_of_batch), the process event from its `image`.  A time window (--begin/--end) is babeltrace2's
@@ -13,9 +16,10 @@
  * sink, so that the times mean what they mean to `babeltrace2 --begin`.
  *
  * The fields are those of <cubatchtrace/events.h>, looked up by name once per
- * event class; the per-event path only borrows members by index.  The chunk
- * sequences are uint8 arrays, copied out one element at a time (babeltrace2
- * 2.0 has no bulk accessor) into buffers that are reused.
+ * event class; the per-event path only borrows members by index.  The
+ * sequences (format 2's chunks, format 3's ops, arrays, refs and hdr) are
+ * copied out one element at a time (babeltrace2 2.0 has no bulk accessor)
+ * into buffers that are reused, each element as wide as its field.
  */
 #include "config.h"
 
@@ -1210,8 +1214,8 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
         }
         nports += bt_component_source_get_output_port_count(srcs[i]);
     }
-    r->nits = nports ? 1 : 0; /* the muxer's output */
-    r->its = calloc(1, sizeof(*r->its));
+    r->nits = nports ? (uint64_t)r->npaths : 0; /* one muxer's output per trace */
+    r->its = calloc(r->npaths ? (size_t)r->npaths : 1, sizeof(*r->its));
     sink_cls = bt_component_class_sink_create("cubatchtrace", sink_consume);
     if (!r->its || !sink_cls) {
         cbt_err("out of memory");
@@ -1235,22 +1239,24 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
             cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
             goto out;
         }
-        const bt_component_filter *mux = NULL;
-        if (bt_graph_add_filter_component(graph, muxer, "mux", NULL, BT_LOGGING_LEVEL_NONE, &mux) !=
-                BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-            bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
-                                   bt_component_sink_borrow_input_port_by_index_const(sink, 0),
-                                   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-            report_bt_error(r, "cannot read");
-            goto out;
-        }
         uint64_t k = 0;
         for (int i = 0; i < r->npaths; i++) {
+            const bt_component_filter *mux = NULL;
+            char mname[32];
+            snprintf(mname, sizeof(mname), "mux%d", i);
+            if (bt_graph_add_filter_component(graph, muxer, mname, NULL, BT_LOGGING_LEVEL_NONE, &mux) !=
+                    BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+                bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                                       bt_component_sink_borrow_input_port_by_index_const(sink, (uint64_t)i),
+                                       NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                report_bt_error(r, "cannot read");
+                goto out;
+            }
             uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
             for (uint64_t j = 0; j < n; j++, k++) {
                 const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(srcs[i], j);
                 /* the muxer makes a new input port each time one is connected */
-                const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(mux, k);
+                const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(mux, j);
                 if (trimmer) { /* source port -> trimmer -> sink port */
                     bt_value *params = bt_value_map_create();
                     const bt_component_filter *trim = NULL;

@@ -2,7 +2,9 @@
 /*
  * The cubatchtrace event catalogue (LTTng-UST provider `cubatchtrace`).
  * The fields of each event are the lists of <cubatchtrace/events.h>;
- * docs/events.md documents them.
+ * docs/events.md documents them.  Every event takes an unused `ip`
+ * argument: the batch events' is the caller's return address; the
+ * dictionary, gpu_time and process events', the shim's own.
  *
  * Format 3, what the shim writes (the compact record, <cubatchtrace/events.h>):
  *   cubatchtrace:b          INFO     one per 3D batch: id, w, driver_ns, caller, hdr, its first ops and refs

@@ -126,7 +126,7 @@ grep -q '^# no batch was timed: 1 process asked for GPU time, but no gpu_time ev
 # and a trace without GPU time: the member is there, empty; the text has no GPU section
 gen_session z && gen_run z "n=2,ops=3" && gen_stop z; ok $? "generator Z ran"
 is "$("$CBT" summary --json $(pids_of z) "$(trace_of z)" | "$PYTHON3" -c 'import json,sys; print(json.load(sys.stdin)["gpu"])')" \
-   "{'processes_timed': 0, 'batches_timed': 0, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_direction_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
+   "{'processes_timed': 0, 'batches_timed': 0, 'chosen': {'every': 1, 'every_min': 1, 'processes_sampled': 0, 'not_sampled': 0}, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_direction_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
    "no gpu_time event: the gpu member with zeros and empty arrays"
 "$CBT" summary $(pids_of z) "$(trace_of z)" | grep -q '^# GPU time'; is $? 1 "no gpu_time event: no GPU section in the text"
 

@@ -250,7 +250,7 @@ def main():
     if text_path:
         # the GPU tables of the text summary: one line per row, cells between " | "
         text = open(text_path, encoding="utf-8").read()
-        sect = text[text.find("\n# GPU time (CUBATCHTRACE_GPU_TIME=1)"):]
+        sect = text[text.find("\n# GPU time (CUBATCHTRACE_GPU_TIME="):]
         titles = {"by_direction": "# GPU time by direction", "by_memkinds": "# GPU time by memory kinds",
                   "by_op_size": "# GPU time by op size", "by_stream": "# GPU time by CUDA stream",
                   "by_device": "# GPU time by device"}
