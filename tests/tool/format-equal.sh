@@ -9,7 +9,8 @@
 # traces against each other (tests/tool/format_norm.py says what is
 # compared: everything but what differs from run to run, and addresses
 # renamed by first appearance).  Old traces stay readable, too: every
-# format-2 trace is read without error.
+# format-2 trace is read without error.  Each old trace holds its run's
+# process alone; the new one is read for the run's pid.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -30,13 +31,17 @@ case_() {
     [ "$1" = --sort ] && { sort=--sort; shift; }
     [ "$1" = -- ] && shift
     cbt_session_start "fe-$name" || { echo "Bail out! cannot create the LTTng session"; exit 1; }
-    LD_LIBRARY_PATH="$C/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" cbt_run setarch -R "$@" >"$CBT_TMP/$name.out" 2>&1
+    # the session records every process of the user (tests run in parallel): the run's own pid is read
+    ( env() { exec env "$@"; }; LD_LIBRARY_PATH="$C/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        cbt_run setarch -R "$@" ) >"$CBT_TMP/$name.out" 2>&1 &
+    pid=$!
+    wait $pid
     cbt_session_stop "fe-$name"
     old=$CBT_TMP/format2/$name new=$CBT_TMP/fe-$name
     "$TOOL" show "$old" >"$CBT_TMP/$name.show2" 2>"$CBT_TMP/$name.err2"
     is "$?" 0 "$name: the format-2 trace is read"
     grep -q ' format=2 ' "$CBT_TMP/$name.show2"; ok $? "$name: the old trace is of format 2"
-    "$TOOL" show "$new" >"$CBT_TMP/$name.show3" 2>&1
+    "$TOOL" show --pid "$pid" "$new" >"$CBT_TMP/$name.show3" 2>&1
     grep -q " format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top_srcdir/include/cubatchtrace/events.h") " \
         "$CBT_TMP/$name.show3"
     ok $? "$name: the new trace is of the shim's format"
@@ -44,9 +49,9 @@ case_() {
     [ "$n2" -gt 0 ]; ok $? "$name: the old trace has batches ($n2)"
     is "$($NORM show $sort <"$CBT_TMP/$name.show3")" "$($NORM show $sort <"$CBT_TMP/$name.show2")" \
         "$name: show prints the same batches, ops and findings"
-    is "$("$TOOL" summary --json "$new" 2>&1 | $NORM summary)" "$("$TOOL" summary --json "$old" 2>&1 | $NORM summary)" \
+    is "$("$TOOL" summary --json --pid "$pid" "$new" 2>&1 | $NORM summary)" "$("$TOOL" summary --json "$old" 2>&1 | $NORM summary)" \
         "$name: summary --json: the same counts and tables"
-    is "$("$TOOL" check --format json "$new" 2>/dev/null | $NORM check)" \
+    is "$("$TOOL" check --format json --pid "$pid" "$new" 2>/dev/null | $NORM check)" \
         "$("$TOOL" check --format json "$old" 2>/dev/null | $NORM check)" "$name: check: the same findings"
 }
 
