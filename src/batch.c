@@ -503,13 +503,14 @@ static void step_validate(struct batch *x)
     struct thread_state *t = x->t;
     if (x->d1 && x->n)
         x->ops = t ? copies_as_ops(t, k, x->n) : NULL;
-    if (!t || !x->refs || !validator_room(t, x->n) || (x->n && !x->ops)) {
+    if (!t || (x->n && !x->refs) || !validator_room(t, x->n) || (x->n && !x->ops)) {
         cbt_warn_once(&no_memory_warned, "out of memory: batches are forwarded without validation");
         return;
     }
-    if (x->n)
+    if (x->n) {
         cbt_check_footprints(x->dict, x->ops, x->n, x->refs, &x->risky);
-    cbt_refs_expand(x->dict, x->refs, x->n, t->src, t->dst);
+        cbt_refs_expand(x->dict, x->refs, x->n, t->src, t->dst);
+    }
     struct cbt_batch_view view = {
         .num_ops = k->n, .ops = x->d1 ? x->ops : k->ops, .flags = k->flags, .stream = k->stream,
         .src_info = x->n ? t->src : NULL, .dst_info = x->n ? t->dst : NULL, .device_count = x->b.device_count,

@@ -307,8 +307,8 @@ uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id,
 
 static bool grow16(uint16_t **p, size_t *cap, size_t want)
 {
-    if (want <= *cap)
-        return true;
+    if (want <= *cap && *p)
+        return true; /* never NULL once asked for, even for no element */
     if (want > SIZE_MAX / 8)
         return false;
     size_t n = *cap ? *cap : 64;
