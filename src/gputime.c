@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GPU time of batches (CUBATCHTRACE_GPU_TIME=1).
+ * GPU time of batches (CUBATCHTRACE_GPU_TIME=N: every batch, or one in N of each stream).
  *
  * Around each batch it forwards, the calling thread records a timing event
  * on the batch's own stream before the call and one after it.  Recording an

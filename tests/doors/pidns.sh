@@ -47,6 +47,14 @@ ns = [p["pid_ns"] for p in json.load(open(sys.argv[1]))["by_process_rank"]]
 print(len(set(ns)) if None not in ns else "null")' "$CBT_TMP/images.json"
 }
 
+# not_ours: how many images have a known pid namespace other than this shell's
+not_ours() {
+    "$PYTHON3" -c 'import json, os, sys
+ours = os.stat("/proc/self/ns/pid").st_ino
+ns = [p["pid_ns"] for p in json.load(open(sys.argv[1]))["by_process_rank"]]
+print(sum(1 for n in ns if n and n != ours))' "$CBT_TMP/images.json"
+}
+
 # N containers one after the other, container k making k batches of k ops
 # (then one batch with a warning), each pid 1 of its own namespace
 containers() {
@@ -64,7 +72,9 @@ containers() {
     is "$(cat "$CBT_TMP/$_name".*.out | sed -n 's/^image \([0-9]*\): .*/\1/p' | sort -u | tr '\n' ' ')" "1 " \
         "$_cn containers: each is pid 1"
     images "$_name" "$_want" 1
-    is "$(namespaces)" "$_cn" "$_cn containers: the summary gives each its own pid namespace"
+    # each its own namespace: not this shell's (the kernel may give a namespace
+    # that has ended the inode number of the next, so distinct numbers are not asked)
+    is "$(not_ours)" "$_cn" "$_cn containers: the summary gives each a pid namespace other than this shell's"
     _f=$(sed -n 's/^check pid=1 image=\([0-9]*\)\/[0-9]* .* findings=\([0-9]*\)$/\1:\2/p' "$CBT_TMP/$_name.images" | tr '\n' ' ')
     is "$_f" "$(seq 1 "$_cn" | sed 's/$/:1/' | tr '\n' ' ')" "$_cn containers: check lists one finding under each"
 }
