@@ -155,3 +155,31 @@ batch_results() { show_batches "$1" | show_field id result; }
 
 # lines N TEXT...: TEXT repeated N times, one per line (expected tables).
 lines() { _n=$1; shift; _i=0; while [ $_i -lt "$_n" ]; do echo "$*"; _i=$((_i + 1)); done; }
+
+# images NAME WANT [PID...]: the images of session NAME (its program's pid, or
+# those PIDs) as every output tells them (tests/doors/images.py) equal WANT,
+# one "pid=P image=K/N batches=B ops=O" line per image.
+images() {
+    _n=$1 _want=$2; shift 2
+    _sel=""
+    for _p in "${@:-$pid}"; do _sel="$_sel --pid $_p"; done
+    "$PYTHON3" "$top_srcdir/tests/doors/images.py" "$top_builddir/tools/cubatchtrace" "$CBT_TMP/$_n" "$CBT_TMP" $_sel >"$CBT_TMP/$_n.images" 2>&1
+    is "$(sed -n 's/^status //p' "$CBT_TMP/$_n.images" | tr '\n' ' ')" \
+        "summary 0 summary_text 0 check 0 show 0 timeline 0 report 0 " "$_n: every command reads the trace (exit 0)"
+    _nimg=$(echo "$_want" | grep -c .)
+    _b=0 _o=0
+    for _w in $(echo "$_want" | sed -n 's/.* batches=\([0-9]*\) ops=\([0-9]*\).*/\1:\2/p'); do
+        _b=$((_b + ${_w%:*})); _o=$((_o + ${_w#*:}))
+    done
+    is "$(grep '^reader ' "$CBT_TMP/$_n.images")" \
+        "reader malformed=0 incomplete=0 pending=0 orphan_ops=0 untagged=0 fields=host,pid,image processes=$_nimg batches=$_b" \
+        "$_n: $_nimg processes, $_b batches, none malformed, incomplete or untagged"
+    for _src in summary summary_text show timeline report; do
+        is "$(sed -n "s/^$_src //p" "$CBT_TMP/$_n.images" | sed 's/ findings=[0-9]*//')" "$_want" \
+            "$_n: $_src counts each image's batches and ops"
+    done
+    is "$(sed -n 's/^show_states //p' "$CBT_TMP/$_n.images")" "complete=$_b" "$_n: show: every batch complete"
+    is "$(sed -n 's/^report_rows //p' "$CBT_TMP/$_n.images")" "$_nimg" "$_n: report: one row per image"
+    is "$(sed -n 's/^check_not_validated //p' "$CBT_TMP/$_n.images")" "malformed=0 incomplete=0" \
+        "$_n: check: every batch validated"
+}

@@ -18,28 +18,6 @@ _why=$(unshare --pid --fork sh -c 'echo 41 >/proc/sys/kernel/ns_last_pid && sh -
 [ "$_why" = 42 ] || skip_all "pid namespaces and ns_last_pid not permitted here (run as root): NOT tested: $_why"
 
 # images NAME WANT PID: as in tests/doors/exec.sh
-images() {
-    _n=$1 _want=$2 _p=$3
-    "$PYTHON3" "$top_srcdir/tests/doors/images.py" "$CBT" "$CBT_TMP/$_n" "$CBT_TMP" --pid "$_p" >"$CBT_TMP/$_n.images" 2>&1
-    is "$(sed -n 's/^status //p' "$CBT_TMP/$_n.images" | tr '\n' ' ')" \
-        "summary 0 summary_text 0 check 0 show 0 timeline 0 report 0 " "$_n: every command reads the trace (exit 0)"
-    _nimg=$(echo "$_want" | grep -c .)
-    _b=0 _o=0
-    for _w in $(echo "$_want" | sed -n 's/.* batches=\([0-9]*\) ops=\([0-9]*\).*/\1:\2/p'); do
-        _b=$((_b + ${_w%:*})); _o=$((_o + ${_w#*:}))
-    done
-    is "$(grep '^reader ' "$CBT_TMP/$_n.images")" \
-        "reader malformed=0 incomplete=0 pending=0 orphan_ops=0 untagged=0 fields=host,pid,image processes=$_nimg batches=$_b" \
-        "$_n: $_nimg processes, $_b batches, none malformed, incomplete or untagged"
-    for _src in summary summary_text show timeline report; do
-        is "$(sed -n "s/^$_src //p" "$CBT_TMP/$_n.images" | sed 's/ findings=[0-9]*//')" "$_want" \
-            "$_n: $_src counts each image's batches and ops"
-    done
-    is "$(sed -n 's/^show_states //p' "$CBT_TMP/$_n.images")" "complete=$_b" "$_n: show: every batch complete"
-    is "$(sed -n 's/^report_rows //p' "$CBT_TMP/$_n.images")" "$_nimg" "$_n: report: one row per image"
-    is "$(sed -n 's/^check_not_validated //p' "$CBT_TMP/$_n.images")" "malformed=0 incomplete=0" \
-        "$_n: check: every batch validated"
-}
 # namespaces NAME: how many distinct pid namespaces the summary gives its processes ("null" when one has none)
 namespaces() {
     "$PYTHON3" -c 'import json, sys
