@@ -481,7 +481,7 @@ static void step_learn(struct batch *x)
 {
     if (!x->recording && !x->validating && !x->timed)
         return;
-    x->dict = cbt_dict_for_batch(x->recording);
+    x->dict = cbt_dict_for_batch(x->recording, x->b.batch_id, x->b.tid);
     x->refs = x->dict ? cbt_dict_refs(x->dict, x->n) : NULL;
     if (cbt_unlikely(!x->refs)) {
         /* Without memory for it, the batch is recorded without its operands. */

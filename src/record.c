@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "memwrap.h"
-#include "process.h"
 #include "record.h"
 #include "tp.h"
 
@@ -161,7 +160,7 @@ static uint64_t coarse_now(struct cbt_dict *d)
     return d->now_ns;
 }
 
-struct cbt_dict *cbt_dict_for_batch(bool emit)
+struct cbt_dict *cbt_dict_for_batch(bool emit, uint64_t batch_id, int32_t tid)
 {
     struct cbt_dict *d = tls_dict;
     if (cbt_unlikely(!d)) {
@@ -179,8 +178,7 @@ struct cbt_dict *cbt_dict_for_batch(bool emit)
         (void)pthread_setspecific(dict_key, d);
     }
     uint64_t now_ns = coarse_now(d);
-    int32_t tid = cbt_tid();
-    uint64_t key = (cbt_image_id() & 0xffffffff00000000ull) | (uint32_t)tid;
+    uint64_t key = (batch_id & 0xffffffff00000000ull) | (uint32_t)tid;
     /* A new epoch: every entry is written again on its next use, and no
      * batch says its refs repeat one the reader may not have seen. */
     if (cbt_unlikely(key != d->key || (emit && !d->was_emitting) || now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS)) {

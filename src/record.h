@@ -28,8 +28,9 @@
 struct cbt_dict;
 
 /* What a batch's record needs of its thread, valid while the batch runs:
- * the dictionary, set up for this batch (emit: tracing is on). */
-struct cbt_dict *cbt_dict_for_batch(bool emit);
+ * the dictionary, set up for this batch (emit: tracing is on; the batch's
+ * id and thread id give the dictionary's key). */
+struct cbt_dict *cbt_dict_for_batch(bool emit, uint64_t batch_id, int32_t tid);
 
 /* The dictionary index of an operand described by o (added, and written when
  * tracing is on, if new); CBT_REF_UNKNOWN when none can be had. */

@@ -2,10 +2,12 @@
 /*
  * Batches put back together from their events, then checked.
  *
- * A batch arrives as its header (cubatchtrace:batch, with the first chunk of
- * ops), further chunks (batch_ops), maybe a batch_end (outcome "pending")
- * and the findings of the calling thread's validator (finding).  Streams are
- * read round-robin, so these come in any order.  A batch whose header holds
+ * A batch arrives as its header (format 2's cubatchtrace:batch, or a
+ * format-3 b or c event decoded into that shape by compact.c, with the first
+ * chunk of ops), further chunks (batch_ops, or bo/co decoded), maybe a
+ * batch_end (outcome "pending") and the findings of the calling thread's
+ * validator (finding).  Traces are read round-robin, so across traces these
+ * come in any order.  A batch whose header holds
  * every op and needs nothing else goes straight through; any other waits in
  * a table keyed by (host, vpid, batch_id) until it is whole: its chunks
  * cover ops_recorded ops, its batch_end came when it was pending, and the
@@ -205,29 +207,12 @@ void cbt_asm_free(struct cbt_asm *m)
 }
 
 /* Grow *p (n elements of size sz now) to hold `want`; false when out of memory. */
-static bool grow(void **p, uint64_t *n, uint64_t want, size_t sz)
-{
-    if (want <= *n)
-        return true;
-    uint64_t c = *n ? *n : 16;
-    while (c < want)
-        c *= 2;
-    if (c > SIZE_MAX / sz)
-        return false;
-    void *q = realloc(*p, (size_t)(c * sz));
-    if (!q)
-        return false;
-    *p = q;
-    *n = c;
-    return true;
-}
-
 static bool grow32(void **p, uint32_t *n, uint64_t want, size_t sz)
 {
     uint64_t c = *n;
     if (want > UINT32_MAX)
         return false;
-    bool ok = grow(p, &c, want, sz);
+    bool ok = cbt_grow(p, &c, want, sz);
     *n = (uint32_t)c;
     return ok;
 }
@@ -235,9 +220,9 @@ static bool grow32(void **p, uint32_t *n, uint64_t want, size_t sz)
 static bool scratch_reserve(struct cbt_asm *m, uint64_t n)
 {
     uint64_t c1 = m->sc_cap, c2 = m->sc_cap, c3 = m->sc_cap;
-    bool ok = grow((void **)&m->sc_ops, &c1, n, sizeof(*m->sc_ops)) &&
-              grow((void **)&m->sc_src, &c2, n, sizeof(*m->sc_src)) &&
-              grow((void **)&m->sc_dst, &c3, n, sizeof(*m->sc_dst));
+    bool ok = cbt_grow((void **)&m->sc_ops, &c1, n, sizeof(*m->sc_ops)) &&
+              cbt_grow((void **)&m->sc_src, &c2, n, sizeof(*m->sc_src)) &&
+              cbt_grow((void **)&m->sc_dst, &c3, n, sizeof(*m->sc_dst));
     uint64_t c = c1 < c2 ? c1 : c2;
     m->sc_cap = c < c3 ? c : c3;
     return ok;
@@ -364,7 +349,7 @@ static bool findings_reserve(struct cbt_asm *m, size_t n)
     if (n <= m->fnd_cap)
         return true;
     uint64_t c1 = m->fnd_cap, c2 = m->fnd_cap;
-    bool ok = grow((void **)&m->fnd, &c1, n, sizeof(*m->fnd)) && grow((void **)&m->fnd_inline, &c2, n, 1);
+    bool ok = cbt_grow((void **)&m->fnd, &c1, n, sizeof(*m->fnd)) && cbt_grow((void **)&m->fnd_inline, &c2, n, 1);
     m->fnd_cap = (size_t)(c1 < c2 ? c1 : c2);
     return ok && m->fnd_cap >= n;
 }
@@ -467,8 +452,8 @@ static size_t compare_inline(struct cbt_asm *m, size_t nf, const struct cbt_ev_f
 {
     uint64_t c1 = m->cmp_cap, c2 = m->cmp_cap, c3 = m->cmp_cap, c4 = m->cmp_cap;
     size_t want = nf > ninl ? nf : ninl;
-    bool ok = grow((void **)&m->ix_a, &c1, want, sizeof(*m->ix_a)) && grow((void **)&m->ix_b, &c2, want, sizeof(*m->ix_b)) &&
-              grow((void **)&m->inl_f, &c3, want, sizeof(*m->inl_f)) && grow((void **)&m->only, &c4, want, sizeof(*m->only));
+    bool ok = cbt_grow((void **)&m->ix_a, &c1, want, sizeof(*m->ix_a)) && cbt_grow((void **)&m->ix_b, &c2, want, sizeof(*m->ix_b)) &&
+              cbt_grow((void **)&m->inl_f, &c3, want, sizeof(*m->inl_f)) && cbt_grow((void **)&m->only, &c4, want, sizeof(*m->only));
     uint64_t c = c1 < c2 ? c1 : c2;
     c = c < c3 ? c : c3;
     m->cmp_cap = (size_t)(c < c4 ? c : c4);
@@ -1042,7 +1027,7 @@ static void pend_attrs(struct cbt_asm *m, struct pend *p, const struct cbt_attr_
     uint64_t hi = a->first + n;
     if (hi > p->capattrs) {
         uint64_t c1 = p->capattrs, c2 = p->capattrs;
-        bool ok = grow((void **)&p->attrs, &c1, hi, sizeof(*p->attrs)) && grow((void **)&p->aidx, &c2, hi, sizeof(*p->aidx));
+        bool ok = cbt_grow((void **)&p->attrs, &c1, hi, sizeof(*p->attrs)) && cbt_grow((void **)&p->aidx, &c2, hi, sizeof(*p->aidx));
         p->capattrs = c1 < c2 ? c1 : c2;
         if (!ok) {
             p->malformed = true;

@@ -22,6 +22,7 @@
 #include <cubatchtrace/catalog.h>
 
 #include "compact.h"
+#include "util.h"
 
 #define CHUNK CBT_EV_OPS_PER_EVENT /* ops per chunk handed to assemble.c */
 struct stream_desc {
@@ -98,20 +99,6 @@ void cbt_compact_free(struct cbt_compact *c)
     free(c);
 }
 
-static bool reserve(void **p, uint64_t *cap, uint64_t want, size_t sz)
-{
-    if (want <= *cap)
-        return true;
-    uint64_t n = *cap ? *cap : 64;
-    while (n < want)
-        n *= 2;
-    void *q = n <= SIZE_MAX / sz ? realloc(*p, (size_t)(n * sz)) : NULL;
-    if (!q)
-        return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
 
 static uint64_t slot_of(uint64_t cap, uint32_t host, uint64_t key)
 {
@@ -259,7 +246,7 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
 static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const struct cbt_compact_ev *e, uint64_t n,
                                bool first_event, uint64_t recorded, uint64_t chunk)
 {
-    if (!reserve((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs))
+    if (!cbt_grow((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs))
         return NULL;
     if (first_event && (e->w & CBT_W_SAME_REFS)) {
         if (t->n_prev != n)
@@ -272,7 +259,7 @@ static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const st
     memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
     if (first_event && n > 0 && recorded <= chunk && n == recorded) {
         /* the writer's previous single-chunk batch, for the next that repeats it */
-        if (reserve((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
+        if (cbt_grow((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
             memcpy(t->prev_refs, e->refs, 2 * n * sizeof *t->prev_refs);
             t->n_prev = n;
         }
@@ -333,7 +320,7 @@ static void hand_over(struct cbt_compact *c, const struct cbt_where *w, struct t
 static const uint8_t *copies_as_ops(struct cbt_compact *c, const struct thread *t, const struct cbt_compact_ev *e,
                                     uint64_t n, uint64_t first)
 {
-    if (!reserve((void **)&c->copies, &c->cap_copies, n + 1, sizeof *c->copies))
+    if (!cbt_grow((void **)&c->copies, &c->cap_copies, n + 1, sizeof *c->copies))
         return NULL;
     uint64_t a = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -360,11 +347,11 @@ static bool keep_attrs(struct thread *t, uint64_t first, const uint8_t *words, u
     uint64_t n = nw / (8 * CBT_EV_ATTR_WORDS);
     if (ni / 8 < n)
         n = ni / 8;
-    if (!reserve((void **)&t->attrs, &t->cap_attrs, (first + n) * sizeof(CUmemcpyAttributes) + 1, 1))
+    if (!cbt_grow((void **)&t->attrs, &t->cap_attrs, (first + n) * sizeof(CUmemcpyAttributes) + 1, 1))
         return false;
     uint64_t cap = 0;
     void *p = t->idxs;
-    if (!reserve(&p, &cap, first + n + 1, sizeof *t->idxs))
+    if (!cbt_grow(&p, &cap, first + n + 1, sizeof *t->idxs))
         return false;
     t->idxs = p;
     memcpy(t->attrs + first * sizeof(CUmemcpyAttributes), words, n * sizeof(CUmemcpyAttributes));
@@ -458,7 +445,7 @@ void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
     static struct thread none = {.used = true};
     const uint16_t *refs = NULL;
-    if (t && e->refs_len == 4 * n && reserve((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs)) {
+    if (t && e->refs_len == 4 * n && cbt_grow((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs)) {
         memcpy(c->refs, e->refs, 4 * n);
         refs = c->refs;
     }

@@ -23,7 +23,8 @@
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
  *   parallel.c  trace directories read on several threads, merged
- *   reader.c    babeltrace2 graph: one source per trace, our own sink
+ *   reader.c    babeltrace2 graph: one source and one muxer per trace, our own sink
+ *   compact.c   the compact record (format 3) decoded with its threads' dictionaries
  *   assemble.c  batches put back together from their chunks, validated
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time

@@ -500,21 +500,6 @@ static bool pid_wanted(const struct reader *r, int64_t vpid)
     return false;
 }
 
-/* Grow *p (cap elements of sz bytes) to hold `want`, doubling from 4096. */
-static bool reserve(void **p, uint64_t *cap, uint64_t want, size_t sz)
-{
-    if (want <= *cap)
-        return true;
-    uint64_t c = *cap ? *cap : 4096;
-    while (c < want)
-        c *= 2;
-    void *q = c <= SIZE_MAX / sz ? realloc(*p, (size_t)(c * sz)) : NULL;
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
 
 /*
  * The bytes of sequence member `which` of `pl`, copied into r->seq[which]:
@@ -529,8 +514,8 @@ static const uint8_t *seq_bytes_of(struct reader *r, struct mem m, const bt_fiel
     enum { AHEAD = 32 }; /* elements: the best of 0, 16, 32 and 64 measured */
     const bt_field *s = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)m.idx);
     uint64_t n = bt_field_array_get_length(s), w = m.width;
-    if (!reserve((void **)&r->el, &r->el_cap, n, sizeof(*r->el)) ||
-        !reserve((void **)&r->seq[which], &r->seq_cap[which], n * w, 1)) {
+    if (!cbt_grow((void **)&r->el, &r->el_cap, n, sizeof(*r->el)) ||
+        !cbt_grow((void **)&r->seq[which], &r->seq_cap[which], n * w, 1)) {
         snprintf(r->fail, sizeof(r->fail), "out of memory (a sequence of %" PRIu64 " elements)", n);
         return NULL;
     }

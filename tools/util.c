@@ -332,3 +332,25 @@ void cbt_log_last_line(const char *path, char *buf, size_t len)
     }
     fclose(f);
 }
+
+/* ---------------------------------------------------------------- buffers */
+
+bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz)
+{
+    if (want <= *cap && *p)
+        return true;
+    uint64_t c = *cap ? *cap : 16;
+    while (c < want) {
+        if (c > UINT64_MAX / 2)
+            return false;
+        c *= 2;
+    }
+    if (c > SIZE_MAX / sz)
+        return false;
+    void *q = realloc(*p, (size_t)(c * sz));
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}

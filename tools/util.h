@@ -61,6 +61,11 @@ size_t cbt_text_width(const char *s);
 /* s in a column of `width` (cbt_text_width) columns: right-aligned, or left when `left`. */
 void cbt_print_cell(FILE *out, const char *s, size_t width, bool left);
 
+/* Room for `want` elements of sz bytes in *p (capacity *cap, in elements),
+ * doubling from 16; false (nothing changed) when out of memory or beyond
+ * any size memory can hold. */
+bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz);
+
 /* A finding's value or limit as printed: hexadecimal ("0x...") for the rules
  * whose values are addresses, handles or flags, else decimal; returns buf. */
 const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len);

@@ -7,7 +7,9 @@
  * so the two cannot drift.  Numeric values of the enumerations are those of
  * catalog.h.
  *
- * A batch is recorded on its calling thread as
+ * The shim writes format 3 (the compact record, below the format-2 lists).
+ * In format 2, which the reader still reads (and whose batch fields are the
+ * reader's view of every batch), a batch was recorded on its calling thread as
  *   cubatchtrace:batch       the batch fields, then its first ops (a chunk)
  *   cubatchtrace:batch_ops   each further chunk of CBT_EV_OPS_PER_EVENT ops
  *   cubatchtrace:batch_end   only after a batch recorded before forwarding

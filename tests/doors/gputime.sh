@@ -44,6 +44,25 @@ order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" |
 ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 "*) echo 0 ;; *) echo 1 ;; esac)" \
     "sync: each batch is read back by the next batch's call, not at exit ($order)"
 
+# CUBATCHTRACE_GPU_TIME=4: one batch in 4 of the stream timed, the first and
+# then every 4th (batches 0, 4, 8 of 10); the process event, the summary and
+# the timeline say how they were chosen
+traced gt-n4 env CUBATCHTRACE_GPU_TIME=4 "$C" sync 10
+is "$st" 0 "one in 4: the client exits 0"
+r=$(g gt-n4)
+for w in batches=10 events=3 timed=3 timed_ids=0,4,8 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "one in 4: $w"; done
+_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-n4.out")
+grep -F "vpid = $_p," "$CBT_TMP/gt-n4.all" | grep -q ' cubatchtrace:process: .* gpu_time = 1, gpu_every = 4,'
+ok $? "one in 4: the process event says gpu_every 4"
+"$top_builddir/tools/cubatchtrace" summary --json --pid "$_p" "$CBT_TMP/gt-n4" >"$CBT_TMP/gt-n4.json" 2>&1
+is "$("$PY" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]
+print(g["batches_timed"], g["chosen"]["every"], g["chosen"]["processes_sampled"], g["chosen"]["not_sampled"], g["not_timed"]["not_read_back"])' "$CBT_TMP/gt-n4.json")" \
+    "3 4 1 7 0" "one in 4: summary --json: 3 timed, chosen one in 4, 7 not chosen, none counted as not read back"
+"$top_builddir/tools/cubatchtrace" summary --pid "$_p" "$CBT_TMP/gt-n4" | grep -q '^# chosen: one batch in 4 of each stream, per calling thread (1 process; 7 batches'
+ok $? "one in 4: the text summary says how the timed batches were chosen"
+"$top_builddir/tools/cubatchtrace" timeline -o "$CBT_TMP/gt-n4.tl.json" --pid "$_p" "$CBT_TMP/gt-n4" >/dev/null 2>&1
+grep -q '"gpu_timed_every":4,"gpu_not_sampled":7' "$CBT_TMP/gt-n4.tl.json"; ok $? "one in 4: the timeline says so too"
+
 traced gt-fail env CUBATCHTRACE_GPU_TIME=1 "$C" fail 3
 r=$(g gt-fail)
 for w in events=3 call_failed=3 timed=0; do ok "$(has "$r" $w)" "fail: $w"; done
