@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "reader.h"
+#include "read/reader.h"
 
 int cbt_cmd_run(int argc, char **argv);  /* run.c */
 int cbt_cmd_show(int argc, char **argv); /* show.c */

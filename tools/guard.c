@@ -45,7 +45,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include "guard.h"
-#include "util.h"
+#include "base/util.h"
 
 #define GUARD_DEFAULT_MEMORY (8ull << 30)
 #define GUARD_DEFAULT_TIMEOUT_S 30.0

@@ -4,16 +4,17 @@
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
-	tools/guard.c tools/guard.h \
-	tools/reader.c tools/reader.h \
-	tools/assemble.c tools/assemble.h tools/compact.c tools/compact.h \
-	tools/agg.c tools/agg.h tools/agg_internal.h tools/ktab.c tools/ktab.h tools/classes.h tools/agg_gpu.h tools/agg_gpu.c \
-	tools/findings.c tools/findings.h tools/waivers.c tools/waivers.h \
-	tools/tables.c tools/tables.h tools/text.c tools/text.h tools/json.c tools/json.h \
-	tools/callsite.c tools/callsite.h \
-	tools/parallel.c tools/parallel.h tools/hosts.c tools/hosts.h tools/relay.c tools/relay.h \
-	tools/util.c tools/util.h
-tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) \
+	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
+	tools/read/reader.c tools/read/reader.h \
+	tools/read/assemble.c tools/read/assemble.h tools/read/compact.c tools/read/compact.h \
+	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/ktab.c tools/analyse/ktab.h \
+	tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
+	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
+	tools/analyse/hosts.c tools/analyse/hosts.h tools/analyse/waivers.c tools/analyse/waivers.h \
+	tools/render/findings.c tools/render/findings.h tools/render/text.c tools/render/text.h \
+	tools/render/json.c tools/render/json.h \
+	tools/base/util.c tools/base/util.h
+tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
 tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)

@@ -50,15 +50,15 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 #include "commands.h"
-#include "findings.h"
+#include "render/findings.h"
 #include "guard.h"
-#include "json.h"
-#include "reader.h"
-#include "text.h"
-#include "util.h"
-#include "waivers.h"
+#include "render/json.h"
+#include "read/reader.h"
+#include "render/text.h"
+#include "base/util.h"
+#include "analyse/waivers.h"
 
 /* The exit statuses of `check`; when several apply, the lowest. */
 enum {

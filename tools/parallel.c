@@ -26,10 +26,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 #include "parallel.h"
-#include "reader.h"
-#include "util.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 struct pool {
     const struct cbt_read_opts *o;

@@ -6,8 +6,8 @@
 #ifndef CBT_PARALLEL_H
 #define CBT_PARALLEL_H
 
-#include "agg.h"
-#include "reader.h"
+#include "analyse/agg.h"
+#include "read/reader.h"
 
 /* The CPUs this process may run on. */
 int cbt_jobs_default(void);

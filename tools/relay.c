@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "relay.h"
-#include "util.h"
+#include "base/util.h"
 
 #define KEEPER_START_S 60 /* daemon start (10 s) and six lttng commands */
 #define JOIN_TRIES 1200 /* x 50 ms: a keeper tearing down, or one starting, has a minute */

@@ -30,13 +30,13 @@
 
 #include <jansson.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 #include "commands.h"
 #include "guard.h"
-#include "json.h"
+#include "render/json.h"
 #include "parallel.h"
-#include "reader.h"
-#include "util.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 static const char usage_report[] =
     "Usage: cubatchtrace report -o FILE.html [--no-plots] [--pid PID]... [--jobs N]\n"

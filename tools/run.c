@@ -29,14 +29,14 @@
 
 #include <cubatchtrace/events.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 #include "commands.h"
 #include "guard.h"
-#include "json.h"
-#include "reader.h"
+#include "render/json.h"
+#include "read/reader.h"
 #include "relay.h"
-#include "text.h"
-#include "util.h"
+#include "render/text.h"
+#include "base/util.h"
 
 #ifndef CBT_LIBDIR
 #define CBT_LIBDIR "/usr/local/lib"

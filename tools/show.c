@@ -17,12 +17,12 @@
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
-#include "agg.h"
-#include "assemble.h"
+#include "analyse/agg.h"
+#include "read/assemble.h"
 #include "commands.h"
 #include "guard.h"
-#include "reader.h"
-#include "util.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 static const char usage_show[] =
     "Usage: cubatchtrace show [--pid PID]... [--begin TIME] [--end TIME] TRACE...\n"

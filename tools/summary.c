@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 #include "commands.h"
-#include "json.h"
+#include "render/json.h"
 #include "parallel.h"
-#include "text.h"
-#include "util.h"
+#include "render/text.h"
+#include "base/util.h"
 
 /* A live summary: what was read so far, every j->refresh seconds, on the
  * standard output we were started with (the final summary goes through the

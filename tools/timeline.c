@@ -29,15 +29,15 @@
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
-#include "agg.h"
-#include "agg_internal.h" /* the aggregate's call-site map (a->objs), as findings.c names sites */
-#include "assemble.h"
-#include "callsite.h"
+#include "analyse/agg.h"
+#include "analyse/agg_internal.h" /* the aggregate's call-site map (a->objs), as findings.c names sites */
+#include "read/assemble.h"
+#include "analyse/callsite.h"
 #include "commands.h"
 #include "guard.h"
-#include "reader.h"
-#include "tables.h"
-#include "util.h"
+#include "read/reader.h"
+#include "analyse/tables.h"
+#include "base/util.h"
 
 static const char usage_timeline[] =
     "Usage: cubatchtrace timeline -o FILE [--max-batches N] [--pid PID]... [--begin TIME] [--end TIME]\n"

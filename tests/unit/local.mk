@@ -25,7 +25,7 @@ tests_unit_test_validate_1d_SOURCES = tests/unit/test_validate_1d.c tests/unit/v
 tests_unit_test_validate_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_1d_LDADD = libcubatchtrace-validate.la
 # The text tables' human units: the tool's helpers, built from their source.
-tests_unit_test_units_SOURCES = tests/unit/test_units.c tools/util.c tools/util.h
+tests_unit_test_units_SOURCES = tests/unit/test_units.c tools/base/util.c tools/base/util.h
 tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static void expect(const char *got, const char *want, const char *what)
 {

@@ -26,12 +26,12 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "agg_internal.h"
-#include "callsite.h"
-#include "findings.h"
-#include "json.h"
-#include "text.h"
-#include "util.h"
+#include "analyse/agg_internal.h"
+#include "analyse/callsite.h"
+#include "render/findings.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "base/util.h"
 
 #define HELD 4096
 

@@ -15,9 +15,9 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "hosts.h"
-#include "json.h"
-#include "tables.h"
+#include "analyse/hosts.h"
+#include "render/json.h"
+#include "analyse/tables.h"
 
 static void read_stats_json(const struct cbt_agg *a, json_t *root)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "callsite.h"
+#include "analyse/callsite.h"
 
 struct cbt_waiver {
     char *rule;     /* a rule name or a glob of them ("overlap_*") */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 
 /* The summary of a finished aggregate (it finishes it when not yet): bytes
  * and times in human units, or exact (bytes, ns; the driver's per-batch

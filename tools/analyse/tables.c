@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callsite.h"
-#include "tables.h"
+#include "analyse/callsite.h"
+#include "analyse/tables.h"
 
 static const char *const dir_names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH",
                                                  "DtoA", "AtoD", "AtoA", "peer", "unknown"};

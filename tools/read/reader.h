@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agg.h"
-#include "assemble.h"
+#include "analyse/agg.h"
+#include "read/assemble.h"
 
 struct cbt_read_opts {
     const char *const *inputs; /* trace directories (searched for `metadata`) or net:// URLs */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ktab.h"
+#include "analyse/ktab.h"
 
 uint64_t cbt_mix3(const uint64_t k[3])
 {

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "callsite.h"
+#include "analyse/callsite.h"
 
 /* The C++ ABI's demangler (libstdc++, <cxxabi.h>). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

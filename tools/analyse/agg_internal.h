@@ -14,10 +14,10 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "agg.h"
-#include "agg_gpu.h"
-#include "classes.h"
-#include "ktab.h"
+#include "analyse/agg.h"
+#include "analyse/agg_gpu.h"
+#include "analyse/classes.h"
+#include "analyse/ktab.h"
 
 /* Bytes by device: one row per (host, device ordinal) of a device or managed
  * pointer operand, at most NDEV rows, then "other"; a negative ordinal goes

@@ -13,7 +13,7 @@
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
-#include "agg.h"
+#include "analyse/agg.h"
 
 enum cbt_batch_state {
     CBT_BS_COMPLETE,   /* every recorded op, validated */

@@ -17,8 +17,8 @@
 
 #include <jansson.h>
 
-#include "hosts.h"
-#include "util.h"
+#include "analyse/hosts.h"
+#include "base/util.h"
 
 struct prow {
     const struct kent *e;

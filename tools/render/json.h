@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "agg.h"
-#include "callsite.h"
+#include "analyse/agg.h"
+#include "analyse/callsite.h"
 
 /* The summary of a finished aggregate (it finishes it when not yet), as the
  * object `summary --json` prints (the caller owns it), and printed: 0 or

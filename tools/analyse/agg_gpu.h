@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agg.h"
-#include "classes.h"
-#include "ktab.h"
+#include "analyse/agg.h"
+#include "analyse/classes.h"
+#include "analyse/ktab.h"
 
 /* GPU time (agg_gpu.c): the timed batches by direction (DIR_COUNT: "mixed"),
  * memory kinds, mean bytes per op, direction and mean bytes per op together,

@@ -19,8 +19,8 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "agg_internal.h"
-#include "callsite.h"
+#include "analyse/agg_internal.h"
+#include "analyse/callsite.h"
 
 /* ---------------------------------------------------------------- rows */
 

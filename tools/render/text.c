@@ -12,11 +12,11 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "callsite.h"
-#include "tables.h"
-#include "hosts.h"
-#include "text.h"
-#include "util.h"
+#include "analyse/callsite.h"
+#include "analyse/tables.h"
+#include "analyse/hosts.h"
+#include "render/text.h"
+#include "base/util.h"
 
 /* ---------------------------------------------------------------- check: one line per finding */
 

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "agg.h"
-#include "waivers.h"
+#include "analyse/agg.h"
+#include "analyse/waivers.h"
 
 enum cbt_check_format { CBT_CHECK_TEXT, CBT_CHECK_JSON, CBT_CHECK_SARIF };
 

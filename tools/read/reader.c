@@ -35,11 +35,11 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "agg.h"
-#include "assemble.h"
-#include "compact.h"
-#include "reader.h"
-#include "util.h"
+#include "analyse/agg.h"
+#include "read/assemble.h"
+#include "read/compact.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,

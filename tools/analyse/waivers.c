@@ -26,8 +26,8 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "util.h"
-#include "waivers.h"
+#include "base/util.h"
+#include "analyse/waivers.h"
 
 void cbt_waivers_free(struct cbt_waivers *ws)
 {

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agg_internal.h"
-#include "callsite.h"
+#include "analyse/agg_internal.h"
+#include "analyse/callsite.h"
 
 enum measure { M_DRIVER, M_BYTES };
 

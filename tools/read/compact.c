@@ -21,8 +21,8 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "compact.h"
-#include "util.h"
+#include "read/compact.h"
+#include "base/util.h"
 
 #define CHUNK CBT_EV_OPS_PER_EVENT /* ops per chunk handed to assemble.c */
 struct stream_desc {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "assemble.h"
+#include "read/assemble.h"
 
 /* One b, bo, c, co or ca event as read (what an event lacks is 0/NULL).
  * Sequences are their bytes in the machine's order: ops, dsts, srcs, sizes,

@@ -20,7 +20,7 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "agg_gpu.h"
+#include "analyse/agg_gpu.h"
 
 /* The batch's direction when all its ops share one (DIR_*), else DIR_COUNT ("mixed"). */
 static unsigned gpu_direction(const struct cbt_ev_gpu *e)

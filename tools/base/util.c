@@ -17,7 +17,7 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static const char *command; /* the command running, for the prefix of error lines */
 

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agg.h"
-#include "assemble.h"
-#include "util.h"
+#include "analyse/agg.h"
+#include "read/assemble.h"
+#include "base/util.h"
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded op");
 _Static_assert(sizeof(struct cbt_ev_operand) == 56, "struct cbt_ev_operand is not the recorded operand");
