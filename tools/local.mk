@@ -1,24 +1,33 @@
 # SPDX-License-Identifier: MIT
 # The cubatchtrace tool (tools/), its tests (tests/tool/), its man page and
 # schema, and the summary benchmark (bench/summary.sh).
+# The reading library: traces decoded (format 2 and the compact record),
+# batches put back together and validated.  One decoder, two front ends: the
+# tool and the babeltrace2 plugin (tools/plugin/) both link it.
+noinst_LTLIBRARIES += tools/libcbtread.la
+tools_libcbtread_la_SOURCES = \
+	tools/read/reader.c tools/read/reader.h \
+	tools/read/compact.c tools/read/compact.h tools/read/assemble.c tools/read/assemble.h \
+	tools/base/records.h tools/base/util.c tools/base/util.h
+tools_libcbtread_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+tools_libcbtread_la_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS)
+tools_libcbtread_la_LIBADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS)
+
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
 	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
-	tools/read/reader.c tools/read/reader.h \
-	tools/read/assemble.c tools/read/assemble.h tools/read/compact.c tools/read/compact.h \
-	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/ktab.c tools/analyse/ktab.h \
-	tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
+	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
+	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
 	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
 	tools/analyse/hosts.c tools/analyse/hosts.h tools/analyse/waivers.c tools/analyse/waivers.h \
 	tools/render/findings.c tools/render/findings.h tools/render/text.c tools/render/text.h \
-	tools/render/json.c tools/render/json.h \
-	tools/base/util.c tools/base/util.h
+	tools/render/json.c tools/render/json.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
 tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
-tools_cubatchtrace_LDADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS)
+tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS)
 dist_man1_MANS += docs/cubatchtrace.1
 
 # The event generator: synthetic batches through the real tracepoint provider,

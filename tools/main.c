@@ -249,7 +249,8 @@ static int cmd_summary(int argc, char **argv)
         cbt_usage_error("no trace given");
         goto out;
     }
-    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end};
+    j.ro = (struct cbt_read_opts){
+        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
     if (j.refresh > 0)
         j.live_fd = dup(STDOUT_FILENO);
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, cbt_summary_read, &j);
@@ -285,7 +286,9 @@ static int check_read(void *arg)
         return 2;
     }
     cbt_agg_on_finding(a, cbt_findings_add, out);
-    int rc = cbt_read(&j->ro, a);
+    struct cbt_read_out ro_out;
+    cbt_agg_read_out(a, &ro_out);
+    int rc = cbt_read(&j->ro, &ro_out);
     if (rc == 0) {
         cbt_progress();
         cbt_agg_finish(a);
@@ -370,7 +373,8 @@ static int cmd_check(int argc, char **argv)
         cbt_usage_error("no trace given");
         goto out;
     }
-    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end};
+    j.ro = (struct cbt_read_opts){
+        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, check_read, &j);
 out:
     cbt_waivers_free(j.waivers);

@@ -52,10 +52,14 @@ static void *worker(void *arg)
         if (i < 0)
             return NULL;
         struct cbt_agg *part = cbt_agg_new_part(p->whole);
-        struct cbt_read_hooks h = {.events_read = 0};
+        uint64_t events = 0;
         const char *in[1] = {p->paths[i]};
-        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end};
-        int rc = part ? cbt_read_hooked(&one, part, &h) : 2;
+        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end,
+                                    .events_read = &events};
+        struct cbt_read_out out;
+        if (part)
+            cbt_agg_read_out(part, &out);
+        int rc = part ? cbt_read(&one, &out) : 2;
         if (!part)
             cbt_err("out of memory");
         if (rc == 0)
@@ -63,7 +67,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         if (rc == 0) {
             cbt_agg_merge(p->whole, part);
-            p->events += h.events_read;
+            p->events += events;
         } else {
             p->failed = true;
         }
@@ -90,10 +94,13 @@ static bool any_url(const struct cbt_read_opts *o)
     return false;
 }
 
-int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs, struct cbt_read_hooks *h)
+int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs)
 {
-    if (any_url(o) || (h && h->tick)) /* live sessions: one graph, read as they come */
-        return cbt_read_hooked(o, a, h);
+    if (any_url(o) || o->tick) { /* live sessions: one graph, read as they come */
+        struct cbt_read_out out;
+        cbt_agg_read_out(a, &out);
+        return cbt_read(o, &out);
+    }
     struct pool p = {.o = o, .whole = a};
     if (cbt_trace_dirs(o, &p.paths, &p.npaths) != 0)
         return 2;
@@ -124,8 +131,8 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
         cbt_read_say_no_events(o);
         rc = 2;
     }
-    if (h)
-        h->events_read += p.events;
+    if (o->events_read)
+        *o->events_read += p.events;
     for (int i = 0; i < p.npaths; i++)
         free(p.paths[i]);
     free(p.paths);

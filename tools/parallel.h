@@ -13,7 +13,8 @@
 int cbt_jobs_default(void);
 /* cbt_read with the trace directories under o's inputs read on up to `jobs`
  * threads (0: cbt_jobs_default()); live URLs are read as cbt_read does.
- * The aggregate is the same whatever `jobs` is. */
-int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs, struct cbt_read_hooks *h);
+ * The aggregate is the same whatever `jobs` is.  o->batch and o->gpu are
+ * not called (o->tick: read as one graph). */
+int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs);
 
 #endif

@@ -1003,7 +1003,7 @@ static int report_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    int rc = cbt_read_parallel(&j->ro, a, j->jobs, NULL);
+    int rc = cbt_read_parallel(&j->ro, a, j->jobs);
     if (rc == 0) {
         cbt_progress();
         json_t *root = cbt_agg_summary_json(a, j->ro.inputs, j->ro.ninputs);
@@ -1104,8 +1104,8 @@ int cbt_cmd_report(int argc, char **argv)
             rc = render(root, &j);
         json_decref(root);
     } else {
-        j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin,
-                                      end};
+        j.ro = (struct cbt_read_opts){
+            .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
         rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, report_read, &j);
     }
     if (fclose(j.out) != 0 && rc == 0) {

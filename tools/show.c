@@ -242,7 +242,12 @@ static int show_read(void *arg)
     static char buf[1 << 16];
     struct show s = {.out = stdout, .agg = a};
     setvbuf(stdout, buf, _IOFBF, sizeof(buf));
-    int rc = cbt_read_batches(&j->ro, a, show_batch, &s);
+    struct cbt_read_opts ro = j->ro;
+    ro.batch = show_batch;
+    ro.batch_ctx = &s;
+    struct cbt_read_out out;
+    cbt_agg_read_out(a, &out);
+    int rc = cbt_read(&ro, &out);
     if (rc == 0)
         print_legend(&s);
     if (rc == 0)
@@ -276,7 +281,8 @@ int cbt_cmd_show(int argc, char **argv)
         cbt_usage_error("no trace given");
         goto out;
     }
-    struct show_job j = {{(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end}};
+    struct show_job j = {{
+        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end}};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, show_read, &j);
 out:
     free(pids);

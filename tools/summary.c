@@ -22,13 +22,15 @@
  * guard as always). */
 struct live {
     const struct cbt_summary_job *j;
+    struct cbt_agg *a;
     uint64_t last_ns;
     unsigned n;
 };
 
-static void live_tick(void *ctx, struct cbt_agg *a)
+static void live_tick(void *ctx)
 {
     struct live *l = ctx;
+    struct cbt_agg *a = l->a;
     uint64_t now = cbt_now_ns();
     if (now - l->last_ns < (uint64_t)(l->j->refresh * 1e9))
         return;
@@ -65,13 +67,13 @@ int cbt_summary_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    struct live l = {.j = j, .last_ns = cbt_now_ns()};
-    struct cbt_read_hooks h = {.events_read = 0};
+    struct live l = {.j = j, .a = a, .last_ns = cbt_now_ns()};
+    struct cbt_read_opts ro = j->ro;
     if (j->refresh > 0 && j->live_fd >= 0) {
-        h.tick = live_tick;
-        h.tick_ctx = &l;
+        ro.tick = live_tick;
+        ro.tick_ctx = &l;
     }
-    int rc = cbt_read_parallel(&j->ro, a, j->jobs, &h);
+    int rc = cbt_read_parallel(&ro, a, j->jobs);
     if (rc == 0) {
         cbt_progress();
         cbt_agg_finish(a);

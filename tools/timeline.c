@@ -776,8 +776,14 @@ static int timeline_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    struct cbt_read_hooks h = {.gpu = on_gpu, .gpu_ctx = &t};
-    if (cbt_read_batches_hooked(&j->ro, t.agg, on_batch, &t, &h) != 0)
+    struct cbt_read_opts ro = j->ro;
+    ro.batch = on_batch;
+    ro.batch_ctx = &t;
+    ro.gpu = on_gpu;
+    ro.gpu_ctx = &t;
+    struct cbt_read_out to_agg;
+    cbt_agg_read_out(t.agg, &to_agg);
+    if (cbt_read(&ro, &to_agg) != 0)
         goto done;
     cbt_progress();
     cbt_agg_finish(t.agg);
@@ -887,7 +893,8 @@ int cbt_cmd_timeline(int argc, char **argv)
             goto out;
         }
     }
-    j.ro = (struct cbt_read_opts){(const char *const *)argv + optind, argc - optind, pids, npids, false, begin, end};
+    j.ro = (struct cbt_read_opts){
+        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, timeline_read, &j);
     if (tmp && rc == 0) {
         mode_t mask = umask(0);

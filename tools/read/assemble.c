@@ -14,7 +14,7 @@
  * inline findings its header announces came.
  *
  * A whole batch is validated with the validator of the shim (validate/),
- * compared with its inline findings, and handed to agg.c and to the
+ * compared with its inline findings, and handed to the reader's consumer (agg.c, in the tool) and to the
  * optional batch callback (show).
  *
  * Memory is bounded: the ops held by waiting batches are counted and, past
@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyse/agg.h"
 #include "read/assemble.h"
 #include "base/util.h"
 
@@ -107,7 +106,7 @@ struct done_key {
 };
 
 struct cbt_asm {
-    struct cbt_agg *agg;
+    struct cbt_read_out out; /* where batches, ops and findings go (the aggregate, in the tool) */
     cbt_batch_fn fn;
     void *ctx;
     struct cbt_validator *v;
@@ -137,6 +136,26 @@ struct cbt_asm {
     struct cbt_read_stats st;
 };
 
+/* ---------------------------------------------------------------- what goes out */
+
+static void out_batch(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_batch *b, const struct cbt_ops *o)
+{
+    if (m->out.batch)
+        m->out.batch(m->out.ctx, w, b, o);
+}
+
+static void out_batch_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, const struct cbt_ops *o)
+{
+    if (m->out.batch_ops)
+        m->out.batch_ops(m->out.ctx, w, id, o);
+}
+
+static void out_finding(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_batch_finding *f)
+{
+    if (m->out.finding)
+        m->out.finding(m->out.ctx, w, f);
+}
+
 /* ---------------------------------------------------------------- set up */
 
 static size_t memory_cap(void)
@@ -149,12 +168,12 @@ static size_t memory_cap(void)
     return (size_t)mib << 20;
 }
 
-struct cbt_asm *cbt_asm_new(struct cbt_agg *a, cbt_batch_fn fn, void *ctx)
+struct cbt_asm *cbt_asm_new(const struct cbt_read_out *out, cbt_batch_fn fn, void *ctx)
 {
     struct cbt_asm *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    m->agg = a;
+    m->out = *out;
     m->fn = fn;
     m->ctx = ctx;
     m->cap_bytes = memory_cap();
@@ -291,7 +310,7 @@ static void attrs_decode(const struct cbt_attr_bytes *a, uint64_t n, CUmemcpyAtt
     memcpy(idxs, a->idxs, (size_t)(n * 8));
 }
 
-/* ---------------------------------------------------------------- agg.c */
+/* ---------------------------------------------------------------- the consumer (agg.c, in the tool) */
 
 static void agg_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, bool header, const struct cbt_batch *b,
                     uint64_t first, uint64_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, const struct cbt_operand_info *src,
@@ -314,12 +333,12 @@ static void agg_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, b
             o->bytes[i] = cbt_op_bytes(op, s, d);
         }
         if (header) {
-            cbt_agg_batch(m->agg, w, b, o->count ? o : NULL);
+            out_batch(m, w, b, o->count ? o : NULL);
             header = false;
             if (o->count == 0)
                 break;
         } else {
-            cbt_agg_batch_ops(m->agg, w, id, o);
+            out_batch_ops(m, w, id, o);
         }
     }
 }
@@ -589,7 +608,7 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
         first = false;
     }
     if (first)
-        cbt_agg_batch(m->agg, x->w, &b, NULL);
+        out_batch(m, x->w, &b, NULL);
     if (h) {
         for (size_t i = 0; i < nf; i++) {
             const struct cbt_finding *f = &m->fnd[i];
@@ -597,7 +616,7 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
                 .batch_id = h->batch_id, .op = f->op, .other_op = f->other_op, .value = f->value,
                 .limit = f->limit, .caller = h->caller, .rule = f->rule, .severity = f->severity, .side = f->side,
             };
-            cbt_agg_finding(m->agg, x->w, &bf);
+            out_finding(m, x->w, &bf);
         }
     }
 
@@ -1100,7 +1119,7 @@ static void header(struct cbt_asm *m, const struct cbt_where *w, const struct cb
         /* its earlier ops went to agg.c already */
         struct cbt_batch b;
         to_cbt_batch(&b, h, recorded(p));
-        cbt_agg_batch(m->agg, &p->w, &b, NULL);
+        out_batch(m, &p->w, &b, NULL);
         if (m->fn) {
             struct cbt_read_batch rb = {.w = p->w, .have_header = true, .h = *h, .state = CBT_BS_GIVEN_UP};
             m->fn(m->ctx, &rb);
@@ -1218,5 +1237,6 @@ void cbt_asm_finish(struct cbt_asm *m)
         }
         pend_remove(m, p);
     }
-    cbt_agg_read_stats(m->agg, &m->st);
+    if (m->out.read_stats)
+        m->out.read_stats(m->out.ctx, &m->st);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cubatchtrace (the tool): batches put back together from their chunks,
- * validated, their inline findings compared (assemble.c); each batch goes to
- * the aggregate and, when asked, to a callback (show.c).
+ * cubatchtrace (the tool and the plugin): batches put back together from
+ * their chunks, validated, their inline findings compared (assemble.c); each
+ * batch goes to the reader's consumer (struct cbt_read_out: the aggregate, in
+ * the tool) and, when asked, whole to a callback (show, timeline, the plugin).
  */
 #ifndef CBT_ASSEMBLE_H
 #define CBT_ASSEMBLE_H
@@ -13,7 +14,7 @@
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
-#include "analyse/agg.h"
+#include "base/records.h"
 
 enum cbt_batch_state {
     CBT_BS_COMPLETE,   /* every recorded op, validated */
@@ -75,7 +76,8 @@ struct cbt_attr_bytes {
     const uint8_t *words, *idxs;    /* attr_words, attr_idxs */
     uint64_t words_len, idxs_len;
 };
-struct cbt_asm *cbt_asm_new(struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
+/* Batches go to out (copied) and, when fn is set, each whole batch to fn(ctx, ...). */
+struct cbt_asm *cbt_asm_new(const struct cbt_read_out *out, cbt_batch_fn fn, void *ctx);
 void cbt_asm_free(struct cbt_asm *m);
 void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,
                     const struct cbt_chunk_bytes *c);

@@ -35,7 +35,6 @@
 
 #include <babeltrace2/babeltrace.h>
 
-#include "analyse/agg.h"
 #include "read/assemble.h"
 #include "read/compact.h"
 #include "read/reader.h"
@@ -146,8 +145,7 @@ struct ecinfo {
 
 struct reader {
     const struct cbt_read_opts *o;
-    struct cbt_read_hooks *hooks; /* never NULL while reading */
-    struct cbt_agg *agg;
+    struct cbt_read_out out;
     struct cbt_asm *as;
     struct cbt_compact *compact; /* format 3's dictionaries */
     /* sources */
@@ -162,6 +160,7 @@ struct reader {
     uint32_t last_host;
     /* results */
     uint64_t cbt_events;
+    enum ev_kind last_kind; /* the kind of the event read last */
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */
     uint8_t *seq[S_COUNT_];
@@ -327,7 +326,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         /* the recorder's version, where tracepoints/cubatchtrace_tp.h puts it in an event class */
         const char *uri = bt_event_class_get_emf_uri(ec);
         if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
-            cbt_agg_recorded_by(r->agg, uri + 17);
+            if (r->out.recorded_by)
+                r->out.recorded_by(r->out.ctx, uri + 17);
     }
     if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
         return e;
@@ -486,7 +486,7 @@ static uint32_t stream_host(struct reader *r, const bt_event *ev)
     const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(t, "hostname");
     const char *host = v && bt_value_is_string(v) ? bt_value_string_get(v) : "?";
     r->last_stream = s;
-    r->last_host = cbt_agg_host(r->agg, host);
+    r->last_host = r->out.host(r->out.ctx, host);
     return r->last_host;
 }
 
@@ -618,6 +618,7 @@ static int on_event(struct reader *r, const bt_message *msg)
     struct ecinfo *e = ec_lookup(r, ec);
     if (!e)
         return -1;
+    r->last_kind = e->kind;
     if (e->kind == EK_OTHER)
         return 0;
     if (e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID)
@@ -758,10 +759,11 @@ static int on_event(struct reader *r, const bt_message *msg)
         int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
         if (e->image.idx >= 0) /* the image's tag: the high 32 bits of its id, as of its batch ids */
             cbt_where_image(&w, (uint32_t)(member_int(pl, e->image) >> 32));
-        cbt_agg_process(r->agg, &w, (int64_t)member_int(pl, e->rank), var, gpu,
-                        e->gpu_every.idx >= 0 ? (uint32_t)member_int(pl, e->gpu_every) : 1);
-        if (w.image)
-            cbt_agg_image(r->agg, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
+        if (r->out.process)
+            r->out.process(r->out.ctx, &w, (int64_t)member_int(pl, e->rank), var, gpu,
+                           e->gpu_every.idx >= 0 ? (uint32_t)member_int(pl, e->gpu_every) : 1);
+        if (w.image && r->out.image)
+            r->out.image(r->out.ctx, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
                           e->start_ns.idx >= 0 ? member_int(pl, e->start_ns) : 0);
         break;
     }
@@ -773,16 +775,18 @@ static int on_event(struct reader *r, const bt_message *msg)
         w.vtid = g.tid;
         cbt_where_image_of_batch(&w, g.batch_id);
         event_time(e, msg, &w);
-        cbt_agg_gpu_time(r->agg, &w, &g);
-        if (r->hooks && r->hooks->gpu)
-            r->hooks->gpu(r->hooks->gpu_ctx, &w, &g);
+        if (r->out.gpu_time)
+            r->out.gpu_time(r->out.ctx, &w, &g);
+        if (r->o->gpu)
+            r->o->gpu(r->o->gpu_ctx, &w, &g);
         break;
     }
     case EK_BIN_INFO: {
         const char *path = bt_field_string_get_value(
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
         bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
-        cbt_agg_bin_info(r->agg, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
+        if (r->out.bin_info)
+            r->out.bin_info(r->out.ctx, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
         break;
     }
     case EK_BUILD_ID: {
@@ -793,7 +797,8 @@ static int on_event(struct reader *r, const bt_message *msg)
             break; /* not a build id this tool knows */
         for (uint64_t i = 0; i < n; i++)
             id[i] = (uint8_t)bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
-        cbt_agg_build_id(r->agg, &w, member_int(pl, e->id_baddr), id, (size_t)n);
+        if (r->out.build_id)
+            r->out.build_id(r->out.ctx, &w, member_int(pl, e->id_baddr), id, (size_t)n);
         break;
     }
     default:
@@ -810,13 +815,15 @@ static int on_message(struct reader *r, const bt_message *msg)
     case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
         uint64_t n = 0;
         bool known = bt_message_discarded_events_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
-        cbt_agg_discarded(r->agg, false, n, known);
+        if (r->out.discarded)
+            r->out.discarded(r->out.ctx, false, n, known);
         return 0;
     }
     case BT_MESSAGE_TYPE_DISCARDED_PACKETS: {
         uint64_t n = 0;
         bool known = bt_message_discarded_packets_get_count(msg, &n) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
-        cbt_agg_discarded(r->agg, true, n, known);
+        if (r->out.discarded)
+            r->out.discarded(r->out.ctx, true, n, known);
         return 0;
     }
     default:
@@ -859,8 +866,8 @@ static bt_component_class_sink_graph_is_configured_method_status sink_configured
 static bt_component_class_sink_consume_method_status sink_consume(bt_self_component_sink *self)
 {
     struct reader *r = bt_self_component_get_data(bt_self_component_sink_as_self_component(self));
-    if (r->hooks && r->hooks->tick)
-        r->hooks->tick(r->hooks->tick_ctx, r->agg);
+    if (r->o->tick)
+        r->o->tick(r->o->tick_ctx);
     for (uint64_t tries = 0; tries < r->nits; tries++) {
         uint64_t k = r->rr++ % r->nits;
         bt_message_iterator *it = r->its[k];
@@ -1103,33 +1110,27 @@ void cbt_read_say_no_events(const struct cbt_read_opts *o)
                 o->ninputs - 1);
 }
 
-static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
-                      struct cbt_read_hooks *hooks);
-
-int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *agg) { return read_graph(o, agg, NULL, NULL, NULL); }
-
-int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *agg, struct cbt_read_hooks *h)
+static void reader_free(struct reader *r)
 {
-    return read_graph(o, agg, NULL, NULL, h);
-}
-
-int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx)
-{
-    return read_graph(o, agg, fn, ctx, NULL);
-}
-
-int cbt_read_batches_hooked(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
-                            struct cbt_read_hooks *h)
-{
-    return read_graph(o, agg, fn, ctx, h);
+    for (unsigned i = 0; i < EC_SLOTS; i++)
+        free(r->ecs[i]);
+    for (int i = 0; i < r->npaths; i++)
+        free(r->paths[i]);
+    for (int i = 0; i < S_COUNT_; i++)
+        free(r->seq[i]);
+    free(r->el);
+    cbt_compact_free(r->compact);
+    cbt_asm_free(r->as);
+    free(r->paths);
+    free(r->its);
+    free(r);
 }
 
 /* Setting up and tearing down a graph loads and unloads plugins, whose
  * reference counts are not atomic: one reader at a time (parallel.c). */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_batch_fn fn, void *ctx,
-                      struct cbt_read_hooks *hooks)
+int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
 {
     bool locked = false;
     struct reader *r = calloc(1, sizeof(*r));
@@ -1143,9 +1144,8 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
         return 2;
     }
     r->o = o;
-    r->hooks = hooks;
-    r->agg = agg;
-    if (!(r->as = cbt_asm_new(agg, fn, ctx)) || !(r->compact = cbt_compact_new(r->as))) {
+    r->out = *to;
+    if (!(r->as = cbt_asm_new(to, o->batch, o->batch_ctx)) || !(r->compact = cbt_compact_new(r->as))) {
         cbt_err("out of memory");
         cbt_asm_free(r->as);
         free(r);
@@ -1277,8 +1277,8 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
         for (;;) {
             bt_graph_run_status st = bt_graph_run(graph);
             if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
-                if (hooks && hooks->tick)
-                    hooks->tick(hooks->tick_ctx, agg);
+                if (o->tick)
+                    o->tick(o->tick_ctx);
                 usleep(20000);
                 continue;
             }
@@ -1294,8 +1294,8 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
         }
     }
     cbt_asm_finish(r->as);
-    if (hooks)
-        hooks->events_read += r->cbt_events;
+    if (o->events_read)
+        *o->events_read += r->cbt_events;
     if (r->cbt_events == 0 && !o->allow_empty) {
         cbt_read_say_no_events(o);
         goto out;
@@ -1310,17 +1310,62 @@ out:
     bt_plugin_put_ref(utils);
     pthread_mutex_unlock(&setup_lock);
     free(srcs);
-    for (unsigned i = 0; i < EC_SLOTS; i++)
-        free(r->ecs[i]);
-    for (int i = 0; i < r->npaths; i++)
-        free(r->paths[i]);
-    for (int i = 0; i < S_COUNT_; i++)
-        free(r->seq[i]);
-    free(r->el);
-    cbt_compact_free(r->compact);
-    cbt_asm_free(r->as);
-    free(r->paths);
-    free(r->its);
-    free(r);
+    reader_free(r);
     return rc;
 }
+
+/* ---------------------------------------------------------------- a message at a time */
+
+struct cbt_decoder {
+    struct reader *r;
+};
+
+/* The plugin reads every process and has no inputs of its own. */
+static const struct cbt_read_opts decoder_opts;
+
+struct cbt_decoder *cbt_decoder_new(const struct cbt_read_out *out, cbt_batch_fn fn, void *ctx)
+{
+    struct cbt_decoder *d = calloc(1, sizeof(*d));
+    struct reader *r = calloc(1, sizeof(*r));
+    if (!d || !r) {
+        free(d);
+        free(r);
+        return NULL;
+    }
+    d->r = r;
+    r->o = &decoder_opts;
+    r->out = *out;
+    if (!(r->as = cbt_asm_new(out, fn, ctx)) || !(r->compact = cbt_compact_new(r->as))) {
+        cbt_decoder_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void cbt_decoder_free(struct cbt_decoder *d)
+{
+    if (!d)
+        return;
+    reader_free(d->r);
+    free(d);
+}
+
+enum cbt_decoded cbt_decoder_message(struct cbt_decoder *d, const bt_message *msg)
+{
+    d->r->last_kind = EK_OTHER;
+    if (on_message(d->r, msg) != 0)
+        return CBT_DECODED_ERROR;
+    if (bt_message_get_type(msg) != BT_MESSAGE_TYPE_EVENT)
+        return CBT_DECODED_OTHER;
+    switch (d->r->last_kind) {
+    case EK_BATCH: case EK_BATCH_OPS: case EK_BATCH_END: case EK_FINDING: case EK_BATCH1D: case EK_BATCH_ATTRS:
+    case EK_B: case EK_BO: case EK_C: case EK_CO: case EK_CA: case EK_OPERAND: case EK_STREAM:
+        return CBT_DECODED_BATCH;
+    default:
+        return CBT_DECODED_OTHER;
+    }
+}
+
+void cbt_decoder_finish(struct cbt_decoder *d) { cbt_asm_finish(d->r->as); }
+
+const char *cbt_decoder_error(const struct cbt_decoder *d) { return d->r->fail[0] ? d->r->fail : "cannot decode"; }

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cubatchtrace (the tool): reading traces with libbabeltrace2 (reader.c): one
- * source per trace, our own sink, the decoded events handed to assemble.c.
+ * cubatchtrace (the tool and the plugin): reading traces with libbabeltrace2
+ * (reader.c).  The tool reads whole inputs with cbt_read (one source per
+ * trace, a muxer behind each, our own sink); the babeltrace2 plugin, which
+ * lives inside someone else's graph, hands the messages it receives one by
+ * one to a decoder (struct cbt_decoder).  Both go through the same event
+ * decoding, compact.c and assemble.c, and hand what they read to a struct
+ * cbt_read_out (base/records.h).
  */
 #ifndef CBT_READER_H
 #define CBT_READER_H
@@ -9,7 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analyse/agg.h"
+#include <babeltrace2/babeltrace.h>
+
+#include "base/records.h"
 #include "read/assemble.h"
 
 struct cbt_read_opts {
@@ -19,33 +26,42 @@ struct cbt_read_opts {
     int npids;
     bool allow_empty;          /* no trace / no cubatchtrace event is not an error (run) */
     const char *begin, *end;   /* a time window (babeltrace2's trimmer: --begin/--end), or NULL */
-};
-/* What a reader of several traces at once (parallel.c) or of a live session
- * (summary.c) asks for besides. */
-struct cbt_read_hooks {
-    uint64_t events_read;      /* the cubatchtrace events read are added here */
-    /* when set, called now and then while reading (a live summary's refresh) */
-    void (*tick)(void *ctx, struct cbt_agg *a);
+    /* What some readers ask for besides (each may be left 0/NULL): */
+    cbt_batch_fn batch;        /* each batch once put back together (show, timeline) */
+    void *batch_ctx;
+    void (*tick)(void *ctx);   /* called now and then while reading (a live summary's refresh) */
     void *tick_ctx;
-    /* when set, called with each cubatchtrace:gpu_time event (w.ts_ns: the
-     * event's time, so the GPU start is w.ts_ns + g->start_rel_ns) */
+    /* each cubatchtrace:gpu_time event, after out's gpu_time (w->ts_ns: the
+     * event's time, so the GPU start is w->ts_ns + g->start_rel_ns) (timeline) */
     void (*gpu)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
     void *gpu_ctx;
+    uint64_t *events_read;     /* the cubatchtrace events read are added here */
 };
 /* The one line said when o's inputs hold no cubatchtrace event (in its window). */
 void cbt_read_say_no_events(const struct cbt_read_opts *o);
-/* 0: read; 2: the input could not be read (one line already printed on stderr) */
-int cbt_read(const struct cbt_read_opts *o, struct cbt_agg *a);
+/* Reads o's inputs into out.  0: read; 2: the input could not be read (one
+ * line already printed on stderr). */
+int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *out);
 /* The trace directories under o's inputs (directories holding `metadata`)
  * and its URLs, in order; 2 after one line on stderr when an input is
  * missing or (unless allow_empty) holds no trace.  Free each and the array. */
 int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths);
-/* The same, with hooks (h may be NULL). */
-int cbt_read_hooked(const struct cbt_read_opts *o, struct cbt_agg *a, struct cbt_read_hooks *h);
-/* The same, also handing each batch to fn once put back together (show). */
-int cbt_read_batches(const struct cbt_read_opts *o, struct cbt_agg *a, cbt_batch_fn fn, void *ctx);
-/* Both: each batch to fn, and the hooks (timeline). */
-int cbt_read_batches_hooked(const struct cbt_read_opts *o, struct cbt_agg *a, cbt_batch_fn fn, void *ctx,
-                            struct cbt_read_hooks *h);
+
+/* ---- a message at a time (the plugin) ---- */
+struct cbt_decoder;
+/* NULL when out of memory.  Batches go to out and, whole, to fn(ctx, ...). */
+struct cbt_decoder *cbt_decoder_new(const struct cbt_read_out *out, cbt_batch_fn fn, void *ctx);
+void cbt_decoder_free(struct cbt_decoder *d);
+enum cbt_decoded {
+    CBT_DECODED_ERROR = -1, /* cbt_decoder_error says why; the decoder should not be fed more */
+    CBT_DECODED_OTHER,      /* not an event of cubatchtrace's batches (or a message that is no event) */
+    CBT_DECODED_BATCH,      /* an event of a batch (format 2 or 3, its dictionaries, batch_end,
+                             * an inline finding): read into the batches it belongs to */
+};
+/* Messages must come in trace order (time order within each trace). */
+enum cbt_decoded cbt_decoder_message(struct cbt_decoder *d, const bt_message *msg);
+/* The end of the input: every batch still being put back together is handed over. */
+void cbt_decoder_finish(struct cbt_decoder *d);
+const char *cbt_decoder_error(const struct cbt_decoder *d);
 
 #endif

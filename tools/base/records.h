@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cubatchtrace (the tool and the babeltrace2 plugin): what the reader
+ * (read/) hands down, and the one interface it hands it through.  The
+ * reader knows no consumer: the tool's aggregate (analyse/agg_out.c) and the
+ * plugin's filter (plugin/expand.c) each fill in a struct cbt_read_out.
+ */
+#ifndef CBT_RECORDS_H
+#define CBT_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cubatchtrace/events.h>
+
+/* Where an event happened.  A process image (docs/events.md: a process
+ * until it execs, a forked child apart from its parent) is (host, vpid,
+ * image): the image tag tells apart images of one vpid on one host (exec,
+ * containers that are each pid 1, reused pids). */
+struct cbt_where {
+    uint32_t host;    /* index into the host name table */
+    int64_t vpid;     /* -1 when the trace has no vpid context */
+    int64_t vtid;     /* -1 when unknown */
+    uint32_t image;   /* the process image's tag; 0: untagged (recorded before images, or an event that does not say) */
+    const char *procname; /* NULL when unknown; valid during the call only */
+    int64_t ts_ns;    /* ns from origin; INT64_MIN when unknown */
+    bool has_ts;
+};
+
+/* The one place an event's image is set: from the batch id of any event that
+ * carries one (its high 32 bits are the tag), or from a tag an event carries
+ * as such (the process event's image >> 32). */
+static inline void cbt_where_image(struct cbt_where *w, uint32_t tag) { w->image = tag; }
+static inline uint32_t cbt_batch_image(uint64_t batch_id) { return (uint32_t)(batch_id >> 32); }
+static inline void cbt_where_image_of_batch(struct cbt_where *w, uint64_t batch_id)
+{
+    cbt_where_image(w, cbt_batch_image(batch_id));
+}
+/* The batch's number within its image, as shown to people (the low 32 bits;
+ * an untagged batch id is its number already). */
+static inline uint64_t cbt_batch_number(uint64_t batch_id) { return batch_id & 0xffffffffull; }
+/* A process image as one word, the key of the tables keyed by (host,
+ * process, ...): tag << 32 | the vpid's 32 bits; untagged: the vpid's. */
+static inline uint64_t cbt_pkey(uint32_t image, int64_t vpid) { return (uint64_t)image << 32 | (uint32_t)vpid; }
+static inline uint64_t cbt_where_pkey(const struct cbt_where *w) { return cbt_pkey(w->image, w->vpid); }
+static inline int64_t cbt_pkey_vpid(uint64_t k) { return (int64_t)(int32_t)(uint32_t)k; }
+static inline uint32_t cbt_pkey_image(uint64_t k) { return (uint32_t)(k >> 32); }
+
+/* The batch fields the summary uses (cubatchtrace:batch minus the ops).
+ * ops_expected: how many ops the reader hands over for it (cbt_agg_batch and
+ * cbt_agg_batch_ops); the batch is summarised once they all came. */
+struct cbt_batch {
+    uint64_t batch_id, num_ops, ops_expected, op_list, stream, stream_id, driver_ns, caller;
+    uint32_t result;
+    int32_t device;
+    uint8_t api, door, outcome;
+};
+
+/* A chunk of ops (structure of arrays), at most CBT_CHUNK per call. */
+#define CBT_CHUNK 256
+struct cbt_ops {
+    uint64_t first;
+    uint32_t count;
+    uint8_t src_type[CBT_CHUNK], dst_type[CBT_CHUNK];
+    uint8_t src_mem[CBT_CHUNK], dst_mem[CBT_CHUNK];
+    int32_t src_dev[CBT_CHUNK], dst_dev[CBT_CHUNK];
+    uint8_t order[CBT_CHUNK];
+    uint64_t bytes[CBT_CHUNK];
+};
+
+/* A finding with where it belongs (the validator's struct cbt_finding, located). */
+struct cbt_batch_finding {
+    uint64_t batch_id, op, other_op, value, limit, caller;
+    uint16_t rule;
+    uint8_t severity, side;
+};
+
+struct cbt_read_stats {
+    uint64_t inline_checked;     /* inline findings compared with the read-time ones */
+    uint64_t inline_disagreeing; /* findings on one side only */
+    uint64_t inline_unchecked;   /* inline findings not compared (older rules, batch not validated, batch unseen) */
+    uint64_t pending;            /* batches recorded before a driver call that never returned */
+    uint64_t malformed;          /* batches whose chunks do not fit the event format: not validated */
+    uint64_t incomplete;         /* batches missing chunks at the end of the input: not validated */
+    uint64_t given_up;           /* batches not validated: the reader's memory cap (CUBATCHTRACE_READ_MEMORY) */
+    uint64_t findings_dropped;   /* findings past the per-batch cap, counted nowhere else */
+    uint16_t rules_seen[8];      /* the distinct `rules` versions recorded, in the order seen */
+    unsigned nrules_seen;
+    bool rules_more;             /* more than 8 distinct versions */
+};
+/*
+ * Where the reader hands what it read, as it reads it (events in trace
+ * order, batches once put back together).  ctx is every call's first
+ * argument.  host is required (the reader keys processes by host index);
+ * every other member may be NULL: that part is not wanted.
+ */
+struct cbt_read_out {
+    void *ctx;
+    /* the index of a host name, the same for the same name, from 0 */
+    uint32_t (*host)(void *ctx, const char *hostname);
+    /* a batch put back together (ops: its first chunk for the summary, NULL none); its further chunks */
+    void (*batch)(void *ctx, const struct cbt_where *w, const struct cbt_batch *b, const struct cbt_ops *ops);
+    void (*batch_ops)(void *ctx, const struct cbt_where *w, uint64_t batch_id, const struct cbt_ops *ops);
+    /* a read-time finding of the validator */
+    void (*finding)(void *ctx, const struct cbt_where *w, const struct cbt_batch_finding *f);
+    /* what the reader learned, once, at the end of the input */
+    void (*read_stats)(void *ctx, const struct cbt_read_stats *s);
+    /* the recorder's version (an event class's model.emf.uri) */
+    void (*recorded_by)(void *ctx, const char *version);
+    /* a cubatchtrace:process event: rank (-1 none), rank_var ("" none), gpu_time (1, 0, -1 unsaid), gpu_every (0 said as 1) */
+    void (*process)(void *ctx, const struct cbt_where *w, int64_t rank, const char *rank_var, int gpu_time,
+                    uint32_t gpu_every);
+    /* the same event's image: its pid namespace (0 unknown), its start (CLOCK_REALTIME ns, 0 unknown) */
+    void (*image)(void *ctx, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns);
+    /* a cubatchtrace:gpu_time event (w->ts_ns: the event's own time) */
+    void (*gpu_time)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
+    /* lttng_ust_statedump: an object loaded at baddr; its build id */
+    void (*bin_info)(void *ctx, const struct cbt_where *w, uint64_t baddr, uint64_t memsz, const char *path,
+                     bool is_pic);
+    void (*build_id)(void *ctx, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len);
+    /* events or packets the tracer discarded */
+    void (*discarded)(void *ctx, bool packets, uint64_t count, bool count_known);
+};
+
+#endif
