@@ -13,6 +13,16 @@ tools_libcbtread_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 tools_libcbtread_la_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS)
 tools_libcbtread_la_LIBADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS)
 
+# The babeltrace2 plugin: filter.cubatchtrace.expand, a module babeltrace2
+# loads from its plugin directory (configure --with-babeltrace2-plugin-dir).
+bt2plugindir = $(BABELTRACE2_PLUGIN_DIR)
+bt2plugin_LTLIBRARIES = tools/plugin/babeltrace-plugin-cubatchtrace.la
+tools_plugin_babeltrace_plugin_cubatchtrace_la_SOURCES = tools/plugin/expand.c
+tools_plugin_babeltrace_plugin_cubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+tools_plugin_babeltrace_plugin_cubatchtrace_la_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS)
+tools_plugin_babeltrace_plugin_cubatchtrace_la_LDFLAGS = -module -avoid-version -no-undefined
+tools_plugin_babeltrace_plugin_cubatchtrace_la_LIBADD = tools/libcbtread.la $(BABELTRACE2_LIBS)
+
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
@@ -76,8 +86,9 @@ TOOL_TESTS = \
 	tests/tool/gpu-summary.sh \
 	tests/tool/report.sh \
 	tests/tool/identity.sh \
-	tests/tool/format-equal.sh
+	tests/tool/format-equal.sh \
+	tests/tool/plugin.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \
-	tests/tool/format_norm.py tests/tool/format2.tar.xz bench/trace-size.sh
+	tests/tool/format_norm.py tests/tool/format2.tar.xz bench/trace-size.sh tests/tool/expand_show.py
