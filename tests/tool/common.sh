@@ -94,3 +94,42 @@ build_client_cxx() {
         return 1
     fi
 }
+
+# LTTng sessions record every process of the user, and a process of another
+# build of the shim may define the same events otherwise: a test whose
+# trace must hold its own program's events alone tracks that one process.
+# session_alone NAME [--live URL]: session NAME, recording to $CBT_TMP/NAME
+# (or streaming live to URL), as cbt_session_start makes it, but tracking no
+# process yet; start it with traced_alone.
+session_alone() {
+    _name=$1; shift
+    if [ "${1:-}" = --live ]; then
+        "$LTTNG" --no-sessiond create "$_name" --live=100000 --set-url="$2" >/dev/null || return 1
+    else
+        "$LTTNG" --no-sessiond create "$_name" --output="$CBT_TMP/$_name" >/dev/null || return 1
+    fi
+    _cbt_sessions="$_cbt_sessions $_name"
+    "$LTTNG" enable-channel -u -s "$_name" --blocking-timeout=inf --subbuf-size=1M --num-subbuf=8 ch >/dev/null &&
+        "$LTTNG" enable-event -u -s "$_name" -c ch 'cubatchtrace:*' >/dev/null &&
+        "$LTTNG" enable-event -u -s "$_name" -c ch 'lttng_ust_statedump:*' >/dev/null &&
+        "$LTTNG" add-context -u -s "$_name" -c ch -t vpid -t vtid -t procname >/dev/null &&
+        "$LTTNG" untrack -u -s "$_name" --vpid --all >/dev/null &&
+        "$LTTNG" start "$_name" >/dev/null
+}
+# traced_alone NAME CMD...: CMD under the shim over the double (cbt_run),
+# stopped before it runs until session NAME tracks its pid; sets $pid and $st.
+traced_alone() {
+    _name=$1; shift
+    ( env() { exec env "$@"; }; cbt_run sh -c 'kill -STOP $$; exec "$@"' sh "$@" ) &
+    pid=$!
+    _i=0
+    until [ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null)" = T ]; do
+        _i=$((_i + 1))
+        [ $_i -gt 200 ] && break
+        sleep 0.05
+    done
+    "$LTTNG" track -u -s "$_name" --vpid "$pid" >/dev/null
+    kill -CONT "$pid"
+    wait "$pid"
+    st=$?
+}

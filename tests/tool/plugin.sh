@@ -74,13 +74,11 @@ if ! want_sessiond; then
 fi
 C="$top_builddir/tests/clients"
 LD_LIBRARY_PATH="$C/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; export LD_LIBRARY_PATH
-# record NAME CMD...: CMD under the shim while session pl-NAME records; $pid is its pid
+# record NAME CMD...: CMD under the shim while session pl-NAME records it alone; $pid is its pid
 record() {
     _n=$1; shift
-    cbt_session_start "pl-$_n" 'cubatchtrace:*' 'lttng_ust_statedump:*' || { echo "Bail out! cannot create the LTTng session"; exit 1; }
-    ( env() { exec env "$@"; }; cbt_run "$@" ) >"$CBT_TMP/$_n.out" 2>&1 &
-    pid=$!
-    wait $pid
+    session_alone "pl-$_n" || { echo "Bail out! cannot create the LTTng session"; exit 1; }
+    traced_alone "pl-$_n" "$@" >"$CBT_TMP/$_n.out" 2>&1
     cbt_session_stop "pl-$_n"
     echo "$pid" >"$CBT_TMP/$_n.pid"
 }
