@@ -15,8 +15,9 @@ tools_libcbtread_la_LIBADD = validate/libcbtvalidate.la $(BABELTRACE2_LIBS)
 
 # The babeltrace2 plugin: filter.cubatchtrace.expand, a module babeltrace2
 # loads from its plugin directory (configure --with-babeltrace2-plugin-dir).
-bt2plugindir = $(BABELTRACE2_PLUGIN_DIR)
-bt2plugin_LTLIBRARIES = tools/plugin/babeltrace-plugin-cubatchtrace.la
+# "exec" in the name: installed by install-exec, whose hook removes its .la.
+bt2pluginexecdir = $(BABELTRACE2_PLUGIN_DIR)
+bt2pluginexec_LTLIBRARIES = tools/plugin/babeltrace-plugin-cubatchtrace.la
 tools_plugin_babeltrace_plugin_cubatchtrace_la_SOURCES = tools/plugin/expand.c
 tools_plugin_babeltrace_plugin_cubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 tools_plugin_babeltrace_plugin_cubatchtrace_la_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS)
@@ -88,7 +89,8 @@ TOOL_TESTS = \
 	tests/tool/identity.sh \
 	tests/tool/format-equal.sh \
 	tests/tool/plugin.sh \
-	tests/tool/plugin-live.sh
+	tests/tool/plugin-live.sh \
+	tests/tool/plugin-fuzz.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \

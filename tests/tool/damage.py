@@ -14,6 +14,12 @@ line on stderr, nothing on stdout when it fails, and stay within MEMORY.
 
 Prints one line per assertion for the TAP script: "0<TAB>description" (holds)
 or "1<TAB>description" (does not), and "#" lines.
+
+    damage.py --make TRACE WORKDIR COUNT FIRST-SEED
+
+only makes the damaged copies, WORKDIR/seed-K for K = FIRST-SEED ... (COUNT
+of them, every kind of damage once at least), and prints "K<TAB>kind" for
+each: for readers other than the tool (tests/tool/plugin-fuzz.sh).
 """
 import os
 import random
@@ -23,10 +29,12 @@ import subprocess
 import sys
 import time
 
-tool, src, work, seconds, first, timeout, memory = sys.argv[1:8]
-seconds, first, timeout = float(seconds), int(first), float(timeout)
-units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-memory_bytes = int(float(memory[:-1]) * units[memory[-1]]) if memory[-1] in units else int(memory)
+make_only = sys.argv[1] == "--make"
+if not make_only:
+    tool, src, work, seconds, first, timeout, memory = sys.argv[1:8]
+    seconds, first, timeout = float(seconds), int(first), float(timeout)
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    memory_bytes = int(float(memory[:-1]) * units[memory[-1]]) if memory[-1] in units else int(memory)
 margin = 10.0  # start-up, a loaded machine
 statuses = {"summary": {0, 2}, "check": {0, 1, 2, 3, 4}}
 
@@ -117,6 +125,18 @@ def metadata_bytes(rng, root):
 
 
 kinds = [random_bytes, packet_headers, bit_flips, truncate_streams, truncate_metadata, metadata_bytes]
+
+
+if make_only:
+    src, work, count, first = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    for k in range(first, first + max(count, len(kinds))):
+        kind = kinds[k % len(kinds)]
+        case = os.path.join(work, "seed-%d" % k)
+        shutil.rmtree(case, ignore_errors=True)
+        shutil.copytree(src, case)
+        kind(random.Random(k), case)
+        print("%d\t%s" % (k, kind.__doc__))
+    sys.exit(0)
 
 
 def emit(holds, text):

@@ -37,6 +37,19 @@ is "$(find "$D" -name '*.la' | tr '\n' ' ')" "" "no libtool archive (.la) instal
 for l in libcubatchtrace.so libcubatchtrace-tp.so libcubatchtrace-validate.so; do
     [ -e "$libdir/$l" ]; ok $? "$l installed in libdir"
 done
+# The babeltrace2 plugin: under DESTDIR, in the directory configure chose, and babeltrace2 lists it from there
+plugdir=$(cd "$top_builddir" && printf 'include Makefile\nprint-plugindir:\n\t@echo $(bt2pluginexecdir)\n' |
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -f - print-plugindir)
+[ -f "$D$plugdir/babeltrace-plugin-cubatchtrace.so" ]
+ok $? "the babeltrace2 plugin is installed under DESTDIR in the plugin directory ($plugdir)"
+is "$(find "$D" -name 'babeltrace-plugin-cubatchtrace*' | wc -l | tr -d ' ')" 1 "the plugin is the .so alone (no .la)"
+if [ -n "${BABELTRACE2:-}" ]; then
+    env -u BABELTRACE_PLUGIN_PATH "$BABELTRACE2" --plugin-path="$D$plugdir" list-plugins >"$CBT_TMP/plugins" 2>&1
+    grep -q "'filter.cubatchtrace.expand'" "$CBT_TMP/plugins"
+    ok $? "babeltrace2 --plugin-path=\$DESTDIR$plugdir list-plugins lists filter.cubatchtrace.expand"
+    grep -A1 '^cubatchtrace:' "$CBT_TMP/plugins" | grep -qF "$D$plugdir/babeltrace-plugin-cubatchtrace.so"
+    ok $? "... from the installed file"
+fi
 docdir=$(find "$D" -type d -path '*/doc/cubatchtrace' | head -1)
 for d in README.md NEWS LICENSE events.md rules.md json-schema.md; do
     [ -f "$docdir/$d" ]; ok $? "doc $d installed under \$(docdir)"
