@@ -23,7 +23,10 @@
  * iterator, taking the next messages) and finds the library's own functions
  * with dlsym(RTLD_NEXT).  So the guard knows nothing of the event format or
  * of how the reader is written.  Outside a guarded child the wrappers only
- * forward.
+ * forward.  Several threads read at once (parallel.c): what the wrappers
+ * remember (struct wrapped) is behind one lock, taken around the tables
+ * only, never across a call into libbabeltrace2 (a filter's iterator calls
+ * bt_message_iterator_next from inside ours).
  */
 #include "config.h"
 
@@ -31,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -506,6 +510,7 @@ static void moved(void)
 }
 
 
+/* Under wrapped.lock: one thread at a time names what is being read. */
 static void publish(const char *trace, const char *stream)
 {
     snprintf(shared->trace, sizeof(shared->trace), "%s", trace ? trace : "");
@@ -533,8 +538,6 @@ struct source_rec {
     const bt_component *comp;
     char *trace;
 };
-static struct source_rec *sources;
-static size_t nsources;
 
 /* Message iterators: the trace their source reads, and the stream they last delivered. */
 #define ITER_SLOTS 8192u
@@ -544,12 +547,21 @@ struct iter_rec {
     const bt_stream *stream;
     char *stream_name;
 };
-static struct iter_rec *iters;
-static const struct iter_rec *published;
 
+/* All that the wrappers remember, shared by the reading threads. */
+static struct wrapped {
+    pthread_mutex_t lock;
+    struct source_rec *sources;
+    size_t nsources;
+    struct iter_rec *iters;           /* ITER_SLOTS, open addressing */
+    const struct iter_rec *published; /* whose trace and stream shared->trace/stream name now */
+} wrapped = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Under wrapped.lock. */
 static struct iter_rec *iter_slot(const bt_message_iterator *it, bool add)
 {
-    if (!iters && !(add && (iters = calloc(ITER_SLOTS, sizeof(*iters)))))
+    struct iter_rec *iters = wrapped.iters;
+    if (!iters && !(add && (iters = wrapped.iters = calloc(ITER_SLOTS, sizeof(*iters)))))
         return NULL;
     unsigned s = (unsigned)(((uintptr_t)it >> 4) * 0x9E3779B97F4A7C15ull >> 51) & (ITER_SLOTS - 1);
     for (unsigned n = 0; n < ITER_SLOTS; n++, s = (s + 1) & (ITER_SLOTS - 1)) {
@@ -607,19 +619,23 @@ bt_graph_add_component_status bt_graph_add_source_component(bt_graph *graph,
 {
     const char *trace = shared ? input_of(params) : NULL;
     if (shared) {
+        pthread_mutex_lock(&wrapped.lock);
         publish(trace, NULL);
-        published = NULL;
+        wrapped.published = NULL;
+        pthread_mutex_unlock(&wrapped.lock);
     }
     bt_graph_add_component_status st =
         REAL(bt_graph_add_source_component)(graph, component_class, name, params, logging_level, component);
     if (shared && st == BT_GRAPH_ADD_COMPONENT_STATUS_OK && component && *component && trace) {
-        struct source_rec *n = realloc(sources, sizeof(*n) * (nsources + 1));
+        pthread_mutex_lock(&wrapped.lock);
+        struct source_rec *n = realloc(wrapped.sources, sizeof(*n) * (wrapped.nsources + 1));
         if (n) {
-            sources = n;
-            sources[nsources].comp = bt_component_source_as_component_const(*component);
-            sources[nsources].trace = strdup(trace);
-            nsources++;
+            wrapped.sources = n;
+            n[wrapped.nsources].comp = bt_component_source_as_component_const(*component);
+            n[wrapped.nsources].trace = strdup(trace);
+            wrapped.nsources++;
         }
+        pthread_mutex_unlock(&wrapped.lock);
     }
     moved();
     return st;
@@ -649,18 +665,22 @@ bt_message_iterator_create_from_sink_component(bt_self_component_sink *self_comp
                           bt_port_output_as_port_const(bt_connection_borrow_upstream_port_const(fc)))
                     : NULL;
         }
-        for (size_t i = 0; i < nsources && !trace; i++)
-            if (sources[i].comp == up)
-                trace = sources[i].trace;
+        pthread_mutex_lock(&wrapped.lock);
+        for (size_t i = 0; i < wrapped.nsources && !trace; i++)
+            if (wrapped.sources[i].comp == up)
+                trace = wrapped.sources[i].trace;
         publish(trace, NULL);
-        published = NULL;
+        wrapped.published = NULL;
+        pthread_mutex_unlock(&wrapped.lock);
     }
     bt_message_iterator_create_from_sink_component_status st =
         REAL(bt_message_iterator_create_from_sink_component)(self_component_sink, port, message_iterator);
     if (shared && st == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK && *message_iterator) {
+        pthread_mutex_lock(&wrapped.lock);
         struct iter_rec *r = iter_slot(*message_iterator, true);
         if (r)
             r->trace = trace;
+        pthread_mutex_unlock(&wrapped.lock);
     }
     moved();
     return st;
@@ -672,29 +692,28 @@ bt_message_iterator_next_status bt_message_iterator_next(bt_message_iterator *me
 {
     if (!shared)
         return REAL(bt_message_iterator_next)(message_iterator, messages, count);
+    pthread_mutex_lock(&wrapped.lock);
     struct iter_rec *r = iter_slot(message_iterator, false);
-    if (!r) {
-        /* an iterator of a filter's own (a trace's muxer reading its streams):
-         * what is being read is still the trace of the sink's iterator above it */
-        bt_message_iterator_next_status st = REAL(bt_message_iterator_next)(message_iterator, messages, count);
-        moved();
-        return st;
-    }
-    if (r != published) {
+    if (r && r != wrapped.published) {
         publish(r->trace, r->stream_name);
-        published = r;
+        wrapped.published = r;
     }
+    pthread_mutex_unlock(&wrapped.lock);
+    /* r NULL: an iterator of a filter's own (a trace's muxer reading its
+     * streams): what is being read is still the trace of the sink's iterator above it */
     bt_message_iterator_next_status st = REAL(bt_message_iterator_next)(message_iterator, messages, count);
     if (st == BT_MESSAGE_ITERATOR_NEXT_STATUS_OK && r && *count > 0) {
         const bt_stream *s = stream_of((*messages)[0]);
+        pthread_mutex_lock(&wrapped.lock);
         if (s && s != r->stream) {
             const char *name = bt_stream_get_name(s);
             r->stream = s;
             free(r->stream_name);
             r->stream_name = name ? strdup(name) : NULL;
             publish(r->trace, r->stream_name);
-            published = r;
+            wrapped.published = r;
         }
+        pthread_mutex_unlock(&wrapped.lock);
     }
     moved();
     return st;
