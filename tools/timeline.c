@@ -30,7 +30,6 @@
 #include <cubatchtrace/validate.h>
 
 #include "analyse/agg.h"
-#include "analyse/agg_internal.h" /* the aggregate's call-site map (a->objs), as findings.c names sites */
 #include "read/assemble.h"
 #include "analyse/callsite.h"
 #include "commands.h"
@@ -445,9 +444,8 @@ static int cmp_proc(const void *x, const void *y)
     if (a->vpid != b->vpid)
         return (a->vpid > b->vpid) - (a->vpid < b->vpid);
     /* the images of one pid in the order they started (the summary's numbers), then by tag */
-    const struct kent *ea = cbt_agg_proc(sort_tl->agg, a->host, cbt_pkey(a->image, a->vpid));
-    const struct kent *eb = cbt_agg_proc(sort_tl->agg, b->host, cbt_pkey(b->image, b->vpid));
-    uint32_t na = ea ? ea->img_no : 0, nb = eb ? eb->img_no : 0;
+    uint32_t na = cbt_agg_image_number(sort_tl->agg, a->host, cbt_pkey(a->image, a->vpid));
+    uint32_t nb = cbt_agg_image_number(sort_tl->agg, b->host, cbt_pkey(b->image, b->vpid));
     if (na != nb)
         return (na > nb) - (na < nb);
     return (a->image > b->image) - (a->image < b->image);
@@ -631,7 +629,7 @@ static void write_rec(struct tl *t, FILE *out, const struct rec *r, int64_t orig
         if (r->u.h.caller) {
             char site[1200];
             fputs(",\"call_site\":", out);
-            put_str(out, cbt_objmap_name(t->agg->objs, p->host, p->vpid, r->u.h.caller, site, sizeof(site)));
+            put_str(out, cbt_objmap_name(cbt_agg_callsites(t->agg), p->host, p->vpid, r->u.h.caller, site, sizeof(site)));
         }
         fputs("}}", out);
         break;

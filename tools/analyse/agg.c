@@ -589,6 +589,14 @@ const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, c
     return b;
 }
 
+uint32_t cbt_agg_image_number(const struct cbt_agg *a, uint32_t host, uint64_t pkey)
+{
+    const struct kent *e = cbt_agg_proc(a, host, pkey);
+    return e ? e->img_no : 0;
+}
+
+struct cbt_objmap *cbt_agg_callsites(const struct cbt_agg *a) { return a->objs; }
+
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
 {
     for (unsigned i = 0; i < a->nrecorders; i++)

@@ -54,6 +54,11 @@ void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns
 /* A process image as people read it: "pid P" and, when its (host, vpid) had
  * several images, " image K/N" (numbered by start time), into b. */
 const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, char *b, size_t l);
+/* The number of a process image among the images of its (host, vpid), from
+ * 1 in the order they started, once the aggregate is finished; 0 unknown. */
+uint32_t cbt_agg_image_number(const struct cbt_agg *a, uint32_t host, uint64_t pkey);
+/* The objects the statedump events placed, for naming call sites (callsite.h). */
+struct cbt_objmap *cbt_agg_callsites(const struct cbt_agg *a);
 /* Batches whose id carries no image tag (a trace recorded before images):
  * their processes are (host, vpid). */
 uint64_t cbt_agg_untagged_batches(const struct cbt_agg *a);

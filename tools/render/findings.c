@@ -26,7 +26,7 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "analyse/agg_internal.h"
+#include "analyse/agg.h"
 #include "analyse/callsite.h"
 #include "render/findings.h"
 #include "render/json.h"
@@ -212,7 +212,7 @@ static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, 
 static void print_one(struct cbt_findings *o, const struct held *h)
 {
     struct cbt_callsite cs;
-    cbt_callsite_lookup(((struct cbt_agg *)o->agg)->objs, h->w.host, h->w.vpid, h->f.caller, &cs);
+    cbt_callsite_lookup(cbt_agg_callsites(o->agg), h->w.host, h->w.vpid, h->f.caller, &cs);
     const struct cbt_rule_info *ri = cbt_rule(h->f.rule);
     struct cbt_waiver *wv = ri ? cbt_waivers_match(o->ws, ri->name, &cs) : NULL;
     if (wv) {
