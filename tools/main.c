@@ -13,7 +13,9 @@
  * The commands that decode traces do it behind guard.c: a damaged trace that
  * crashes or hangs libbabeltrace2 costs one line on stderr and exit status 2.
  *
- * The tool, top down (each file hands work down, never back up):
+ * The tool, top down by stage (each file hands work down, never back up; a
+ * file includes headers of its own folder and of the folders below it):
+ * tools/, the commands
  *   main.c      command line; summary, check and rules
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
@@ -23,21 +25,30 @@
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding in a child process: memory limit, watchdog
  *   parallel.c  trace directories read on several threads, merged
- *   reader.c    babeltrace2 graph: one source and one muxer per trace, our own sink
- *   compact.c   the compact record (format 3) decoded with its threads' dictionaries
- *   assemble.c  batches put back together from their chunks, validated
+ * render/, what people read
+ *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
+ *   text.c      the text summary and the finding lines of `check`
+ *   json.c      the JSON summary
+ * analyse/, the aggregate
  *   agg.c       streaming aggregation in bounded tables, pairing
+ *   agg_out.c   the aggregate as what the reader hands its results to
  *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
  *   ktab.c      the bounded tables keyed by three words (processes, threads, streams, call sites)
  *   classes.h   how ops are classed: directions, memory classes, power-of-two bins
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
- *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
- *     waivers.c   the waiver file: known findings accepted, with a reason
- *   text.c      the text summary and the finding lines of `check`
- *   json.c      the JSON summary
+ *   waivers.c   the waiver file: known findings accepted, with a reason
  *   callsite.c  naming a caller address (statedump + libdw: file:line, function)
+ * read/, the reading library (libcbtread.la; the babeltrace2 plugin links it too)
+ *   reader.c    babeltrace2 graph: one source and one muxer per trace, our own sink;
+ *               or a message at a time (the plugin); the events decoded by name
+ *   compact.c   the compact record (format 3) decoded with its threads' dictionaries
+ *   assemble.c  batches put back together from their chunks, validated
+ * base/
+ *   records.h   what the reader hands down, and struct cbt_read_out, what it hands it to
  *   util.c      error lines, the clock, usage errors, option values, progress, human units
+ * plugin/expand.c, the other front end of read/: filter.cubatchtrace.expand,
+ * the batches as events of babeltrace2's own graphs
  */
 #include "config.h"
 
