@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The human units of the text tables (tools/util.c): bytes in powers of 1024,
+ * The human units of the text tables (tools/base/util.c): bytes in powers of 1024,
  * times in ns/µs/ms/s, bandwidth in GB/s, each with 3 significant digits, and
  * rounding that carries into the next unit.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cubatchtrace (the tool): the compact record (format 3) decoded into what
- * assemble.c puts back together (tools/compact.c).  The decoder carries each
+ * assemble.c puts back together (compact.c).  The decoder carries each
  * writing thread's dictionaries of operands and streams and its previous
  * refs, and hands each batch over in the shape of format 2: its header and
  * chunks of at most CBT_EV_OPS_PER_EVENT ops with their distinct operands,
