@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3): the batch events and the calling thread's
+ * The compact record (format 4): the batch events and the calling thread's
  * dictionaries of operands and streams.
  *
- * Cost, per batch: four integers, a few varint bytes (hdr), the program's
- * own op list or copy arrays as passed, and two 16-bit operand references
- * per op, or none when they repeat the thread's previous batch.  What the
+ * Cost, per batch: four words (h), the program's own op list or copy arrays
+ * as passed, and one byte sequence (t): a few varint bytes (hdr) and two
+ * 16-bit operand references per op, or none when they repeat the thread's
+ * previous batch.  What the
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
  * same for a stream's id, context and device.  The reader carries the
@@ -407,20 +408,38 @@ static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size
     return same;
 }
 
+/* t of a b or c event: hdr (already at t), then `words` (1D: the attrsIdxs
+ * carried) and the refs of the first chunk unless they repeat.  Returns its length. */
+static uint32_t tail_of(uint8_t *t, size_t hdr_len, const uint64_t *words, size_t nwords, const uint16_t *refs,
+                        size_t nrefs_ops)
+{
+    uint8_t *p = t + hdr_len;
+    if (nwords) {
+        memcpy(p, words, 8 * nwords);
+        p += 8 * nwords;
+    }
+    if (nrefs_ops) {
+        memcpy(p, refs, 4 * nrefs_ops);
+        p += 4 * nrefs_ops;
+    }
+    return (uint32_t)(p - t);
+}
+
 void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
                       const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
+    uint8_t t[CBT_EV_TAIL_MAX], *p = t + 1;
     p = varint(p, b->num_ops);
     p = varint(p, b->op_list);
     p = varint(p, stream_index);
-    hdr[0] = 0;
-    p = hdr_optional(p, &hdr[0], b, n, NULL);
+    t[0] = 0;
+    p = hdr_optional(p, &t[0], b, n, NULL);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
-    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
-                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
+    uint32_t count0 = n < CBT_EV_CHUNK3D ? (uint32_t)n : CBT_EV_CHUNK3D;
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t};
+    r.tail_len = tail_of(t, (size_t)(p - t), NULL, 0, refs, refs && !same ? count0 : 0);
     write_lock();
     size_t first = 0;
     do {
@@ -430,7 +449,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t 
         static const uint64_t none[1];
         r.ops = count ? (const void *)(ops + first) : none;
         r.refs = refs ? refs + 2 * first : NULL;
-        r.nrefs_ops = refs && !same ? count : 0;
+        r.nrefs_ops = refs ? count : 0;
         if (first == 0)
             cbt_tp(b, &r, ip);
         else
@@ -447,7 +466,7 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 {
     if (!cbt_tp_enabled(c))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
+    uint8_t t[CBT_EV_TAIL_MAX], *p = t + 1;
     p = varint(p, b->num_ops);
     p = varint(p, b->op_list);
     p = varint(p, stream_index);
@@ -456,17 +475,17 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     p = varint(p, zigzag(b1->sizes - b->op_list));
     p = varint(p, zigzag(b1->attrs - b->op_list));
     p = varint(p, zigzag(b1->attrs_idxs - b->op_list));
-    hdr[0] = 0;
-    p = hdr_optional(p, &hdr[0], b, n, b1);
+    t[0] = 0;
+    p = hdr_optional(p, &t[0], b, n, b1);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
-    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
-                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
+    uint32_t count0 = n < CBT_EV_CHUNK1D ? (uint32_t)n : CBT_EV_CHUNK1D;
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t};
     write_lock();
     size_t na = b1->attrs_recorded;
     if (na > CBT_EV_ATTRS1D) {
         /* many attributes: before the batch event, so the reader has them when it comes */
         for (size_t k = 0; k < na; k += CBT_EV_ATTRS1D) {
-            struct cbt_ev_rec a = {.id = b->batch_id, .first = k,
+            struct cbt_ev_rec a = {.h = {b->batch_id}, .first = k,
                                    .nattrs = na - k < CBT_EV_ATTRS1D ? (uint32_t)(na - k) : CBT_EV_ATTRS1D,
                                    .attrs = attrs + k, .attr_idxs = (const uint64_t *)attrs_idxs + k};
             cbt_tp(ca, &a, ip);
@@ -474,8 +493,9 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     } else if (na) {
         r.nattrs = (uint32_t)na;
         r.attrs = attrs;
-        r.attr_idxs = (const uint64_t *)attrs_idxs;
     }
+    r.tail_len = tail_of(t, (size_t)(p - t), (const uint64_t *)attrs_idxs, r.nattrs, refs,
+                         refs && !same ? count0 : 0);
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK1D ? (uint32_t)(n - first) : CBT_EV_CHUNK1D;
@@ -486,7 +506,7 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
         r.srcs = count ? (const uint64_t *)srcs + first : none;
         r.sizes = count ? (const uint64_t *)sizes + first : none;
         r.refs = refs ? refs + 2 * first : NULL;
-        r.nrefs_ops = refs && !same ? count : 0;
+        r.nrefs_ops = refs ? count : 0;
         if (first == 0) {
             cbt_tp(c, &r, ip);
         } else {

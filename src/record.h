@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3, <cubatchtrace/events.h>): one writer of the
+ * The compact record (format 4, <cubatchtrace/events.h>): one writer of the
  * batch events, and the calling thread's dictionaries of operands and
  * streams beside it (src/record.c).
  */

@@ -108,7 +108,8 @@ nbatches() { grep -c ' cubatchtrace:b: ' "$1" || true; }
 nbatches1d() { grep -c ' cubatchtrace:c: ' "$1" || true; }
 
 # batch_events FILE: one line per batch event as the calling thread wrote it
-# (cubatchtrace:b, 3D, or cubatchtrace:c, 1D), its packed word w decoded
+# (cubatchtrace:b, 3D, or cubatchtrace:c, 1D), its id and packed word w (h[0],
+# h[1]) decoded
 # (include/cubatchtrace/events.h, CBT_W_*; outcomes named as in catalog.h):
 #   EVENT VTID NUMBER TID OUTCOME   (EVENT b or c; VTID the vtid context;
 #   NUMBER the batch's number within its image; TID the payload's calling thread)
@@ -116,7 +117,7 @@ batch_events() {
     "$PYTHON3" - "$1" "$top_srcdir/include/cubatchtrace/catalog.h" <<'PY'
 import re, sys
 names = {int(v): n for v, n in re.findall(r'X\(CBT_OUTCOME_\w+, (\d+), "(\w+)"\)', open(sys.argv[2]).read())}
-ev = re.compile(r' cubatchtrace:([bc]): .* vtid = (\d+)[ ,].* id = (\d+), w = (0x[0-9A-Fa-f]+|\d+),')
+ev = re.compile(r' cubatchtrace:([bc]): .* vtid = (\d+)[ ,].* h = \[ \[0\] = (\d+), \[1\] = (\d+),')
 for line in open(sys.argv[1], errors="replace"):
     m = ev.search(line)
     if m:

@@ -57,7 +57,8 @@ for line in open(path, errors="replace"):
     if "vpid = %s," % pid not in line:
         continue
     if " cubatchtrace:b: " in line or " cubatchtrace:c: " in line:
-        bid = field(line, "id")
+        m = re.search(r"\bh = \[ \[0\] = (\d+),", line)  # the batch id: h[0] (format 3: id)
+        bid = int(m.group(1)) if m else field(line, "id")
         batches[bid] = (ts_ns(line), shown.get((bid >> 32, bid & 0xffffffff), shown.get((0, bid & 0xffffffff))))
     elif " cubatchtrace:gpu_time: " in line:
         events.append((ts_ns(line), line))
