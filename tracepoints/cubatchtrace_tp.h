@@ -163,9 +163,7 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
 
 /* ---- format 4: the compact record (struct cbt_ev_rec `r`) ---- */
 
-/* b and c: id, w, driver_ns and caller as one array (one write into the ring buffer, not four). */
-#define CBT_TP_REC_HEAD lttng_ust_field_array(uint64_t, h, r->h, CBT_EV_HEAD_WORDS)
-/* Last in its event: a byte sequence there needs no padding after it. */
+/* Last in its event (a byte sequence there needs no padding after it): h, hdr, refs. */
 #define CBT_TP_REC_TAIL lttng_ust_field_sequence(uint8_t, t, r->tail, uint16_t, r->tail_len)
 #define CBT_TP_REC_ID lttng_ust_field_integer(uint64_t, id, r->h[CBT_H_ID])
 #define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint16_t, 2 * r->nrefs_ops)
@@ -183,7 +181,6 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_HEAD
         CBT_TP_REC_OPS
         CBT_TP_REC_TAIL
     )
@@ -207,7 +204,6 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_HEAD
         CBT_TP_REC_ATTRS
         CBT_TP_REC_COPIES
         CBT_TP_REC_TAIL

@@ -46,21 +46,21 @@
 
 /*
  * Format 4, the compact record (what the shim writes).  A batch costs its
- * calling thread little more than LTTng's floor: one array of four words,
- * the program's own arrays as passed, and one byte sequence of varints and
- * operand references.  What repeats lives in per-thread dictionaries that
+ * calling thread little more than LTTng's floor: the program's own arrays
+ * as passed, and one byte sequence (t) of four words, varints and operand
+ * references.  What repeats lives in per-thread dictionaries that
  * the reader carries.  Each field of an event costs the writer a call into
- * LTTng's ring buffer, so a batch event has as few as it can: b has three
- * (the floor's one event has seven).
+ * LTTng's ring buffer (two for a sequence), so a batch event has as few as
+ * it can: b has two sequences, four writes (the floor's one event has seven).
  *
- *   cubatchtrace:b        a 3D batch: h, its first CBT_EV_CHUNK3D ops, then
- *                         t (hdr, then the refs of those ops)
+ *   cubatchtrace:b        a 3D batch: its first CBT_EV_CHUNK3D ops, then t
+ *                         (h, hdr, the refs of those ops)
  *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
- *   cubatchtrace:c        a 1D batch: h, its attributes read (all of them
+ *   cubatchtrace:c        a 1D batch: its attributes read (all of them
  *                         when at most CBT_EV_ATTRS1D, else none:
  *                         cubatchtrace:ca came before), its first
  *                         CBT_EV_CHUNK1D copies (dsts, srcs, sizes as
- *                         passed), then t (hdr, the attrsIdxs of the
+ *                         passed), then t (h, hdr, the attrsIdxs of the
  *                         attributes it carries, the refs of its copies)
  *   cubatchtrace:co       each further chunk of copies: id, first, dsts, srcs, sizes, refs
  *   cubatchtrace:ca       attributes of a 1D batch that reads more than
@@ -78,11 +78,11 @@
  * and, as in format 2: batch_end (pending batches), finding, gpu_time,
  * lookup, process.
  *
- * h: four 64-bit words, id, w, driver_ns (the host time in the driver call)
- * and caller (CBT_H_*).  id is the batch id (process image tag << 32 |
- * number).  t: bytes, little-endian throughout; hdr's length follows from
- * its mask (cbt_ev_hdr_len), the attrsIdxs are 8 bytes each, the refs take
- * the rest.  The dictionaries of a thread are keyed by `key` = the image
+ * t: bytes, little-endian throughout.  h: its first CBT_EV_HEAD_WORDS
+ * 64-bit words, id, w, driver_ns (the host time in the driver call) and
+ * caller (CBT_H_*); id is the batch id (process image tag << 32 | number).
+ * hdr's length follows from its mask (cbt_ev_hdr_len), the attrsIdxs are 8
+ * bytes each, the refs take the rest.  The dictionaries of a thread are keyed by `key` = the image
  * tag << 32 | the thread id (the kernel's, as w holds it), so that the
  * reader needs no context to decode.  refs: two 16-bit dictionary indices
  * per op (source, destination); none when CBT_W_SAME_REFS says the batch's
@@ -97,7 +97,7 @@
  */
 #define CBT_EV_FORMAT 4
 #define CBT_EV_FORMAT3 3    /* the first compact record, read still */
-#define CBT_EV_HEAD_WORDS 4 /* h: */
+#define CBT_EV_HEAD_WORDS 4 /* h, the head of t: */
 #define CBT_H_ID 0
 #define CBT_H_W 1
 #define CBT_H_DRIVER_NS 2
@@ -147,13 +147,13 @@
 #define CBT_EV_NO_STREAM 255
 #define CBT_EV_STREAMS 16 /* stream indices of a thread: 0 .. 15 */
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
-/* t's bytes at most: hdr, the attrsIdxs of a c event, the refs of a chunk */
-#define CBT_EV_TAIL_MAX (CBT_EV_HDR_MAX + 8 * CBT_EV_ATTRS1D + 4 * CBT_EV_CHUNK1D)
+/* t's bytes at most: h, hdr, the attrsIdxs of a c event, the refs of a chunk */
+#define CBT_EV_TAIL_MAX (8 * CBT_EV_HEAD_WORDS + CBT_EV_HDR_MAX + 8 * CBT_EV_ATTRS1D + 4 * CBT_EV_CHUNK1D)
 
 /* The varints of hdr every batch has after the mask byte: 3 (3D), 7 (1D). */
 #define CBT_HDR_FIXED(d1) ((d1) ? 7u : 3u)
 
-/* The length of the hdr at the start of t[0, n): the mask byte, then the
+/* The length of the hdr at the start of t[0, n) (after h): the mask byte, then the
  * varints every batch has and one for each bit of the mask (n when cut short). */
 static inline unsigned long cbt_ev_hdr_len(const uint8_t *t, unsigned long n, int d1)
 {
@@ -324,9 +324,9 @@ struct cbt_ev_chunk {
 /* A compact record (format 4) as the shim hands it to the tracepoints
  * b, bo, c, co and ca: what an event does not carry is ignored. */
 struct cbt_ev_rec {
-    uint64_t h[CBT_EV_HEAD_WORDS]; /* b, c: id, w, driver_ns, caller; bo, co, ca: h[CBT_H_ID] */
+    uint64_t h[CBT_EV_HEAD_WORDS]; /* b, c: id, w, driver_ns, caller (t's head); bo, co, ca: h[CBT_H_ID] */
     uint64_t first;              /* bo, co, ca: index of the first op, copy or attribute */
-    const uint8_t *tail;         /* b, c: t, tail_len bytes */
+    const uint8_t *tail;         /* b, c: t, tail_len bytes (h written in by the writer) */
     uint32_t tail_len;
     uint32_t count;              /* ops (b, bo) or copies (c, co) this event carries */
     const void *ops;             /* b, bo: count ops (8-byte aligned) */

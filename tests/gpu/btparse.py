@@ -22,8 +22,7 @@ it (b, bo, c, co, ca: a packed word and a varint header, the ops or the 1D
 copy arrays as passed, and two operand references per op into the writing
 thread's dictionary, which the operand and stream events fill; a batch's
 refs may repeat the thread's previous single-chunk batch's; format 4 puts
-b's and c's head words in one array h and their header and refs in one
-byte sequence t).  A 1D batch's copies become ops as the shim
+b's and c's head words, header and refs in one byte sequence t).  A 1D batch's copies become ops as the shim
 validates them (cbt_copy_op).  Findings do
 not come from the trace in observe mode: parse_show() reads them from
 `cubatchtrace show`, which validates each batch as it reads it; the shim's
@@ -364,7 +363,7 @@ def unzigzag(v):
 
 
 def hdr_len(t, d1):
-    """The bytes of the hdr at the start of a format-4 tail (cbt_ev_hdr_len): the mask byte, then the
+    """The bytes of the hdr at the start of t (after its head words; cbt_ev_hdr_len): the mask byte, then the
     varints every batch has (3 for 3D, 7 for 1D) and one per bit of the mask."""
     if not t:
         return 0
@@ -377,14 +376,14 @@ def hdr_len(t, d1):
 
 
 def as_format3(f, d1):
-    """A format-4 b or c event's fields as format 3 named them: h split into id, w, driver_ns and caller,
-    t into hdr, (c) attr_idxs and refs.  Format 3's events come back unchanged."""
-    if "h" not in f:
+    """A format-4 b or c event's fields as format 3 named them: t split into id, w, driver_ns and caller
+    (its head words), hdr, (c) attr_idxs and refs.  Format 3's events come back unchanged."""
+    if "t" not in f or "hdr" in f:
         return f
     g = dict(f)
-    h = [int(v) for v in f["h"]]
-    g["id"], g["w"], g["driver_ns"], g["caller"] = h[0], h[1], h[2], h[3]
-    t = bytes(int(v) for v in f.get("t", []))
+    t = bytes(int(v) for v in f["t"])
+    g["id"], g["w"], g["driver_ns"], g["caller"] = struct.unpack_from("<4Q", t.ljust(32, b"\0"), 0)
+    t = t[32:]
     n = hdr_len(t, d1)
     g["hdr"], rest = list(t[:n]), t[n:]
     if d1:

@@ -32,14 +32,15 @@ def fields(body):
     return f
 
 
-HEAD = re.compile(r"\bh = \[ \[0\] = (\d+), \[1\] = (\d+)")
+T_SEQ = re.compile(r"\bt = \[ ((?:\[\d+\] = \d+, )*\[\d+\] = \d+) \]")
 
 
 def head(body, f):
-    """f with id and w of a compact batch event: format 4's array h, format 3's own fields."""
-    m = HEAD.search(body)
+    """f with id and w of a compact batch event: format 4's first two words of t, format 3's own fields."""
+    m = T_SEQ.search(body)
     if m:
-        f["id"], f["w"] = int(m.group(1)), int(m.group(2))
+        t = bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))[:16]).ljust(16, b"\0")
+        f["id"], f["w"] = int.from_bytes(t[:8], "little"), int.from_bytes(t[8:], "little")
     return f
 
 
