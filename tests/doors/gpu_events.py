@@ -21,6 +21,7 @@ microseconds alone, milliseconds on a loaded machine; a wrong clock or sign
 is off by far more).
 """
 import re
+import struct
 import sys
 
 path, pid, show_path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -40,6 +41,16 @@ def field(line, name):
     return m.group(2) if m.group(2) else int(m.group(1), 0)
 
 
+T_SEQ = re.compile(r"\bt = \[ ((?:\[\d+\] = \d+, )*\[\d+\] = \d+) \]")
+
+
+def head(line):
+    """id, w, driver_ns and caller of a b or c event: the first four words of its byte sequence t."""
+    m = T_SEQ.search(line)
+    b = bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))[:32]) if m else b""
+    return struct.unpack("<4Q", b.ljust(32, b"\0"))
+
+
 # show's batch lines by (image tag, number): the fields gpu_time repeats
 shown = {}
 for line in open(show_path, errors="replace"):
@@ -57,7 +68,7 @@ for line in open(path, errors="replace"):
     if "vpid = %s," % pid not in line:
         continue
     if " cubatchtrace:b: " in line or " cubatchtrace:c: " in line:
-        bid = field(line, "id")
+        bid = head(line)[0]
         batches[bid] = (ts_ns(line), shown.get((bid >> 32, bid & 0xffffffff), shown.get((0, bid & 0xffffffff))))
     elif " cubatchtrace:gpu_time: " in line:
         events.append((ts_ns(line), line))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3, <cubatchtrace/events.h>) decoded into the
+ * The compact record (formats 3 and 4, <cubatchtrace/events.h>) decoded into the
  * shape assemble.c puts back together: for each writing thread (the key:
  * image tag << 32 | thread id, on its host) the operand dictionary, the
  * streams it described and the refs of its previous single-chunk batch;
@@ -196,7 +196,7 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
     memset(h, 0, sizeof *h);
     unsigned cap = CBT_W_CAPTURE(e->w);
     *h = (struct cbt_ev_batch){
-        .format = CBT_EV_FORMAT, .batch_id = e->id, .api = (uint8_t)CBT_W_API(e->w), .door = (uint8_t)CBT_W_DOOR(e->w),
+        .format = e->tail ? CBT_EV_FORMAT : CBT_EV_FORMAT3, .batch_id = e->id, .api = (uint8_t)CBT_W_API(e->w), .door = (uint8_t)CBT_W_DOOR(e->w),
         .outcome = (uint8_t)CBT_W_OUTCOME(e->w), .result = CBT_W_RESULT(e->w),
         .capture = cap <= CBT_CAPTURE_INVALIDATED ? (uint8_t)cap : CBT_CAPTURE_UNKNOWN,
         .driver_ns = e->driver_ns, .caller = e->caller, .tid = CBT_W_TID(e->w), .device = -1,
@@ -380,8 +380,33 @@ void cbt_compact_attrs(struct cbt_compact *c, const struct cbt_where *w, const s
     keep_attrs(t, e->first, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
 }
 
-void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
+/* Format 4's t split as format 3 had it: hdr, (1D) the attrsIdxs of the
+ * attributes the event carries, the refs. */
+static struct cbt_compact_ev split_tail(const struct cbt_compact_ev *e, bool d1)
 {
+    struct cbt_compact_ev x = *e;
+    const uint8_t *t = e->hdr, *end = e->hdr + e->hdr_len;
+    x.hdr_len = cbt_ev_hdr_len(t, (unsigned long)e->hdr_len, d1);
+    const uint8_t *p = t + x.hdr_len;
+    if (d1) {
+        uint64_t want = 8 * (e->attrs_len / (8 * CBT_EV_ATTR_WORDS)), have = (uint64_t)(end - p);
+        x.attr_idxs = p;
+        x.attr_idxs_len = want < have ? want : have;
+        p += x.attr_idxs_len;
+    }
+    x.refs = p;
+    x.refs_len = (uint64_t)(end - p);
+    return x;
+}
+
+void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *ev)
+{
+    struct cbt_compact_ev split;
+    const struct cbt_compact_ev *e = ev;
+    if (ev->tail) {
+        split = split_tail(ev, d1);
+        e = &split;
+    }
     struct thread *t = thread_of(c, w->host, key_of(e->id, e->w));
     if (!t)
         return;
