@@ -414,7 +414,7 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
 {
     note_process(a, w);
     unsigned k = f->rule < CBT_RULE_COUNT ? f->rule : CBT_RULE_COUNT;
-    struct frule *fr = &a->rules[k];
+    struct cbt_rule_tally *fr = &a->rules[k];
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     fr->count++;
     a->findings++;
@@ -597,6 +597,25 @@ uint32_t cbt_agg_image_number(const struct cbt_agg *a, uint32_t host, uint64_t p
 
 struct cbt_objmap *cbt_agg_callsites(const struct cbt_agg *a) { return a->objs; }
 
+void cbt_agg_totals(const struct cbt_agg *a, struct cbt_agg_totals *t)
+{
+    *t = (struct cbt_agg_totals){
+        .batches = a->batches, .ops = a->ops, .bytes = a->bytes, .driver_ns = a->driver_ns, .findings = a->findings,
+        .failed = a->failed, .refused = a->refused, .refused_in_capture = a->refused_in_capture,
+        .no_driver = a->no_driver, .discarded_events = a->discarded_events,
+        .discarded_packets = a->discarded_packets, .discarded_unknown = a->discarded_unknown,
+        .orphan_ops = a->orphan_ops, .incomplete_batches = a->incomplete_batches,
+        .pending_overflow = a->pending_overflow, .untagged = a->untagged,
+        .procs_full = a->procs.overflowed, .threads_full = a->threads.overflowed,
+        .tables_full = a->procs.overflowed || a->threads.overflowed || a->streams.overflowed ||
+                       a->callers.overflowed || a->dev_overflowed || a->gpu.streams.overflowed ||
+                       a->gpu.dev_overflowed,
+        .nhosts = a->nhosts, .nrecorders = a->nrecorders, .rs = &a->rs, .rules = a->rules, .gpu = &a->gpu,
+    };
+    for (unsigned i = 0; i < a->nrecorders && i < 4; i++)
+        t->recorders[i] = a->recorders[i];
+}
+
 void cbt_agg_recorded_by(struct cbt_agg *a, const char *version)
 {
     for (unsigned i = 0; i < a->nrecorders; i++)
@@ -722,7 +741,7 @@ static void dev_add(struct devrow *d, const struct devrow *r)
 
 /* The earlier of two first findings of a rule: by time, then by host name,
  * process and batch, so that the result does not depend on the merge order. */
-static bool first_before(const struct cbt_agg *a, const struct frule *x, const struct frule *y)
+static bool first_before(const struct cbt_agg *a, const struct cbt_rule_tally *x, const struct cbt_rule_tally *y)
 {
     if (!y->seen)
         return true;
@@ -794,8 +813,8 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     dev_add(&w->dev_other, &p->dev_other);
     w->dev_overflowed += p->dev_overflowed;
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        struct frule *d = &w->rules[k];
-        const struct frule *f = &p->rules[k];
+        struct cbt_rule_tally *d = &w->rules[k];
+        const struct cbt_rule_tally *f = &p->rules[k];
         if (!f->count)
             continue;
         uint64_t n = d->count + f->count;

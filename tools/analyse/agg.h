@@ -59,6 +59,35 @@ const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, c
 uint32_t cbt_agg_image_number(const struct cbt_agg *a, uint32_t host, uint64_t pkey);
 /* The objects the statedump events placed, for naming call sites (callsite.h). */
 struct cbt_objmap *cbt_agg_callsites(const struct cbt_agg *a);
+/* Findings of one rule: how many, and the earliest. */
+struct cbt_rule_tally {
+    uint64_t count;
+    bool seen, has_ts;
+    int64_t first_ts;
+    uint64_t first_batch;
+    int64_t first_pid;
+    uint32_t first_image; /* the process image's tag (0 untagged) */
+    uint32_t first_host;
+    uint8_t severity;
+};
+/* The figures of the aggregate the outputs print besides its tables
+ * (tables.h, hosts.h): valid while the aggregate lives, unchanged. */
+struct cbt_agg_totals {
+    uint64_t batches, ops, bytes, driver_ns, findings;
+    uint64_t failed, refused, refused_in_capture, no_driver; /* batches */
+    uint64_t discarded_events, discarded_packets, discarded_unknown;
+    uint64_t orphan_ops, incomplete_batches, pending_overflow;
+    uint64_t untagged;             /* batches whose id names no process image */
+    bool procs_full, threads_full; /* those tables overflowed: their counts are lower bounds */
+    bool tables_full;              /* any bounded table overflowed */
+    uint32_t nhosts;
+    const char *recorders[4];      /* the versions that recorded the traces, in the order seen */
+    unsigned nrecorders;
+    const struct cbt_read_stats *rs;
+    const struct cbt_rule_tally *rules; /* CBT_RULE_COUNT + 1: by rule, then unknown rules */
+    const struct gpu_time *gpu;         /* agg_gpu.h */
+};
+void cbt_agg_totals(const struct cbt_agg *a, struct cbt_agg_totals *t);
 /* Batches whose id carries no image tag (a trace recorded before images):
  * their processes are (host, vpid). */
 uint64_t cbt_agg_untagged_batches(const struct cbt_agg *a);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The aggregate's tables as agg.c fills them, for the files that turn them
- * into output (tables.c, text.c, json.c).  Nothing outside that group
- * includes this.
+ * The aggregate's tables as agg.c fills them, for the files of analyse/ that
+ * turn them into rows (tables.c, hosts.c).  Nothing outside analyse/
+ * includes this: the outputs (render/) and the commands ask through agg.h,
+ * tables.h and hosts.h.
  */
 #ifndef CBT_AGG_INTERNAL_H
 #define CBT_AGG_INTERNAL_H
@@ -18,28 +19,6 @@
 #include "analyse/agg_gpu.h"
 #include "analyse/classes.h"
 #include "analyse/ktab.h"
-
-/* Bytes by device: one row per (host, device ordinal) of a device or managed
- * pointer operand, at most NDEV rows, then "other"; a negative ordinal goes
- * to "unknown". */
-struct devrow {
-    uint32_t host;
-    int32_t dev;
-    uint64_t ops_out, bytes_out, ops_in, bytes_in;
-    uint64_t peer_ops_out, peer_bytes_out, peer_ops_in, peer_bytes_in;
-};
-
-/* Findings of one rule: how many, and the earliest. */
-struct frule {
-    uint64_t count;
-    bool seen, has_ts;
-    int64_t first_ts;
-    uint64_t first_batch;
-    int64_t first_pid;
-    uint32_t first_image; /* the process image's tag (0 untagged) */
-    uint32_t first_host;
-    uint8_t severity;
-};
 
 struct brec; /* a batch in flight (agg.c) */
 
@@ -62,7 +41,7 @@ struct cbt_agg {
     struct devrow devs[NDEV], dev_other, dev_unknown;
     unsigned ndevs, dev_last;
     uint64_t dev_overflowed; /* (host, device) keys that went to `other` */
-    struct frule rules[CBT_RULE_COUNT + 1];
+    struct cbt_rule_tally rules[CBT_RULE_COUNT + 1];
     uint64_t findings;
     struct cbt_read_stats rs;
     /* batches in flight */

@@ -55,4 +55,14 @@ static inline unsigned cbt_hist_bin(uint64_t v) { return v ? 64u - (unsigned)__b
 #define NHIST 66  /* 0, then [2^k, 2^(k+1)) for k = 0..63 (index k+1), plus spare */
 #define NDEV 64   /* rows by (host, device): at most this many, then "other" */
 
+/* Bytes by device: one row per (host, device ordinal) of a device or managed
+ * pointer operand, at most NDEV rows, then "other"; a negative ordinal goes
+ * to "unknown". */
+struct devrow {
+    uint32_t host;
+    int32_t dev;
+    uint64_t ops_out, bytes_out, ops_in, bytes_in;
+    uint64_t peer_ops_out, peer_bytes_out, peer_ops_in, peer_bytes_in;
+};
+
 #endif

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "analyse/agg_internal.h"
 #include "analyse/hosts.h"
 #include "base/util.h"
 

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "analyse/agg_internal.h"
+#include "analyse/agg.h"
 
 /* Whether the text summary shows these tables: more than one host, a rank
  * recorded, or --by host. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyse/agg_internal.h"
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
 

@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyse/agg_internal.h"
+#include "analyse/agg.h"
+#include "analyse/agg_gpu.h"
+#include "analyse/classes.h"
+#include "analyse/ktab.h"
 #include "analyse/callsite.h"
 
 enum measure { M_DRIVER, M_BYTES };

@@ -21,7 +21,9 @@
 
 static void read_stats_json(const struct cbt_agg *a, json_t *root)
 {
-    const struct cbt_read_stats *s = &a->rs;
+    const struct cbt_read_stats *s = cbt_agg_get_read_stats(a);
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
     json_t *inl = json_object(), *rules = json_object(), *rec = json_array(), *rd = json_object();
     json_object_set_new(inl, "checked", json_integer((json_int_t)s->inline_checked));
     json_object_set_new(inl, "disagreeing", json_integer((json_int_t)s->inline_disagreeing));
@@ -33,8 +35,8 @@ static void read_stats_json(const struct cbt_agg *a, json_t *root)
     json_object_set_new(rules, "checked", json_integer(CBT_RULES_VERSION));
     json_object_set_new(root, "rules", rules);
     json_t *by = json_array();
-    for (unsigned i = 0; i < a->nrecorders; i++)
-        json_array_append_new(by, json_string(a->recorders[i]));
+    for (unsigned i = 0; i < t.nrecorders; i++)
+        json_array_append_new(by, json_string(t.recorders[i]));
     json_object_set_new(root, "recorded_by", by);
     json_object_set_new(root, "read_by", json_string(PACKAGE_VERSION));
     json_object_set_new(rd, "pending_batches", json_integer((json_int_t)s->pending));
@@ -137,7 +139,9 @@ static json_t *gpu_row_json(const struct gtrow *tr)
 
 json_t *cbt_gpu_json(struct cbt_agg *a)
 {
-    const struct gpu_time *g = &a->gpu;
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
+    const struct gpu_time *g = t.gpu;
     struct gpu_tables gt;
     cbt_gpu_tables_build(a, &gt);
     json_t *o = json_object(), *nt = json_object(), *ot = json_object(), *streams = json_array();
@@ -192,63 +196,62 @@ static int cmp_name(const void *x, const void *y) { return strcmp(*(const char *
 json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int ninputs)
 {
     cbt_agg_finish(a);
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
     json_t *root = json_object();
     json_t *in = json_array();
     for (int i = 0; i < ninputs; i++)
         json_array_append_new(in, json_string(inputs[i]));
     json_object_set_new(root, "schema", json_string("cubatchtrace-summary"));
     json_object_set_new(root, "schema_version", JI(1));
-    json_object_set_new(root, "discarded_events", JI(a->discarded_events));
-    json_object_set_new(root, "discarded_packets", JI(a->discarded_packets));
+    json_object_set_new(root, "discarded_events", JI(t.discarded_events));
+    json_object_set_new(root, "discarded_packets", JI(t.discarded_packets));
     json_object_set_new(root, "inputs", in);
     json_t *hosts = json_array();
-    const char **names = calloc(a->nhosts + 1, sizeof(*names)); /* by name: the order of reading does not show */
-    for (uint32_t i = 0; names && i < a->nhosts; i++)
-        names[i] = a->hosts[i];
+    const char **names = calloc(t.nhosts + 1, sizeof(*names)); /* by name: the order of reading does not show */
+    for (uint32_t i = 0; names && i < t.nhosts; i++)
+        names[i] = cbt_agg_host_name(a, i);
     if (names)
-        qsort(names, a->nhosts, sizeof(*names), cmp_name);
-    for (uint32_t i = 0; names && i < a->nhosts; i++)
+        qsort(names, t.nhosts, sizeof(*names), cmp_name);
+    for (uint32_t i = 0; names && i < t.nhosts; i++)
         json_array_append_new(hosts, json_string(names[i]));
     free(names);
     json_object_set_new(root, "hosts", hosts);
     json_t *id = json_object(), *fields = json_array();
     json_array_append_new(fields, json_string("host"));
     json_array_append_new(fields, json_string("pid"));
-    if (a->untagged < a->batches || !a->batches)
+    if (t.untagged < t.batches || !t.batches)
         json_array_append_new(fields, json_string("image"));
     json_object_set_new(id, "fields", fields);
-    json_object_set_new(id, "untagged_batches", JI(a->untagged));
+    json_object_set_new(id, "untagged_batches", JI(t.untagged));
     json_object_set_new(root, "process_identity", id);
     cbt_hosts_json(a, root);
     json_object_set_new(root, "processes", JI(cbt_agg_count_procs(a)));
     json_object_set_new(root, "threads", JI(cbt_agg_count_threads(a)));
-    json_object_set_new(root, "batches", JI(a->batches));
-    json_object_set_new(root, "ops", JI(a->ops));
-    json_object_set_new(root, "bytes", JI(a->bytes));
-    json_object_set_new(root, "failed_batches", JI(a->failed));
-    json_object_set_new(root, "refused_batches", JI(a->refused));
-    json_object_set_new(root, "refused_in_capture_batches", JI(a->refused_in_capture));
-    json_object_set_new(root, "no_driver_batches", JI(a->no_driver));
-    json_object_set_new(root, "driver_ns", JI(a->driver_ns));
+    json_object_set_new(root, "batches", JI(t.batches));
+    json_object_set_new(root, "ops", JI(t.ops));
+    json_object_set_new(root, "bytes", JI(t.bytes));
+    json_object_set_new(root, "failed_batches", JI(t.failed));
+    json_object_set_new(root, "refused_batches", JI(t.refused));
+    json_object_set_new(root, "refused_in_capture_batches", JI(t.refused_in_capture));
+    json_object_set_new(root, "no_driver_batches", JI(t.no_driver));
+    json_object_set_new(root, "driver_ns", JI(t.driver_ns));
     json_t *unp = json_object();
-    json_object_set_new(unp, "orphan_ops", JI(a->orphan_ops));
-    json_object_set_new(unp, "incomplete_batches", JI(a->incomplete_batches));
-    json_object_set_new(unp, "pending_overflow", JI(a->pending_overflow));
-    json_object_set_new(unp, "tables_full", json_boolean(a->procs.overflowed || a->threads.overflowed ||
-                                                         a->streams.overflowed || a->callers.overflowed ||
-                                                         a->dev_overflowed || a->gpu.streams.overflowed ||
-                                                         a->gpu.dev_overflowed));
+    json_object_set_new(unp, "orphan_ops", JI(t.orphan_ops));
+    json_object_set_new(unp, "incomplete_batches", JI(t.incomplete_batches));
+    json_object_set_new(unp, "pending_overflow", JI(t.pending_overflow));
+    json_object_set_new(unp, "tables_full", json_boolean(t.tables_full));
     json_object_set_new(root, "unpaired", unp);
     read_stats_json(a, root);
 
     struct tables ts;
     cbt_tables_build(a, &ts);
-    bool pct_bytes = a->bytes > 0;
+    bool pct_bytes = t.bytes > 0;
     json_object_set_new(root, "percent_of", json_string(pct_bytes ? "bytes" : "ops"));
     for (int i = 0; i < ts.n; i++) {
         json_t *arr = json_array();
         for (size_t j = 0; j < ts.t[i].n; j++)
-            json_array_append_new(arr, jrow(&ts.t[i].rows[j], pct_bytes, a->bytes, a->ops));
+            json_array_append_new(arr, jrow(&ts.t[i].rows[j], pct_bytes, t.bytes, t.ops));
         json_object_set_new(root, ts.t[i].key, arr);
         if (strcmp(ts.t[i].key, "by_direction") == 0) {
             json_object_set_new(root, "by_device", devices_json(a));
@@ -257,7 +260,7 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
     }
     json_t *fa = json_array();
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        const struct frule *f = &a->rules[k];
+        const struct cbt_rule_tally *f = &t.rules[k];
         if (!f->count)
             continue;
         const struct cbt_rule_info *ri = cbt_rule(k);

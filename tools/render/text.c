@@ -49,22 +49,22 @@ void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where
 
 /* ---------------------------------------------------------------- the summary */
 
-static bool rules_differ(const struct cbt_agg *a)
+static bool rules_differ(const struct cbt_read_stats *s)
 {
-    for (unsigned i = 0; i < a->rs.nrules_seen; i++)
-        if (a->rs.rules_seen[i] != CBT_RULES_VERSION)
+    for (unsigned i = 0; i < s->nrules_seen; i++)
+        if (s->rules_seen[i] != CBT_RULES_VERSION)
             return true;
-    return a->rs.rules_more;
+    return s->rules_more;
 }
 
 /* The `#` lines of what the reader itself found (nothing when there is nothing to say). */
 static void print_read_stats(const struct cbt_agg *a, FILE *out)
 {
-    const struct cbt_read_stats *s = &a->rs;
+    const struct cbt_read_stats *s = cbt_agg_get_read_stats(a);
     if (s->inline_checked || s->inline_disagreeing)
         fprintf(out, "# inline findings checked: %" PRIu64 ", disagreeing: %" PRIu64 "\n", s->inline_checked,
                 s->inline_disagreeing);
-    if (rules_differ(a)) {
+    if (rules_differ(s)) {
         fprintf(out, "# rules: recorded with catalogue v");
         for (unsigned i = 0; i < s->nrules_seen; i++)
             fprintf(out, "%s%u", i ? ", v" : "", (unsigned)s->rules_seen[i]);
@@ -268,7 +268,9 @@ static void print_gpu_table(FILE *out, const struct gtable *t, bool raw)
 /* The GPU section: when a gpu_time event was read, or a process asked for GPU time. */
 static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
 {
-    const struct gpu_time *g = &a->gpu;
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
+    const struct gpu_time *g = t.gpu;
     struct gpu_tables gt;
     cbt_gpu_tables_build(a, &gt);
     if (g->events == 0 && gt.processes_timed == 0) {
@@ -326,61 +328,65 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
     cbt_gpu_tables_free(&gt);
 }
 
-static void fmt_first(char *b, size_t l, struct cbt_agg *a, const struct frule *f)
+static void fmt_first(char *b, size_t l, struct cbt_agg *a, const struct cbt_rule_tally *f)
 {
     char p[64];
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
     snprintf(b, l, "batch %" PRIu64 " / %s%s%s", cbt_batch_number(f->first_batch),
              cbt_agg_proc_name(a, f->first_host, cbt_pkey(f->first_image, f->first_pid), p, sizeof(p)),
-             a->nhosts > 1 ? " on " : "", a->nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
+             t.nhosts > 1 ? " on " : "", t.nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
 }
 
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw)
 {
     cbt_agg_finish(a);
-    fprintf(out, "# discarded events: %" PRIu64 "%s\n", a->discarded_events,
-            a->discarded_events ? " -- the tracer LOST events: every figure below undercounts" : "");
-    fprintf(out, "# discarded packets: %" PRIu64 "%s\n", a->discarded_packets,
-            a->discarded_packets ? " -- the tracer LOST packets: every figure below undercounts" : "");
-    if (a->discarded_unknown)
-        fprintf(out, "# discarded (count unknown): %" PRIu64 " times\n", a->discarded_unknown);
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
+    fprintf(out, "# discarded events: %" PRIu64 "%s\n", t.discarded_events,
+            t.discarded_events ? " -- the tracer LOST events: every figure below undercounts" : "");
+    fprintf(out, "# discarded packets: %" PRIu64 "%s\n", t.discarded_packets,
+            t.discarded_packets ? " -- the tracer LOST packets: every figure below undercounts" : "");
+    if (t.discarded_unknown)
+        fprintf(out, "# discarded (count unknown): %" PRIu64 " times\n", t.discarded_unknown);
     fprintf(out, "# cubatchtrace summary of:");
     for (int i = 0; i < ninputs; i++)
         fprintf(out, " %s", inputs[i]);
-    if (a->nrecorders) {
+    if (t.nrecorders) {
         fprintf(out, "\n# recorded by: cubatchtrace");
-        for (unsigned i = 0; i < a->nrecorders; i++)
-            fprintf(out, "%s %s", i ? "," : "", a->recorders[i]);
+        for (unsigned i = 0; i < t.nrecorders; i++)
+            fprintf(out, "%s %s", i ? "," : "", t.recorders[i]);
         fprintf(out, " (read by %s)", PACKAGE_VERSION);
     }
-    fprintf(out, "\n# processes: %" PRIu64 "%s\n", cbt_agg_count_procs(a), a->procs.overflowed ? " (table full: at least)" : "");
-    fprintf(out, "# threads: %" PRIu64 "%s\n", cbt_agg_count_threads(a), a->threads.overflowed ? " (table full: at least)" : "");
-    fprintf(out, "# batches: %" PRIu64 "\n", a->batches);
-    fprintf(out, "# ops: %" PRIu64 "\n", a->ops);
-    fprintf(out, "# bytes: %" PRIu64 "\n", a->bytes);
-    fprintf(out, "# failed batches: %" PRIu64 " (forwarded, result != CUDA_SUCCESS)\n", a->failed);
-    fprintf(out, "# refused batches: %" PRIu64 " (refused by the shim in strict mode)\n", a->refused);
+    fprintf(out, "\n# processes: %" PRIu64 "%s\n", cbt_agg_count_procs(a), t.procs_full ? " (table full: at least)" : "");
+    fprintf(out, "# threads: %" PRIu64 "%s\n", cbt_agg_count_threads(a), t.threads_full ? " (table full: at least)" : "");
+    fprintf(out, "# batches: %" PRIu64 "\n", t.batches);
+    fprintf(out, "# ops: %" PRIu64 "\n", t.ops);
+    fprintf(out, "# bytes: %" PRIu64 "\n", t.bytes);
+    fprintf(out, "# failed batches: %" PRIu64 " (forwarded, result != CUDA_SUCCESS)\n", t.failed);
+    fprintf(out, "# refused batches: %" PRIu64 " (refused by the shim in strict mode)\n", t.refused);
     fprintf(out, "# refused in capture: %" PRIu64 " (of the failed: the stream was being captured into a graph, "
-                 "the copy is not in it)\n", a->refused_in_capture);
-    fprintf(out, "# no-driver batches: %" PRIu64 "\n", a->no_driver);
-    fprintf(out, "# host time in the driver: %.3f ms\n", (double)a->driver_ns / 1e6);
-    fprintf(out, "# findings: %" PRIu64 "\n", a->findings);
+                 "the copy is not in it)\n", t.refused_in_capture);
+    fprintf(out, "# no-driver batches: %" PRIu64 "\n", t.no_driver);
+    fprintf(out, "# host time in the driver: %.3f ms\n", (double)t.driver_ns / 1e6);
+    fprintf(out, "# findings: %" PRIu64 "\n", t.findings);
     print_read_stats(a, out);
-    if (a->untagged)
+    if (t.untagged)
         fprintf(out, "# process identity: host and pid only for %" PRIu64 " batch%s (recorded before process images: "
                      "an exec, pid namespaces or a reused pid are not told apart)\n",
-                a->untagged, a->untagged == 1 ? "" : "es");
-    if (a->orphan_ops || a->incomplete_batches || a->pending_overflow)
+                t.untagged, t.untagged == 1 ? "" : "es");
+    if (t.orphan_ops || t.incomplete_batches || t.pending_overflow)
         fprintf(out, "# unpaired: %" PRIu64 " ops whose batch event was not seen, %" PRIu64
                      " batches missing ops, %" PRIu64 " batches summarised before all their ops came\n",
-                a->orphan_ops, a->incomplete_batches, a->pending_overflow);
+                t.orphan_ops, t.incomplete_batches, t.pending_overflow);
 
     if (cbt_hosts_shown(a))
         cbt_hosts_print_text(a, out, raw);
     struct tables ts;
     cbt_tables_build(a, &ts);
-    bool pct_bytes = a->bytes > 0;
+    bool pct_bytes = t.bytes > 0;
     for (int i = 0; i < ts.n; i++) {
-        print_table_text(out, &ts.t[i], pct_bytes, a->bytes, a->ops, raw);
+        print_table_text(out, &ts.t[i], pct_bytes, t.bytes, t.ops, raw);
         if (strcmp(ts.t[i].key, "by_direction") == 0)
             print_devices_text(out, a, raw);
     }
@@ -390,7 +396,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     size_t w[4] = {4, 8, 5, 10};
     char cnt[CBT_RULE_COUNT + 1][32], first[CBT_RULE_COUNT + 1][300];
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        const struct frule *f = &a->rules[k];
+        const struct cbt_rule_tally *f = &t.rules[k];
         if (!f->count)
             continue;
         snprintf(cnt[k], sizeof(cnt[k]), "%" PRIu64, f->count);
@@ -405,7 +411,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# First seen: the batch id and process of the earliest occurrence\n");
     fprintf(out, "%-*s | %-*s | %*s | %s\n", (int)w[0], fh[0], (int)w[1], fh[1], (int)w[2], fh[2], fh[3]);
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        const struct frule *f = &a->rules[k];
+        const struct cbt_rule_tally *f = &t.rules[k];
         if (!f->count)
             continue;
         const struct cbt_rule_info *ri = cbt_rule(k);
@@ -413,7 +419,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
         fprintf(out, "%-*s | %-*s | %*s | %s\n", (int)w[0], ri ? ri->name : "(unknown rule)", (int)w[1],
                 sev ? sev : "?", (int)w[2], cnt[k], first[k]);
     }
-    if (!a->findings)
+    if (!t.findings)
         fprintf(out, "(none)\n");
     cbt_tables_free(&ts);
     print_gpu_text(out, a, raw);
