@@ -24,6 +24,8 @@ unset BABELTRACE_PLUGIN_PATH
 bt() { "$BABELTRACE2" --plugin-path="$PLUG" --no-delta "$@" -c filter.cubatchtrace.expand; }
 # consumed: the events of a batch, which the filter takes in and expands
 CONSUMED=' cubatchtrace:(b|bo|c|co|ca|operand|stream|batch|batch_ops|batch1d|batch_attrs|batch_end|finding): '
+# the events of the filter's own trace: its common context is vpid and ip, with no packet context before it
+OWN=' [a-z_.]+:[a-z_0-9]+: \{ vpid = -?[0-9]+, ip = 0x[0-9A-F]+ \}, \{'
 
 # ---- the plugin, as babeltrace2 lists it
 "$BABELTRACE2" --plugin-path="$PLUG" list-plugins >"$CBT_TMP/list" 2>&1
@@ -116,10 +118,13 @@ grep -q '^finding ' "$CBT_TMP/strict.x"; ok $? "strict: the validator's findings
 # everything else untouched: the same lines in the same order, the batch's own events aside
 for n in kinds d1big report; do
     "$BABELTRACE2" --no-delta "$CBT_TMP/pl-$n" | grep -Ev "$CONSUMED" >"$CBT_TMP/$n.plain"
-    grep -v ' cubatchtrace\.expand:' "$CBT_TMP/$n.bt" >"$CBT_TMP/$n.passed"
+    # the filter's own trace: the expanded events, and the statedump copied for debug-info (no packet context)
+    grep -Ev "$OWN" "$CBT_TMP/$n.bt" >"$CBT_TMP/$n.passed"
     n_plain=$(wc -l <"$CBT_TMP/$n.plain")
     [ "$n_plain" -gt 0 ]; ok $? "$n: events other than a batch's to pass through ($n_plain)"
     cmp -s "$CBT_TMP/$n.plain" "$CBT_TMP/$n.passed"; ok $? "$n: every other event passes through untouched, in order"
+    is "$(grep -E "$OWN" "$CBT_TMP/$n.bt" | grep -Evc ' cubatchtrace\.expand:')" "$(grep -c ' lttng_ust_statedump:' "$CBT_TMP/$n.plain")" \
+        "$n: the filter's trace holds a copy of each statedump event"
 done
 grep -q ' cubatchtrace:process: ' "$CBT_TMP/kinds.passed"; ok $? "kinds: the process event passes through"
 
@@ -150,6 +155,25 @@ is "$?" 0 "source.ctf.fs, muxer, the filter, debug-info, sink.text.details: the 
 is "$(grep -c "^Event \`cubatchtrace.expand:op\`" "$CBT_TMP/details")" "$(grep -c ' cubatchtrace\.expand:op: ' "$CBT_TMP/d1big.bt")" \
     "sink.text.details: one op event per op"
 grep -q 'rule: Unsigned enumeration' "$CBT_TMP/details"; ok $? "sink.text.details: a finding's rule is an enumeration"
+
+# debug-info after the filter names each op's call site from the statedump the filter copies into its
+# trace: the file:line the tool's own call-site table gives for it
+p=$(cat "$CBT_TMP/kinds.pid")
+td=$(dirname "$(find "$CBT_TMP/pl-kinds" -name metadata | head -1)")
+"$BABELTRACE2" --plugin-path="$PLUG" run \
+    --component src:source.ctf.fs --params "inputs=[\"$td\"]" \
+    --component mux:filter.utils.muxer --component exp:filter.cubatchtrace.expand \
+    --component dbg:filter.lttng-utils.debug-info --component out:sink.text.pretty \
+    --connect src:mux --connect mux:exp --connect exp:dbg --connect dbg:out >"$CBT_TMP/dbg" 2>"$CBT_TMP/dbg.err"
+is "$?" 0 "debug-info after the filter, sink.text.pretty: the graph runs"
+site=$("$CBT" summary --by caller --pid "$p" "$CBT_TMP/pl-kinds" | sed -n '/^# Top call sites/,/^$/p' |
+       sed -n '/^Name /{n;p;}' | sed 's/ (.*//')
+case $site in *.c:[0-9]*) ok 0 "kinds: the tool names the call site ($site)" ;; *) ok 1 "kinds: the tool names the call site ($site)" ;; esac
+nops=$(grep -c '^op ' "$CBT_TMP/kinds.x")
+is "$(grep " cubatchtrace\.expand:op: { vpid = $p, " "$CBT_TMP/dbg" | grep -c "src = \"$site\"")" "$nops" \
+    "debug-info: each of the $nops op events has the call site the tool names, src = \"$site\""
+is "$(grep " cubatchtrace\.expand:batch: { vpid = $p, " "$CBT_TMP/dbg" | grep -c "src = \"$site\"")" \
+    "$(grep -c '^batch ' "$CBT_TMP/kinds.x")" "debug-info: the batch event too"
 
 # sink.ctf.fs: an ordinary CTF trace, read back by babeltrace2 without the plugin
 for n in d1big strict; do

@@ -25,6 +25,12 @@
  * the input: the last time seen on that host), so the output stays in time
  * order.  docs/events.md lists their fields.
  *
+ * Call sites by babeltrace2's own flt.lttng-utils.debug-info, placed after
+ * this filter: every expanded event carries the common context that filter
+ * reads, `vpid` and `ip` (the batch's caller), and the statedump events that
+ * place the objects (lttng_ust_statedump, lttng_ust_lib, lttng_ust_dl) are
+ * copied into the expanded trace too, since debug-info learns them per trace.
+ *
  * An input the decoder cannot read (a trace of another catalogue, of a newer
  * format) ends the graph with babeltrace2's error, whose cause names it.
  */
@@ -253,6 +259,10 @@ struct host {
     bt_stream *stream;
     bool began;
     uint64_t last_cs; /* the latest clock value seen on this host (the input's clock, which ours copies) */
+    /* the statedump's event classes of the input and their copies here (NULL: not copied, a type not known) */
+    const bt_event_class **dump_in;
+    bt_event_class **dump_out;
+    uint32_t ndump, capdump;
 };
 
 struct expand_iter {
@@ -325,7 +335,30 @@ static bt_clock_class *copy_clock(bt_self_component *self, const bt_clock_class 
     return cc;
 }
 
-static bool host_make(struct expand_iter *it, struct host *h, const bt_clock_class *in_clock)
+/* The input trace's environment (domain, tracer, hostname...): the expanded
+ * trace comes from it, and flt.lttng-utils.debug-info reads an LTTng-UST
+ * trace's events alone. */
+static bool copy_environment(bt_trace *out, const bt_trace *in)
+{
+    uint64_t n = in ? bt_trace_get_environment_entry_count(in) : 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *name;
+        const bt_value *v;
+        bt_trace_borrow_environment_entry_by_index_const(in, i, &name, &v);
+        bool ok = bt_value_is_string(v)
+                      ? bt_trace_set_environment_entry_string(out, name, bt_value_string_get(v)) ==
+                            BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK
+                  : bt_value_is_signed_integer(v)
+                      ? bt_trace_set_environment_entry_integer(out, name, bt_value_integer_signed_get(v)) ==
+                            BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK
+                      : true;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool host_make(struct expand_iter *it, struct host *h, const bt_clock_class *in_clock, const bt_trace *in_trace)
 {
     bt_self_component *self = bt_self_message_iterator_borrow_component(it->self);
     if (!it->tc && !(it->tc = bt_trace_class_create(self)))
@@ -341,6 +374,20 @@ static bool host_make(struct expand_iter *it, struct host *h, const bt_clock_cla
         bt_clock_class_put_ref(cc);
         h->has_clock = true;
     }
+    /* what flt.lttng-utils.debug-info reads: the process and the address to name */
+    struct fcb cx = {.tc = it->tc, .st = bt_field_class_structure_create(it->tc), .ok = true};
+    if (!cx.st)
+        return false;
+    bt_field_class *vpid = bt_field_class_integer_signed_create(it->tc);
+    if (vpid)
+        bt_field_class_integer_set_field_value_range(vpid, 32); /* as LTTng's, which debug-info asks for */
+    add_member(&cx, "vpid", vpid);
+    add_u(&cx, "ip", true);
+    cx.ok = cx.ok && bt_stream_class_set_event_common_context_field_class(h->sc, cx.st) ==
+                         BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK;
+    bt_field_class_put_ref(cx.st);
+    if (!cx.ok)
+        return false;
     for (int k = 0; k < EC_COUNT_; k++) {
         struct fcb b = {.tc = it->tc, .st = bt_field_class_structure_create(it->tc), .ok = true};
         if (!b.st || !(h->ec[k] = bt_event_class_create(h->sc))) {
@@ -366,10 +413,10 @@ static bool host_make(struct expand_iter *it, struct host *h, const bt_clock_cla
         return false;
     char tname[300];
     snprintf(tname, sizeof tname, "cubatchtrace-expand-%s", h->name);
-    if (bt_trace_set_name(h->trace, tname) != BT_TRACE_SET_NAME_STATUS_OK ||
+    if (bt_trace_set_name(h->trace, tname) != BT_TRACE_SET_NAME_STATUS_OK || !copy_environment(h->trace, in_trace) ||
         bt_trace_set_environment_entry_string(h->trace, "hostname", h->name) !=
             BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK ||
-        bt_trace_set_environment_entry_string(h->trace, "tracer_name", "cubatchtrace.expand") !=
+        bt_trace_set_environment_entry_string(h->trace, "cubatchtrace_expand", PACKAGE_VERSION) !=
             BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK)
         return false;
     return (h->stream = bt_stream_create(h->sc, h->trace)) != NULL;
@@ -395,7 +442,11 @@ static uint32_t on_host(void *ctx, const char *name)
     }
     struct host *h = &it->hosts[it->nhosts];
     memset(h, 0, sizeof *h);
-    if (!(h->name = strdup(name)) || !host_make(it, h, clock_of(it->cur))) {
+    const bt_trace *in_trace = it->cur && bt_message_get_type(it->cur) == BT_MESSAGE_TYPE_EVENT
+                                   ? bt_stream_borrow_trace_const(
+                                         bt_event_borrow_stream_const(bt_message_event_borrow_event_const(it->cur)))
+                                   : NULL;
+    if (!(h->name = strdup(name)) || !host_make(it, h, clock_of(it->cur), in_trace)) {
         it->oom = true;
         return 0;
     }
@@ -426,19 +477,32 @@ static bool put_str(struct fw *f, const char *s)
            BT_FIELD_STRING_SET_VALUE_STATUS_OK;
 }
 
-/* A message of event class k on h's stream, stamped now; NULL when out of memory. */
-static bt_message *record(struct expand_iter *it, struct host *h, int k, struct fw *f)
+static void set_context(bt_message *m, int64_t vpid, uint64_t ip)
 {
-    if (!h->began) {
-        bt_message *sb = bt_message_stream_beginning_create(it->self, h->stream);
-        if (!push(it, sb))
-            return NULL;
-        h->began = true;
-    }
+    bt_field *cx = bt_event_borrow_common_context_field(bt_message_event_borrow_event(m));
+    bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(cx, 0), vpid);
+    bt_field_integer_unsigned_set_value(bt_field_structure_borrow_member_field_by_index(cx, 1), ip);
+}
+
+/* The stream's beginning, before its first event. */
+static bool begin(struct expand_iter *it, struct host *h)
+{
+    if (h->began)
+        return true;
+    h->began = push(it, bt_message_stream_beginning_create(it->self, h->stream));
+    return h->began;
+}
+
+/* A message of event class k on h's stream for batch rb, stamped now; NULL when out of memory. */
+static bt_message *record(struct expand_iter *it, struct host *h, int k, struct fw *f, const struct cbt_read_batch *rb)
+{
+    if (!begin(it, h))
+        return NULL;
     bt_message *m = h->has_clock
                         ? bt_message_event_create_with_default_clock_snapshot(it->self, h->ec[k], h->stream, h->last_cs)
                         : bt_message_event_create(it->self, h->ec[k], h->stream);
     if (m) {
+        set_context(m, rb->w.vpid, rb->have_header ? rb->h.caller : 0);
         f->pl = bt_event_borrow_payload_field(bt_message_event_borrow_event(m));
         f->i = 0;
     }
@@ -462,7 +526,7 @@ static bool out_batch_record(struct expand_iter *it, struct host *h, const struc
 {
     bool d1 = rb->have_header && rb->is1d;
     struct fw f;
-    bt_message *m = record(it, h, d1 ? EC_BATCH1D : EC_BATCH, &f);
+    bt_message *m = record(it, h, d1 ? EC_BATCH1D : EC_BATCH, &f, rb);
     if (!m)
         return false;
     put_where(&f, rb);
@@ -509,7 +573,7 @@ static bool out_op(struct expand_iter *it, struct host *h, const struct cbt_read
 {
     const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
     struct fw f;
-    bt_message *m = record(it, h, EC_OP, &f);
+    bt_message *m = record(it, h, EC_OP, &f, rb);
     if (!m)
         return false;
     put_where(&f, rb);
@@ -529,7 +593,7 @@ static bool out_attr(struct expand_iter *it, struct host *h, const struct cbt_re
 {
     const CUmemcpyAttributes *a = &rb->attrs[k];
     struct fw f;
-    bt_message *m = record(it, h, EC_ATTR, &f);
+    bt_message *m = record(it, h, EC_ATTR, &f, rb);
     if (!m)
         return false;
     put_where(&f, rb);
@@ -548,7 +612,7 @@ static bool out_finding(struct expand_iter *it, struct host *h, const struct cbt
                         const struct cbt_finding *fd, int inl)
 {
     struct fw f;
-    bt_message *m = record(it, h, inl < 0 ? EC_INLINE_FINDING : EC_FINDING, &f);
+    bt_message *m = record(it, h, inl < 0 ? EC_INLINE_FINDING : EC_FINDING, &f, rb);
     if (!m)
         return false;
     put_where(&f, rb);
@@ -583,6 +647,165 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
     for (uint64_t i = 0; ok && i < rb->ninline_only; i++)
         ok = out_finding(it, h, rb, &rb->inline_only[i], -1);
     if (!ok)
+        it->oom = true;
+}
+
+/* ---------------------------------------------------------------- the statedump, copied */
+
+/* A field class of the statedump's payloads, copied: integers, strings,
+ * structures and arrays of them; NULL for any other type. */
+static bt_field_class *copy_fc(bt_trace_class *tc, const bt_field_class *in)
+{
+    bt_field_class *fc = NULL;
+    switch (bt_field_class_get_type(in)) {
+    case BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER:
+    case BT_FIELD_CLASS_TYPE_SIGNED_INTEGER:
+        fc = bt_field_class_get_type(in) == BT_FIELD_CLASS_TYPE_SIGNED_INTEGER ? bt_field_class_integer_signed_create(tc)
+                                                                              : bt_field_class_integer_unsigned_create(tc);
+        if (fc) {
+            bt_field_class_integer_set_field_value_range(fc, bt_field_class_integer_get_field_value_range(in));
+            bt_field_class_integer_set_preferred_display_base(fc, bt_field_class_integer_get_preferred_display_base(in));
+        }
+        return fc;
+    case BT_FIELD_CLASS_TYPE_STRING:
+        return bt_field_class_string_create(tc);
+    case BT_FIELD_CLASS_TYPE_STRUCTURE: {
+        struct fcb b = {.tc = tc, .st = bt_field_class_structure_create(tc), .ok = true};
+        uint64_t n = bt_field_class_structure_get_member_count(in);
+        for (uint64_t i = 0; b.st && b.ok && i < n; i++) {
+            const bt_field_class_structure_member *mb = bt_field_class_structure_borrow_member_by_index_const(in, i);
+            add_member(&b, bt_field_class_structure_member_get_name(mb),
+                       copy_fc(tc, bt_field_class_structure_member_borrow_field_class_const(mb)));
+        }
+        if (!b.ok) {
+            bt_field_class_put_ref(b.st);
+            return NULL;
+        }
+        return b.st;
+    }
+    case BT_FIELD_CLASS_TYPE_STATIC_ARRAY:
+    case BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY_WITHOUT_LENGTH_FIELD:
+    case BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY_WITH_LENGTH_FIELD: {
+        bt_field_class *el = copy_fc(tc, bt_field_class_array_borrow_element_field_class_const(in));
+        if (!el)
+            return NULL;
+        fc = bt_field_class_get_type(in) == BT_FIELD_CLASS_TYPE_STATIC_ARRAY
+                 ? bt_field_class_array_static_create(tc, el, bt_field_class_array_static_get_length(in))
+                 : bt_field_class_array_dynamic_create(tc, el, NULL);
+        bt_field_class_put_ref(el);
+        return fc;
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* A field's value into its copy (of the class copy_fc made). */
+static bool copy_field(bt_field *out, const bt_field *in)
+{
+    switch (bt_field_get_class_type(in)) {
+    case BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER:
+        bt_field_integer_unsigned_set_value(out, bt_field_integer_unsigned_get_value(in));
+        return true;
+    case BT_FIELD_CLASS_TYPE_SIGNED_INTEGER:
+        bt_field_integer_signed_set_value(out, bt_field_integer_signed_get_value(in));
+        return true;
+    case BT_FIELD_CLASS_TYPE_STRING:
+        return bt_field_string_set_value(out, bt_field_string_get_value(in)) == BT_FIELD_STRING_SET_VALUE_STATUS_OK;
+    case BT_FIELD_CLASS_TYPE_STRUCTURE: {
+        uint64_t n = bt_field_class_structure_get_member_count(bt_field_borrow_class_const(in));
+        for (uint64_t i = 0; i < n; i++)
+            if (!copy_field(bt_field_structure_borrow_member_field_by_index(out, i),
+                            bt_field_structure_borrow_member_field_by_index_const(in, i)))
+                return false;
+        return true;
+    }
+    case BT_FIELD_CLASS_TYPE_STATIC_ARRAY:
+    case BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY_WITHOUT_LENGTH_FIELD:
+    case BT_FIELD_CLASS_TYPE_DYNAMIC_ARRAY_WITH_LENGTH_FIELD: {
+        uint64_t n = bt_field_array_get_length(in);
+        if (bt_field_get_class_type(out) != BT_FIELD_CLASS_TYPE_STATIC_ARRAY &&
+            bt_field_array_dynamic_set_length(out, n) != BT_FIELD_DYNAMIC_ARRAY_SET_LENGTH_STATUS_OK)
+            return false;
+        for (uint64_t i = 0; i < n; i++)
+            if (!copy_field(bt_field_array_borrow_element_field_by_index(out, i),
+                            bt_field_array_borrow_element_field_by_index_const(in, i)))
+                return false;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static bool is_dump(const char *name)
+{
+    return name && (strncmp(name, "lttng_ust_statedump:", 20) == 0 || strncmp(name, "lttng_ust_lib:", 14) == 0 ||
+                    strncmp(name, "lttng_ust_dl:", 13) == 0);
+}
+
+/* The copy of input event class ec in h's stream class, made at its first
+ * event; NULL when its payload is of a type copy_fc does not know. */
+static bt_event_class *dump_class(struct expand_iter *it, struct host *h, const bt_event_class *ec)
+{
+    for (uint32_t i = 0; i < h->ndump; i++)
+        if (h->dump_in[i] == ec)
+            return h->dump_out[i];
+    if (h->ndump == h->capdump) {
+        uint32_t cap = h->capdump ? 2 * h->capdump : 16;
+        const bt_event_class **in = realloc(h->dump_in, cap * sizeof *in);
+        if (in)
+            h->dump_in = in;
+        bt_event_class **out = in ? realloc(h->dump_out, cap * sizeof *out) : NULL;
+        if (!out) {
+            it->oom = true;
+            return NULL;
+        }
+        h->dump_out = out;
+        h->capdump = cap;
+    }
+    const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
+    bt_field_class *fc = pl ? copy_fc(it->tc, pl) : NULL;
+    bt_event_class *out = fc ? bt_event_class_create(h->sc) : NULL;
+    if (out && (bt_event_class_set_name(out, bt_event_class_get_name(ec)) != BT_EVENT_CLASS_SET_NAME_STATUS_OK ||
+                bt_event_class_set_payload_field_class(out, fc) != BT_EVENT_CLASS_SET_FIELD_CLASS_STATUS_OK)) {
+        bt_event_class_put_ref(out);
+        out = NULL;
+    }
+    bt_field_class_put_ref(fc);
+    h->dump_in[h->ndump] = ec;
+    h->dump_out[h->ndump++] = out; /* NULL too: not tried again */
+    return out;
+}
+
+/* A statedump event of h's input, copied into h's stream (with its vpid). */
+static void copy_dump(struct expand_iter *it, struct host *h, const bt_message *m, uint64_t cs)
+{
+    const bt_event *ev = bt_message_event_borrow_event_const(m);
+    bt_event_class *ec = dump_class(it, h, bt_event_borrow_class_const(ev));
+    if (!ec || !begin(it, h))
+        return;
+    bt_message *c = h->has_clock ? bt_message_event_create_with_default_clock_snapshot(it->self, ec, h->stream, cs)
+                                 : bt_message_event_create(it->self, ec, h->stream);
+    if (!c) {
+        it->oom = true;
+        return;
+    }
+    const bt_field *cx = bt_event_borrow_common_context_field_const(ev);
+    const bt_field *vpid = cx && bt_field_get_class_type(cx) == BT_FIELD_CLASS_TYPE_STRUCTURE
+                               ? bt_field_structure_borrow_member_field_by_name_const(cx, "vpid")
+                               : NULL;
+    int64_t pid = -1;
+    if (vpid && bt_field_get_class_type(vpid) == BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)
+        pid = bt_field_integer_signed_get_value(vpid);
+    else if (vpid && bt_field_get_class_type(vpid) == BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)
+        pid = (int64_t)bt_field_integer_unsigned_get_value(vpid);
+    set_context(c, pid, 0);
+    if (!copy_field(bt_event_borrow_payload_field(bt_message_event_borrow_event(c)), bt_event_borrow_payload_field_const(ev))) {
+        bt_message_put_ref(c);
+        return;
+    }
+    if (!push(it, c))
         it->oom = true;
 }
 
@@ -630,6 +853,10 @@ static void expand_iter_finalize(bt_self_message_iterator *self)
         bt_trace_put_ref(h->trace);
         for (int k = 0; k < EC_COUNT_; k++)
             bt_event_class_put_ref(h->ec[k]);
+        for (uint32_t k = 0; k < h->ndump; k++)
+            bt_event_class_put_ref(h->dump_out[k]);
+        free(h->dump_in);
+        free(h->dump_out);
         bt_stream_class_put_ref(h->sc);
         free(h->name);
     }
@@ -639,13 +866,18 @@ static void expand_iter_finalize(bt_self_message_iterator *self)
     free(it);
 }
 
-/* The host of an event message's trace, when the reader has met it already. */
-static struct host *host_of(struct expand_iter *it, const bt_message *m)
+static const char *host_name_of(const bt_message *m)
 {
     const bt_stream *s = bt_event_borrow_stream_const(bt_message_event_borrow_event_const(m));
     const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(bt_stream_borrow_trace_const(s),
                                                                              "hostname");
-    const char *name = v && bt_value_is_string(v) ? bt_value_string_get(v) : "?";
+    return v && bt_value_is_string(v) ? bt_value_string_get(v) : "?";
+}
+
+/* The host of an event message's trace, when met already. */
+static struct host *host_of(struct expand_iter *it, const bt_message *m)
+{
+    const char *name = host_name_of(m);
     for (uint32_t i = 0; i < it->nhosts; i++)
         if (strcmp(it->hosts[i].name, name) == 0)
             return &it->hosts[i];
@@ -658,13 +890,18 @@ static bool take(struct expand_iter *it, const bt_message *m)
     bool event = bt_message_get_type(m) == BT_MESSAGE_TYPE_EVENT;
     const bt_clock_class *cc = clock_of(m);
     uint64_t cs = cc ? bt_clock_snapshot_get_value(bt_message_event_borrow_default_clock_snapshot_const(m)) : 0;
-    struct host *h = event && cc ? host_of(it, m) : NULL;
+    bool dump = event && is_dump(bt_event_class_get_name(bt_event_borrow_class_const(bt_message_event_borrow_event_const(m))));
+    it->cur = m;
+    struct host *h = event ? host_of(it, m) : NULL;
+    if (!h && dump) { /* the statedump comes before the process's first batch */
+        uint32_t k = on_host(it, host_name_of(m));
+        h = it->oom ? NULL : &it->hosts[k];
+    }
     if (h)
         h->last_cs = cs;
-    it->cur = m;
     enum cbt_decoded d = cbt_decoder_message(it->dec, m);
     it->cur = NULL;
-    if (event && cc && !h && (h = host_of(it, m))) /* the host met just now */
+    if (event && !h && (h = host_of(it, m))) /* the host met just now */
         h->last_cs = cs;
     if (d == CBT_DECODED_ERROR) {
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(it->self, "cubatchtrace: %s",
@@ -676,6 +913,8 @@ static bool take(struct expand_iter *it, const bt_message *m)
         bt_message_put_ref(m);
         return true;
     }
+    if (dump && h)
+        copy_dump(it, h, m, cs);
     return push(it, m);
 }
 
