@@ -127,6 +127,11 @@ for n in kinds d1big report; do
         "$n: the filter's trace holds a copy of each statedump event"
 done
 grep -q ' cubatchtrace:process: ' "$CBT_TMP/kinds.passed"; ok $? "kinds: the process event passes through"
+# the filter's output in time order (the expanded events stamped when their batch was whole)
+for n in kinds d1big threads; do
+    sed -n 's/^\[\([0-9:.]*\)\].*/\1/p' "$CBT_TMP/$n.bt" >"$CBT_TMP/$n.times"
+    sort -c "$CBT_TMP/$n.times" 2>/dev/null; ok $? "$n: the filter's messages come in time order"
+done
 
 # ---- composing
 # a time window: babeltrace2's trimmer before the filter, as `show --begin/--end` places it

@@ -450,6 +450,8 @@ static uint32_t on_host(void *ctx, const char *name)
         it->oom = true;
         return 0;
     }
+    if (h->has_clock) /* a batch whole in the host's very first event is stamped with that event's time */
+        h->last_cs = bt_clock_snapshot_get_value(bt_message_event_borrow_default_clock_snapshot_const(it->cur));
     return it->nhosts++;
 }
 
@@ -949,7 +951,23 @@ static bt_message_iterator_class_next_method_status expand_iter_next(bt_self_mes
         }
         bt_message_array_const in;
         uint64_t n = 0;
-        switch (bt_message_iterator_next(it->up, &in, &n)) {
+        bt_message_iterator_next_status st = bt_message_iterator_next(it->up, &in, &n);
+        if (st == BT_MESSAGE_ITERATOR_NEXT_STATUS_OK || st == BT_MESSAGE_ITERATOR_NEXT_STATUS_END) {
+            /* Some of babeltrace2's sources, on a damaged stream, report an
+             * error and still answer OK or END: the error stays with the
+             * thread, and the next library call made with it pending aborts
+             * the process.  It is the input's error: end with it. */
+            const bt_error *pending = bt_current_thread_take_error();
+            if (pending) {
+                bt_current_thread_move_error(pending);
+                for (uint64_t i = 0; st == BT_MESSAGE_ITERATOR_NEXT_STATUS_OK && i < n; i++)
+                    bt_message_put_ref(in[i]);
+                BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+                    self, "cubatchtrace: the input reported an error (the cause below) yet went on: read no further");
+                return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+            }
+        }
+        switch (st) {
         case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: {
             bool ok = true;
             for (uint64_t i = 0; i < n; i++) {
