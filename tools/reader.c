@@ -1162,7 +1162,24 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
 
     pthread_mutex_lock(&setup_lock);
     locked = true;
-    if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &plugin) != BT_PLUGIN_FIND_STATUS_OK) {
+    /* ctf and utils in one search, as bt_plugin_find() finds each (the first of
+     * its name in the search order): every search loads every plugin file */
+    const bt_plugin_set *found = NULL;
+    if (bt_plugin_find_all(BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &found) == BT_PLUGIN_FIND_ALL_STATUS_OK) {
+        uint64_t n = bt_plugin_set_get_plugin_count(found);
+        for (uint64_t i = 0; i < n; i++) {
+            const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(found, i);
+            const bt_plugin **want = strcmp(bt_plugin_get_name(p), "ctf") == 0     ? &plugin
+                                     : strcmp(bt_plugin_get_name(p), "utils") == 0 ? &utils
+                                                                                    : NULL;
+            if (want && !*want) {
+                bt_plugin_get_ref(p);
+                *want = p;
+            }
+        }
+        bt_plugin_set_put_ref(found);
+    }
+    if (!plugin) {
         cbt_err("babeltrace2's `ctf` plugin not found (set BABELTRACE_PLUGIN_PATH?)");
         goto out;
     }
@@ -1218,7 +1235,7 @@ static int read_graph(const struct cbt_read_opts *o, struct cbt_agg *agg, cbt_ba
             goto out;
         }
         const bt_component_class_filter *trimmer = NULL, *muxer = NULL;
-        if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) != BT_PLUGIN_FIND_STATUS_OK ||
+        if (!utils ||
             !(muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer")) ||
             ((o->begin || o->end) && !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer")))) {
             cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
