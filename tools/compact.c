@@ -54,6 +54,7 @@ struct cbt_compact {
     struct cbt_asm *as;
     struct thread *t;
     uint64_t nt, cap; /* open addressing, cap a power of two */
+    uint64_t last;    /* the slot of the thread of the latest b or c event */
     /* the chunk handed over, rebuilt for each */
     uint8_t ops[CHUNK * CBT_EV_OP_SIZE];
     uint8_t operand_of[CHUNK * 2];
@@ -392,6 +393,7 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
     w->vtid = h.tid;
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
     uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;
+    c->last = (uint64_t)(t - c->t);
     t->cur_id = e->id;
     t->cur_is1d = d1;
     t->ops_expected = recorded;
@@ -407,6 +409,10 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
         keep_attrs(t, 0, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
     } else if (d.attrs_recorded) {
         struct thread *pa = thread_of(c, w->host, e->id | 0x80000000u);
+        /* that may have made a slot and moved every thread: this one again */
+        if (!(t = thread_of(c, w->host, key_of(e->id, e->w))))
+            return;
+        c->last = (uint64_t)(t - c->t);
         if (pa && pa->cur_id == e->id && pa->nattrs)
             keep_attrs(t, 0, pa->attrs, pa->nattrs * sizeof(CUmemcpyAttributes), (const uint8_t *)pa->idxs,
                        pa->nattrs * 8);
@@ -435,9 +441,14 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
 
 void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
 {
-    /* a further chunk: its thread is the one whose batch has this id */
+    /* a further chunk: its thread is the one whose batch has this id; mostly
+     * that of the latest batch (a process writes one batch at a time), else
+     * searched among all */
     struct thread *t = NULL;
-    for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; n < c->cap; n++, i = (i + 1) & (c->cap - 1))
+    const struct thread *l = c->last < c->cap ? &c->t[c->last] : NULL;
+    if (l && l->used && l->host == w->host && l->cur_id == e->id && l->cur_is1d == d1)
+        t = &c->t[c->last];
+    for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; !t && n < c->cap; n++, i = (i + 1) & (c->cap - 1))
         if (c->t[i].used && c->t[i].host == w->host && c->t[i].cur_id == e->id && c->t[i].cur_is1d == d1) {
             t = &c->t[i];
             break;
