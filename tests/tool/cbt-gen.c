@@ -65,8 +65,8 @@
  * format=3 (or --format 3 before the SPECs) writes the compact record with
  * the shim's own writer (src/record.c): b and bo, or c and co for copies=1
  * (a 1D batch, its ops made copies under one attribute), after the operand
- * and stream entries they refer to, and first the process event of image
- * 1 unless one was written.  format=2 (the default) writes batch and
+ * and stream entries they refer to, and first the process event of an
+ * image tagged with the process id unless one was written.  format=2 (the default) writes batch and
  * batch_ops; another number writes format 2's events with that number.
  */
 #include "config.h"
@@ -685,7 +685,8 @@ static void emit(const struct spec *s, void *caller)
     struct cbt_ev_batch h;
     memset(&h, 0, sizeof h);
     if (s->format == CBT_EV_FORMAT && !process_written)
-        start_image(1); /* the shim writes its image's process event at its first batch */
+        start_image((uint32_t)getpid()); /* the shim writes its image's process event at its first
+                                          * batch; its tag (random there) tells processes apart */
     build(s, b);
     h.format = (uint16_t)s->format;
     h.rules = (uint16_t)s->rules;
