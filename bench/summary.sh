@@ -14,10 +14,13 @@
 #   Nb     cbt-gen --small N: N small batches of 1 to 8 ops (2.6 on
 #          average), as real callers make them; in format 3 half of them 1D
 #          batches (cuMemcpyBatchAsync, mostly one copy), half 3D
-# It records it with
-# `cubatchtrace run` (which reuses or starts a session daemon), keeps it under
-# $CBT_BENCH_DIR (default /tmp/cbt-bench) for the next run (made again when
-# the generator or the event format changed), then reads it with both
+# It records it as `cubatchtrace run` does (its events, contexts and
+# channel), but with per-process buffers, keeping only the generator's
+# directory: the session records every traced process of the user, and
+# another program's events (of another build's catalogue, even) stay out.
+# The session daemon running is used, else one is started and stopped.  The
+# trace is kept under $CBT_BENCH_DIR (default /tmp/cbt-bench) for the next
+# run (made again when the generator changed), then read with both
 # readers, best of $CBT_BENCH_REPEAT (default 3) wall times, and reports the
 # peak RSS and the least CPU time of each (the wall time of a busy machine
 # says little).  A new trace is first checked: the generator's process
@@ -31,10 +34,13 @@ build=${top_builddir:-$(pwd)}
 CBT="$build/tools/cubatchtrace"
 GEN="$build/tests/tool/cbt-gen"
 BT=${BABELTRACE2:-$(command -v babeltrace2 || true)}
+LTTNG=${LTTNG:-$(command -v lttng || true)}
+SESSIOND=${LTTNG_SESSIOND:-$(command -v lttng-sessiond || true)}
 dir=${CBT_BENCH_DIR:-/tmp/cbt-bench}
 repeat=${CBT_BENCH_REPEAT:-3}
 [ -x "$CBT" ] && [ -x "$GEN" ] || { echo "summary.sh: build first (run it from the build directory)" >&2; exit 2; }
 [ -n "$BT" ] || { echo "summary.sh: babeltrace2 not found" >&2; exit 2; }
+[ -n "$LTTNG" ] && [ -n "$SESSIOND" ] || { echo "summary.sh: lttng-tools not found" >&2; exit 2; }
 : "${CUBATCHTRACE_SHIM:=$build/src/.libs/libcubatchtrace-tp.so}"; export CUBATCHTRACE_SHIM
 format=3
 if [ "${1:-}" = --format ]; then
@@ -70,6 +76,43 @@ print("%.3f %d %.3f" % (best, rss, cpu))
 PY
 }
 
+# record TRACE GEN-ARGS...: the generator's events in TRACE/ust/pid/cbt-gen-PID-*, its pid in TRACE.pid
+record() {
+    _t=$1; shift
+    _started=""
+    if [ "$(id -u)" = 0 ]; then _rundir=/var/run/lttng; else
+        LTTNG_HOME=$dir/home; export LTTNG_HOME; mkdir -p "$LTTNG_HOME"; _rundir=$LTTNG_HOME/.lttng
+    fi
+    if ! { [ -f "$_rundir/lttng-sessiond.pid" ] && kill -0 "$(cat "$_rundir/lttng-sessiond.pid")" 2>/dev/null; }; then
+        "$SESSIOND" --daemonize --no-kernel >/dev/null 2>&1 </dev/null
+        _i=0
+        until [ -f "$_rundir/lttng-sessiond.pid" ] && kill -0 "$(cat "$_rundir/lttng-sessiond.pid")" 2>/dev/null; do
+            _i=$((_i + 1)); [ $_i -gt 100 ] && { echo "summary.sh: lttng-sessiond did not start" >&2; return 1; }
+            sleep 0.1
+        done
+        _started=$(cat "$_rundir/lttng-sessiond.pid")
+    fi
+    _s="cbt-summary-$$"
+    "$LTTNG" --no-sessiond create "$_s" --output="$_t" >/dev/null &&
+    "$LTTNG" --no-sessiond enable-channel -u -s "$_s" --buffers-pid --blocking-timeout=inf --subbuf-size=1M \
+        --num-subbuf=8 ch >/dev/null &&
+    "$LTTNG" --no-sessiond enable-event -u -s "$_s" -c ch 'cubatchtrace:*' --loglevel=TRACE_INFO >/dev/null &&
+    "$LTTNG" --no-sessiond enable-event -u -s "$_s" -c ch 'lttng_ust_statedump:*' >/dev/null &&
+    "$LTTNG" --no-sessiond add-context -u -s "$_s" -c ch -t vpid -t vtid -t procname -t ip >/dev/null &&
+    "$LTTNG" --no-sessiond start "$_s" >/dev/null || return 1
+    LTTNG_UST_ALLOW_BLOCKING=1 "$GEN" --pidfile "$_t.pid" "$@" >/dev/null &
+    _p=$!
+    wait $_p
+    _st=$?
+    "$LTTNG" --no-sessiond stop "$_s" >/dev/null
+    "$LTTNG" --no-sessiond destroy "$_s" >/dev/null
+    [ -z "$_started" ] || kill "$_started"
+    for _d in "$_t"/ust/pid/*; do
+        case ${_d##*/} in cbt-gen-$_p-*) ;; *) rm -rf "$_d" ;; esac
+    done
+    return $_st
+}
+
 printf '# cubatchtrace summary vs babeltrace2 --output-format=dummy (best of %s; RSS: max resident KiB; CPU: user + system s)\n' "$repeat"
 printf '# host: %s, %s CPUs\n' "$(uname -n)" "$(nproc)"
 printf '# event format %s; Point: OPS ops of --mix, or Nb: N batches of --small\n' "$format"
@@ -84,10 +127,8 @@ for point in "$@"; do
     case ${batches:-$point} in ''|*[!0-9]*) echo "summary.sh: $point: not OPS or Nb" >&2; exit 2 ;; esac
     if ! [ -f "$t.complete" ] || ! [ -f "$t.processes" ] || ! [ -f "$t.ops" ] || [ "$GEN" -nt "$t.complete" ]; then
         rm -rf "$t" "$t.complete" "$t.processes" "$t.ops"
-        "$CBT" run -o "$t" -- "$GEN" --pidfile "$t.pid" --format "$format" $gen >/dev/null 2>"$t.log" ||
-            { cat "$t.log" >&2; exit 1; }
-        # the generator's process holds exactly OPS ops (N batches), no event was lost; the session
-        # records every process of the user: another traced program's events are read too (a warning)
+        record "$t" --format "$format" $gen 2>"$t.log" || { cat "$t.log" >&2; exit 1; }
+        # the generator's process holds exactly OPS ops (N batches), no event was lost
         got=$("$CBT" summary --json --by process "$t" | python3 -c 'import json,sys
 d = json.load(sys.stdin); pid = sys.argv[1]
 mine = [r for r in d["by_process"] if (" pid %s " % pid) in r["name"] + " "]
