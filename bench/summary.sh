@@ -21,7 +21,8 @@
 # The session daemon running is used, else one is started and stopped.  The
 # trace is kept under $CBT_BENCH_DIR (default /tmp/cbt-bench) for the next
 # run (made again when the generator changed), then read with both
-# readers, best of $CBT_BENCH_REPEAT (default 3) wall times, and reports the
+# readers, best of $CBT_BENCH_REPEAT (default 3; 5 times as many for an Nb
+# point, which reads in tens of ms) wall times, and reports the
 # peak RSS and the least CPU time of each (the wall time of a busy machine
 # says little).  A new trace is first checked: the generator's process
 # holds exactly OPS ops (N batches), no event was discarded.  `cubatchtrace
@@ -51,10 +52,10 @@ case $format in 2|3) ;; *) echo "summary.sh: --format is 2 or 3" >&2; exit 2 ;; 
 [ $# -gt 0 ] || set -- 4000b 1000000 10000000
 mkdir -p "$dir"
 
-# measure CMD...: best wall time of $repeat runs, the max RSS (KiB) and the
+# measure CMD...: best wall time of $runs runs, the max RSS (KiB) and the
 # least CPU time (user + system s), via wait4's rusage
 measure() {
-    python3 - "$repeat" "$@" <<'PY'
+    python3 - "$runs" "$@" <<'PY'
 import os, sys, time
 n = int(sys.argv[1]); cmd = sys.argv[2:]
 best, rss, cpu = None, 0, None
@@ -113,11 +114,12 @@ record() {
     return $_st
 }
 
-printf '# cubatchtrace summary vs babeltrace2 --output-format=dummy (best of %s; RSS: max resident KiB; CPU: user + system s)\n' "$repeat"
+printf '# cubatchtrace summary vs babeltrace2 --output-format=dummy (best of %s, of %s for Nb points; RSS: max resident KiB; CPU: user + system s)\n' "$repeat" "$((5 * repeat))"
 printf '# host: %s, %s CPUs\n' "$(uname -n)" "$(nproc)"
 printf '# event format %s; Point: OPS ops of --mix, or Nb: N batches of --small\n' "$format"
-printf '%-10s | %-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %s\n' \
-    Point Ops Events "Trace MB" "dummy s" "summary s" "ratio" "dummy RSS" "summary RSS" "summary Mops/s" "dummy CPU" "summary CPU"
+printf '%-10s | %-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %-11s | %s\n' \
+    Point Ops Events "Trace MB" "dummy s" "summary s" "ratio" "dummy RSS" "summary RSS" "summary Mops/s" "dummy CPU" "summary CPU" \
+    "CPU ratio"
 first_rss="" first_ops=""
 for point in "$@"; do
     case $point in
@@ -146,12 +148,16 @@ print(mine[0][sys.argv[2]] if mine else None, mine[0]["ops"] if mine else None, 
     ops=$(cat "$t.ops")
     mb=$(du -sm "$t" | cut -f1)
     events=$(cat "$t.events")
+    # a trace of small batches reads in a few tens of ms: more runs, for a best time that holds
+    runs=$repeat
+    [ -z "$batches" ] || runs=$((5 * repeat))
     set -- $(measure "$BT" --output-format=dummy "$t") $(measure "$CBT" summary "$t")
     [ "$1" != FAILED ] && [ "$4" != FAILED ] || { echo "summary.sh: a reader failed on $t" >&2; exit 1; }
     ratio=$(python3 -c "print('%.2f' % ($4 / $1))")
+    cpu_ratio=$(python3 -c "print('%.2f' % ($6 / $3))")
     mops=$(python3 -c "print('%.2f' % ($ops / $4 / 1e6))")
-    printf '%-10s | %-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %s\n' \
-        "$point" "$ops" "${events:-?}" "$mb" "$1" "$4" "${ratio}x" "$2" "$5" "$mops" "$3" "$6"
+    printf '%-10s | %-10s | %-8s | %-8s | %-10s | %-10s | %-9s | %-9s | %-11s | %-14s | %-9s | %-11s | %s\n' \
+        "$point" "$ops" "${events:-?}" "$mb" "$1" "$4" "${ratio}x" "$2" "$5" "$mops" "$3" "$6" "${cpu_ratio}x"
     if [ -n "$batches" ]; then
         : # RSS flat is a matter of the OPS points
     elif [ -z "$first_rss" ]; then
