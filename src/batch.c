@@ -46,75 +46,12 @@
 #include "record.h"
 #include "report.h"
 #include "settings.h"
+#include "thread.h"
 #include "tp.h"
 
-/* ---- the calling thread's state ---- */
+/* ---- the calling thread's memory ---- */
 
-#define STREAM_SLOTS 8
-struct stream_slot {
-    CUstream stream;
-    uint64_t generation;
-    unsigned long long id;
-    CUcontext ctx;
-    int32_t device;
-    uint8_t ptsz, valid;
-};
-
-/*
- * What the common path keeps per thread, grown on demand and reused, so the
- * steady state allocates nothing.  Only a pointer lives in TLS (initial-exec
- * TLS is scarce when the shim is dlopened rather than preloaded).  The
- * operand cache (operands.c) and the dictionaries (record.c) keep their own.
- */
-#define GPU_SLOTS 8
-struct thread_state {
-    int depth;                          /* > 0 while this thread is inside a batch */
-    struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
-        CUstream stream;
-        uint32_t count;
-    } gpu[GPU_SLOTS];
-    uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
-    struct stream_slot streams[STREAM_SLOTS];
-    /* the validator's (strict mode, the stderr report) */
-    struct cbt_validator *validator;
-    size_t cap_ops, cap_findings, cap_copies;
-    struct cbt_operand_info *src, *dst;
-    struct cbt_finding *findings;
-    CUDA_MEMCPY3D_BATCH_OP *copies;     /* a 1D batch's copies as ops */
-};
-
-static CBT_TLS struct thread_state *tls_state;
-static pthread_key_t state_key;
-static pthread_once_t state_key_once = PTHREAD_ONCE_INIT;
 static int no_memory_warned;
-
-static void state_free(void *p)
-{
-    struct thread_state *t = p;
-    if (!t)
-        return;
-    cbt_validator_free(t->validator);
-    free(t->src);
-    free(t->dst);
-    free(t->findings);
-    free(t->copies);
-    free(t);
-}
-
-static void make_state_key(void) { (void)pthread_key_create(&state_key, state_free); }
-
-static struct thread_state *thread_state(void)
-{
-    struct thread_state *t = tls_state;
-    if (cbt_unlikely(!t)) {
-        pthread_once(&state_key_once, make_state_key);
-        if (!(t = calloc(1, sizeof *t)))
-            return NULL;
-        tls_state = t;
-        (void)pthread_setspecific(state_key, t);
-    }
-    return t;
-}
 
 /* Room for `want` elements (doubling); false when out of memory or beyond any
  * size memory can hold (a corrupt numOps must not loop or overflow). */
@@ -136,7 +73,7 @@ static bool grow(void **p, size_t *cap, size_t want, size_t elem)
 }
 
 /* The validator's memory for n ops (false: none to be had). */
-static bool validator_room(struct thread_state *t, size_t n)
+static bool validator_room(struct cbt_thread *t, size_t n)
 {
     if (!t->validator && !(t->validator = cbt_validator_new()))
         return false;
@@ -216,14 +153,14 @@ static CUresult no_driver(enum cbt_api api)
  * driver asked (cuStreamIsCapturing, safe on any stream).
  */
 struct stream_look {
-    struct stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
+    struct cbt_stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
     uint64_t generation;
     bool have_id;             /* from the cache */
     bool ctx_ok;
     CUcontext ctx;
 };
 
-static bool stream_before(struct thread_state *t, const struct cbt_real *real, enum cbt_api api, CUstream stream,
+static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enum cbt_api api, CUstream stream,
                           struct cbt_ev_batch *b, struct stream_look *l)
 {
     int ptsz = cbt_api_is_ptsz(api);
@@ -231,9 +168,9 @@ static bool stream_before(struct thread_state *t, const struct cbt_real *real, e
     *l = (struct stream_look){.generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE)};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    struct stream_slot *slots = special || !t ? NULL : t->streams;
-    l->slot = slots ? &slots[((uintptr_t)stream >> 4) % STREAM_SLOTS] : NULL;
-    struct stream_slot *slot = l->slot;
+    struct cbt_stream_slot *slots = special || !t ? NULL : t->streams;
+    l->slot = slots ? &slots[((uintptr_t)stream >> 4) % CBT_STREAM_SLOTS] : NULL;
+    struct cbt_stream_slot *slot = l->slot;
     if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == l->generation &&
         cbt_kind_cache_enabled()) {
         b->stream_id = slot->id;
@@ -279,7 +216,7 @@ static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream
         return;
     b->stream_id = id;
     if (l->slot && b->device >= 0)
-        *l->slot = (struct stream_slot){.stream = stream, .generation = l->generation, .id = id, .ctx = l->ctx,
+        *l->slot = (struct cbt_stream_slot){.stream = stream, .generation = l->generation, .id = id, .ctx = l->ctx,
                                         .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
 }
 
@@ -302,7 +239,7 @@ static size_t driver_fail_idx(const struct call *k, size_t n_read, const CUDA_ME
 
 /* ---- the 1D batch: what its arguments give away ---- */
 
-static bool on_my_stack(struct thread_state *t, const void *p)
+static bool on_my_stack(struct cbt_thread *t, const void *p)
 {
     if (cbt_unlikely(!t->stack_hi)) {
         pthread_attr_t a;
@@ -321,20 +258,20 @@ static bool on_my_stack(struct thread_state *t, const void *p)
 
 /* Is `p` a stream handle: a special one, or one this thread saw as the
  * stream of an earlier batch (and which is still alive)? */
-static bool names_a_stream(struct thread_state *t, const void *p)
+static bool names_a_stream(struct cbt_thread *t, const void *p)
 {
     if ((uintptr_t)p == (uintptr_t)CU_STREAM_LEGACY || (uintptr_t)p == (uintptr_t)CU_STREAM_PER_THREAD)
         return true;
-    struct stream_slot *slots = t ? t->streams : NULL;
+    struct cbt_stream_slot *slots = t ? t->streams : NULL;
     if (!p || !slots)
         return false;
-    const struct stream_slot *slot = &slots[((uintptr_t)p >> 4) % STREAM_SLOTS];
+    const struct cbt_stream_slot *slot = &slots[((uintptr_t)p >> 4) % CBT_STREAM_SLOTS];
     return slot->valid && slot->stream == (CUstream)p &&
            slot->generation == __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
-static unsigned abi_signs(struct thread_state *t, const struct call *k)
+static unsigned abi_signs(struct cbt_thread *t, const struct call *k)
 {
     unsigned abi = 0;
     if (t && (uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(t, k->stream))
@@ -350,7 +287,7 @@ static unsigned abi_signs(struct thread_state *t, const struct call *k)
  * made (as the driver makes them) and failIdx is j.  Returns j, or SIZE_MAX
  * when the refusal is about the batch as a whole.
  */
-static size_t refused_copy(const struct thread_state *s, size_t kept, bool hazards)
+static size_t refused_copy(const struct cbt_thread *s, size_t kept, bool hazards)
 {
     size_t j = SIZE_MAX;
     for (size_t i = 0; i < kept; i++) {
@@ -368,7 +305,7 @@ static size_t refused_copy(const struct thread_state *s, size_t kept, bool hazar
 
 
 /* Copies [0, n) as ops, each with its attribute (attrsIdxs well formed): for the validator. */
-static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct thread_state *t, const struct call *k, size_t n)
+static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct call *k, size_t n)
 {
     if (n > t->cap_copies && !grow((void **)&t->copies, &t->cap_copies, n, sizeof *t->copies))
         return NULL;
@@ -404,7 +341,7 @@ static void first_batch(void)
 struct batch {
     const struct call *k;
     void *caller;
-    struct thread_state *t;
+    struct cbt_thread *t;
     const struct cbt_real *real;
     const struct cbt_config *cfg;
     bool d1, recording, validating, timed;
@@ -414,6 +351,7 @@ struct batch {
     struct cbt_ev_batch b;
     struct cbt_ev_batch1d b1;
     size_t n, attrs_read, refuse_at;
+    uint8_t stream_index;               /* the stream's in the dictionary (step_record) */
     struct cbt_dict *dict;
     uint16_t *refs;                     /* 2 per op read; NULL: not learned */
     const CUDA_MEMCPY3D_BATCH_OP *ops;  /* 3D: the op list; 1D: the copies as ops, for the validator */
@@ -481,7 +419,7 @@ static void step_learn(struct batch *x)
 {
     if (!x->recording && !x->validating && !x->timed)
         return;
-    x->dict = cbt_dict_for_batch(x->recording, x->b.batch_id, x->b.tid);
+    x->dict = x->t ? cbt_dict_for_batch(&x->t->dict, x->recording, x->b.batch_id, x->b.tid, cbt_mono_ns()) : NULL;
     x->refs = x->dict ? cbt_dict_refs(x->dict, x->n) : NULL;
     if (cbt_unlikely(!x->refs)) {
         /* Without memory for it, the batch is recorded without its operands. */
@@ -489,9 +427,9 @@ static void step_learn(struct batch *x)
         return;
     }
     if (x->d1)
-        cbt_learn_refs1d(x->real, x->n, x->k->dsts, x->k->srcs, x->refs, x->dict, &x->risky);
+        cbt_learn_refs1d(x->real, &x->t->cache, x->dict, x->n, x->k->dsts, x->k->srcs, x->refs, &x->risky);
     else
-        cbt_learn_refs(x->real, x->n, x->k->ops, x->refs, x->dict, &x->risky);
+        cbt_learn_refs(x->real, &x->t->cache, x->dict, x->n, x->k->ops, x->refs, &x->risky);
 }
 
 /* validate: strict mode and the stderr report, before the call. */
@@ -500,7 +438,7 @@ static void step_validate(struct batch *x)
     if (!x->validating)
         return;
     const struct call *k = x->k;
-    struct thread_state *t = x->t;
+    struct cbt_thread *t = x->t;
     if (x->d1 && x->n)
         x->ops = t ? copies_as_ops(t, k, x->n) : NULL;
     if (!t || (x->n && !x->refs) || !validator_room(t, x->n) || (x->n && !x->ops)) {
@@ -547,6 +485,7 @@ static void step_record(struct batch *x)
     uint8_t si = x->dict ? cbt_dict_stream(x->dict, x->b.stream, x->b.stream_id, x->b.context, x->b.device,
                                            x->b.device_count)
                          : CBT_EV_NO_STREAM;
+    x->stream_index = si;
     if (x->d1)
         cbt_record_batch1d(x->dict, &x->b, si, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
                            x->k->sizes, x->n, x->refs, x->caller);
@@ -601,7 +540,7 @@ static bool gpu_sampled(struct batch *x)
     if (every <= 1 || !x->t)
         return true;
     CUstream s = x->k->stream;
-    unsigned i = (unsigned)(((uintptr_t)s >> 4) % GPU_SLOTS);
+    unsigned i = (unsigned)(((uintptr_t)s >> 4) % CBT_GPU_SLOTS);
     if (x->t->gpu[i].stream != s) {
         x->t->gpu[i].stream = s;
         x->t->gpu[i].count = 0;
@@ -658,6 +597,104 @@ static void step_call(struct batch *x)
         x->b.fail_idx = (uint64_t)*k->fail_idx;
 }
 
+/* ---- the steady state ---- */
+
+/*
+ * Most batches are like the thread's previous one: on the same stream (whose
+ * id, context and device the thread knows), with no memory-management call
+ * since (the memory generation) and the dictionary in the same epoch, every
+ * op well formed (the driver reads them all) and every operand in one of
+ * the ranges the previous batch used (cbt_refs_steady), in one chunk, in
+ * observe mode with nobody validating or timing.  Such a batch takes the
+ * steady path: nothing is asked of the driver but the call itself, no
+ * dictionary entry or stream description is written (but at a refresh),
+ * and the batch is one event.  What it records is what the steps would:
+ * the steps leave t->steady only after a batch that recorded its stream and
+ * learned its operands in the current epoch.  Anything else takes the steps.
+ */
+static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, CUresult *res)
+{
+    const struct cbt_steady *s = &t->steady;
+    const int ptsz = cbt_api_is_ptsz(k->api);
+    const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+    if (!s->valid || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
+        t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
+        return false;
+    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    if (!slot->valid || slot->stream != k->stream || slot->generation != generation || slot->ptsz != ptsz)
+        return false;
+    uint16_t *refs = 2 * k->n <= t->dict.cap_refs ? t->dict.refs : cbt_dict_refs(&t->dict, k->n);
+    if (!refs)
+        return false;
+    const struct cbt_real *real = cbt_real();
+    size_t attrs_read = 0;
+    if (d1) {
+        if (k->n > CBT_EV_CHUNK1D || abi_signs(t, k) ||
+            cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
+                                    k->stream, true, cbt_device_count(real), &attrs_read) != k->n ||
+            attrs_read > CBT_EV_ATTRS1D || !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, refs))
+            return false;
+    } else if (k->n > CBT_EV_CHUNK3D || k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
+        return false;
+    }
+
+    struct cbt_ev_batch b = {
+        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api, .door = (uint8_t)k->door,
+        .outcome = CBT_OUTCOME_FORWARDED, .num_ops = k->n, .ops_recorded = k->n,
+        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .fail_idx = UINT64_MAX,
+        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
+    };
+    t->depth++;
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = forward(k, k->n, k->num_attrs);
+    uint64_t t1 = cbt_mono_ns();
+    t->depth--;
+    b.driver_ns = t1 - t0;
+    b.result = (uint32_t)r;
+    b.capture = r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
+                : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
+                : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
+                                                             : cbt_stream_capture(real, ptsz, k->stream);
+    if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
+        b.fail_idx = (uint64_t)*k->fail_idx;
+    uint8_t si = s->stream_index;
+    if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1))) {
+        /* a new epoch: the entries and the stream written again first */
+        struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, t1);
+        cbt_dict_touch(d, refs, k->n);
+        si = cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
+                             slot->device, cbt_device_count(real));
+        t->steady.epoch = d->epoch;
+        t->steady.stream_index = si;
+    }
+    if (d1) {
+        const struct cbt_ev_batch1d b1 = {
+            .srcs = (uint64_t)(uintptr_t)k->srcs, .sizes = (uint64_t)(uintptr_t)k->sizes,
+            .attrs = (uint64_t)(uintptr_t)k->attrs, .attrs_idxs = (uint64_t)(uintptr_t)k->attrs_idxs,
+            .num_attrs = k->num_attrs, .attrs_recorded = attrs_read,
+        };
+        cbt_record_batch1d(&t->dict, &b, si, &b1, k->attrs, k->attrs_idxs, k->dsts, k->srcs, k->sizes, k->n, refs,
+                           caller);
+    } else {
+        cbt_record_batch(&t->dict, &b, si, k->ops, k->n, refs, caller);
+    }
+    *res = r;
+    return true;
+}
+
+/* After the steps: whether the next batch may take the steady path. */
+static void steady_after(struct cbt_thread *t, const struct batch *x)
+{
+    const struct cbt_stream_slot *slot = x->look.slot;
+    bool ok = x->recording && !x->validating && !x->timed && x->dict && x->refs && !x->abi && !x->pending &&
+              x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
+              slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
+              t->cache.generation == x->look.generation;
+    t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
+                                    .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
+                                    .stream_index = x->stream_index, .valid = ok};
+}
+
 static CUresult common(const struct call *k, void *caller)
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
@@ -667,16 +704,21 @@ static CUresult common(const struct call *k, void *caller)
      * this is for the first batch), when the shim is off, and for a batch the
      * driver makes from inside a batch. */
     const struct cbt_config *cfg = cbt_config();
-    struct thread_state *t = thread_state();
+    struct cbt_thread *t = cbt_thread();
     if ((cbt_likely(k->fn != NULL) && (d1 ? cbt_quiet1d() : cbt_quiet())) || cfg->mode == CBT_MODE_OFF ||
         (t && t->depth > 0))
         return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
+    const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
+    CUresult res;
+    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate && !cfg->gpu_time &&
+        steady_path(t, k, caller, d1, &res))
+        return res;
     if (t)
         t->depth++;
     struct batch x = {
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
-        .recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b), .validating = cbt_always_validate,
-        .timed = cfg->gpu_time, .refuse_at = SIZE_MAX,
+        .recording = recording, .validating = cbt_always_validate,
+        .timed = cfg->gpu_time, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
     };
     step_describe(&x);
     step_read(&x);
@@ -687,8 +729,10 @@ static CUresult common(const struct call *k, void *caller)
         cbt_record_end(&x.b, caller);
     else
         step_record(&x);
-    if (t)
+    if (t) {
         t->depth--;
+        steady_after(t, &x);
+    }
     return x.res;
 }
 

@@ -135,6 +135,22 @@ static CUevent pool_get(const struct cbt_real *real, struct gt_ctx *c)
     return e;
 }
 
+/* The calling thread in RELAXED capture interaction mode until relaxed_end:
+ * its event queries and waits then break no capture (see the top). */
+static CUstreamCaptureMode relaxed_begin(const struct cbt_real *real)
+{
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (!real->thread_exchange_capture_mode || real->thread_exchange_capture_mode(&m) != CUDA_SUCCESS)
+        return CU_STREAM_CAPTURE_MODE_RELAXED; /* nothing to put back */
+    return m;
+}
+
+static void relaxed_end(const struct cbt_real *real, CUstreamCaptureMode was)
+{
+    if (was != CU_STREAM_CAPTURE_MODE_RELAXED && real->thread_exchange_capture_mode)
+        (void)real->thread_exchange_capture_mode(&was);
+}
+
 /*
  * Record anchor[gen & 1] on the shim's stream and wait for it: its GPU time
  * lies between the host times before the record and after the wait; the
@@ -227,7 +243,10 @@ static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned
     c->id = id;
     c->device = device;
     c->valid = true;
-    if (!anchor(real, c, 0)) {
+    CUstreamCaptureMode was = relaxed_begin(real);
+    bool anchored = anchor(real, c, 0);
+    relaxed_end(real, was);
+    if (!anchored) {
         /* Nothing of it is used again; what was made of it stays (leaked). */
         c->valid = false;
         return -1;
@@ -309,22 +328,6 @@ static void poll_locked(const struct cbt_real *real, uint64_t deadline)
     }
 }
 
-/* The calling thread in RELAXED capture interaction mode until relaxed_end:
- * its event queries and waits then break no capture (see the top). */
-static CUstreamCaptureMode relaxed_begin(const struct cbt_real *real)
-{
-    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-    if (!real->thread_exchange_capture_mode || real->thread_exchange_capture_mode(&m) != CUDA_SUCCESS)
-        return CU_STREAM_CAPTURE_MODE_RELAXED; /* nothing to put back */
-    return m;
-}
-
-static void relaxed_end(const struct cbt_real *real, CUstreamCaptureMode was)
-{
-    if (was != CU_STREAM_CAPTURE_MODE_RELAXED && real->thread_exchange_capture_mode)
-        (void)real->thread_exchange_capture_mode(&was);
-}
-
 static void at_exit(void)
 {
     const struct cbt_real *real = cbt_real();
@@ -352,11 +355,6 @@ static void gt_init(void)
     pthread_atfork(NULL, NULL, in_child);
 }
 
-static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                               const struct cbt_real *real);
-static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
-                              CUstream stream, const struct cbt_ev_gpu *sum, const struct cbt_real *real);
-
 static bool have_driver(const struct cbt_real *real)
 {
     return real->ctx_get_id && real->event_create && real->event_record[0] && real->event_query &&
@@ -371,10 +369,19 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
     return CBT_CAPTURE_UNKNOWN;
 }
 
+/*
+ * Per timed batch, on the calling thread: whether its stream is being
+ * captured, its context's state, two events from the pool (one lock) and
+ * their records, then the queue (a second lock).  Only the read-back's
+ * queries and the anchor's wait are unsafe during another thread's capture
+ * (measured: cuEventCreate, cuEventRecord on a stream not captured,
+ * cuEventElapsedTime and cuCtxGetId are not), so only they run in RELAXED
+ * mode, and the read-back runs only when an earlier batch is queued.
+ */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
 {
     t->status = -1;
-    t->start = NULL;
+    t->start = t->end = NULL;
     if (!cbt_tp_enabled(gpu_time))
         return;
     pthread_once(&gt_once, gt_init);
@@ -388,29 +395,25 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
         t->status = b->capture == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
         return;
     }
-    CUstreamCaptureMode was = relaxed_begin(real);
-    gpu_before_relaxed(t, b, ptsz, stream, real);
-    relaxed_end(real, was);
-}
-
-static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                               const struct cbt_real *real)
-{
-    pthread_mutex_lock(&gt_lock);
-    poll_locked(real, 0);
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    int i = -1;
-    if (ctx && real->ctx_get_id(ctx, &id) == CUDA_SUCCESS)
-        i = ctx_state_locked(real, ctx, id, b->device);
+    if (!ctx || real->ctx_get_id(ctx, &id) != CUDA_SUCCESS)
+        return;
+    pthread_mutex_lock(&gt_lock);
+    int i = ctx_state_locked(real, ctx, id, b->device);
     CUevent start = i >= 0 ? pool_get(real, &gt_ctxs[i]) : NULL;
+    CUevent end = start ? pool_get(real, &gt_ctxs[i]) : NULL;
+    if (start && !end)
+        pool_put(&gt_ctxs[i], start);
     pthread_mutex_unlock(&gt_lock);
-    if (!start)
+    if (!end)
         return;
     if (real->event_record[ptsz](start, stream) != CUDA_SUCCESS) {
         pthread_mutex_lock(&gt_lock);
-        if (gt_ctxs[i].valid && gt_ctxs[i].id == id)
+        if (gt_ctxs[i].valid && gt_ctxs[i].id == id) {
             pool_put(&gt_ctxs[i], start);
+            pool_put(&gt_ctxs[i], end);
+        }
         pthread_mutex_unlock(&gt_lock);
         return;
     }
@@ -418,6 +421,20 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
     t->ctx = i;
     t->ctx_id = id;
     t->start = start;
+    t->end = end;
+}
+
+/* The events of a call not timed after all, back in their pool. */
+static void give_back(struct cbt_gpu_call *t)
+{
+    if (!t->start)
+        return;
+    pthread_mutex_lock(&gt_lock);
+    if (gt_ctxs[t->ctx].valid && gt_ctxs[t->ctx].id == t->ctx_id) {
+        pool_put(&gt_ctxs[t->ctx], t->start);
+        pool_put(&gt_ctxs[t->ctx], t->end);
+    }
+    pthread_mutex_unlock(&gt_lock);
 }
 
 void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
@@ -426,16 +443,8 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
     if (t->status < 0)
         return;
     const struct cbt_real *real = cbt_real();
-    CUstreamCaptureMode was = relaxed_begin(real);
-    gpu_after_relaxed(t, res, b, ptsz, stream, sum, real);
-    relaxed_end(real, was);
-}
-
-static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz,
-                              CUstream stream, const struct cbt_ev_gpu *sum, const struct cbt_real *real)
-{
     struct gt_entry e = {
-        .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start,
+        .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start, .end = t->end,
         .ev = {.batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
                .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
                .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1},
@@ -450,42 +459,29 @@ static void gpu_after_relaxed(struct cbt_gpu_call *t, CUresult res, const struct
     }
     if (t->status == CBT_GPU_TIMED && res != CUDA_SUCCESS)
         e.ev.status = CBT_GPU_CALL_FAILED;
+    if (e.ev.status == CBT_GPU_TIMED && real->event_record[ptsz](e.end, stream) != CUDA_SUCCESS)
+        e.ev.status = CBT_GPU_NO_EVENTS;
     if (e.ev.status != CBT_GPU_TIMED) {
-        if (t->start) {
-            pthread_mutex_lock(&gt_lock);
-            if (gt_ctxs[t->ctx].valid && gt_ctxs[t->ctx].id == t->ctx_id)
-                pool_put(&gt_ctxs[t->ctx], t->start);
-            pthread_mutex_unlock(&gt_lock);
-        }
+        give_back(t);
         emit(&e.ev);
         return;
     }
     pthread_mutex_lock(&gt_lock);
-    struct gt_ctx *x = &gt_ctxs[t->ctx];
-    bool alive = x->valid && x->id == t->ctx_id;
-    e.end = alive ? pool_get(real, x) : NULL;
-    e.gen = x->gen;
-    pthread_mutex_unlock(&gt_lock);
-    if (!e.end || real->event_record[ptsz](e.end, stream) != CUDA_SUCCESS) {
-        e.ev.status = alive ? CBT_GPU_NO_EVENTS : CBT_GPU_LOST;
-        pthread_mutex_lock(&gt_lock);
-        if (x->valid && x->id == t->ctx_id) {
-            pool_put(x, e.start);
-            pool_put(x, e.end);
-        }
-        pthread_mutex_unlock(&gt_lock);
-        emit(&e.ev);
-        return;
-    }
-    pthread_mutex_lock(&gt_lock);
-    if (gt_count == GT_QUEUE)
+    if (gt_count) {
+        /* the batches queued before this one, read back (in RELAXED mode) */
+        CUstreamCaptureMode was = relaxed_begin(real);
         poll_locked(real, 0);
-    if (gt_count == GT_QUEUE) {
+        relaxed_end(real, was);
+    }
+    struct gt_ctx *x = &gt_ctxs[t->ctx];
+    e.gen = x->gen;
+    if (!x->valid || x->id != t->ctx_id) {
+        e.ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
+        emit(&e.ev);
+    } else if (gt_count == GT_QUEUE) {
         e.ev.status = CBT_GPU_OVERFLOW;
-        if (x->valid && x->id == t->ctx_id) {
-            pool_put(x, e.start);
-            pool_put(x, e.end);
-        }
+        pool_put(x, e.start);
+        pool_put(x, e.end);
         emit(&e.ev);
     } else {
         gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;

@@ -16,7 +16,7 @@ struct cbt_gpu_call {
     int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
     int ctx;        /* index of the context's state */
     unsigned long long ctx_id;
-    CUevent start;
+    CUevent start, end; /* taken from the pool before the call */
 };
 
 /* Before forwarding batch b (stream, context and device known): ask whether

@@ -52,60 +52,17 @@
 
 #define CACHE_MAX 4096
 
-/* Sorted by lo, never overlapping. */
-struct cache_side {
-    uint64_t (*key)[2]; /* [lo, hi): the allocation, the run of pageable pages, or the CUarray handle */
-    struct cbt_operand_info *info;
-    uint32_t n, cap, last, last2; /* last2: the entry hit before `last` (src and dst alternate) */
-};
-
-struct recent {
-    uint64_t lo, len; /* len 0: none */
-    uint16_t ref;
-    uint32_t serial;  /* the dictionary entry's, when ref was taken */
-};
-
-struct cache {
-    uint64_t generation;
-    struct recent recent[2]; /* the last two allocations met, kept from batch to batch (cbt_learn_refs) */
-    struct cache_side addr, array;
-    uint64_t confirmed_page; /* strict mode: the last pageable page mincore confirmed in this batch */
-};
-
-static CBT_TLS struct cache *tls_cache;
-static pthread_key_t cache_key;
-static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
-
-static void cache_free(void *p)
+void cbt_cache_release(struct cbt_cache *c)
 {
-    struct cache *c = p;
-    if (!c)
-        return;
     free(c->addr.key);
     free(c->addr.info);
-    free(c->array.key);
-    free(c->array.info);
-    free(c);
-}
-
-static void make_cache_key(void) { (void)pthread_key_create(&cache_key, cache_free); }
-
-static struct cache *cache_for_thread(void)
-{
-    struct cache *c = tls_cache;
-    if (cbt_unlikely(!c)) {
-        pthread_once(&cache_key_once, make_cache_key);
-        c = calloc(1, sizeof *c);
-        if (!c)
-            return NULL;
-        tls_cache = c;
-        (void)pthread_setspecific(cache_key, c);
-    }
-    return c;
+    free(c->arrays.key);
+    free(c->arrays.info);
+    memset(c, 0, sizeof *c);
 }
 
 /* Index of the first entry whose hi > key (the only one that can hold key). */
-static uint32_t side_search(const struct cache_side *s, uint64_t key)
+static uint32_t side_search(const struct cbt_cache_side *s, uint64_t key)
 {
     uint32_t lo = 0, hi = s->n;
     while (lo < hi) {
@@ -118,11 +75,11 @@ static uint32_t side_search(const struct cache_side *s, uint64_t key)
     return lo;
 }
 
-static const struct cbt_operand_info *cache_find(struct cache_side *s, uint64_t key)
+static const struct cbt_operand_info *cache_find(struct cbt_cache_side *s, uint64_t key)
 {
     uint32_t i = s->last;
     if (i < s->n && key >= s->key[i][0] && key < s->key[i][1])
-        return &s->info[i];
+        return &s->info[i]; /* a hit is s->key[s->last] */
     i = s->last2;
     if (i < s->n && key >= s->key[i][0] && key < s->key[i][1]) {
         s->last2 = s->last;
@@ -138,7 +95,7 @@ static const struct cbt_operand_info *cache_find(struct cache_side *s, uint64_t 
     return NULL;
 }
 
-static bool side_reserve(struct cache_side *s)
+static bool side_reserve(struct cbt_cache_side *s)
 {
     if (s->n < s->cap)
         return true;
@@ -160,7 +117,7 @@ static bool side_reserve(struct cache_side *s)
 }
 
 /* Remove entries [i, j). */
-static void side_remove(struct cache_side *s, uint32_t i, uint32_t j)
+static void side_remove(struct cbt_cache_side *s, uint32_t i, uint32_t j)
 {
     memmove(&s->key[i], &s->key[j], (s->n - j) * sizeof *s->key);
     memmove(&s->info[i], &s->info[j], (s->n - j) * sizeof *s->info);
@@ -172,7 +129,7 @@ static bool is_pageable(const struct cbt_operand_info *o) { return o->kind == CB
 
 /* Keep [lo, hi) -> info.  Entries it overlaps are dropped (the newer answer
  * wins); a pageable run merges with pageable neighbours it touches. */
-static void cache_put(struct cache_side *s, uint64_t lo, uint64_t hi, const struct cbt_operand_info *info)
+static void cache_put(struct cbt_cache_side *s, uint64_t lo, uint64_t hi, const struct cbt_operand_info *info)
 {
     if (lo >= hi || !side_reserve(s))
         return;
@@ -207,17 +164,18 @@ static void cache_put(struct cache_side *s, uint64_t lo, uint64_t hi, const stru
 }
 
 /* Does any entry overlap [lo, hi)? */
-static bool cache_overlaps(const struct cache_side *s, uint64_t lo, uint64_t hi)
+static bool cache_overlaps(const struct cbt_cache_side *s, uint64_t lo, uint64_t hi)
 {
     uint32_t i = side_search(s, lo);
     return i < s->n && s->key[i][0] < hi;
 }
 
-static void cache_clear(struct cache *c)
+static void cache_clear(struct cbt_cache *c)
 {
     c->recent[0].len = c->recent[1].len = 0;
     c->addr.n = c->addr.last = c->addr.last2 = 0;
-    c->array.n = c->array.last = c->array.last2 = 0;
+    c->arrays.n = c->arrays.last = c->arrays.last2 = 0;
+    c->array_recent.len = 0;
 }
 
 static uint32_t format_bytes(CUarray_format f)
@@ -267,7 +225,7 @@ static bool host_mapped(uint64_t p, uint64_t page)
 
 #define NO_PAGE 1 /* never a page address */
 
-static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_operand_info *o, struct cache *c,
+static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_operand_info *o, struct cbt_cache *c,
                           uint64_t page, bool strict)
 {
     uint64_t pg = p & ~(page - 1);
@@ -330,10 +288,10 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
         cache_put(&c->addr, start, start + size, o);
 }
 
-static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_operand_info *o, struct cache *c)
+static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_operand_info *o, struct cbt_cache *c)
 {
     uint64_t key = (uint64_t)(uintptr_t)a;
-    const struct cbt_operand_info *hit = c ? cache_find(&c->array, key) : NULL;
+    const struct cbt_operand_info *hit = c ? cache_find(&c->arrays, key) : NULL;
     if (hit) {
         *o = *hit;
         return;
@@ -349,11 +307,11 @@ static void learn_array(const struct cbt_real *real, CUarray a, struct cbt_opera
     uint32_t fb = format_bytes(d.Format);
     o->elem_size = has_channels_in_format(d.Format) ? fb : fb * d.NumChannels;
     if (c && key != UINT64_MAX)
-        cache_put(&c->array, key, key + 1, o);
+        cache_put(&c->arrays, key, key + 1, o);
 }
 
 static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, struct cbt_operand_info *o,
-                  struct cache *c, uint64_t page, bool strict)
+                  struct cbt_cache *c, uint64_t page, bool strict)
 {
     *o = (struct cbt_operand_info){.device = -1};
     if (op->type == CU_MEMCPY_OPERAND_TYPE_POINTER && op->op.ptr.ptr)
@@ -362,8 +320,8 @@ static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, stru
         learn_array(real, op->op.array.array, o, c);
 }
 
-/* The calling thread's cache, emptied when the generation moved on (NULL: no memory for one). */
-static struct cache *cache_for_batch(uint64_t *page, bool *strict)
+/* The calling thread's cache c (NULL: none), emptied when the generation moved on. */
+static struct cbt_cache *cache_for_batch(struct cbt_cache *c, uint64_t *page, bool *strict)
 {
     static uint64_t pagesize;
     if (cbt_unlikely(!pagesize))
@@ -371,7 +329,6 @@ static struct cache *cache_for_batch(uint64_t *page, bool *strict)
     *page = pagesize;
     *strict = cbt_config()->mode == CBT_MODE_STRICT;
     /* Without memory for a cache, every operand is asked about. */
-    struct cache *c = cache_for_thread();
     if (c) {
         /* Read before any question is asked: a change under way moves it on again. */
         uint64_t g = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
@@ -384,45 +341,10 @@ static struct cache *cache_for_batch(uint64_t *page, bool *strict)
     return c;
 }
 
-void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                        struct cbt_operand_info *src, struct cbt_operand_info *dst)
-{
-    uint64_t page;
-    bool strict;
-    struct cache *c = cache_for_batch(&page, &strict);
-    for (size_t i = 0; i < n; i++) {
-        learn(real, &ops[i].src, &src[i], c, page, strict);
-        learn(real, &ops[i].dst, &dst[i], c, page, strict);
-    }
-}
-
-static inline bool info_eq(const struct cbt_operand_info *a, const struct cbt_operand_info *b)
-{
-    return a->kind == b->kind && a->device == b->device && a->alloc_base == b->alloc_base &&
-           a->alloc_size == b->alloc_size && a->array_width == b->array_width &&
-           a->array_height == b->array_height && a->array_depth == b->array_depth && a->elem_size == b->elem_size;
-}
-
-/* The slot of `o` in infos[0..*k): one of the last few used, or a new one. */
-static inline uint32_t info_slot(const struct cbt_operand_info *o, struct cbt_operand_info *infos, size_t *k,
-                                 uint32_t recent[4])
-{
-    for (int j = 0; j < 4; j++)
-        if (recent[j] < *k && info_eq(o, &infos[recent[j]]))
-            return recent[j];
-    uint32_t s = (uint32_t)(*k)++;
-    infos[s] = *o;
-    recent[3] = recent[2];
-    recent[2] = recent[1];
-    recent[1] = recent[0];
-    recent[0] = s;
-    return s;
-}
-
 /* An operand's info: on a cache hit the cached entry itself (no copy), else
  * `tmp`, filled by learn(); *changed when the cache may have moved. */
 static inline const struct cbt_operand_info *learn_ref(const struct cbt_real *real, const CUmemcpy3DOperand *op,
-                                                       struct cbt_operand_info *tmp, struct cache *c,
+                                                       struct cbt_operand_info *tmp, struct cbt_cache *c,
                                                        uint64_t page, bool strict, bool *changed)
 {
     if (c && !strict) {
@@ -430,7 +352,7 @@ static inline const struct cbt_operand_info *learn_ref(const struct cbt_real *re
         if (op->type == CU_MEMCPY_OPERAND_TYPE_POINTER && op->op.ptr.ptr)
             hit = cache_find(&c->addr, (uint64_t)op->op.ptr.ptr);
         else if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && op->op.array.array)
-            hit = cache_find(&c->array, (uint64_t)(uintptr_t)op->op.array.array);
+            hit = cache_find(&c->arrays, (uint64_t)(uintptr_t)op->op.array.array);
         if (hit)
             return hit;
     }
@@ -439,81 +361,26 @@ static inline const struct cbt_operand_info *learn_ref(const struct cbt_real *re
     return tmp;
 }
 
-/* Is address a inside the CUDA allocation a cache entry describes? */
-static inline bool in_alloc(const struct cbt_operand_info *e, uint64_t a)
-{
-    return e && e->alloc_size && e->kind != CBT_MEM_HOST_PAGEABLE && a - e->alloc_base < e->alloc_size;
-}
-
-size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                         struct cbt_op_infos *idx, struct cbt_operand_info *infos)
-{
-    uint64_t page;
-    bool strict;
-    struct cache *c = cache_for_batch(&page, &strict);
-    size_t k = 0;
-    uint32_t recent[4] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
-    /* The last two cache entries seen and their slots: most operands hit one. */
-    const struct cbt_operand_info *rp[2] = {NULL, NULL};
-    uint32_t rs[2] = {0, 0};
-    struct cbt_operand_info tmp;
-    for (size_t i = 0; i < 2 * n; i++) {
-        const CUmemcpy3DOperand *op = i & 1 ? &ops[i / 2].dst : &ops[i / 2].src;
-        uint32_t slot;
-        /* Inside the allocation of one of the last two cache entries: that
-         * entry is the one the cache would find (entries never overlap). */
-        if (!strict && op->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
-            uint64_t a = (uint64_t)op->op.ptr.ptr;
-            int j = in_alloc(rp[0], a) ? 0 : in_alloc(rp[1], a) ? 1 : -1;
-            if (j >= 0) {
-                slot = rs[j];
-                goto have_slot;
-            }
-        }
-        bool changed = false;
-        const struct cbt_operand_info *p = learn_ref(real, op, &tmp, c, page, strict, &changed);
-        if (changed)
-            rp[0] = rp[1] = NULL;
-        if (p == rp[0]) {
-            slot = rs[0];
-        } else if (p == rp[1]) {
-            slot = rs[1];
-        } else {
-            slot = info_slot(p, infos, &k, recent);
-            if (p != &tmp) {
-                rp[1] = rp[0];
-                rs[1] = rs[0];
-                rp[0] = p;
-                rs[0] = slot;
-            }
-        }
-    have_slot:
-        if (i & 1)
-            idx[i / 2].dst = slot;
-        else
-            idx[i / 2].src = slot;
-    }
-    return k;
-}
-
 /*
  * The refs of a batch: for each operand, its index in the thread's
- * dictionary (src/record.c).  Most operands lie in the allocation of one of
- * the last two met: that allocation's entry is the one the cache would find
- * (entries never overlap), and its index is known; the range and the index
- * are kept by value (they stay true for the whole batch: an entry a batch
- * refers to is not reused before it is written), so that check is a
+ * dictionary (src/record.c).  Most operands lie in one of the last two
+ * address ranges met (a CUDA allocation, or a run of pageable pages) or are
+ * the last CUDA array met: that range's cache entry is the one the cache
+ * would find (entries never overlap), and its index is known; the range and
+ * the index are kept by value (they stay true for the whole batch: an entry
+ * a batch refers to is not reused before it is written), so that check is a
  * subtraction and a compare.  The others are learned (the cache, else the
  * driver) and looked up in the dictionary.  *risky: an operand is unmapped
- * memory, which the driver may crash on.
+ * memory, which the driver may crash on.  Strict mode keeps no recents: its
+ * pageable hits are confirmed each batch.
  */
 struct learn_ctx {
     const struct cbt_real *real;
-    struct cache *c;
+    struct cbt_cache *c;
     uint64_t page;
     bool strict;
     struct cbt_dict *d;
-    struct recent r[2];
+    struct cbt_recent r[2], ra; /* pointer ranges; the last CUarray (lo: its handle, len 1) */
     bool risky;
 };
 
@@ -525,10 +392,18 @@ static __attribute__((noinline)) uint16_t ref_slow(struct learn_ctx *x, const CU
     if (cbt_unlikely(p->kind == CBT_MEM_UNMAPPED))
         x->risky = true;
     uint16_t r = cbt_dict_ref(x->d, p);
-    if (!x->strict && p != &tmp && p->alloc_size && p->kind != CBT_MEM_HOST_PAGEABLE && r != CBT_REF_UNKNOWN) {
+    if (x->strict || p == &tmp || r == CBT_REF_UNKNOWN)
+        return r;
+    /* a cache hit: the entry's range (cache_find left it `last`) is a recent */
+    bool array = op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    const struct cbt_cache_side *s = array ? &x->c->arrays : &x->c->addr;
+    struct cbt_recent got = {.lo = s->key[s->last][0], .len = s->key[s->last][1] - s->key[s->last][0], .ref = r,
+                         .serial = cbt_dict_serial(x->d, r)};
+    if (array) {
+        x->ra = got;
+    } else {
         x->r[1] = x->r[0];
-        x->r[0] = (struct recent){.lo = p->alloc_base, .len = p->alloc_size, .ref = r,
-                                  .serial = cbt_dict_serial(x->d, r)};
+        x->r[0] = got;
     }
     return r;
 }
@@ -541,21 +416,25 @@ static inline uint16_t ref_of(struct learn_ctx *x, const CUmemcpy3DOperand *op)
             return x->r[0].ref;
         if (a - x->r[1].lo < x->r[1].len)
             return x->r[1].ref;
+    } else if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && x->ra.len &&
+               (uint64_t)(uintptr_t)op->op.array.array == x->ra.lo) {
+        return x->ra.ref;
     }
     return ref_slow(x, op);
 }
 
-/* The last two allocations of the thread's previous batch, while the cache
- * kept them (no memory-management call since) and the dictionary still
- * holds their entries. */
-static void recents_begin(struct learn_ctx *x)
+/* The recents of the thread's previous batch, while the cache kept them (no
+ * memory-management call since) and the dictionary still holds their entries. */
+static void recents_begin(struct learn_ctx *x, struct cbt_cache *c)
 {
-    x->c = cache_for_batch(&x->page, &x->strict);
+    x->c = cache_for_batch(c, &x->page, &x->strict);
     if (!x->c || x->strict)
         return;
     for (int i = 0; i < 2; i++)
         if (x->c->recent[i].len && cbt_dict_keep(x->d, x->c->recent[i].ref, x->c->recent[i].serial))
             x->r[i] = x->c->recent[i];
+    if (x->c->array_recent.len && cbt_dict_keep(x->d, x->c->array_recent.ref, x->c->array_recent.serial))
+        x->ra = x->c->array_recent;
 }
 
 static void recents_end(const struct learn_ctx *x)
@@ -563,14 +442,15 @@ static void recents_end(const struct learn_ctx *x)
     if (x->c && !x->strict) {
         x->c->recent[0] = x->r[0];
         x->c->recent[1] = x->r[1];
+        x->c->array_recent = x->ra;
     }
 }
 
-void cbt_learn_refs(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                    struct cbt_dict *d, bool *risky)
+void cbt_learn_refs(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
+                    const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs, bool *risky)
 {
     struct learn_ctx x = {.real = real, .d = d};
-    recents_begin(&x);
+    recents_begin(&x, c);
     for (size_t i = 0; i < n; i++) {
         refs[2 * i] = ref_of(&x, &ops[i].src);
         refs[2 * i + 1] = ref_of(&x, &ops[i].dst);
@@ -579,11 +459,11 @@ void cbt_learn_refs(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_B
     *risky |= x.risky;
 }
 
-void cbt_learn_refs1d(const struct cbt_real *real, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
-                      uint16_t *refs, struct cbt_dict *d, bool *risky)
+void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
+                      const CUdeviceptr *dsts, const CUdeviceptr *srcs, uint16_t *refs, bool *risky)
 {
     struct learn_ctx x = {.real = real, .d = d};
-    recents_begin(&x);
+    recents_begin(&x, c);
     CUmemcpy3DOperand op;
     memset(&op, 0, sizeof op);
     op.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
@@ -608,6 +488,60 @@ void cbt_learn_refs1d(const struct cbt_real *real, size_t n, const CUdeviceptr *
     }
     recents_end(&x);
     *risky |= x.risky;
+}
+
+/* The steady state (see operands.h): the recents alone, no question asked. */
+static inline bool steady_ref(const struct cbt_cache *c, const CUmemcpy3DOperand *op, uint16_t *ref)
+{
+    if (cbt_likely(op->type == CU_MEMCPY_OPERAND_TYPE_POINTER)) {
+        uint64_t a = (uint64_t)op->op.ptr.ptr;
+        if (a - c->recent[0].lo < c->recent[0].len) {
+            *ref = c->recent[0].ref;
+            return true;
+        }
+        if (a - c->recent[1].lo < c->recent[1].len) {
+            *ref = c->recent[1].ref;
+            return true;
+        }
+        return false;
+    }
+    if (op->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && c->array_recent.len &&
+        (uint64_t)(uintptr_t)op->op.array.array == c->array_recent.lo) {
+        *ref = c->array_recent.ref;
+        return true;
+    }
+    return false;
+}
+
+bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cbt_op_well_formed_inline(&ops[i]) || !steady_ref(c, &ops[i].src, &refs[2 * i]) ||
+            !steady_ref(c, &ops[i].dst, &refs[2 * i + 1]))
+            return false;
+    return true;
+}
+
+bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+                       uint16_t *refs)
+{
+    const struct cbt_recent *r = c->recent;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = srcs[i], t = dsts[i];
+        if (s - r[0].lo < r[0].len)
+            refs[2 * i] = r[0].ref;
+        else if (s - r[1].lo < r[1].len)
+            refs[2 * i] = r[1].ref;
+        else
+            return false;
+        if (t - r[0].lo < r[0].len)
+            refs[2 * i + 1] = r[0].ref;
+        else if (t - r[1].lo < r[1].len)
+            refs[2 * i + 1] = r[1].ref;
+        else
+            return false;
+    }
+    return true;
 }
 
 int cbt_device_count(const struct cbt_real *real)

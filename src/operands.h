@@ -9,24 +9,50 @@
 
 #include "driver.h"
 
-/* Learn what the driver knows about every operand of a batch. */
-void cbt_learn_operands(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                        struct cbt_operand_info *src, struct cbt_operand_info *dst);
-/* The same, deduplicated: infos[idx[i].src] and infos[idx[i].dst] are op i's;
- * returns how many infos (at most 2n) were written. */
-struct cbt_op_infos {
-    uint32_t src, dst;
+/*
+ * The calling thread's cache of what it learned (src/operands.c): address
+ * ranges (CUDA allocations, runs of pageable pages) and CUDA arrays, each
+ * sorted, with the kind, device and bounds learned; and the recents, the
+ * ranges the thread's previous batch used with their dictionary indices.
+ * Part of the thread's state (src/thread.h); zeroed is empty.
+ */
+struct cbt_cache_side {
+    uint64_t (*key)[2]; /* [lo, hi): the allocation, the run of pageable pages, or the CUarray handle */
+    struct cbt_operand_info *info;
+    uint32_t n, cap, last, last2; /* last2: the entry hit before `last` (src and dst alternate) */
 };
-size_t cbt_learn_indexed(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                         struct cbt_op_infos *idx, struct cbt_operand_info *infos);
+struct cbt_recent {
+    uint64_t lo, len; /* len 0: none */
+    uint16_t ref;
+    uint32_t serial;  /* the dictionary entry's, when ref was taken */
+};
+struct cbt_cache {
+    uint64_t generation;          /* cbt_mem_generation it holds for */
+    struct cbt_recent recent[2];  /* pointer operands: the last two ranges met */
+    struct cbt_recent array_recent; /* array operands: the last CUarray met */
+    struct cbt_cache_side addr, arrays;
+    uint64_t confirmed_page;      /* strict mode: the last pageable page mincore confirmed in this batch */
+};
+void cbt_cache_release(struct cbt_cache *c);
+
 /* The dictionary indices (src/record.h) of the operands of ops[0, n): refs[2i]
  * the source's, refs[2i+1] the destination's; *risky set when an operand is
- * unmapped memory.  The 1D batch's copies likewise, from its arrays. */
+ * unmapped memory.  The 1D batch's copies likewise, from its arrays.  c is
+ * the thread's cache (NULL: none, every operand is asked about). */
 struct cbt_dict;
-void cbt_learn_refs(const struct cbt_real *real, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                    struct cbt_dict *d, bool *risky);
-void cbt_learn_refs1d(const struct cbt_real *real, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
-                      uint16_t *refs, struct cbt_dict *d, bool *risky);
+void cbt_learn_refs(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
+                    const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs, bool *risky);
+void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
+                      const CUdeviceptr *dsts, const CUdeviceptr *srcs, uint16_t *refs, bool *risky);
+
+/* The steady state: when every op is well formed and every operand lies in
+ * one of the recents, their refs (true); else false, and nothing is changed.
+ * Only for a caller that knows the recents still hold: the same memory
+ * generation and dictionary epoch as the thread's previous batch, which
+ * learned its refs (observe mode). */
+bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs);
+bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+                       uint16_t *refs);
 
 int cbt_device_count(const struct cbt_real *real);
 

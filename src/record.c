@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3): the batch events and the calling thread's
+ * The compact record (format 4): the batch events and the calling thread's
  * dictionaries of operands and streams.
  *
- * Cost, per batch: four integers, a few varint bytes (hdr), the program's
- * own op list or copy arrays as passed, and two 16-bit operand references
+ * Cost, per batch: one sequence of words (t): four words (h), a few varint
+ * bytes (hdr), the program's own op list or copy arrays as passed (for a
+ * large batch, sequences of their own) and two 16-bit operand references
  * per op, or none when they repeat the thread's previous batch.  What the
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
@@ -20,6 +21,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,35 +40,6 @@ _Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(size_t) == 8, "copy arrays tra
 #define MAX_ENTRIES 65535u /* indices 0..65534; 0xffff is CBT_REF_UNKNOWN */
 #define STREAMS CBT_EV_STREAMS
 
-struct stream_seen {
-    uint64_t handle, id, context;
-    int32_t device, device_count;
-    uint32_t epoch; /* 0: never written */
-};
-
-struct cbt_dict {
-    uint64_t key;       /* image tag << 32 | thread id */
-    int32_t tid;
-    uint32_t epoch;     /* entries written in an older epoch are written again */
-    uint64_t epoch_ns;  /* when the epoch began */
-    uint64_t now_ns;    /* coarse_now's last reading */
-    bool emit, was_emitting;
-    uint32_t stamp;     /* the current batch */
-    uint32_t cap, next;
-    struct cbt_operand_info *info;
-    uint32_t *written;  /* epoch an entry was last written in */
-    uint32_t *used;     /* stamp of the last batch that referred to it */
-    uint32_t *serial;   /* changes whenever the entry is given to another operand */
-    uint32_t next_serial;
-    uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
-    uint32_t table_mask;
-    struct stream_seen streams[STREAMS];
-    uint16_t *refs, *prev_refs;
-    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
-};
-
-static CBT_TLS struct cbt_dict *tls_dict;
-
 /*
  * One writer of the process at a time: LTTng drops an event, even in
  * blocking mode, when a writer wraps around the ring onto a sub-buffer that
@@ -77,26 +50,48 @@ static CBT_TLS struct cbt_dict *tls_dict;
  * writer to wait for, and the lock is not taken.
  */
 pthread_mutex_t cbt_write_lock = PTHREAD_MUTEX_INITIALIZER;
-static int writer_threads; /* threads with a dictionary: those that write batches */
-static CBT_TLS bool tls_locked;
+static int writer_threads;      /* threads with a dictionary: those that write batches */
+static int writing_unlocked;    /* the one writer thread is writing without the lock */
+static CBT_TLS bool tls_writer; /* this thread is one of them */
 
-static inline void write_lock(void)
+/* Takes the lock when another thread writes batches too; says whether it did.
+ * The one writer announces its unlocked write and then looks again, and a
+ * new writer counts itself and then waits for such a write to end (see
+ * writer_joins): one of the two sees the other (both sequentially
+ * consistent), so no unlocked write overlaps another write. */
+static inline bool write_lock(void)
 {
-    tls_locked = __atomic_load_n(&writer_threads, __ATOMIC_RELAXED) > 1;
-    if (tls_locked)
-        pthread_mutex_lock(&cbt_write_lock);
+    if (__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1) {
+        __atomic_store_n(&writing_unlocked, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&writer_threads, __ATOMIC_SEQ_CST) <= 1)
+            return false;
+        __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_lock(&cbt_write_lock);
+    return true;
 }
 
-static inline void write_unlock(void)
+static inline void write_unlock(bool locked)
 {
-    if (tls_locked)
+    if (locked)
         pthread_mutex_unlock(&cbt_write_lock);
+    else
+        __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELEASE);
 }
-static pthread_key_t dict_key;
-static pthread_once_t dict_key_once = PTHREAD_ONCE_INIT;
 
-static void dict_release(struct cbt_dict *d)
+/* A thread about to write its first batch. */
+static void writer_joins(void)
 {
+    __atomic_add_fetch(&writer_threads, 1, __ATOMIC_SEQ_CST);
+    tls_writer = true;
+    while (__atomic_load_n(&writing_unlocked, __ATOMIC_SEQ_CST))
+        sched_yield();
+}
+
+void cbt_dict_release(struct cbt_dict *d)
+{
+    if (d->cap)
+        __atomic_sub_fetch(&writer_threads, 1, __ATOMIC_RELAXED);
     free(d->info);
     free(d->written);
     free(d->used);
@@ -104,18 +99,8 @@ static void dict_release(struct cbt_dict *d)
     free(d->table);
     free(d->refs);
     free(d->prev_refs);
-    free(d);
+    memset(d, 0, sizeof *d);
 }
-
-static void dict_free(void *p)
-{
-    if (!p)
-        return;
-    __atomic_sub_fetch(&writer_threads, 1, __ATOMIC_RELAXED);
-    dict_release(p);
-}
-
-static void make_dict_key(void) { (void)pthread_key_create(&dict_key, dict_free); }
 
 static bool dict_grow(struct cbt_dict *d, uint32_t cap)
 {
@@ -148,42 +133,25 @@ static bool dict_grow(struct cbt_dict *d, uint32_t cap)
     return true;
 }
 
-/* CLOCK_MONOTONIC_COARSE, read once in 32 batches of a thread: the refresh
- * needs no precision, and a clock read per batch would cost the floor's. */
-static uint64_t coarse_now(struct cbt_dict *d)
+struct cbt_dict *cbt_dict_for_batch(struct cbt_dict *d, bool emit, uint64_t batch_id, int32_t tid, uint64_t now_ns)
 {
-    if ((d->stamp & 31) == 0 || !d->now_ns) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        d->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
-    return d->now_ns;
-}
-
-struct cbt_dict *cbt_dict_for_batch(bool emit, uint64_t batch_id, int32_t tid)
-{
-    struct cbt_dict *d = tls_dict;
-    if (cbt_unlikely(!d)) {
-        pthread_once(&dict_key_once, make_dict_key);
-        if (!(d = calloc(1, sizeof *d)))
-            return NULL;
+    d->now_ns = now_ns;
+    if (cbt_unlikely(!d->cap)) {
         if (!dict_grow(d, CBT_EV_DICT)) {
-            dict_release(d);
+            cbt_dict_release(d);
             return NULL;
         }
         d->epoch = 1;
-        d->epoch_ns = coarse_now(d);
-        __atomic_add_fetch(&writer_threads, 1, __ATOMIC_RELAXED);
-        tls_dict = d;
-        (void)pthread_setspecific(dict_key, d);
+        d->epoch_ns = d->now_ns;
+        writer_joins();
     }
-    uint64_t now_ns = coarse_now(d);
     uint64_t key = (batch_id & 0xffffffff00000000ull) | (uint32_t)tid;
     /* A new epoch: every entry is written again on its next use, and no
      * batch says its refs repeat one the reader may not have seen. */
-    if (cbt_unlikely(key != d->key || (emit && !d->was_emitting) || now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS)) {
+    if (cbt_unlikely(key != d->key || (emit && !d->was_emitting) ||
+                     d->now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS)) {
         d->epoch++;
-        d->epoch_ns = now_ns;
+        d->epoch_ns = d->now_ns;
         d->n_prev = 0;
         if (key != d->key) { /* a forked child: a thread of another image */
             d->key = key;
@@ -223,9 +191,9 @@ static void write_entry(struct cbt_dict *d, uint16_t i)
         .array_height = o->array_height, .array_depth = o->array_depth, .elem_size = o->elem_size,
         .device = o->device, .kind = o->kind,
     };
-    write_lock();
+    bool locked = write_lock();
     cbt_tp(operand, d->key, i, &w, __builtin_return_address(0));
-    write_unlock();
+    write_unlock(locked);
 }
 
 uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o)
@@ -264,6 +232,18 @@ uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o)
     return i;
 }
 
+void cbt_dict_touch(struct cbt_dict *d, const uint16_t *refs, size_t n)
+{
+    for (size_t k = 0; k < 2 * n; k++) {
+        uint16_t i = refs[k];
+        if (i >= d->cap)
+            continue;
+        d->used[i] = d->stamp;
+        if (d->emit && d->written[i] != d->epoch)
+            write_entry(d, i);
+    }
+}
+
 uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i) { return i < d->cap ? d->serial[i] : 0; }
 
 bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial)
@@ -286,20 +266,20 @@ uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id,
                         int32_t device_count)
 {
     uint8_t i = (uint8_t)((handle >> 4 ^ handle) % STREAMS);
-    struct stream_seen *s = &d->streams[i];
+    struct cbt_stream_seen *s = &d->streams[i];
     if (s->epoch == d->epoch && s->handle == handle && s->id == stream_id && s->context == context &&
         s->device == device && s->device_count == device_count)
         return i;
-    *s = (struct stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
+    *s = (struct cbt_stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
                               .device_count = device_count, .epoch = d->epoch};
     if (!d->emit || !cbt_tp_enabled(stream))
         return i;
     const struct cbt_ev_stream ev = {.key = d->key, .index = i, .handle = handle, .stream_id = stream_id,
                                      .context = context, .device = device, .device_count = device_count,
                                      .rules = CBT_RULES_VERSION};
-    write_lock();
+    bool locked = write_lock();
     cbt_tp(stream, &ev, __builtin_return_address(0));
-    write_unlock();
+    write_unlock(locked);
     return i;
 }
 
@@ -394,17 +374,70 @@ static uint8_t *hdr_optional(uint8_t *p, uint8_t *mask, const struct cbt_ev_batc
  * are written)?  Remembers them for the next batch either way. */
 static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size_t chunk)
 {
-    if (!refs || n == 0 || n > chunk) {
+    if (!refs || n == 0 || n > chunk)
         return false;
+    if (d->n_prev == n) {
+        if (n > 4) {
+            if (memcmp(d->prev_refs, refs, 2 * n * sizeof *refs) == 0)
+                return true;
+        } else {
+            size_t i = 0; /* a few: no call */
+            while (i < 2 * n && d->prev_refs[i] == refs[i])
+                i++;
+            if (i == 2 * n)
+                return true;
+        }
     }
-    bool same = d->n_prev == n && memcmp(d->prev_refs, refs, 2 * n * sizeof *refs) == 0;
-    if (!same && grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
+    if (grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
         memcpy(d->prev_refs, refs, 2 * n * sizeof *refs);
         d->n_prev = n;
-    } else if (!same) {
+    } else {
         d->n_prev = 0;
     }
-    return same;
+    return false;
+}
+
+/*
+ * t (events.h), built in a buffer of words: h, hdr, then what the event
+ * carries there, then the refs.  Each piece is appended at p; whole words
+ * are kept by padding hdr and the refs with zero bytes.
+ */
+struct tail {
+    uint64_t w[CBT_EV_TAIL_WORDS];
+    uint8_t *p;
+};
+_Static_assert(CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 +
+                       (CBT_EV_INLINE3D * CBT_EV_OP_SIZE + 4 * CBT_EV_INLINE3D + 7) / 8 <= CBT_EV_TAIL_WORDS,
+              "a b event's t fits");
+_Static_assert(CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 + CBT_EV_INLINE_ATTRS * 4 + CBT_EV_INLINE1D * 3 +
+                       (4 * CBT_EV_INLINE1D + 7) / 8 <= CBT_EV_TAIL_WORDS,
+              "a c event's t fits");
+
+static inline uint8_t *tail_hdr(struct tail *t) { return (uint8_t *)(t->w + CBT_EV_HEAD_WORDS); }
+
+static inline void tail_pad(struct tail *t)
+{
+    while ((uintptr_t)(t->p - (uint8_t *)t->w) & 7)
+        *t->p++ = 0;
+}
+
+static inline void tail_put(struct tail *t, const void *src, size_t bytes)
+{
+    if (bytes) {
+        memcpy(t->p, src, bytes);
+        t->p += bytes;
+    }
+}
+
+/* h, and the refs of the event's first n ops unless they repeat: t is done. */
+static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
+{
+    memcpy(t->w, h, 8 * CBT_EV_HEAD_WORDS);
+    if (n) {
+        tail_put(t, refs, 4 * n);
+        tail_pad(t);
+    }
+    return (uint32_t)((t->p - (uint8_t *)t->w) / 8);
 }
 
 void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
@@ -412,32 +445,43 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t 
 {
     if (!cbt_tp_enabled(b))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
-    p = varint(p, b->num_ops);
-    p = varint(p, b->op_list);
-    p = varint(p, stream_index);
-    hdr[0] = 0;
-    p = hdr_optional(p, &hdr[0], b, n, NULL);
+    struct tail t;
+    uint8_t *h = tail_hdr(&t);
+    t.p = h + 1;
+    t.p = varint(t.p, b->num_ops);
+    t.p = varint(t.p, b->op_list);
+    t.p = varint(t.p, stream_index);
+    h[0] = 0;
+    t.p = hdr_optional(t.p, &h[0], b, n, NULL);
+    tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
-    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
-                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
-    write_lock();
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
+    if (n <= CBT_EV_INLINE3D) { /* one event, the ops in t */
+        tail_put(&t, ops, n * sizeof *ops);
+        r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
+        bool locked = write_lock();
+        cbt_tp(b, &r, ip);
+        write_unlock(locked);
+        return;
+    }
+    uint32_t count0 = n < CBT_EV_CHUNK3D ? (uint32_t)n : CBT_EV_CHUNK3D;
+    r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
+    bool locked = write_lock();
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK3D ? (uint32_t)(n - first) : CBT_EV_CHUNK3D;
         r.first = first;
         r.count = count;
-        static const uint64_t none[1];
-        r.ops = count ? (const void *)(ops + first) : none;
+        r.ops = ops + first;
         r.refs = refs ? refs + 2 * first : NULL;
-        r.nrefs_ops = refs && !same ? count : 0;
+        r.nrefs_ops = refs ? count : 0;
         if (first == 0)
-            cbt_tp(b, &r, ip);
+            cbt_tp(bs, &r, ip);
         else
             cbt_tp(bo, &r, ip);
         first += count;
     } while (first < n);
-    write_unlock();
+    write_unlock(locked);
 }
 
 void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
@@ -447,26 +491,40 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 {
     if (!cbt_tp_enabled(c))
         return;
-    uint8_t hdr[CBT_EV_HDR_MAX], *p = hdr + 1;
-    p = varint(p, b->num_ops);
-    p = varint(p, b->op_list);
-    p = varint(p, stream_index);
+    struct tail t;
+    uint8_t *h = tail_hdr(&t);
+    t.p = h + 1;
+    t.p = varint(t.p, b->num_ops);
+    t.p = varint(t.p, b->op_list);
+    t.p = varint(t.p, stream_index);
     /* the other arrays, as distances from dsts (they lie near it: a few bytes, not a pointer's 7) */
-    p = varint(p, zigzag(b1->srcs - b->op_list));
-    p = varint(p, zigzag(b1->sizes - b->op_list));
-    p = varint(p, zigzag(b1->attrs - b->op_list));
-    p = varint(p, zigzag(b1->attrs_idxs - b->op_list));
-    hdr[0] = 0;
-    p = hdr_optional(p, &hdr[0], b, n, b1);
+    t.p = varint(t.p, zigzag(b1->srcs - b->op_list));
+    t.p = varint(t.p, zigzag(b1->sizes - b->op_list));
+    t.p = varint(t.p, zigzag(b1->attrs - b->op_list));
+    t.p = varint(t.p, zigzag(b1->attrs_idxs - b->op_list));
+    h[0] = 0;
+    t.p = hdr_optional(t.p, &h[0], b, n, b1);
+    tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
-    struct cbt_ev_rec r = {.id = b->batch_id, .w = packed_w(b, same), .driver_ns = b->driver_ns, .caller = b->caller,
-                           .hdr = hdr, .hdr_len = (uint32_t)(p - hdr)};
-    write_lock();
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
     size_t na = b1->attrs_recorded;
+    if (n <= CBT_EV_INLINE1D && na <= CBT_EV_INLINE_ATTRS) { /* one event, everything in t */
+        tail_put(&t, attrs, na * sizeof *attrs);
+        tail_put(&t, attrs_idxs, na * sizeof *attrs_idxs);
+        tail_put(&t, dsts, n * sizeof *dsts);
+        tail_put(&t, srcs, n * sizeof *srcs);
+        tail_put(&t, sizes, n * sizeof *sizes);
+        r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
+        bool locked = write_lock();
+        cbt_tp(c, &r, ip);
+        write_unlock(locked);
+        return;
+    }
+    bool locked = write_lock();
     if (na > CBT_EV_ATTRS1D) {
         /* many attributes: before the batch event, so the reader has them when it comes */
         for (size_t k = 0; k < na; k += CBT_EV_ATTRS1D) {
-            struct cbt_ev_rec a = {.id = b->batch_id, .first = k,
+            struct cbt_ev_rec a = {.h = {b->batch_id}, .first = k,
                                    .nattrs = na - k < CBT_EV_ATTRS1D ? (uint32_t)(na - k) : CBT_EV_ATTRS1D,
                                    .attrs = attrs + k, .attr_idxs = (const uint64_t *)attrs_idxs + k};
             cbt_tp(ca, &a, ip);
@@ -474,8 +532,10 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     } else if (na) {
         r.nattrs = (uint32_t)na;
         r.attrs = attrs;
-        r.attr_idxs = (const uint64_t *)attrs_idxs;
+        tail_put(&t, attrs_idxs, na * sizeof *attrs_idxs);
     }
+    uint32_t count0 = n < CBT_EV_CHUNK1D ? (uint32_t)n : CBT_EV_CHUNK1D;
+    r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK1D ? (uint32_t)(n - first) : CBT_EV_CHUNK1D;
@@ -486,15 +546,14 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
         r.srcs = count ? (const uint64_t *)srcs + first : none;
         r.sizes = count ? (const uint64_t *)sizes + first : none;
         r.refs = refs ? refs + 2 * first : NULL;
-        r.nrefs_ops = refs && !same ? count : 0;
-        if (first == 0) {
-            cbt_tp(c, &r, ip);
-        } else {
+        r.nrefs_ops = refs ? count : 0;
+        if (first == 0)
+            cbt_tp(cs, &r, ip);
+        else
             cbt_tp(co, &r, ip);
-        }
         first += count;
     } while (first < n);
-    write_unlock();
+    write_unlock(locked);
 }
 
 /* ---- the other events of a batch ---- */
@@ -503,18 +562,18 @@ void cbt_record_end(const struct cbt_ev_batch *b, void *caller)
 {
     if (!cbt_tp_enabled(batch_end))
         return;
-    write_lock();
+    bool locked = write_lock();
     cbt_tp(batch_end, b, caller);
-    write_unlock();
+    write_unlock(locked);
 }
 
 void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
 {
     if (!cbt_tp_enabled(finding))
         return;
-    write_lock();
+    bool locked = write_lock();
     cbt_tp(finding, f, caller);
-    write_unlock();
+    write_unlock(locked);
 }
 
 /* ---- the calling thread's id, the clock ---- */
@@ -530,7 +589,8 @@ static void after_fork_child(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_init(&cbt_write_lock, NULL);
-    __atomic_store_n(&writer_threads, tls_dict ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
+    __atomic_store_n(&writer_threads, tls_writer ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
+    __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
 }
 static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }

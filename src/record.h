@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3, <cubatchtrace/events.h>): one writer of the
+ * The compact record (format 4, <cubatchtrace/events.h>): one writer of the
  * batch events, and the calling thread's dictionaries of operands and
  * streams beside it (src/record.c).
  */
@@ -23,14 +23,49 @@
  * operand, under a small index that the batch events refer to.  An entry is
  * written (cubatchtrace:operand) before the first event that refers to it,
  * and again on first use after each refresh (CBT_EV_DICT_REFRESH_NS, or
- * tracing newly turned on), so a session that starts late learns it.
+ * tracing newly turned on), so a session that starts late learns it.  The
+ * streams the thread described likewise.  Part of the thread's state
+ * (src/thread.h); zeroed is empty, set up by the thread's first batch.
  */
-struct cbt_dict;
+struct cbt_stream_seen {
+    uint64_t handle, id, context;
+    int32_t device, device_count;
+    uint32_t epoch; /* 0: never written */
+};
+struct cbt_dict {
+    uint64_t key;       /* image tag << 32 | thread id */
+    int32_t tid;
+    uint32_t epoch;     /* entries written in an older epoch are written again */
+    uint64_t epoch_ns;  /* when the epoch began */
+    uint64_t now_ns;    /* the time the batch being recorded gave */
+    bool emit, was_emitting;
+    uint32_t stamp;     /* the current batch */
+    uint32_t cap, next;
+    struct cbt_operand_info *info;
+    uint32_t *written;  /* epoch an entry was last written in */
+    uint32_t *used;     /* stamp of the last batch that referred to it */
+    uint32_t *serial;   /* changes whenever the entry is given to another operand */
+    uint32_t next_serial;
+    uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
+    uint32_t table_mask;
+    struct cbt_stream_seen streams[CBT_EV_STREAMS];
+    uint16_t *refs, *prev_refs;
+    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
+};
 
-/* What a batch's record needs of its thread, valid while the batch runs:
- * the dictionary, set up for this batch (emit: tracing is on; the batch's
- * id and thread id give the dictionary's key). */
-struct cbt_dict *cbt_dict_for_batch(bool emit, uint64_t batch_id, int32_t tid);
+/* The dictionary d set up for a batch (emit: tracing is on; the batch's id
+ * and thread id give the dictionary's key; now_ns: CLOCK_MONOTONIC, for the
+ * refresh); NULL when out of memory. */
+struct cbt_dict *cbt_dict_for_batch(struct cbt_dict *d, bool emit, uint64_t batch_id, int32_t tid, uint64_t now_ns);
+
+/* Frees what d holds (it is left empty). */
+void cbt_dict_release(struct cbt_dict *d);
+
+/* Is a refresh due at now_ns (then cbt_dict_for_batch starts a new epoch)? */
+static inline bool cbt_dict_refresh_due(const struct cbt_dict *d, uint64_t now_ns)
+{
+    return now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS;
+}
 
 /* The dictionary index of an operand described by o (added, and written when
  * tracing is on, if new); CBT_REF_UNKNOWN when none can be had. */
@@ -43,6 +78,11 @@ uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i);
  * is marked used by this batch (and written when tracing is on and the
  * entry was not written since the last refresh). */
 bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial);
+
+/* Entries refs[0, 2n), which still hold what they held: marked used by this
+ * batch, and written when tracing is on and they were not written since the
+ * last refresh. */
+void cbt_dict_touch(struct cbt_dict *d, const uint16_t *refs, size_t n);
 
 /* The entry at index i (a zeroed entry for CBT_REF_UNKNOWN). */
 const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The compact record (format 3, <cubatchtrace/events.h>) decoded into the
+ * The compact record (formats 3 and 4, <cubatchtrace/events.h>) decoded into the
  * shape assemble.c puts back together: for each writing thread (the key:
  * image tag << 32 | thread id, on its host) the operand dictionary, the
  * streams it described and the refs of its previous single-chunk batch;
@@ -197,7 +197,7 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
     memset(h, 0, sizeof *h);
     unsigned cap = CBT_W_CAPTURE(e->w);
     *h = (struct cbt_ev_batch){
-        .format = CBT_EV_FORMAT, .batch_id = e->id, .api = (uint8_t)CBT_W_API(e->w), .door = (uint8_t)CBT_W_DOOR(e->w),
+        .format = e->tail ? CBT_EV_FORMAT : CBT_EV_FORMAT3, .batch_id = e->id, .api = (uint8_t)CBT_W_API(e->w), .door = (uint8_t)CBT_W_DOOR(e->w),
         .outcome = (uint8_t)CBT_W_OUTCOME(e->w), .result = CBT_W_RESULT(e->w),
         .capture = cap <= CBT_CAPTURE_INVALIDATED ? (uint8_t)cap : CBT_CAPTURE_UNKNOWN,
         .driver_ns = e->driver_ns, .caller = e->caller, .tid = CBT_W_TID(e->w), .device = -1,
@@ -381,8 +381,47 @@ void cbt_compact_attrs(struct cbt_compact *c, const struct cbt_where *w, const s
     keep_attrs(t, e->first, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
 }
 
-void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
+/* Up to `count` elements of `size` bytes from [*p, end): *at and *len
+ * (bytes) set, *p moved past them. */
+static void take(const uint8_t **p, const uint8_t *end, uint64_t count, uint64_t size, const uint8_t **at,
+                 uint64_t *len)
 {
+    uint64_t have = (uint64_t)(end - *p);
+    *at = *p;
+    *len = count > have / size ? have / size * size : count * size;
+    *p += *len;
+}
+
+/* Format 4's t after hdr (from p, a whole word after it), split as format
+ * 3's fields had it: in b and c the ops, or the attributes, their attrsIdxs
+ * and the copy arrays (as many as the header says were read); in cs the
+ * attrsIdxs of the attributes it carries; then the refs of the ops or
+ * copies the event carries (none when fewer bytes remain). */
+static void split_tail(struct cbt_compact_ev *e, bool d1, const uint8_t *p, const uint8_t *end, uint64_t recorded,
+                       uint64_t attrs_read)
+{
+    if (e->tail_inline && d1) {
+        take(&p, end, attrs_read, CBT_EV_ATTR_SIZE, &e->attrs, &e->attrs_len);
+        take(&p, end, e->attrs_len / CBT_EV_ATTR_SIZE, 8, &e->attr_idxs, &e->attr_idxs_len);
+        take(&p, end, recorded, 8, &e->dsts, &e->dsts_len);
+        take(&p, end, e->dsts_len / 8, 8, &e->srcs, &e->srcs_len);
+        take(&p, end, e->dsts_len / 8, 8, &e->sizes, &e->sizes_len);
+    } else if (e->tail_inline) {
+        take(&p, end, recorded, CBT_EV_OP_SIZE, &e->ops, &e->ops_len);
+    } else if (d1) {
+        take(&p, end, e->attrs_len / CBT_EV_ATTR_SIZE, 8, &e->attr_idxs, &e->attr_idxs_len);
+    }
+    uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
+    e->refs = p;
+    e->refs_len = (uint64_t)(end - p) >= 4 * n ? 4 * n : 0;
+}
+
+void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *ev)
+{
+    struct cbt_compact_ev split = *ev;
+    const struct cbt_compact_ev *e = &split;
+    if (ev->tail) /* hdr is t's bytes after h: how much of it is the header */
+        split.hdr_len = cbt_ev_hdr_len(ev->hdr, (unsigned long)ev->hdr_len, d1);
     struct thread *t = thread_of(c, w->host, key_of(e->id, e->w));
     if (!t)
         return;
@@ -390,6 +429,11 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
     struct cbt_ev_batch1d d;
     uint64_t recorded;
     header_of(e, t, d1, &h, &d, &recorded);
+    if (ev->tail) {
+        uint64_t at = (split.hdr_len + 7) / 8 * 8;
+        split_tail(&split, d1, ev->hdr + (at < ev->hdr_len ? at : ev->hdr_len), ev->hdr + ev->hdr_len, recorded,
+                   d1 ? d.attrs_recorded : 0);
+    }
     w->vtid = h.tid;
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
     uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;

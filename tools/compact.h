@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cubatchtrace (the tool): the compact record (format 3) decoded into what
+ * cubatchtrace (the tool): the compact record (formats 3, 4) decoded into what
  * assemble.c puts back together (tools/compact.c).  The decoder carries each
  * writing thread's dictionaries of operands and streams and its previous
  * refs, and hands each batch over in the shape of format 2: its header and
@@ -22,6 +22,8 @@ struct cbt_compact_ev {
     uint64_t id, w, driver_ns, caller, first;
     const uint8_t *hdr, *ops, *refs, *dsts, *srcs, *sizes, *attrs, *attr_idxs;
     uint64_t hdr_len, ops_len, refs_len, dsts_len, srcs_len, sizes_len, attrs_len, attr_idxs_len;
+    bool tail;        /* format 4: hdr is t's bytes after h; what the event carries there follows it */
+    bool tail_inline; /* b, c (not bs, cs): the ops or the copies and attributes are in t too */
 };
 
 struct cbt_compact;

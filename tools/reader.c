@@ -82,17 +82,18 @@ static const char *const attrs_fields[A_COUNT_] = {CBT_EV_ATTRS_FIELDS(CBT_ATTRS
 enum { H_BADDR, H_MEMSZ, H_PATH, H_IS_PIC, H_COUNT_ };
 static const char *const bin_info_fields[H_COUNT_] = {"baddr", "memsz", "path", "is_pic"};
 
-/* The members of the compact record's events (format 3), integers then sequences. */
+/* The members of the compact record's events (formats 3 and 4), integers then sequences and arrays. */
 enum {
     X_id, X_w, X_driver_ns, X_caller, X_first, X_key, X_index, X_handle, X_stream_id, X_context, X_device,
-    X_device_count, X_rules, X_hdr, X_ops, X_refs, X_dsts, X_srcs, X_sizes, X_attrs, X_attr_idxs, X_info, X_COUNT_
+    X_device_count, X_rules, X_hdr, X_ops, X_refs, X_dsts, X_srcs, X_sizes, X_attrs, X_attr_idxs, X_t, X_info,
+    X_COUNT_
 };
 #define X_FIRST_SEQ_ X_hdr
 static const char *const compact_fields[X_COUNT_] = {
     "id", "w", "driver_ns", "caller", "first", "key", "index", "handle", "stream_id", "context", "device",
-    "device_count", "rules", "hdr", "ops", "refs", "dsts", "srcs", "sizes", "attrs", "attr_idxs", "info",
+    "device_count", "rules", "hdr", "ops", "refs", "dsts", "srcs", "sizes", "attrs", "attr_idxs", "t", "info",
 };
-/* Which members each event has: bit X_... */
+/* Which members each event has: bit X_... (b and c of format 4 below, of format 3 here). */
 #define XB(x) (1u << X_##x)
 static const unsigned compact_members[] = {
     [EK_B] = XB(id) | XB(w) | XB(driver_ns) | XB(caller) | XB(hdr) | XB(ops) | XB(refs),
@@ -105,11 +106,17 @@ static const unsigned compact_members[] = {
     [EK_STREAM] = XB(key) | XB(index) | XB(handle) | XB(stream_id) | XB(context) | XB(device) | XB(device_count) |
                   XB(rules),
 };
+/* Format 4's b and c: everything in t; bs and cs: their ops or copy arrays in sequences, the rest in t. */
+#define XB_B4 XB(t)
+#define XB_BS4 (XB(ops) | XB(t))
+#define XB_C4 XB(t)
+#define XB_CS4 (XB(attrs) | XB(dsts) | XB(srcs) | XB(sizes) | XB(t))
 /* Slots of the reused sequence buffers: the chunk's, the attributes', the compact record's. */
 enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_X, S_COUNT_ = S_X + X_COUNT_ };
 /* The bytes per element of each sequence member. */
 static const unsigned compact_width[X_COUNT_] = {[X_hdr] = 1, [X_ops] = 8, [X_refs] = 2, [X_dsts] = 8, [X_srcs] = 8,
-                                                  [X_sizes] = 8, [X_attrs] = 8, [X_attr_idxs] = 8, [X_info] = 8};
+                                                  [X_sizes] = 8, [X_attrs] = 8, [X_attr_idxs] = 8,
+                                                  [X_t] = 8, [X_info] = 8};
 
 /* A member: its index in the payload, whether it is signed, and for the chunk
  * sequences the bytes per element (1 as recorded now; 2, 4 or 8 read as well). */
@@ -303,9 +310,13 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_GPU_TIME;
     else if (strcmp(name, "cubatchtrace:b") == 0)
         e->kind = EK_B;
+    else if (strcmp(name, "cubatchtrace:bs") == 0) /* a large 3D batch: as b, its ops in a sequence */
+        e->kind = EK_B;
     else if (strcmp(name, "cubatchtrace:bo") == 0)
         e->kind = EK_BO;
     else if (strcmp(name, "cubatchtrace:c") == 0)
+        e->kind = EK_C;
+    else if (strcmp(name, "cubatchtrace:cs") == 0) /* a large 1D batch: as c, its copies in sequences */
         e->kind = EK_C;
     else if (strcmp(name, "cubatchtrace:co") == 0)
         e->kind = EK_CO;
@@ -372,10 +383,15 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
             e->kind = EK_OTHER;
         return e;
     }
-    if (e->kind >= EK_B) { /* format 3: every member its event has, of its kind */
+    if (e->kind >= EK_B) { /* formats 3 and 4: every member its event has, of its kind */
+        unsigned members = compact_members[e->kind];
+        if ((e->kind == EK_B || e->kind == EK_C) && member_index(pl, "t", NULL) >= 0) {
+            bool seqs = member_index(pl, e->kind == EK_B ? "ops" : "dsts", NULL) >= 0;
+            members = e->kind == EK_B ? (seqs ? XB_BS4 : XB_B4) : (seqs ? XB_CS4 : XB_C4);
+        }
         for (int i = 0; i < X_COUNT_; i++) {
             e->x[i].idx = -1;
-            if (!(compact_members[e->kind] >> i & 1))
+            if (!(members >> i & 1))
                 continue;
             e->x[i].idx = member_index(pl, compact_fields[i], &e->x[i].sgn);
             bool fits = e->x[i].idx >= 0 &&
@@ -587,14 +603,30 @@ static bool read_compact(struct reader *r, const struct ecinfo *e, const bt_fiel
     x->driver_ns = ints[X_driver_ns];
     x->caller = ints[X_caller];
     x->first = ints[X_first];
-    const uint8_t **seqs[] = {&x->hdr, &x->ops, &x->refs, &x->dsts, &x->srcs, &x->sizes, &x->attrs, &x->attr_idxs, NULL};
+    const uint8_t *t = NULL;
+    uint64_t t_len = 0;
+    const uint8_t **seqs[] = {&x->hdr, &x->ops, &x->refs, &x->dsts, &x->srcs, &x->sizes, &x->attrs, &x->attr_idxs,
+                              &t, NULL};
     uint64_t *lens[] = {&x->hdr_len, &x->ops_len, &x->refs_len, &x->dsts_len, &x->srcs_len, &x->sizes_len,
-                        &x->attrs_len, &x->attr_idxs_len, NULL};
+                        &x->attrs_len, &x->attr_idxs_len, &t_len, NULL};
     for (int i = X_FIRST_SEQ_; i < X_info; i++) {
         if (e->x[i].idx < 0)
             continue;
         if (!(*seqs[i - X_FIRST_SEQ_] = seq_bytes_of(r, e->x[i], pl, S_X + i, lens[i - X_FIRST_SEQ_])))
             return false;
+    }
+    if (t) { /* format 4: t's bytes are the head words, then hdr and what follows it */
+        uint64_t words[CBT_EV_HEAD_WORDS] = {0};
+        uint64_t hl = t_len < sizeof words ? t_len : sizeof words;
+        memcpy(words, t, hl);
+        x->hdr = t + hl;
+        x->hdr_len = t_len - hl;
+        x->tail_inline = e->x[X_ops].idx < 0 && e->x[X_dsts].idx < 0; /* b, c: the ops or copies in t */
+        x->id = words[CBT_H_ID];
+        x->w = words[CBT_H_W];
+        x->driver_ns = words[CBT_H_DRIVER_NS];
+        x->caller = words[CBT_H_CALLER];
+        x->tail = true;
     }
     return true;
 }

@@ -161,15 +161,11 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVEL_DEBUG)
 
-/* ---- format 3: the compact record (struct cbt_ev_rec `r`) ---- */
+/* ---- format 4: the compact record (struct cbt_ev_rec `r`) ---- */
 
-#define CBT_TP_REC_HEAD                                                                                       \
-    lttng_ust_field_integer(uint64_t, id, r->id)                                                              \
-    lttng_ust_field_integer_hex(uint64_t, w, r->w)                                                            \
-    lttng_ust_field_integer(uint64_t, driver_ns, r->driver_ns)                                                \
-    lttng_ust_field_integer_hex(uint64_t, caller, r->caller)
-/* Last in its event: a byte sequence there needs no padding after it. */
-#define CBT_TP_REC_HDR lttng_ust_field_sequence(uint8_t, hdr, r->hdr, uint8_t, r->hdr_len)
+/* Last in its event: h, hdr, and what follows (events.h). */
+#define CBT_TP_REC_TAIL lttng_ust_field_sequence(uint64_t, t, r->tail, uint16_t, r->tail_words)
+#define CBT_TP_REC_ID lttng_ust_field_integer(uint64_t, id, r->h[CBT_H_ID])
 #define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint16_t, 2 * r->nrefs_ops)
 #define CBT_TP_REC_OPS                                                                                        \
     lttng_ust_field_sequence_hex(uint64_t, ops, (const uint64_t *)r->ops, uint32_t, r->count * CBT_EV_OP_WORDS)
@@ -179,27 +175,34 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
     lttng_ust_field_sequence(uint64_t, sizes, r->sizes, uint32_t, r->count)
 #define CBT_TP_REC_ATTRS                                                                                      \
     lttng_ust_field_sequence_hex(uint64_t, attrs, (const uint64_t *)r->attrs, uint16_t,                       \
-                                 r->nattrs * CBT_EV_ATTR_WORDS)                                               \
-    lttng_ust_field_sequence(uint64_t, attr_idxs, r->attr_idxs, uint16_t, r->nattrs)
+                                 r->nattrs * CBT_EV_ATTR_WORDS)
 
+/* A small 3D batch: everything in t. */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_HEAD
-        CBT_TP_REC_OPS
-        CBT_TP_REC_REFS
-        CBT_TP_REC_HDR
+        CBT_TP_REC_TAIL
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, b, "urn:cubatchtrace:" CBT_TP_VERSION)
 
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bs,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_OPS
+        CBT_TP_REC_TAIL
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bs, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, id, r->id)
+        CBT_TP_REC_ID
         lttng_ust_field_integer(uint64_t, first, r->first)
         CBT_TP_REC_OPS
         CBT_TP_REC_REFS
@@ -207,25 +210,33 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bo, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
+/* A small 1D batch: everything in t. */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_HEAD
-        CBT_TP_REC_ATTRS
-        CBT_TP_REC_COPIES
-        CBT_TP_REC_REFS
-        CBT_TP_REC_HDR
+        CBT_TP_REC_TAIL
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, c, "urn:cubatchtrace:" CBT_TP_VERSION)
 
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, cs,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_ATTRS
+        CBT_TP_REC_COPIES
+        CBT_TP_REC_TAIL
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, cs, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, co,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, id, r->id)
+        CBT_TP_REC_ID
         lttng_ust_field_integer(uint64_t, first, r->first)
         CBT_TP_REC_COPIES
         CBT_TP_REC_REFS
@@ -237,9 +248,10 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, ca,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        lttng_ust_field_integer(uint64_t, id, r->id)
+        CBT_TP_REC_ID
         lttng_ust_field_integer(uint64_t, first, r->first)
         CBT_TP_REC_ATTRS
+        lttng_ust_field_sequence(uint64_t, attr_idxs, r->attr_idxs, uint16_t, r->nattrs)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, ca, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

@@ -39,7 +39,15 @@ for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: 
 # read back at the next batch: batch i's gpu_time comes before batch i+2's batch event
 _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-sync.out")
 order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" |
-    sed -n -e 's/.* cubatchtrace:b: .* { id = \([0-9]*\),.*/batch\1/p' -e 's/.* cubatchtrace:gpu_time: .* batch_id = \([0-9]*\),.*/gpu_time\1/p' |
+    "$PYTHON3" -c '
+import re, sys
+for line in sys.stdin:
+    m = re.search(r" cubatchtrace:bs?: .* t = \[ \[0\] = (\d+),", line)
+    if m:  # the batch id: the first word of t
+        print("batch" + m.group(1))
+    m = re.search(r" cubatchtrace:gpu_time: .* batch_id = (\d+),", line)
+    if m:
+        print("gpu_time" + m.group(1))' |
     tr '\n' ' ' | id_numbers)
 ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 "*) echo 0 ;; *) echo 1 ;; esac)" \
     "sync: each batch is read back by the next batch's call, not at exit ($order)"

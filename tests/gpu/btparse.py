@@ -17,11 +17,14 @@ Trace puts the batches of one process back together from the raw events
 CUDA_MEMCPY3D_BATCH_OP, their operands as struct cbt_ev_operand) and decodes
 every op into the fields the clients print in their manifests.  It reads both
 event formats: format 2 (batch, batch_ops: each chunk carries its operands)
-and format 3, the compact record the shim writes (b, bo, c, co, ca: a packed
-word and a varint header, the ops or the 1D copy arrays as passed, and two
-operand references per op into the writing thread's dictionary, which the
-operand and stream events fill; a batch's refs may repeat the thread's
-previous single-chunk batch's).  A 1D batch's copies become ops as the shim
+and the compact record, format 4 as the shim writes it and format 3 before
+it (b, bo, c, co, ca: a packed word and a varint header, the ops or the 1D
+copy arrays as passed, and two operand references per op into the writing
+thread's dictionary, which the operand and stream events fill; a batch's
+refs may repeat the thread's previous single-chunk batch's; format 4 puts
+the head words, header and refs in one sequence of words t, and a small
+batch's ops or copy arrays there too: b and c, where bs and cs keep them in
+sequences of their own).  A 1D batch's copies become ops as the shim
 validates them (cbt_copy_op).  Findings do
 not come from the trace in observe mode: parse_show() reads them from
 `cubatchtrace show`, which validates each batch as it reads it; the shim's
@@ -299,9 +302,10 @@ def finding_key(f):
             int(f.get("value", 0)), int(f.get("limit", 0)))
 
 
-# ------------------------------------------------------------------ format 3, the compact record
+# ------------------------------------------------------------------ formats 3 and 4, the compact record
 
-FORMAT_COMPACT = 3       # CBT_EV_FORMAT: the events b, bo, c, co, ca, operand, stream
+FORMAT_COMPACT = 4       # CBT_EV_FORMAT: the events b, bo, c, co, ca, operand, stream
+FORMAT_COMPACT3 = 3      # the same events, b and c with their head and tail fields one by one
 CHUNK3D, CHUNK1D = 128, 384  # CBT_EV_CHUNK3D, CBT_EV_CHUNK1D: ops (copies) of a b (c) event
 W_VALIDATED, W_SAME_REFS, W_RESULT_ESCAPE = 1 << 14, 1 << 15, 0xFFFF
 ATTR_SIZE = 24           # sizeof(CUmemcpyAttributes)
@@ -360,6 +364,64 @@ def unzigzag(v):
     return (v >> 1) ^ -(v & 1)
 
 
+def hdr_len(t, d1):
+    """The bytes of the hdr at the start of t's bytes after its head words (cbt_ev_hdr_len): the mask byte, then the
+    varints every batch has (3 for 3D, 7 for 1D) and one per bit of the mask."""
+    if not t:
+        return 0
+    values, i = (7 if d1 else 3) + bin(t[0] & 0x7F).count("1"), 1
+    while values and i < len(t):
+        if not t[i] & 0x80:
+            values -= 1
+        i += 1
+    return i
+
+
+def as_format3(f, d1):
+    """A format-4 b, bs, c or cs event's fields as format 3 named them: t (64-bit words) split into id, w,
+    driver_ns and caller (its head words), hdr, then what b and c carry there (the ops; the attributes,
+    their attr_idxs and the dsts, srcs and sizes) or cs its attr_idxs, then refs.  Format 3's events come
+    back unchanged."""
+    if "t" not in f or "hdr" in f:
+        return f
+    g = dict(f)
+    t = b"".join(int(v).to_bytes(8, "little") for v in f["t"])
+    g["id"], g["w"], g["driver_ns"], g["caller"] = struct.unpack_from("<4Q", t.ljust(32, b"\0"), 0)
+    t = t[32:]
+    n = hdr_len(t, d1)
+    g["hdr"] = list(t[:n])
+    g["format"] = FORMAT_COMPACT
+    head = compact_header(g, d1)
+    at = [(n + 7) // 8 * 8]
+
+    def take(count, size):
+        k = min(count, max(0, len(t) - at[0]) // size)
+        out = t[at[0]:at[0] + k * size]
+        at[0] += k * size
+        return out
+
+    def words(b):
+        return [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]
+
+    inline = "dsts" not in f if d1 else "ops" not in f
+    if inline and d1:
+        attrs = take(head["attrs_recorded"], ATTR_SIZE)
+        g["attrs"] = words(attrs)
+        g["attr_idxs"] = words(take(len(attrs) // ATTR_SIZE, 8))
+        g["dsts"] = words(take(head["ops_recorded"], 8))
+        g["srcs"] = words(take(len(g["dsts"]), 8))
+        g["sizes"] = words(take(len(g["dsts"]), 8))
+    elif inline:
+        g["ops"] = words(take(head["ops_recorded"], OP_SIZE))
+    elif d1:
+        g["attr_idxs"] = words(take(len(f.get("attrs", [])) // 3, 8))
+    nops = len(g.get("dsts", [])) if d1 else len(g.get("ops", [])) // (OP_SIZE // 8)
+    rest = t[at[0]:]
+    g["refs"] = [int.from_bytes(rest[2 * k:2 * k + 2], "little") for k in range(2 * nops)] \
+        if len(rest) >= 4 * nops else []
+    return g
+
+
 def compact_header(f, d1):
     """The batch fields of a b (d1 False) or c (d1 True) event, format 2's names: w unpacked, hdr decoded
     (a mask byte, then varints: the values every batch has, then those the mask says are there)."""
@@ -388,7 +450,7 @@ def compact_header(f, d1):
     cap = w >> 11 & 7
     b = dict(vals)
     b.update({
-        "format": FORMAT_COMPACT, "batch_id": bid, "image_tag": bid >> 32,
+        "format": f.get("format", FORMAT_COMPACT3), "batch_id": bid, "image_tag": bid >> 32,
         "api": _named(API_NAMES, w & 0xF), "door": _named(DOOR_NAMES, w >> 4 & 0xF),
         "outcome": _named(OUTCOME_NAMES, w >> 8 & 7), "result": _named(CURESULT_NAMES, result),
         "capture": _named(CAPTURE_NAMES, cap if cap <= 2 else 255),
@@ -415,7 +477,7 @@ def copy_op(dst, src, size, attr):
 
 
 class _Compact:
-    """Format 3 read in event order: the per-thread dictionaries (key = image tag << 32 | tid), the refs of
+    """The compact record read in event order: the per-thread dictionaries (key = image tag << 32 | tid), the refs of
     each thread's previous single-chunk batch, the 1D attributes, and each batch's ops decoded as its
     events come (a dictionary entry may later be reused for another operand)."""
 
@@ -488,6 +550,7 @@ class _Compact:
         return out
 
     def batch(self, f, d1):
+        f = as_format3(f, d1)
         b = compact_header(f, d1)
         fid, bid = f["id"], f["id"] & 0xFFFFFFFF
         key = (fid & ~0xFFFFFFFF) | (f["w"] >> 32 & 0xFFFFFFFF)
@@ -533,7 +596,7 @@ class _Compact:
 class Trace:
     """The cubatchtrace events of one process (vpid), batches with their ops reassembled and decoded.
 
-    Both formats: format 2 (batch, batch_ops: named fields, each chunk with its operands) and format 3 (the
+    Both formats: format 2 (batch, batch_ops: named fields, each chunk with its operands) and formats 3 and 4 (the
     compact record: b, bo, c, co, ca with the per-thread operand and stream dictionaries).
 
     batches:  batch_id -> the batch fields (those of batch_end, when one came, replace the header's), with
@@ -579,9 +642,9 @@ class Trace:
                 chunks.setdefault(f["batch_id"], []).append(f)
             elif name == "cubatchtrace:batch_ops":
                 chunks.setdefault(f["batch_id"], []).append(f)
-            elif name.startswith("cubatchtrace:") and ev in ("b", "c"):
+            elif name.startswith("cubatchtrace:") and ev in ("b", "bs", "c", "cs"):
                 try:
-                    b, got = compact.batch(f, ev == "c")
+                    b, got = compact.batch(f, ev in ("c", "cs"))
                 except (KeyError, TypeError, IndexError, struct.error) as e:
                     self.problems.append("%s event of batch %s: %s" % (ev, f.get("id"), e))
                     continue

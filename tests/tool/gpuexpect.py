@@ -32,6 +32,17 @@ def fields(body):
     return f
 
 
+HEAD = re.compile(r"\bt = \[ \[0\] = (\d+), \[1\] = (\d+),")
+
+
+def head(body, f):
+    """f with id and w of a compact batch event: format 4's first two words of t, format 3's own fields."""
+    m = HEAD.search(body)
+    if m:
+        f["id"], f["w"] = int(m.group(1)), int(m.group(2))
+    return f
+
+
 def catalog_list(path, name):
     text = open(path).read()
     body = re.search(r"#define %s\(X\)(.*?)\n\n" % name, text, re.S).group(1)
@@ -149,7 +160,8 @@ def main():
             gpu.append(f)
         elif ev == "cubatchtrace:batch" and f["outcome"] == 0 and f["result"] == 0:
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
-        elif ev in ("cubatchtrace:b", "cubatchtrace:c") and f["w"] >> 8 & 7 == 0 and f["w"] >> 16 & 0xFFFF == 0:
+        elif ev in ("cubatchtrace:b", "cubatchtrace:bs", "cubatchtrace:c", "cubatchtrace:cs") and head(m.group(5), f)["w"] >> 8 & 7 == 0 and \
+                f["w"] >> 16 & 0xFFFF == 0:
             # the compact record (CBT_EV_FORMAT): outcome in bits 8-10 of the packed word w, result in 16-31
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
         elif ev == "cubatchtrace:process" and f.get("gpu_time") == 1:

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The calling thread's state (thread.h): one block, one key, freed with the
+ * thread.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "thread.h"
+#include "util.h"
+
+static CBT_TLS struct cbt_thread *tls_thread;
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_free(void *p)
+{
+    struct cbt_thread *t = p;
+    if (!t)
+        return;
+    cbt_validator_free(t->validator);
+    free(t->src);
+    free(t->dst);
+    free(t->findings);
+    free(t->copies);
+    cbt_dict_release(&t->dict);
+    cbt_cache_release(&t->cache);
+    free(t);
+}
+
+static void make_thread_key(void) { (void)pthread_key_create(&thread_key, thread_free); }
+
+struct cbt_thread *cbt_thread(void)
+{
+    struct cbt_thread *t = tls_thread;
+    if (cbt_unlikely(!t)) {
+        pthread_once(&thread_key_once, make_thread_key);
+        if (!(t = calloc(1, sizeof *t)))
+            return NULL;
+        tls_thread = t;
+        (void)pthread_setspecific(thread_key, t);
+    }
+    return t;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The calling thread's state: one block per thread that makes batches,
+ * made on its first batch and freed when the thread exits (src/thread.c).
+ * Each step keeps its own part of it: the answers about streams, the GPU
+ * time sampling and the validator's memory (batch.c), the dictionaries
+ * (record.c), the operand cache (operands.c).  Only a pointer lives in TLS
+ * (initial-exec TLS is scarce when the shim is dlopened rather than
+ * preloaded); the steady state allocates nothing.
+ */
+#ifndef CBT_SRC_THREAD_H
+#define CBT_SRC_THREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cubatchtrace/validate.h>
+
+#include "operands.h"
+#include "record.h"
+
+#define CBT_STREAM_SLOTS 8
+#define CBT_GPU_SLOTS 8
+
+/* What a created stream names while the memory generation stays: its id,
+ * context and device (batch.c). */
+struct cbt_stream_slot {
+    CUstream stream;
+    uint64_t generation;
+    unsigned long long id;
+    CUcontext ctx;
+    int32_t device;
+    uint8_t ptsz, valid;
+};
+
+/* What the thread's previous batch leaves for the next to take the steady
+ * path (batch.c): the stream it ran on, described in the dictionary under
+ * stream_index in epoch `epoch`, while the memory generation stays. */
+struct cbt_steady {
+    CUstream stream; /* NULL: none (special handles never) */
+    uint64_t generation;
+    uint32_t epoch;
+    uint8_t ptsz, stream_index, valid;
+};
+
+struct cbt_thread {
+    int depth;                          /* > 0 while this thread is inside a batch */
+    struct cbt_steady steady;
+    struct cbt_stream_slot streams[CBT_STREAM_SLOTS];
+    struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
+        CUstream stream;
+        uint32_t count;
+    } gpu[CBT_GPU_SLOTS];
+    uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
+    /* the validator's (strict mode, the stderr report) */
+    struct cbt_validator *validator;
+    size_t cap_ops, cap_findings, cap_copies;
+    struct cbt_operand_info *src, *dst;
+    struct cbt_finding *findings;
+    CUDA_MEMCPY3D_BATCH_OP *copies;     /* a 1D batch's copies as ops */
+    struct cbt_dict dict;               /* record.c's */
+    struct cbt_cache cache;             /* operands.c's */
+};
+
+/* The calling thread's state, made on first use; NULL when out of memory. */
+struct cbt_thread *cbt_thread(void);
+
+#endif
