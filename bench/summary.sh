@@ -3,16 +3,17 @@
 # bench/summary.sh: how fast `cubatchtrace summary` reads a trace, next to
 # `babeltrace2 --output-format=dummy` on the same trace, measured in one run.
 #
-#   bench/summary.sh [--format 2|3] [POINT...]   (default: 4000b 1000000 10000000)
+#   bench/summary.sh [--format F] [POINT...]   (default: 4000b 1000000 10000000)
 #
 # Run from the build directory after `make`.  Each POINT is a trace the
-# generator tests/tool/cbt-gen writes in event format 3, the compact record,
-# by the shim's own writer (--format 2: the named fields of format 2):
+# generator tests/tool/cbt-gen writes in the shim's event format (CBT_EV_FORMAT,
+# the compact record), by the shim's own writer (--format 2: the named
+# fields of format 2):
 #   OPS    cbt-gen --mix OPS: batches of 1 to 1024 ops, four pairs of memory
 #          kinds, 1D and 2D extents, two call sites, an overlapping pair
 #          every 32nd batch, OPS ops in all
 #   Nb     cbt-gen --small N: N small batches of 1 to 8 ops (2.6 on
-#          average), as real callers make them; in format 3 half of them 1D
+#          average), as real callers make them; in the shim's format half of them 1D
 #          batches (cuMemcpyBatchAsync, mostly one copy), half 3D
 # It records it as `cubatchtrace run` does (its events, contexts and
 # channel), but with per-process buffers, keeping only the generator's
@@ -43,12 +44,13 @@ repeat=${CBT_BENCH_REPEAT:-3}
 [ -n "$BT" ] || { echo "summary.sh: babeltrace2 not found" >&2; exit 2; }
 [ -n "$LTTNG" ] && [ -n "$SESSIOND" ] || { echo "summary.sh: lttng-tools not found" >&2; exit 2; }
 : "${CUBATCHTRACE_SHIM:=$build/src/.libs/libcubatchtrace-tp.so}"; export CUBATCHTRACE_SHIM
-format=3
+shim_format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top/include/cubatchtrace/events.h")
+format=$shim_format
 if [ "${1:-}" = --format ]; then
     format=${2:-}
     shift 2 || true
 fi
-case $format in 2|3) ;; *) echo "summary.sh: --format is 2 or 3" >&2; exit 2 ;; esac
+case $format in 2|"$shim_format") ;; *) echo "summary.sh: --format is 2 or $shim_format (the shim's)" >&2; exit 2 ;; esac
 [ $# -gt 0 ] || set -- 4000b 1000000 10000000
 mkdir -p "$dir"
 

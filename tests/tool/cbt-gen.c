@@ -7,7 +7,7 @@
  * ops are real CUDA_MEMCPY3D_BATCH_OP structures the generator lays out in
  * an address space of its own imagination.
  *
- *   cbt-gen [--exit N] [--raise SIG] [--format 2|3] [--mix OPS] [--small BATCHES] [--hop] [--pidfile F]
+ *   cbt-gen [--exit N] [--raise SIG] [--format F] [--mix OPS] [--small BATCHES] [--hop] [--pidfile F]
  *           [--gpu-process] [--image TAG] SPEC...
  *
  * Each SPEC is a comma-separated list of key=value describing `n` identical
@@ -62,8 +62,9 @@
  * event (gpu_time 0), then batch ids TAG << 32 | n, n from 0, as the shim
  * numbers them; without it ids are untagged, as recorded before images.
  *
- * format=3 (or --format 3 before the SPECs) writes the compact record with
- * the shim's own writer (src/record.c): b and bo, or c and co for copies=1
+ * format=F (or --format F before the SPECs), F the shim's event format
+ * (CBT_EV_FORMAT), writes the compact record with the shim's own writer
+ * (src/record.c): b and bo, or c and co for copies=1
  * (a 1D batch, its ops made copies under one attribute), after the operand
  * and stream entries they refer to, and first the process event of an
  * image tagged with the process id unless one was written.  format=2 (the default) writes batch and
@@ -73,7 +74,7 @@
 
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "cubatchtrace_tp.h"
-/* Format 3 is written by the shim's own writer (src/record.c, built in). */
+/* The shim's format is written by the shim's own writer (src/record.c, built in). */
 #include "record.h"
 
 #include <cuda.h>
@@ -119,7 +120,7 @@ static void hop_cpu(void)
 
 static void usage(void)
 {
-    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--format 2|3] [--mix OPS] [--small BATCHES] [--hop]\n"
+    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--format F] [--mix OPS] [--small BATCHES] [--hop]\n"
           "               [--pidfile F] [--gpu-process] [--image TAG] SPEC...\n"
           "SPEC: key=value[,key=value...], keys (default):\n"
           "  n (1) batches; ops (1) ops recorded per batch; numops (ops) numOps;\n"
@@ -133,7 +134,7 @@ static void usage(void)
           "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
           "  format (CBT_EV_FORMAT2, or --format's) rules (CBT_RULES_VERSION, format 2 only)\n"
-          "  copies (0; 1: a 1D batch of `ops` copies of `bytes` bytes, pointers only, format 3)\n"
+          "  copies (0; 1: a 1D batch of `ops` copies of `bytes` bytes, pointers only, the shim's format)\n"
           "  gpu (none; a gpu_time status) gpu_ns (1000) gpu_start (-2000) gpu_bytes gpu_src gpu_dst\n"
           "  gpu_srcdev gpu_dstdev (the batch's; mixed, -2)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
@@ -181,7 +182,7 @@ struct spec {
     uint32_t elem;
     unsigned api, door, outcome, result, src, dst, order, site, format, rules;
     int srcdev, dstdev, device, devices, distinct, pending, inline_mode;
-    int copies; /* a 1D batch (cuMemcpyBatchAsync): its ops are copies, format 3 only */
+    int copies; /* a 1D batch (cuMemcpyBatchAsync): its ops are copies, the shim's format only */
     int numops_set, recorded_set;
     int gpu; /* a gpu_time status, -1: no event */
     uint64_t gpu_ns, gpu_bytes;
@@ -619,15 +620,17 @@ static const struct cbt_operand_info *info_of(const struct cbt_ev_operand *o, st
 }
 
 /*
- * Format 3, written as the shim writes it (src/batch.c's learn and record
+ * The shim's format (CBT_EV_FORMAT), written as the shim writes it (src/batch.c's learn and record
  * steps), by its own writer: the thread's dictionary for the batch, the
  * refs of each op's operands, the stream, then the batch (n ops recorded)
  * by cbt_record_batch, or cbt_record_batch1d with the ops as the copies
  * dsts[i] <- srcs[i] of sizes[i] bytes under one attribute.
  */
+static struct cbt_dict gen_dict; /* the thread's dictionary: zeroed is empty (src/record.h) */
+
 static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_batch *h, uint64_t n, void *caller)
 {
-    struct cbt_dict *d = cbt_dict_for_batch(true, h->batch_id, h->tid);
+    struct cbt_dict *d = cbt_dict_for_batch(&gen_dict, true, h->batch_id, h->tid, cbt_mono_ns());
     uint16_t *refs = d ? cbt_dict_refs(d, n) : NULL;
     struct cbt_operand_info tmp;
     for (uint64_t i = 0; refs && i < 2 * n; i++)
@@ -730,7 +733,7 @@ static void emit(const struct spec *s, void *caller)
     }
     if (s->format == CBT_EV_FORMAT) {
         if (h.ops_recorded > nops)
-            die("format 3 records the ops it has", "recorded > ops");
+            die("the compact record records the ops it has", "recorded > ops");
         emit3(s, b, &h, h.ops_recorded, caller);
         if (s->pending == 1) {
             if (hop)
@@ -883,7 +886,7 @@ static void parse_spec(char *arg, struct spec *s)
     }
     if (s->copies) {
         if (s->format < CBT_EV_FORMAT)
-            die("copies=1 is written in format 3 only", "format");
+            die("copies=1 is written in the shim's format only", "format");
         if (is_array_kind(s->src) || is_array_kind(s->dst) || s->h != 1 || s->d != 1 || s->distinct || s->inline_mode)
             die("copies=1 takes pointers, bytes=N, no distinct, no inline", "copies");
         if (!cbt_api_is_1d(s->api))
@@ -935,7 +938,7 @@ static void mix(uint64_t total)
 /*
  * The small batches real programs make, `batches` of them: KvikIO and RMM
  * make one copy per 1D batch, NCCL's copy-engine collectives one per rank.
- * Sizes 1, 1, 2, 1, 4, 1, 8, 3 ops (2.625 a batch); in format 3 two batches
+ * Sizes 1, 1, 2, 1, 4, 1, 8, 3 ops (2.625 a batch); in the shim's format two batches
  * in four are 1D (copies), the others 3D; memory kinds, extents, call sites,
  * API variants and an overlapping pair every 32nd batch of two ops or more
  * as in mix().
@@ -988,7 +991,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
             default_format = (unsigned)num("--format", argv[++i]);
             if (default_format != CBT_EV_FORMAT2 && default_format != CBT_EV_FORMAT)
-                die("--format is 2 or 3", argv[i]);
+                die("--format is 2 or the shim's (CBT_EV_FORMAT)", argv[i]);
         } else if (!strcmp(argv[i], "--gpu-process")) {
             write_process(image, 1);
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
