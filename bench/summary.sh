@@ -163,12 +163,15 @@ print(mine[0][sys.argv[2]] if mine else None, mine[0]["ops"] if mine else None, 
     if [ -n "$batches" ]; then
         : # RSS flat is a matter of the OPS points
     elif [ -z "$first_rss" ]; then
-        first_rss=$5 first_ops=$ops
+        first_rss=$5 first_ops=$ops first_dummy_rss=$2
     else
-        last_rss=$5 last_ops=$ops
+        last_rss=$5 last_ops=$ops last_dummy_rss=$2
     fi
 done
 if [ -n "${last_rss:-}" ]; then
     printf '# summary peak RSS: %s KiB at %s ops, %s KiB at %s ops (x%s)\n' "$first_rss" "$first_ops" \
         "$last_rss" "$last_ops" "$(python3 -c "print('%.2f' % ($last_rss / $first_rss))")"
+    # what babeltrace2 itself holds grows with the trace too: summary's own memory is the difference
+    printf '# summary peak RSS over dummy'"'"'s: %+d KiB at %s ops, %+d KiB at %s ops\n' \
+        "$((first_rss - first_dummy_rss))" "$first_ops" "$((last_rss - last_dummy_rss))" "$last_ops"
 fi
