@@ -371,12 +371,14 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 
 /*
  * Per timed batch, on the calling thread: whether its stream is being
- * captured, its context's state, two events from the pool (one lock) and
- * their records, then the queue (a second lock).  Only the read-back's
- * queries and the anchor's wait are unsafe during another thread's capture
- * (measured: cuEventCreate, cuEventRecord on a stream not captured,
- * cuEventElapsedTime and cuCtxGetId are not), so only they run in RELAXED
- * mode, and the read-back runs only when an earlier batch is queued.
+ * captured, the read-back of the batches queued before, its context's
+ * state and two events from the pool (one lock), their records, then the
+ * queue (a second lock).  Only the read-back's queries and the anchor's
+ * wait are unsafe during another thread's capture (measured: cuEventCreate,
+ * cuEventRecord on a stream not captured, cuEventElapsedTime and cuCtxGetId
+ * are not), so only they run in RELAXED mode, and only when a batch is
+ * queued.  The read-back comes before the batch's own work is submitted: a
+ * query just after it costs the H200 microseconds more.
  */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
 {
@@ -400,6 +402,13 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
     if (!ctx || real->ctx_get_id(ctx, &id) != CUDA_SUCCESS)
         return;
     pthread_mutex_lock(&gt_lock);
+    if (gt_count) {
+        /* the batches queued before, read back (in RELAXED mode) before this
+         * one's work is submitted */
+        CUstreamCaptureMode was = relaxed_begin(real);
+        poll_locked(real, 0);
+        relaxed_end(real, was);
+    }
     int i = ctx_state_locked(real, ctx, id, b->device);
     CUevent start = i >= 0 ? pool_get(real, &gt_ctxs[i]) : NULL;
     CUevent end = start ? pool_get(real, &gt_ctxs[i]) : NULL;
@@ -467,12 +476,6 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
         return;
     }
     pthread_mutex_lock(&gt_lock);
-    if (gt_count) {
-        /* the batches queued before this one, read back (in RELAXED mode) */
-        CUstreamCaptureMode was = relaxed_begin(real);
-        poll_locked(real, 0);
-        relaxed_end(real, was);
-    }
     struct gt_ctx *x = &gt_ctxs[t->ctx];
     e.gen = x->gen;
     if (!x->valid || x->id != t->ctx_id) {
