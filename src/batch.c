@@ -622,7 +622,7 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
     const struct cbt_steady *s = &t->steady;
     const int ptsz = cbt_api_is_ptsz(k->api);
     const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (!s->valid || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
+    if (!s->valid || !k->fn || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
         t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
         return false;
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
