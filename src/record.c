@@ -429,6 +429,18 @@ static inline void tail_put(struct tail *t, const void *src, size_t bytes)
     }
 }
 
+/* hdr's mask byte (no bit yet) and the values every batch has first; returns hdr. */
+static inline uint8_t *hdr_begin(struct tail *t, const struct cbt_ev_batch *b, uint8_t stream_index)
+{
+    uint8_t *h = tail_hdr(t);
+    h[0] = 0;
+    t->p = h + 1;
+    t->p = varint(t->p, b->num_ops);
+    t->p = varint(t->p, b->op_list);
+    t->p = varint(t->p, stream_index);
+    return h;
+}
+
 /* h, and the refs of the event's first n ops unless they repeat: t is done. */
 static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
 {
@@ -446,12 +458,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t 
     if (!cbt_tp_enabled(b))
         return;
     struct tail t;
-    uint8_t *h = tail_hdr(&t);
-    t.p = h + 1;
-    t.p = varint(t.p, b->num_ops);
-    t.p = varint(t.p, b->op_list);
-    t.p = varint(t.p, stream_index);
-    h[0] = 0;
+    uint8_t *h = hdr_begin(&t, b, stream_index);
     t.p = hdr_optional(t.p, &h[0], b, n, NULL);
     tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
@@ -492,17 +499,12 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     if (!cbt_tp_enabled(c))
         return;
     struct tail t;
-    uint8_t *h = tail_hdr(&t);
-    t.p = h + 1;
-    t.p = varint(t.p, b->num_ops);
-    t.p = varint(t.p, b->op_list);
-    t.p = varint(t.p, stream_index);
+    uint8_t *h = hdr_begin(&t, b, stream_index);
     /* the other arrays, as distances from dsts (they lie near it: a few bytes, not a pointer's 7) */
     t.p = varint(t.p, zigzag(b1->srcs - b->op_list));
     t.p = varint(t.p, zigzag(b1->sizes - b->op_list));
     t.p = varint(t.p, zigzag(b1->attrs - b->op_list));
     t.p = varint(t.p, zigzag(b1->attrs_idxs - b->op_list));
-    h[0] = 0;
     t.p = hdr_optional(t.p, &h[0], b, n, b1);
     tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);

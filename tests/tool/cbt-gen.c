@@ -894,6 +894,25 @@ static void parse_spec(char *arg, struct spec *s)
     }
 }
 
+/* Batch k of a mix, its sizes, kinds and API set: the rest as every mix has
+ * it (an overlapping pair every 32nd batch of two ops or more; two call
+ * sites, alternately), written. */
+static void mix_batch(struct spec *s, uint64_t k)
+{
+    s->d = 1;
+    s->driver_ns = 3600 * s->ops;
+    s->nviol = 0;
+    if (k % 32 == 31 && s->ops >= 2) {
+        s->viol[0].rule = CBT_RULE_overlap_dst_dst;
+        s->viol[0].op = 0;
+        s->nviol = 1;
+    }
+    if (k & 1)
+        gen_site_a(s);
+    else
+        gen_site_b(s);
+}
+
 /*
  * The benchmark's mix, until `total` ops: batch sizes 1 to 1024, four pairs of
  * memory kinds, 2D and 1D extents, two call sites, two API variants.  Every
@@ -918,19 +937,8 @@ static void mix(uint64_t total)
         s.order = s.src == CBT_MEM_HOST_PAGEABLE ? CBT_ORDER_ANY : CBT_ORDER_STREAM;
         s.w = 512u << (k % 6);
         s.h = k % 5 == 0 ? 4 : 1;
-        s.d = 1;
-        s.driver_ns = 3600 * s.ops;
         s.api = k % 3 == 0 ? CBT_API_V2 : CBT_API_V2_PTSZ;
-        s.nviol = 0;
-        if (k % 32 == 31 && s.ops >= 2) {
-            s.viol[0].rule = CBT_RULE_overlap_dst_dst;
-            s.viol[0].op = 0;
-            s.nviol = 1;
-        }
-        if (k & 1)
-            gen_site_a(&s);
-        else
-            gen_site_b(&s);
+        mix_batch(&s, k);
         done += s.ops;
     }
 }
@@ -958,19 +966,8 @@ static void small_mix(uint64_t batches)
         s.copies = s.format == CBT_EV_FORMAT && k % 4 < 2;
         s.w = 512u << (k % 6);
         s.h = !s.copies && k % 5 == 0 ? 4 : 1;
-        s.d = 1;
-        s.driver_ns = 3600 * s.ops;
         s.api = s.copies ? (k % 3 == 0 ? CBT_API_1D_V2 : CBT_API_1D_V2_PTSZ) : (k % 3 == 0 ? CBT_API_V2 : CBT_API_V2_PTSZ);
-        s.nviol = 0;
-        if (k % 32 == 31 && s.ops >= 2) {
-            s.viol[0].rule = CBT_RULE_overlap_dst_dst;
-            s.viol[0].op = 0;
-            s.nviol = 1;
-        }
-        if (k & 1)
-            gen_site_a(&s);
-        else
-            gen_site_b(&s);
+        mix_batch(&s, k);
     }
 }
 
