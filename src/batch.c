@@ -625,9 +625,6 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
     if (!s->valid || !k->fn || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
         t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
         return false;
-    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
-    if (!slot->valid || slot->stream != k->stream || slot->generation != generation || slot->ptsz != ptsz)
-        return false;
     uint16_t *refs = 2 * k->n <= t->dict.cap_refs ? t->dict.refs : cbt_dict_refs(&t->dict, k->n);
     if (!refs)
         return false;
@@ -664,11 +661,16 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
         b.fail_idx = (uint64_t)*k->fail_idx;
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1))) {
-        /* a new epoch: the entries and the stream written again first */
+        /* a new epoch: the entries and the stream written again first (the
+         * stream's slot holds it while the steady state does: a batch on
+         * another stream of that slot takes the steps, which reset it) */
+        const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
         struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, t1);
         cbt_dict_touch(d, refs, k->n);
-        si = cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
-                             slot->device, cbt_device_count(real));
+        si = slot->valid && slot->stream == k->stream
+                 ? cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
+                                   slot->device, cbt_device_count(real))
+                 : CBT_EV_NO_STREAM;
         t->steady.epoch = d->epoch;
         t->steady.stream_index = si;
     }
