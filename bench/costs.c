@@ -102,6 +102,15 @@ int main(int argc, char **argv)
     CUresult (*ptr_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr) =
         need(h, "cuPointerGetAttributes");
     CUresult (*version)(int *) = need(h, "cuDriverGetVersion");
+    /* what CUBATCHTRACE_GPU_TIME adds per timed batch (src/gputime.c) */
+    CUresult (*ctx_id)(CUcontext, unsigned long long *) = need(h, "cuCtxGetId");
+    CUresult (*ev_create)(CUevent *, unsigned) = need(h, "cuEventCreate");
+    CUresult (*ev_record)(CUevent, CUstream) = need(h, "cuEventRecord");
+    CUresult (*ev_query)(CUevent) = need(h, "cuEventQuery");
+    CUresult (*ev_sync)(CUevent) = need(h, "cuEventSynchronize");
+    CUresult (*ev_elapsed)(float *, CUevent, CUevent) =
+        dlsym(h, "cuEventElapsedTime_v2") ? need(h, "cuEventElapsedTime_v2") : need(h, "cuEventElapsedTime");
+    CUresult (*exchange)(CUstreamCaptureMode *) = need(h, "cuThreadExchangeStreamCaptureMode");
     int v = 0;
     Dl_info di;
     version(&v);
@@ -157,6 +166,22 @@ int main(int argc, char **argv)
     MEASURE("cuPointerGetAttributes (5 attributes), device pointer", ptr_attrs(5, attrs, data, d));
     MEASURE("cuPointerGetAttributes (5 attributes), pageable host pointer",
             ptr_attrs(5, attrs, data, (CUdeviceptr)(uintptr_t)(host + 4096)));
+    CUevent e0, e1;
+    float ms;
+    if (ev_create(&e0, CU_EVENT_DEFAULT) || ev_create(&e1, CU_EVENT_DEFAULT) || ev_record(e0, s) ||
+        ev_record(e1, s) || ev_sync(e1)) {
+        fprintf(stderr, "costs: cannot make two events\n");
+        return 1;
+    }
+    MEASURE("cuCtxGetId", ctx_id(ctx, &id));
+    MEASURE("cuThreadExchangeStreamCaptureMode, twice (to RELAXED and back)", ({
+                CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+                exchange(&m);
+                exchange(&m);
+            }));
+    MEASURE("cuEventQuery, an event that completed", ev_query(e1));
+    MEASURE("cuEventElapsedTime, two events that completed", ev_elapsed(&ms, e0, e1));
+    MEASURE("cuEventRecord on an idle stream", ev_record(e0, s));
     (void)sink;
     return 0;
 }

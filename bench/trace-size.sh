@@ -52,7 +52,7 @@ measure() {
 }
 
 n=$((calls + warm))
-echo "# bench/trace-size.sh: bytes of trace per batch, the shim (format 3) against the floor, $n calls of each per row"
+echo "# bench/trace-size.sh: bytes of trace per batch, the shim (its compact record) against the floor, $n calls of each per row"
 echo "# per batch: channel bytes / calls; per op: (bytes at 64 ops - bytes at 1 op) / 63 / calls; bound: shim <= floor + 32 per 1-op batch, <= floor + 4 per op"
 printf '%-13s %10s %10s %8s %10s %10s %8s %s\n' kind shim_b1 floor_b1 diff_b1 shim_op floor_op diff_op verdict
 for kind in d2d h2d_pageable array d2d_1d; do

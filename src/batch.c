@@ -24,6 +24,11 @@
  *   per chunk  record      the batch events (record.c), CBT_EV_CHUNK3D ops
  *                          or CBT_EV_CHUNK1D copies each
  *
+ * A batch like the thread's previous one skips the steps (steady_path, per
+ * op: the form check and the refs from the previous batch's ranges; no
+ * driver call but the batch itself; one event).  The steps leave the
+ * thread's state (src/thread.h) ready for it.
+ *
  * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
  * a batch costs two loads and a few branches on top of the driver call (the
  * doors test cbt_quiet first).  With a session, the calling thread learns
@@ -532,22 +537,6 @@ static void call_refused(struct batch *x)
         stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, false);
 }
 
-/* CUBATCHTRACE_GPU_TIME=N: is this batch the one in N of its stream (as this
- * thread counts them: the first, then every Nth) that is timed? */
-static bool gpu_sampled(struct batch *x)
-{
-    uint32_t every = x->cfg->gpu_every;
-    if (every <= 1 || !x->t)
-        return true;
-    CUstream s = x->k->stream;
-    unsigned i = (unsigned)(((uintptr_t)s >> 4) % CBT_GPU_SLOTS);
-    if (x->t->gpu[i].stream != s) {
-        x->t->gpu[i].stream = s;
-        x->t->gpu[i].count = 0;
-    }
-    return x->t->gpu[i].count++ % every == 0;
-}
-
 /* Forwarded: GPU time around the call; a batch the driver may crash on is
  * in the ring buffer before it is made. */
 static void call_forward(struct batch *x)
@@ -559,7 +548,7 @@ static void call_forward(struct batch *x)
         step_record(x);
     }
     struct cbt_gpu_call gt;
-    const bool timed = x->timed && !x->abi && gpu_sampled(x);
+    const bool timed = x->timed && !x->abi;
     const int ptsz = cbt_api_is_ptsz(k->api);
     if (cbt_unlikely(timed))
         cbt_gpu_before(&gt, &x->b, ptsz, k->stream);
@@ -597,6 +586,21 @@ static void step_call(struct batch *x)
         x->b.fail_idx = (uint64_t)*k->fail_idx;
 }
 
+/* CUBATCHTRACE_GPU_TIME=N: is this batch the one in N of its stream (as this
+ * thread counts its batches there: the first, then every Nth) that is timed? */
+static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUstream s)
+{
+    uint32_t every = cfg->gpu_every;
+    if (every <= 1 || !t)
+        return true;
+    unsigned i = (unsigned)(((uintptr_t)s >> 4) % CBT_GPU_SLOTS);
+    if (t->gpu[i].stream != s) {
+        t->gpu[i].stream = s;
+        t->gpu[i].count = 0;
+    }
+    return t->gpu[i].count++ % every == 0;
+}
+
 /* ---- the steady state ---- */
 
 /*
@@ -605,7 +609,8 @@ static void step_call(struct batch *x)
  * since (the memory generation) and the dictionary in the same epoch, every
  * op well formed (the driver reads them all) and every operand in one of
  * the ranges the previous batch used (cbt_refs_steady), in one chunk, in
- * observe mode with nobody validating or timing.  Such a batch takes the
+ * observe mode with nobody validating, and not timed on the GPU (with
+ * CUBATCHTRACE_GPU_TIME=N, the other N-1 of N).  Such a batch takes the
  * steady path: nothing is asked of the driver but the call itself, no
  * dictionary entry or stream description is written (but at a refresh),
  * and the batch is one event.  What it records is what the steps would:
@@ -617,11 +622,8 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
     const struct cbt_steady *s = &t->steady;
     const int ptsz = cbt_api_is_ptsz(k->api);
     const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (!s->valid || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
+    if (!s->valid || !k->fn || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
         t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
-        return false;
-    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
-    if (!slot->valid || slot->stream != k->stream || slot->generation != generation || slot->ptsz != ptsz)
         return false;
     uint16_t *refs = 2 * k->n <= t->dict.cap_refs ? t->dict.refs : cbt_dict_refs(&t->dict, k->n);
     if (!refs)
@@ -659,11 +661,16 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
         b.fail_idx = (uint64_t)*k->fail_idx;
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1))) {
-        /* a new epoch: the entries and the stream written again first */
+        /* a new epoch: the entries and the stream written again first (the
+         * stream's slot holds it while the steady state does: a batch on
+         * another stream of that slot takes the steps, which reset it) */
+        const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
         struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, t1);
         cbt_dict_touch(d, refs, k->n);
-        si = cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
-                             slot->device, cbt_device_count(real));
+        si = slot->valid && slot->stream == k->stream
+                 ? cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
+                                   slot->device, cbt_device_count(real))
+                 : CBT_EV_NO_STREAM;
         t->steady.epoch = d->epoch;
         t->steady.stream_index = si;
     }
@@ -686,7 +693,7 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
 static void steady_after(struct cbt_thread *t, const struct batch *x)
 {
     const struct cbt_stream_slot *slot = x->look.slot;
-    bool ok = x->recording && !x->validating && !x->timed && x->dict && x->refs && !x->abi && !x->pending &&
+    bool ok = x->recording && !x->validating && x->dict && x->refs && !x->abi && !x->pending &&
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
               slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
               t->cache.generation == x->look.generation;
@@ -709,8 +716,9 @@ static CUresult common(const struct call *k, void *caller)
         (t && t->depth > 0))
         return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
     const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
+    const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
     CUresult res;
-    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate && !cfg->gpu_time &&
+    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate && !timed &&
         steady_path(t, k, caller, d1, &res))
         return res;
     if (t)
@@ -718,7 +726,7 @@ static CUresult common(const struct call *k, void *caller)
     struct batch x = {
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
         .recording = recording, .validating = cbt_always_validate,
-        .timed = cfg->gpu_time, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
+        .timed = timed, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
     };
     step_describe(&x);
     step_read(&x);

@@ -3,10 +3,10 @@
  * The compact record (format 4): the batch events and the calling thread's
  * dictionaries of operands and streams.
  *
- * Cost, per batch: the program's own op list or copy arrays as passed, and
- * one byte sequence (t): four words (h), a few varint bytes (hdr) and two
- * 16-bit operand references per op, or none when they repeat the thread's
- * previous batch.  What the
+ * Cost, per batch: one sequence of words (t): four words (h), a few varint
+ * bytes (hdr), the program's own op list or copy arrays as passed (for a
+ * large batch, sequences of their own) and two 16-bit operand references
+ * per op, or none when they repeat the thread's previous batch.  What the
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
  * same for a stream's id, context and device.  The reader carries the
@@ -397,54 +397,93 @@ static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size
     return false;
 }
 
-/* t of a b or c event, whose hdr is written at t + CBT_EV_HEAD_WORDS words,
- * up to hdr_end: h at its head, then `words` (1D: the attrsIdxs carried) and
- * the refs of the first chunk unless they repeat.  Returns its length. */
-static uint32_t tail_of(uint8_t *t, uint8_t *hdr_end, const uint64_t h[CBT_EV_HEAD_WORDS], const uint64_t *words,
-                        size_t nwords, const uint16_t *refs, size_t nrefs_ops)
+/*
+ * t (events.h), built in a buffer of words: h, hdr, then what the event
+ * carries there, then the refs.  Each piece is appended at p; whole words
+ * are kept by padding hdr and the refs with zero bytes.
+ */
+struct tail {
+    uint64_t w[CBT_EV_TAIL_WORDS];
+    uint8_t *p;
+};
+_Static_assert(CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 +
+                       (CBT_EV_INLINE3D * CBT_EV_OP_SIZE + 4 * CBT_EV_INLINE3D + 7) / 8 <= CBT_EV_TAIL_WORDS,
+              "a b event's t fits");
+_Static_assert(CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 + CBT_EV_INLINE_ATTRS * 4 + CBT_EV_INLINE1D * 3 +
+                       (4 * CBT_EV_INLINE1D + 7) / 8 <= CBT_EV_TAIL_WORDS,
+              "a c event's t fits");
+
+static inline uint8_t *tail_hdr(struct tail *t) { return (uint8_t *)(t->w + CBT_EV_HEAD_WORDS); }
+
+static inline void tail_pad(struct tail *t)
 {
-    memcpy(t, h, 8 * CBT_EV_HEAD_WORDS);
-    uint8_t *p = hdr_end;
-    if (nwords) {
-        memcpy(p, words, 8 * nwords);
-        p += 8 * nwords;
-    }
-    if (nrefs_ops) {
-        memcpy(p, refs, 4 * nrefs_ops);
-        p += 4 * nrefs_ops;
-    }
-    return (uint32_t)(p - t);
+    while ((uintptr_t)(t->p - (uint8_t *)t->w) & 7)
+        *t->p++ = 0;
 }
 
-#define HDR_AT (8 * CBT_EV_HEAD_WORDS) /* where hdr begins in t */
+static inline void tail_put(struct tail *t, const void *src, size_t bytes)
+{
+    if (bytes) {
+        memcpy(t->p, src, bytes);
+        t->p += bytes;
+    }
+}
+
+/* hdr's mask byte (no bit yet) and the values every batch has first; returns hdr. */
+static inline uint8_t *hdr_begin(struct tail *t, const struct cbt_ev_batch *b, uint8_t stream_index)
+{
+    uint8_t *h = tail_hdr(t);
+    h[0] = 0;
+    t->p = h + 1;
+    t->p = varint(t->p, b->num_ops);
+    t->p = varint(t->p, b->op_list);
+    t->p = varint(t->p, stream_index);
+    return h;
+}
+
+/* h, and the refs of the event's first n ops unless they repeat: t is done. */
+static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
+{
+    memcpy(t->w, h, 8 * CBT_EV_HEAD_WORDS);
+    if (n) {
+        tail_put(t, refs, 4 * n);
+        tail_pad(t);
+    }
+    return (uint32_t)((t->p - (uint8_t *)t->w) / 8);
+}
 
 void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
                       const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
         return;
-    uint8_t t[CBT_EV_TAIL_MAX], *p = t + HDR_AT + 1;
-    p = varint(p, b->num_ops);
-    p = varint(p, b->op_list);
-    p = varint(p, stream_index);
-    t[HDR_AT] = 0;
-    p = hdr_optional(p, &t[HDR_AT], b, n, NULL);
+    struct tail t;
+    uint8_t *h = hdr_begin(&t, b, stream_index);
+    t.p = hdr_optional(t.p, &h[0], b, n, NULL);
+    tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
+    if (n <= CBT_EV_INLINE3D) { /* one event, the ops in t */
+        tail_put(&t, ops, n * sizeof *ops);
+        r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
+        bool locked = write_lock();
+        cbt_tp(b, &r, ip);
+        write_unlock(locked);
+        return;
+    }
     uint32_t count0 = n < CBT_EV_CHUNK3D ? (uint32_t)n : CBT_EV_CHUNK3D;
-    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t};
-    r.tail_len = tail_of(t, p, r.h, NULL, 0, refs, refs && !same ? count0 : 0);
+    r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
     bool locked = write_lock();
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK3D ? (uint32_t)(n - first) : CBT_EV_CHUNK3D;
         r.first = first;
         r.count = count;
-        static const uint64_t none[1];
-        r.ops = count ? (const void *)(ops + first) : none;
+        r.ops = ops + first;
         r.refs = refs ? refs + 2 * first : NULL;
         r.nrefs_ops = refs ? count : 0;
         if (first == 0)
-            cbt_tp(b, &r, ip);
+            cbt_tp(bs, &r, ip);
         else
             cbt_tp(bo, &r, ip);
         first += count;
@@ -459,22 +498,31 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 {
     if (!cbt_tp_enabled(c))
         return;
-    uint8_t t[CBT_EV_TAIL_MAX], *p = t + HDR_AT + 1;
-    p = varint(p, b->num_ops);
-    p = varint(p, b->op_list);
-    p = varint(p, stream_index);
+    struct tail t;
+    uint8_t *h = hdr_begin(&t, b, stream_index);
     /* the other arrays, as distances from dsts (they lie near it: a few bytes, not a pointer's 7) */
-    p = varint(p, zigzag(b1->srcs - b->op_list));
-    p = varint(p, zigzag(b1->sizes - b->op_list));
-    p = varint(p, zigzag(b1->attrs - b->op_list));
-    p = varint(p, zigzag(b1->attrs_idxs - b->op_list));
-    t[HDR_AT] = 0;
-    p = hdr_optional(p, &t[HDR_AT], b, n, b1);
+    t.p = varint(t.p, zigzag(b1->srcs - b->op_list));
+    t.p = varint(t.p, zigzag(b1->sizes - b->op_list));
+    t.p = varint(t.p, zigzag(b1->attrs - b->op_list));
+    t.p = varint(t.p, zigzag(b1->attrs_idxs - b->op_list));
+    t.p = hdr_optional(t.p, &h[0], b, n, b1);
+    tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
-    uint32_t count0 = n < CBT_EV_CHUNK1D ? (uint32_t)n : CBT_EV_CHUNK1D;
-    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t};
-    bool locked = write_lock();
+    struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
     size_t na = b1->attrs_recorded;
+    if (n <= CBT_EV_INLINE1D && na <= CBT_EV_INLINE_ATTRS) { /* one event, everything in t */
+        tail_put(&t, attrs, na * sizeof *attrs);
+        tail_put(&t, attrs_idxs, na * sizeof *attrs_idxs);
+        tail_put(&t, dsts, n * sizeof *dsts);
+        tail_put(&t, srcs, n * sizeof *srcs);
+        tail_put(&t, sizes, n * sizeof *sizes);
+        r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
+        bool locked = write_lock();
+        cbt_tp(c, &r, ip);
+        write_unlock(locked);
+        return;
+    }
+    bool locked = write_lock();
     if (na > CBT_EV_ATTRS1D) {
         /* many attributes: before the batch event, so the reader has them when it comes */
         for (size_t k = 0; k < na; k += CBT_EV_ATTRS1D) {
@@ -486,8 +534,10 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
     } else if (na) {
         r.nattrs = (uint32_t)na;
         r.attrs = attrs;
+        tail_put(&t, attrs_idxs, na * sizeof *attrs_idxs);
     }
-    r.tail_len = tail_of(t, p, r.h, (const uint64_t *)attrs_idxs, r.nattrs, refs, refs && !same ? count0 : 0);
+    uint32_t count0 = n < CBT_EV_CHUNK1D ? (uint32_t)n : CBT_EV_CHUNK1D;
+    r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
     size_t first = 0;
     do {
         uint32_t count = n - first < CBT_EV_CHUNK1D ? (uint32_t)(n - first) : CBT_EV_CHUNK1D;
@@ -499,11 +549,10 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
         r.sizes = count ? (const uint64_t *)sizes + first : none;
         r.refs = refs ? refs + 2 * first : NULL;
         r.nrefs_ops = refs ? count : 0;
-        if (first == 0) {
-            cbt_tp(c, &r, ip);
-        } else {
+        if (first == 0)
+            cbt_tp(cs, &r, ip);
+        else
             cbt_tp(co, &r, ip);
-        }
         first += count;
     } while (first < n);
     write_unlock(locked);

@@ -33,12 +33,16 @@ struct cbt_stream_seen {
     uint32_t epoch; /* 0: never written */
 };
 struct cbt_dict {
-    uint64_t key;       /* image tag << 32 | thread id */
-    int32_t tid;
+    /* what every batch reads */
     uint32_t epoch;     /* entries written in an older epoch are written again */
+    bool emit, was_emitting;
     uint64_t epoch_ns;  /* when the epoch began */
     uint64_t now_ns;    /* the time the batch being recorded gave */
-    bool emit, was_emitting;
+    uint16_t *refs, *prev_refs;
+    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
+    /* what a batch that learns reads */
+    uint64_t key;       /* image tag << 32 | thread id */
+    int32_t tid;
     uint32_t stamp;     /* the current batch */
     uint32_t cap, next;
     struct cbt_operand_info *info;
@@ -49,8 +53,6 @@ struct cbt_dict {
     uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
     uint32_t table_mask;
     struct cbt_stream_seen streams[CBT_EV_STREAMS];
-    uint16_t *refs, *prev_refs;
-    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
 };
 
 /* The dictionary d set up for a batch (emit: tracing is on; the batch's id

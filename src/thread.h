@@ -44,9 +44,13 @@ struct cbt_steady {
     uint8_t ptsz, stream_index, valid;
 };
 
+/* What the steady path reads comes first, so that a batch touches few cache
+ * lines of it (the driver's work between two batches evicts them). */
 struct cbt_thread {
     int depth;                          /* > 0 while this thread is inside a batch */
     struct cbt_steady steady;
+    struct cbt_cache cache;             /* operands.c's: the recents first */
+    struct cbt_dict dict;               /* record.c's: what a batch record reads first */
     struct cbt_stream_slot streams[CBT_STREAM_SLOTS];
     struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
         CUstream stream;
@@ -59,8 +63,6 @@ struct cbt_thread {
     struct cbt_operand_info *src, *dst;
     struct cbt_finding *findings;
     CUDA_MEMCPY3D_BATCH_OP *copies;     /* a 1D batch's copies as ops */
-    struct cbt_dict dict;               /* record.c's */
-    struct cbt_cache cache;             /* operands.c's */
 };
 
 /* The calling thread's state, made on first use; NULL when out of memory. */

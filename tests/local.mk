@@ -137,6 +137,9 @@ tests_clients_client_loss_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
 EXTRA_tests_clients_client_loss_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 TESTS += tests/doors/loss.sh
 EXTRA_DIST += tests/doors/loss.sh
+# A session that starts late, while another records (tests/doors/late.sh, client_loss paced).
+TESTS += tests/doors/late.sh
+EXTRA_DIST += tests/doors/late.sh
 
 # GPU time (tests/doors/gputime.sh).
 check_PROGRAMS += tests/clients/client_gputime

@@ -44,8 +44,9 @@ dist_man1_MANS += docs/cubatchtrace.1
 # The event generator: synthetic batches through the real tracepoint provider,
 # for the tests (known totals) and the benchmark (large traces).
 noinst_PROGRAMS += tests/tool/cbt-gen
-tests_tool_cbt_gen_SOURCES = tests/tool/cbt-gen.c
-tests_tool_cbt_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tracepoints
+# The compact record is written by the shim's own writer, src/record.c, built in.
+tests_tool_cbt_gen_SOURCES = tests/tool/cbt-gen.c src/record.c
+tests_tool_cbt_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tracepoints -I$(top_srcdir)/src
 tests_tool_cbt_gen_CFLAGS = $(AM_CFLAGS) $(LTTNG_UST_CFLAGS) -Wno-missing-field-initializers -Wno-shadow
 tests_tool_cbt_gen_LDADD = src/libcubatchtrace-tp.la $(LTTNG_UST_LIBS)
 
@@ -88,10 +89,11 @@ TOOL_TESTS = \
 	tests/tool/report.sh \
 	tests/tool/identity.sh \
 	tests/tool/format-equal.sh \
+	tests/tool/compact-totals.sh \
 	tests/tool/plugin.sh \
 	tests/tool/plugin-live.sh \
 	tests/tool/plugin-fuzz.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \
-	tests/tool/format_norm.py tests/tool/format2.tar.xz bench/trace-size.sh tests/tool/expand_show.py
+	tests/tool/format_norm.py tests/tool/format2.tar.xz tests/tool/format3.tar.xz bench/trace-size.sh tests/tool/expand_show.py

@@ -163,8 +163,8 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
 
 /* ---- format 4: the compact record (struct cbt_ev_rec `r`) ---- */
 
-/* Last in its event (a byte sequence there needs no padding after it): h, hdr, refs. */
-#define CBT_TP_REC_TAIL lttng_ust_field_sequence(uint8_t, t, r->tail, uint16_t, r->tail_len)
+/* Last in its event: h, hdr, and what follows (events.h). */
+#define CBT_TP_REC_TAIL lttng_ust_field_sequence(uint64_t, t, r->tail, uint16_t, r->tail_words)
 #define CBT_TP_REC_ID lttng_ust_field_integer(uint64_t, id, r->h[CBT_H_ID])
 #define CBT_TP_REC_REFS lttng_ust_field_sequence(uint16_t, refs, r->refs, uint16_t, 2 * r->nrefs_ops)
 #define CBT_TP_REC_OPS                                                                                        \
@@ -177,7 +177,18 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
     lttng_ust_field_sequence_hex(uint64_t, attrs, (const uint64_t *)r->attrs, uint16_t,                       \
                                  r->nattrs * CBT_EV_ATTR_WORDS)
 
+/* A small 3D batch: everything in t. */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_TAIL
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, b, "urn:cubatchtrace:" CBT_TP_VERSION)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bs,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
@@ -185,8 +196,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
         CBT_TP_REC_TAIL
     )
 )
-LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
-LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, b, "urn:cubatchtrace:" CBT_TP_VERSION)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bs, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
@@ -200,7 +210,18 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bo, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
+/* A small 1D batch: everything in t. */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_TP_REC_TAIL
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, c, "urn:cubatchtrace:" CBT_TP_VERSION)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, cs,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
@@ -209,8 +230,7 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
         CBT_TP_REC_TAIL
     )
 )
-LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
-LTTNG_UST_TRACEPOINT_MODEL_EMF_URI(cubatchtrace, c, "urn:cubatchtrace:" CBT_TP_VERSION)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, cs, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, co,
     LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),

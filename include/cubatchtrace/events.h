@@ -46,25 +46,33 @@
 
 /*
  * Format 4, the compact record (what the shim writes).  A batch costs its
- * calling thread little more than LTTng's floor: the program's own arrays
- * as passed, and one byte sequence (t) of four words, varints and operand
- * references.  What repeats lives in per-thread dictionaries that
- * the reader carries.  Each field of an event costs the writer a call into
- * LTTng's ring buffer (two for a sequence), so a batch event has as few as
- * it can: b has two sequences, four writes (the floor's one event has seven).
+ * calling thread little more than LTTng's floor.  Each field of an event
+ * costs the writer a call into LTTng's ring buffer (two for a sequence),
+ * so a batch event has as few as it can: a small batch is one sequence of
+ * 64-bit words, t, holding its head words, a varint header, its ops or
+ * copy arrays as passed and its operand references (the floor's event has
+ * seven writes; this, two).  What repeats lives in per-thread dictionaries
+ * that the reader carries.
  *
- *   cubatchtrace:b        a 3D batch: its first CBT_EV_CHUNK3D ops, then t
- *                         (h, hdr, the refs of those ops)
+ *   cubatchtrace:b        a 3D batch of at most CBT_EV_INLINE3D ops read:
+ *                         t (h, hdr, the ops, their refs)
+ *   cubatchtrace:bs       a larger 3D batch: its first CBT_EV_CHUNK3D ops
+ *                         as a sequence of their own, then t (h, hdr, the
+ *                         refs of those ops)
  *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
- *   cubatchtrace:c        a 1D batch: its attributes read (all of them
- *                         when at most CBT_EV_ATTRS1D, else none:
+ *   cubatchtrace:c        a 1D batch of at most CBT_EV_INLINE1D copies and
+ *                         CBT_EV_INLINE_ATTRS attributes read: t (h, hdr,
+ *                         the attributes, their attrsIdxs, then dsts, srcs
+ *                         and sizes, the refs)
+ *   cubatchtrace:cs       a larger 1D batch: its attributes read (all of
+ *                         them when at most CBT_EV_ATTRS1D, else none:
  *                         cubatchtrace:ca came before), its first
  *                         CBT_EV_CHUNK1D copies (dsts, srcs, sizes as
  *                         passed), then t (h, hdr, the attrsIdxs of the
  *                         attributes it carries, the refs of its copies)
  *   cubatchtrace:co       each further chunk of copies: id, first, dsts, srcs, sizes, refs
  *   cubatchtrace:ca       attributes of a 1D batch that reads more than
- *                         CBT_EV_ATTRS1D of them, written before its `c`:
+ *                         CBT_EV_ATTRS1D of them, written before its `cs`:
  *                         id, first, attrs, attr_idxs
  *   cubatchtrace:operand  a dictionary entry: what the shim learned of an
  *                         operand (struct cbt_ev_operand), under an index of
@@ -78,26 +86,39 @@
  * and, as in format 2: batch_end (pending batches), finding, gpu_time,
  * lookup, process.
  *
- * t: bytes, little-endian throughout.  h: its first CBT_EV_HEAD_WORDS
- * 64-bit words, id, w, driver_ns (the host time in the driver call) and
- * caller (CBT_H_*); id is the batch id (process image tag << 32 | number).
- * hdr's length follows from its mask (cbt_ev_hdr_len), the attrsIdxs are 8
- * bytes each, the refs take the rest.  The dictionaries of a thread are keyed by `key` = the image
- * tag << 32 | the thread id (the kernel's, as w holds it), so that the
- * reader needs no context to decode.  refs: two 16-bit dictionary indices
- * per op (source, destination); none when CBT_W_SAME_REFS says the batch's
- * refs equal those of the thread's previous single-chunk batch (the reader
- * keeps them).  Each thread writes its dictionary entries again on first
- * use after CBT_EV_DICT_REFRESH_NS, so that a session that starts late
- * learns them.
+ * t: 64-bit words, its bytes little-endian, in this order:
+ *   h      CBT_EV_HEAD_WORDS words: id, w, driver_ns (the host time in the
+ *          driver call) and caller (CBT_H_*); id is the batch id (process
+ *          image tag << 32 | number)
+ *   hdr    (below), zero-padded to a whole word; its length follows from
+ *          its mask (cbt_ev_hdr_len)
+ *   b:     the ops read (CUDA_MEMCPY3D_BATCH_OP, ops_recorded of them)
+ *   c:     the attributes read (CUmemcpyAttributes, 24 bytes each), their
+ *          attrsIdxs (8 bytes each), then dsts, srcs and sizes of the
+ *          copies read (8 bytes each)
+ *   cs:    the attrsIdxs of the attributes the event carries (8 bytes each)
+ *   refs   two 16-bit dictionary indices per op or copy the event carries
+ *          (source, destination), zero-padded to a whole word; none when
+ *          CBT_W_SAME_REFS says the batch's refs equal those of the
+ *          thread's previous single-chunk batch (the reader keeps them), or
+ *          when the operands could not be learned
+ * The dictionaries of a thread are keyed by `key` = the image tag << 32 |
+ * the thread id (the kernel's, as w holds it), so that the reader needs no
+ * context to decode.  Each thread writes its dictionary entries again on
+ * first use after CBT_EV_DICT_REFRESH_NS, so that a session that starts
+ * late learns them.
  *
- * Format 3 (the first compact record, which the reader still reads) had the
- * same events, with b and c's id, w, driver_ns and caller as four integer
- * fields, and hdr, refs and c's attr_idxs as sequences of their own.
+ * Format 3 (the first compact record, which the reader still reads) had b
+ * and c alone, each with the ops (copy arrays) as sequences, id, w,
+ * driver_ns and caller as four integer fields, and hdr, refs and c's
+ * attr_idxs as sequences of their own.
  */
 #define CBT_EV_FORMAT 4
 #define CBT_EV_FORMAT3 3    /* the first compact record, read still */
-#define CBT_EV_HEAD_WORDS 4 /* h, the head of t: */
+#define CBT_EV_INLINE3D 8       /* ops a b event carries in t; more: bs */
+#define CBT_EV_INLINE1D 32      /* copies a c event carries in t; more: cs */
+#define CBT_EV_INLINE_ATTRS 8   /* attributes a c event carries in t; more: cs */
+#define CBT_EV_HEAD_WORDS 4     /* h, the head of t: */
 #define CBT_H_ID 0
 #define CBT_H_W 1
 #define CBT_H_DRIVER_NS 2
@@ -147,13 +168,14 @@
 #define CBT_EV_NO_STREAM 255
 #define CBT_EV_STREAMS 16 /* stream indices of a thread: 0 .. 15 */
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
-/* t's bytes at most: h, hdr, the attrsIdxs of a c event, the refs of a chunk */
-#define CBT_EV_TAIL_MAX (8 * CBT_EV_HEAD_WORDS + CBT_EV_HDR_MAX + 8 * CBT_EV_ATTRS1D + 4 * CBT_EV_CHUNK1D)
+/* t's words at most: h, hdr, what follows it (the attrsIdxs of a cs event
+ * are the most), the refs of a chunk */
+#define CBT_EV_TAIL_WORDS (CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 + CBT_EV_ATTRS1D + (4 * CBT_EV_CHUNK1D + 7) / 8)
 
 /* The varints of hdr every batch has after the mask byte: 3 (3D), 7 (1D). */
 #define CBT_HDR_FIXED(d1) ((d1) ? 7u : 3u)
 
-/* The length of the hdr at the start of t[0, n) (after h): the mask byte, then the
+/* The length of the hdr at t[0, n) (t's bytes after h): the mask byte, then the
  * varints every batch has and one for each bit of the mask (n when cut short). */
 static inline unsigned long cbt_ev_hdr_len(const uint8_t *t, unsigned long n, int d1)
 {
@@ -324,16 +346,16 @@ struct cbt_ev_chunk {
 /* A compact record (format 4) as the shim hands it to the tracepoints
  * b, bo, c, co and ca: what an event does not carry is ignored. */
 struct cbt_ev_rec {
-    uint64_t h[CBT_EV_HEAD_WORDS]; /* b, c: id, w, driver_ns, caller (t's head); bo, co, ca: h[CBT_H_ID] */
+    uint64_t h[CBT_EV_HEAD_WORDS]; /* id, w, driver_ns, caller (t's head); bo, co, ca: h[CBT_H_ID] only */
     uint64_t first;              /* bo, co, ca: index of the first op, copy or attribute */
-    const uint8_t *tail;         /* b, c: t, tail_len bytes (h written in by the writer) */
-    uint32_t tail_len;
-    uint32_t count;              /* ops (b, bo) or copies (c, co) this event carries */
-    const void *ops;             /* b, bo: count ops (8-byte aligned) */
-    const uint64_t *dsts, *srcs, *sizes; /* c, co: count each */
+    const uint64_t *tail;        /* b, bs, c, cs: t, tail_words words (h first) */
+    uint32_t tail_words;
+    uint32_t count;              /* ops (bs, bo) or copies (cs, co) this event carries */
+    const void *ops;             /* bs, bo: count ops (8-byte aligned) */
+    const uint64_t *dsts, *srcs, *sizes; /* cs, co: count each */
     const uint16_t *refs;        /* bo, co: 2 * nrefs_ops: source, destination */
     uint32_t nrefs_ops;          /* count, or 0 */
-    uint32_t nattrs;             /* c, ca: attributes carried */
+    uint32_t nattrs;             /* cs, ca: attributes carried */
     const void *attrs;           /* nattrs CUmemcpyAttributes (8-byte aligned) */
     const uint64_t *attr_idxs;   /* ca: nattrs */
 };

@@ -9,6 +9,7 @@
  *   client_loss kill N       N batches, printing "returned I" after each, then SIGKILL to itself
  *   client_loss threads T K  T threads make K batches each, are joined, then _exit(0)
  *   client_loss exec N       N batches, then exec /bin/true
+ *   client_loss paced N MS   N batches, MS milliseconds apart, printing "returned I" after each
  * Prints "pid P" for every process that makes batches, before its first.
  */
 #include "common.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static CUdeviceptr buf;
@@ -44,7 +46,7 @@ static void worker(CUstream s) { batches(s, per_thread, false); }
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        cc_fail("usage: client_loss fork|abort|kill N | threads T K");
+        cc_fail("usage: client_loss fork|abort|kill|exec N | threads T K | paced N MS");
     size_t n = strtoul(argv[2], NULL, 10);
     cc_load_direct();
     CUstream s = cc_setup();
@@ -77,6 +79,17 @@ int main(int argc, char **argv)
         batches(s, n, false);
         execl("/bin/true", "true", (char *)NULL);
         cc_fail("exec /bin/true");
+    }
+    if (!strcmp(argv[1], "paced") && argc > 3) {
+        long ms = strtol(argv[3], NULL, 10);
+        struct timespec gap = {ms / 1000, (ms % 1000) * 1000000};
+        for (size_t i = 0; i < n; i++) {
+            batches(s, 1, false);
+            printf("returned %zu\n", i + 1);
+            fflush(stdout);
+            nanosleep(&gap, NULL);
+        }
+        return 0;
     }
     if (!strcmp(argv[1], "threads") && argc > 3) {
         size_t t = n;

@@ -100,16 +100,16 @@ show_field() {
     }'
 }
 
-# nbatches FILE: how many cubatchtrace:b events (3D batches; one per batch,
+# nbatches FILE: how many cubatchtrace:b and bs events (3D batches; one per batch,
 # pending or not: batch_end is an event of its own).
-nbatches() { grep -c ' cubatchtrace:b: ' "$1" || true; }
+nbatches() { grep -cE ' cubatchtrace:bs?: ' "$1" || true; }
 
-# nbatches1d FILE: how many cubatchtrace:c events (1D batches).
-nbatches1d() { grep -c ' cubatchtrace:c: ' "$1" || true; }
+# nbatches1d FILE: how many cubatchtrace:c and cs events (1D batches).
+nbatches1d() { grep -cE ' cubatchtrace:cs?: ' "$1" || true; }
 
 # batch_events FILE: one line per batch event as the calling thread wrote it
-# (cubatchtrace:b, 3D, or cubatchtrace:c, 1D), its id and packed word w (the
-# first two words of its byte sequence t) decoded
+# (cubatchtrace:b or bs, 3D, or cubatchtrace:c or cs, 1D), its id and packed
+# word w (the first two words of its sequence t) decoded
 # (include/cubatchtrace/events.h, CBT_W_*; outcomes named as in catalog.h):
 #   EVENT VTID NUMBER TID OUTCOME   (EVENT b or c; VTID the vtid context;
 #   NUMBER the batch's number within its image; TID the payload's calling thread)
@@ -117,12 +117,11 @@ batch_events() {
     "$PYTHON3" - "$1" "$top_srcdir/include/cubatchtrace/catalog.h" <<'PY'
 import re, sys
 names = {int(v): n for v, n in re.findall(r'X\(CBT_OUTCOME_\w+, (\d+), "(\w+)"\)', open(sys.argv[2]).read())}
-ev = re.compile(r' cubatchtrace:([bc]): .* vtid = (\d+)[ ,].* t = \[ ((?:\[\d+\] = \d+, )*\[\d+\] = \d+) \]')
+ev = re.compile(r' cubatchtrace:([bc])s?: .* vtid = (\d+)[ ,].* t = \[ \[0\] = (\d+), \[1\] = (\d+),')
 for line in open(sys.argv[1], errors="replace"):
     m = ev.search(line)
     if m:
-        t = bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(3))[:16]).ljust(16, b"\0")
-        bid, w = int.from_bytes(t[:8], "little"), int.from_bytes(t[8:], "little")
+        bid, w = int(m.group(3)), int(m.group(4))
         print(m.group(1), m.group(2), bid & 0xffffffff, (w >> 32) & 0xffffffff,
               names.get((w >> 8) & 0x7, (w >> 8) & 0x7))
 PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Check the cubatchtrace:gpu_time events of a trace against its batches:
-the batch events (cubatchtrace:b, 3D, and cubatchtrace:c, 1D) and gpu_time
+the batch events (cubatchtrace:b and bs, 3D, cubatchtrace:c and cs, 1D) and gpu_time
 events from babeltrace2's text output (`babeltrace2 --clock-seconds` is not
 assumed: the timestamps are read as babeltrace2 prints them by default,
 [HH:MM:SS.ns]), each batch's fields as `cubatchtrace show --pid PID` decodes
@@ -21,7 +21,6 @@ microseconds alone, milliseconds on a loaded machine; a wrong clock or sign
 is off by far more).
 """
 import re
-import struct
 import sys
 
 path, pid, show_path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -41,14 +40,14 @@ def field(line, name):
     return m.group(2) if m.group(2) else int(m.group(1), 0)
 
 
-T_SEQ = re.compile(r"\bt = \[ ((?:\[\d+\] = \d+, )*\[\d+\] = \d+) \]")
+HEAD = re.compile(r"\bt = \[ \[0\] = (\d+), \[1\] = (\d+), \[2\] = (\d+), \[3\] = (\d+),")
+BATCH = re.compile(r" cubatchtrace:[bc]s?: ")
 
 
 def head(line):
-    """id, w, driver_ns and caller of a b or c event: the first four words of its byte sequence t."""
-    m = T_SEQ.search(line)
-    b = bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))[:32]) if m else b""
-    return struct.unpack("<4Q", b.ljust(32, b"\0"))
+    """id, w, driver_ns and caller of a batch event: the first four words of its sequence t."""
+    m = HEAD.search(line)
+    return tuple(int(v) for v in m.groups()) if m else (0, 0, 0, 0)
 
 
 # show's batch lines by (image tag, number): the fields gpu_time repeats
@@ -67,7 +66,7 @@ batches, events, process_gpu = {}, [], None
 for line in open(path, errors="replace"):
     if "vpid = %s," % pid not in line:
         continue
-    if " cubatchtrace:b: " in line or " cubatchtrace:c: " in line:
+    if BATCH.search(line):
         bid = head(line)[0]
         batches[bid] = (ts_ns(line), shown.get((bid >> 32, bid & 0xffffffff), shown.get((0, bid & 0xffffffff))))
     elif " cubatchtrace:gpu_time: " in line:

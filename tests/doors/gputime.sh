@@ -42,9 +42,9 @@ order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" |
     "$PYTHON3" -c '
 import re, sys
 for line in sys.stdin:
-    m = re.search(r" cubatchtrace:b: .* t = \[ ((?:\[\d+\] = \d+, ){7}\[\d+\] = \d+)", line)
+    m = re.search(r" cubatchtrace:bs?: .* t = \[ \[0\] = (\d+),", line)
     if m:  # the batch id: the first word of t
-        print("batch%d" % int.from_bytes(bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))), "little"))
+        print("batch" + m.group(1))
     m = re.search(r" cubatchtrace:gpu_time: .* batch_id = (\d+),", line)
     if m:
         print("gpu_time" + m.group(1))' |

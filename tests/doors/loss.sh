@@ -8,11 +8,11 @@
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
 
-# count ALL PID...: batch events (cubatchtrace:b) of those processes in the whole trace text ALL
+# count ALL PID...: batch events (cubatchtrace:b, bs) of those processes in the whole trace text ALL
 count() {
     _f=$1; shift
     _n=0
-    for _p in "$@"; do _n=$((_n + $(pid_events "$_f" "$_p" | grep -c ' cubatchtrace:b: '))); done
+    for _p in "$@"; do _n=$((_n + $(pid_events "$_f" "$_p" | grep -cE ' cubatchtrace:bs?: '))); done
     echo $_n
 }
 pids() { sed -n 's/^pid \([0-9]*\)$/\1/p' "$CBT_TMP/$1.out" | tr '\n' ' '; }

@@ -22,7 +22,9 @@ it (b, bo, c, co, ca: a packed word and a varint header, the ops or the 1D
 copy arrays as passed, and two operand references per op into the writing
 thread's dictionary, which the operand and stream events fill; a batch's
 refs may repeat the thread's previous single-chunk batch's; format 4 puts
-b's and c's head words, header and refs in one byte sequence t).  A 1D batch's copies become ops as the shim
+the head words, header and refs in one sequence of words t, and a small
+batch's ops or copy arrays there too: b and c, where bs and cs keep them in
+sequences of their own).  A 1D batch's copies become ops as the shim
 validates them (cbt_copy_op).  Findings do
 not come from the trace in observe mode: parse_show() reads them from
 `cubatchtrace show`, which validates each batch as it reads it; the shim's
@@ -363,7 +365,7 @@ def unzigzag(v):
 
 
 def hdr_len(t, d1):
-    """The bytes of the hdr at the start of t (after its head words; cbt_ev_hdr_len): the mask byte, then the
+    """The bytes of the hdr at the start of t's bytes after its head words (cbt_ev_hdr_len): the mask byte, then the
     varints every batch has (3 for 3D, 7 for 1D) and one per bit of the mask."""
     if not t:
         return 0
@@ -376,22 +378,47 @@ def hdr_len(t, d1):
 
 
 def as_format3(f, d1):
-    """A format-4 b or c event's fields as format 3 named them: t split into id, w, driver_ns and caller
-    (its head words), hdr, (c) attr_idxs and refs.  Format 3's events come back unchanged."""
+    """A format-4 b, bs, c or cs event's fields as format 3 named them: t (64-bit words) split into id, w,
+    driver_ns and caller (its head words), hdr, then what b and c carry there (the ops; the attributes,
+    their attr_idxs and the dsts, srcs and sizes) or cs its attr_idxs, then refs.  Format 3's events come
+    back unchanged."""
     if "t" not in f or "hdr" in f:
         return f
     g = dict(f)
-    t = bytes(int(v) for v in f["t"])
+    t = b"".join(int(v).to_bytes(8, "little") for v in f["t"])
     g["id"], g["w"], g["driver_ns"], g["caller"] = struct.unpack_from("<4Q", t.ljust(32, b"\0"), 0)
     t = t[32:]
     n = hdr_len(t, d1)
-    g["hdr"], rest = list(t[:n]), t[n:]
-    if d1:
-        na = len(f.get("attrs", [])) // 3
-        g["attr_idxs"] = [int.from_bytes(rest[8 * k:8 * k + 8], "little") for k in range(na)]
-        rest = rest[8 * na:]
-    g["refs"] = [int.from_bytes(rest[2 * k:2 * k + 2], "little") for k in range(len(rest) // 2)]
+    g["hdr"] = list(t[:n])
     g["format"] = FORMAT_COMPACT
+    head = compact_header(g, d1)
+    at = [(n + 7) // 8 * 8]
+
+    def take(count, size):
+        k = min(count, max(0, len(t) - at[0]) // size)
+        out = t[at[0]:at[0] + k * size]
+        at[0] += k * size
+        return out
+
+    def words(b):
+        return [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]
+
+    inline = "dsts" not in f if d1 else "ops" not in f
+    if inline and d1:
+        attrs = take(head["attrs_recorded"], ATTR_SIZE)
+        g["attrs"] = words(attrs)
+        g["attr_idxs"] = words(take(len(attrs) // ATTR_SIZE, 8))
+        g["dsts"] = words(take(head["ops_recorded"], 8))
+        g["srcs"] = words(take(len(g["dsts"]), 8))
+        g["sizes"] = words(take(len(g["dsts"]), 8))
+    elif inline:
+        g["ops"] = words(take(head["ops_recorded"], OP_SIZE))
+    elif d1:
+        g["attr_idxs"] = words(take(len(f.get("attrs", [])) // 3, 8))
+    nops = len(g.get("dsts", [])) if d1 else len(g.get("ops", [])) // (OP_SIZE // 8)
+    rest = t[at[0]:]
+    g["refs"] = [int.from_bytes(rest[2 * k:2 * k + 2], "little") for k in range(2 * nops)] \
+        if len(rest) >= 4 * nops else []
     return g
 
 
@@ -615,9 +642,9 @@ class Trace:
                 chunks.setdefault(f["batch_id"], []).append(f)
             elif name == "cubatchtrace:batch_ops":
                 chunks.setdefault(f["batch_id"], []).append(f)
-            elif name.startswith("cubatchtrace:") and ev in ("b", "c"):
+            elif name.startswith("cubatchtrace:") and ev in ("b", "bs", "c", "cs"):
                 try:
-                    b, got = compact.batch(f, ev == "c")
+                    b, got = compact.batch(f, ev in ("c", "cs"))
                 except (KeyError, TypeError, IndexError, struct.error) as e:
                     self.problems.append("%s event of batch %s: %s" % (ev, f.get("id"), e))
                     continue

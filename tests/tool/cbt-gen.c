@@ -7,7 +7,8 @@
  * ops are real CUDA_MEMCPY3D_BATCH_OP structures the generator lays out in
  * an address space of its own imagination.
  *
- *   cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process] [--image TAG] SPEC...
+ *   cbt-gen [--exit N] [--raise SIG] [--format F] [--mix OPS] [--small BATCHES] [--hop] [--pidfile F]
+ *           [--gpu-process] [--image TAG] SPEC...
  *
  * Each SPEC is a comma-separated list of key=value describing `n` identical
  * batches (usage() lists the keys); batches get ids 0, 1, 2... in order.
@@ -60,11 +61,21 @@
  * --image TAG starts a process image of that tag (1 to 2^32-1): its process
  * event (gpu_time 0), then batch ids TAG << 32 | n, n from 0, as the shim
  * numbers them; without it ids are untagged, as recorded before images.
+ *
+ * format=F (or --format F before the SPECs), F the shim's event format
+ * (CBT_EV_FORMAT), writes the compact record with the shim's own writer
+ * (src/record.c): b and bo, or c and co for copies=1
+ * (a 1D batch, its ops made copies under one attribute), after the operand
+ * and stream entries they refer to, and first the process event of an
+ * image tagged with the process id unless one was written.  format=2 (the default) writes batch and
+ * batch_ops; another number writes format 2's events with that number.
  */
 #include "config.h"
 
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "cubatchtrace_tp.h"
+/* The shim's format is written by the shim's own writer (src/record.c, built in). */
+#include "record.h"
 
 #include <cuda.h>
 #include <sched.h>
@@ -84,7 +95,13 @@
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded size");
 
+/* The shim's count of memory-management calls (src/memwrap.c), which
+ * src/record.c moves in a forked child; the generator makes none. */
+uint64_t cbt_mem_generation;
+
 static uint64_t next_batch_id;
+static unsigned default_format = CBT_EV_FORMAT2; /* --format: of the SPECs and mixes after it */
+static int process_written; /* a cubatchtrace:process event was written (--gpu-process, --image) */
 static uint64_t image; /* --image: the process image; 0 none (a trace of before images) */
 static int hop; /* --hop: change CPU between the events of a batch (tests pairing across streams) */
 
@@ -103,8 +120,8 @@ static void hop_cpu(void)
 
 static void usage(void)
 {
-    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--mix OPS] [--hop] [--pidfile F] [--gpu-process]\n"
-          "               SPEC...\n"
+    fputs("usage: cbt-gen [--exit N] [--raise SIG] [--format F] [--mix OPS] [--small BATCHES] [--hop]\n"
+          "               [--pidfile F] [--gpu-process] [--image TAG] SPEC...\n"
           "SPEC: key=value[,key=value...], keys (default):\n"
           "  n (1) batches; ops (1) ops recorded per batch; numops (ops) numOps;\n"
           "  recorded (ops) the header's ops_recorded\n"
@@ -116,7 +133,8 @@ static void usage(void)
           "  devices (2) fail_idx (2^64-1) site (0: gen_site_a, 1: gen_site_b)\n"
           "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
-          "  format (CBT_EV_FORMAT2) rules (CBT_RULES_VERSION)\n"
+          "  format (CBT_EV_FORMAT2, or --format's) rules (CBT_RULES_VERSION, format 2 only)\n"
+          "  copies (0; 1: a 1D batch of `ops` copies of `bytes` bytes, pointers only, the shim's format)\n"
           "  gpu (none; a gpu_time status) gpu_ns (1000) gpu_start (-2000) gpu_bytes gpu_src gpu_dst\n"
           "  gpu_srcdev gpu_dstdev (the batch's; mixed, -2)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
@@ -164,6 +182,7 @@ struct spec {
     uint32_t elem;
     unsigned api, door, outcome, result, src, dst, order, site, format, rules;
     int srcdev, dstdev, device, devices, distinct, pending, inline_mode;
+    int copies; /* a 1D batch (cuMemcpyBatchAsync): its ops are copies, the shim's format only */
     int numops_set, recorded_set;
     int gpu; /* a gpu_time status, -1: no event */
     uint64_t gpu_ns, gpu_bytes;
@@ -187,6 +206,11 @@ struct built {
     uint16_t operand_of[CBT_EV_OPS_PER_EVENT]; /* source | destination << 8 */
     struct cbt_ev_operand chunk_operands[2 * CBT_EV_OPS_PER_EVENT];
     uint32_t *local; /* operand -> chunk-local index + 1; 0: not in the chunk */
+    /* a 1D batch's arrays, as the program passes them */
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes;
+    CUmemcpyAttributes attr;
+    size_t attr_idx;
     /* the true findings (for inline=1) */
     struct cbt_ev_finding *findings;
     size_t nfindings, findings_cap;
@@ -213,6 +237,9 @@ static void reserve(struct built *b, uint64_t nops)
     b->opnd = xrealloc(b->opnd, 2 * c * sizeof *b->opnd);
     b->operands = xrealloc(b->operands, (2 * c + 2) * sizeof *b->operands);
     b->local = xrealloc(b->local, (2 * c + 2) * sizeof *b->local);
+    b->dsts = xrealloc(b->dsts, c * sizeof *b->dsts);
+    b->srcs = xrealloc(b->srcs, c * sizeof *b->srcs);
+    b->sizes = xrealloc(b->sizes, c * sizeof *b->sizes);
     memset(b->local, 0, (2 * c + 2) * sizeof *b->local);
     b->cap = c;
 }
@@ -582,6 +609,74 @@ static void emit_gpu(const struct spec *s, const struct cbt_ev_batch *h, uint64_
     lttng_ust_tracepoint(cubatchtrace, gpu_time, &g, caller);
 }
 
+/* What the shim learned of an operand, as its dictionary takes it. */
+static const struct cbt_operand_info *info_of(const struct cbt_ev_operand *o, struct cbt_operand_info *x)
+{
+    *x = (struct cbt_operand_info){.kind = o->kind, .device = o->device, .alloc_base = o->alloc_base,
+                                   .alloc_size = o->alloc_size, .array_width = o->array_width,
+                                   .array_height = o->array_height, .array_depth = o->array_depth,
+                                   .elem_size = o->elem_size};
+    return x;
+}
+
+/*
+ * The shim's format (CBT_EV_FORMAT), written as the shim writes it (src/batch.c's learn and record
+ * steps), by its own writer: the thread's dictionary for the batch, the
+ * refs of each op's operands, the stream, then the batch (n ops recorded)
+ * by cbt_record_batch, or cbt_record_batch1d with the ops as the copies
+ * dsts[i] <- srcs[i] of sizes[i] bytes under one attribute.
+ */
+static struct cbt_dict gen_dict; /* the thread's dictionary: zeroed is empty (src/record.h) */
+
+static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_batch *h, uint64_t n, void *caller)
+{
+    struct cbt_dict *d = cbt_dict_for_batch(&gen_dict, true, h->batch_id, h->tid, cbt_mono_ns());
+    uint16_t *refs = d ? cbt_dict_refs(d, n) : NULL;
+    struct cbt_operand_info tmp;
+    for (uint64_t i = 0; refs && i < 2 * n; i++)
+        refs[i] = cbt_dict_ref(d, info_of(&b->operands[b->opnd[i]], &tmp));
+    uint8_t si = d ? cbt_dict_stream(d, h->stream, h->stream_id, h->context, h->device, h->device_count)
+                   : CBT_EV_NO_STREAM;
+    if (!s->copies) {
+        cbt_record_batch(d, h, si, b->ops, n, refs, caller);
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
+        b->dsts[i] = op->dst.op.ptr.ptr;
+        b->srcs[i] = op->src.op.ptr.ptr;
+        b->sizes[i] = op->extent.width * op->extent.height * op->extent.depth;
+    }
+    memset(&b->attr, 0, sizeof b->attr);
+    b->attr.srcAccessOrder = (CUmemcpySrcAccessOrder)s->order;
+    b->attr_idx = 0;
+    struct cbt_ev_batch h1 = *h;
+    h1.op_list = s->oplist ? (uint64_t)(uintptr_t)b->dsts : 0;
+    h1.flags = 0;
+    struct cbt_ev_batch1d b1 = {.srcs = (uint64_t)(uintptr_t)b->srcs, .sizes = (uint64_t)(uintptr_t)b->sizes,
+                                .attrs = (uint64_t)(uintptr_t)&b->attr,
+                                .attrs_idxs = (uint64_t)(uintptr_t)&b->attr_idx, .num_attrs = 1,
+                                .attrs_recorded = 1};
+    cbt_record_batch1d(d, &h1, si, &b1, &b->attr, &b->attr_idx, b->dsts, b->srcs, b->sizes, n, refs, caller);
+}
+
+static void write_process(uint64_t image_id, int gpu)
+{
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", gpu, gpu, image_id, gpu ? 0 : 4026531836ull,
+                         gpu ? 0 : 1000, NULL);
+    process_written = 1;
+}
+
+/* --image TAG: a process image of that tag from here on, its process event, its batch ids tag << 32 | n. */
+static void start_image(uint64_t tag)
+{
+    image = tag << 32 | 0x5eed;
+    next_batch_id = image & 0xffffffff00000000ull;
+    write_process(image, 0);
+}
+
 static unsigned gpu_kind(const char *key, const char *v)
 {
     return !strcmp(v, "mixed") ? CBT_GPU_MIXED_KIND : parse_enum(key, v, cbt_memkind_name);
@@ -592,6 +687,9 @@ static void emit(const struct spec *s, void *caller)
     struct built *b = &scratch;
     struct cbt_ev_batch h;
     memset(&h, 0, sizeof h);
+    if (s->format == CBT_EV_FORMAT && !process_written)
+        start_image((uint32_t)getpid()); /* the shim writes its image's process event at its first
+                                          * batch; its tag (random there) tells processes apart */
     build(s, b);
     h.format = (uint16_t)s->format;
     h.rules = (uint16_t)s->rules;
@@ -632,6 +730,19 @@ static void emit(const struct spec *s, void *caller)
         h.outcome = CBT_OUTCOME_PENDING;
         h.result = CBT_CU_SUCCESS;
         h.driver_ns = 0;
+    }
+    if (s->format == CBT_EV_FORMAT) {
+        if (h.ops_recorded > nops)
+            die("the compact record records the ops it has", "recorded > ops");
+        emit3(s, b, &h, h.ops_recorded, caller);
+        if (s->pending == 1) {
+            if (hop)
+                hop_cpu();
+            cbt_record_end(&end, caller);
+        }
+        if (s->gpu >= 0)
+            emit_gpu(s, &end, nops, caller);
+        return;
     }
     uint64_t first = 0;
     do {
@@ -690,7 +801,7 @@ static void defaults(struct spec *s)
     s->src = s->dst = CBT_MEM_DEVICE;
     s->order = CBT_ORDER_STREAM;
     s->devices = 2;
-    s->format = CBT_EV_FORMAT2;
+    s->format = default_format;
     s->rules = CBT_RULES_VERSION;
     s->gpu = -1;
     s->gpu_ns = 1000;
@@ -748,6 +859,7 @@ static void parse_spec(char *arg, struct spec *s)
         else if (!strcmp(kv, "devices")) s->devices = atoi(v);
         else if (!strcmp(kv, "distinct")) s->distinct = atoi(v) != 0;
         else if (!strcmp(kv, "format")) s->format = (unsigned)num(kv, v);
+        else if (!strcmp(kv, "copies")) s->copies = atoi(v) != 0;
         else if (!strcmp(kv, "rules")) s->rules = (unsigned)num(kv, v);
         else if (!strcmp(kv, "pending")) s->pending = !strcmp(v, "lost") ? 2 : atoi(v) != 0;
         else if (!strcmp(kv, "inline")) s->inline_mode = !strcmp(v, "wrong") ? 2 : atoi(v) != 0;
@@ -772,6 +884,33 @@ static void parse_spec(char *arg, struct spec *s)
             usage();
         }
     }
+    if (s->copies) {
+        if (s->format < CBT_EV_FORMAT)
+            die("copies=1 is written in the shim's format only", "format");
+        if (is_array_kind(s->src) || is_array_kind(s->dst) || s->h != 1 || s->d != 1 || s->distinct || s->inline_mode)
+            die("copies=1 takes pointers, bytes=N, no distinct, no inline", "copies");
+        if (!cbt_api_is_1d(s->api))
+            s->api = s->api & 1 ? CBT_API_1D_V2_PTSZ : CBT_API_1D_V2;
+    }
+}
+
+/* Batch k of a mix, its sizes, kinds and API set: the rest as every mix has
+ * it (an overlapping pair every 32nd batch of two ops or more; two call
+ * sites, alternately), written. */
+static void mix_batch(struct spec *s, uint64_t k)
+{
+    s->d = 1;
+    s->driver_ns = 3600 * s->ops;
+    s->nviol = 0;
+    if (k % 32 == 31 && s->ops >= 2) {
+        s->viol[0].rule = CBT_RULE_overlap_dst_dst;
+        s->viol[0].op = 0;
+        s->nviol = 1;
+    }
+    if (k & 1)
+        gen_site_a(s);
+    else
+        gen_site_b(s);
 }
 
 /*
@@ -798,20 +937,37 @@ static void mix(uint64_t total)
         s.order = s.src == CBT_MEM_HOST_PAGEABLE ? CBT_ORDER_ANY : CBT_ORDER_STREAM;
         s.w = 512u << (k % 6);
         s.h = k % 5 == 0 ? 4 : 1;
-        s.d = 1;
-        s.driver_ns = 3600 * s.ops;
         s.api = k % 3 == 0 ? CBT_API_V2 : CBT_API_V2_PTSZ;
-        s.nviol = 0;
-        if (k % 32 == 31 && s.ops >= 2) {
-            s.viol[0].rule = CBT_RULE_overlap_dst_dst;
-            s.viol[0].op = 0;
-            s.nviol = 1;
-        }
-        if (k & 1)
-            gen_site_a(&s);
-        else
-            gen_site_b(&s);
+        mix_batch(&s, k);
         done += s.ops;
+    }
+}
+
+/*
+ * The small batches real programs make, `batches` of them: KvikIO and RMM
+ * make one copy per 1D batch, NCCL's copy-engine collectives one per rank.
+ * Sizes 1, 1, 2, 1, 4, 1, 8, 3 ops (2.625 a batch); in the shim's format two batches
+ * in four are 1D (copies), the others 3D; memory kinds, extents, call sites,
+ * API variants and an overlapping pair every 32nd batch of two ops or more
+ * as in mix().
+ */
+static void small_mix(uint64_t batches)
+{
+    static const uint64_t sizes[] = {1, 1, 2, 1, 4, 1, 8, 3};
+    static const unsigned kinds[][2] = {{CBT_MEM_HOST_PINNED, CBT_MEM_DEVICE}, {CBT_MEM_DEVICE, CBT_MEM_HOST_PINNED},
+                                        {CBT_MEM_DEVICE, CBT_MEM_DEVICE}, {CBT_MEM_HOST_PAGEABLE, CBT_MEM_DEVICE}};
+    struct spec s;
+    defaults(&s);
+    for (uint64_t k = 0; k < batches; k++) {
+        s.ops = sizes[k % 8];
+        s.src = kinds[k % 4][0];
+        s.dst = kinds[k % 4][1];
+        s.order = s.src == CBT_MEM_HOST_PAGEABLE ? CBT_ORDER_ANY : CBT_ORDER_STREAM;
+        s.copies = s.format == CBT_EV_FORMAT && k % 4 < 2;
+        s.w = 512u << (k % 6);
+        s.h = !s.copies && k % 5 == 0 ? 4 : 1;
+        s.api = s.copies ? (k % 3 == 0 ? CBT_API_1D_V2 : CBT_API_1D_V2_PTSZ) : (k % 3 == 0 ? CBT_API_V2 : CBT_API_V2_PTSZ);
+        mix_batch(&s, k);
     }
 }
 
@@ -827,17 +983,16 @@ int main(int argc, char **argv)
             mix(num("--mix", argv[++i]));
         } else if (!strcmp(argv[i], "--hop")) {
             hop = 1;
+        } else if (!strcmp(argv[i], "--small") && i + 1 < argc) {
+            small_mix(num("--small", argv[++i]));
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            default_format = (unsigned)num("--format", argv[++i]);
+            if (default_format != CBT_EV_FORMAT2 && default_format != CBT_EV_FORMAT)
+                die("--format is 2 or the shim's (CBT_EV_FORMAT)", argv[i]);
         } else if (!strcmp(argv[i], "--gpu-process")) {
-            char host[256] = "";
-            gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 1, 1, image, 0, 0, NULL);
+            write_process(image, 1);
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
-            /* a process image of this tag from here on: its process event, its batch ids tag << 32 | n */
-            image = strtoull(argv[++i], NULL, 0) << 32 | 0x5eed;
-            next_batch_id = image & 0xffffffff00000000ull;
-            char host[256] = "";
-            gethostname(host, sizeof(host) - 1);
-            lttng_ust_tracepoint(cubatchtrace, process, host, -1, "", 0, 0, image, 4026531836ull, 1000, NULL);
+            start_image(strtoull(argv[++i], NULL, 0));
         } else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc) {
             FILE *f = fopen(argv[++i], "w");
             if (f) {

@@ -29,7 +29,7 @@ SRC_ARRAY, DST_ARRAY = 0xA0000000, 0xB0000000
 OPS_PER_EVENT = 64
 NO_OP = (1 << 64) - 1
 NUMERIC = ("n", "ops", "numops", "recorded", "bytes", "elem", "driver_ns", "stream", "stream_id", "oplist", "flags",
-           "fail_idx", "site", "srcdev", "dstdev", "device", "devices", "distinct", "format", "rules")
+           "fail_idx", "site", "srcdev", "dstdev", "device", "devices", "distinct", "format", "rules", "copies")
 
 
 def catalogue(path):

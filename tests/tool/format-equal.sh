@@ -1,16 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The compact record (event format 3) tells the tool what format 2 told it.
+# The compact record tells the tool what the formats before it told it.
 # tests/tool/format2.tar.xz holds traces that the shim of event format 2
 # recorded over the test double, without address-space randomisation, from
 # the door tests' clients (each run named below with its arguments and
-# mode).  This test records the same runs with the shim of today and holds
-# `cubatchtrace show`, `summary --json` and `check --format json` of both
-# traces against each other (tests/tool/format_norm.py says what is
-# compared: everything but what differs from run to run, and addresses
-# renamed by first appearance).  Old traces stay readable, too: every
-# format-2 trace is read without error.  Each old trace holds its run's
-# process alone; the new one is read for the run's pid.
+# mode); tests/tool/format3.tar.xz holds the same runs recorded alike by the
+# shim of event format 3 (the first compact record).  This test records the
+# same runs with the shim of today and holds `cubatchtrace show`,
+# `summary --json` and `check --format json` of each old trace against those
+# of the new one (tests/tool/format_norm.py says what is compared:
+# everything but what differs from run to run, and addresses renamed by
+# first appearance).  Old traces stay readable, too: every format-2 and
+# format-3 trace is read without error.  Each format-2 trace holds its run's
+# process alone; a format-3 trace is read for the pid in its `pid` file, the
+# new one for the run's pid.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -21,10 +24,12 @@ command -v xz >/dev/null 2>&1 || skip_all "xz not installed"
 TOOL="$top_builddir/tools/cubatchtrace"
 C="$top_builddir/tests/clients"
 NORM="$PYTHON3 $top_srcdir/tests/tool/format_norm.py"
-( cd "$CBT_TMP" && xz -dc "$top_srcdir/tests/tool/format2.tar.xz" | tar xf - ) ||
-    { echo "Bail out! cannot unpack tests/tool/format2.tar.xz"; exit 1; }
+for f in 2 3; do
+    ( cd "$CBT_TMP" && xz -dc "$top_srcdir/tests/tool/format$f.tar.xz" | tar xf - ) ||
+        { echo "Bail out! cannot unpack tests/tool/format$f.tar.xz"; exit 1; }
+done
 
-# case NAME [--sort] -- CMD...: the run, recorded now, against format2/NAME
+# case NAME [--sort] -- CMD...: the run, recorded now, against format2/NAME and format3/NAME
 case_() {
     name=$1; shift
     sort=""
@@ -37,22 +42,32 @@ case_() {
     pid=$!
     wait $pid
     cbt_session_stop "fe-$name"
-    old=$CBT_TMP/format2/$name new=$CBT_TMP/fe-$name
-    "$TOOL" show "$old" >"$CBT_TMP/$name.show2" 2>"$CBT_TMP/$name.err2"
-    is "$?" 0 "$name: the format-2 trace is read"
-    grep -q ' format=2 ' "$CBT_TMP/$name.show2"; ok $? "$name: the old trace is of format 2"
-    "$TOOL" show --pid "$pid" "$new" >"$CBT_TMP/$name.show3" 2>&1
+    new=$CBT_TMP/fe-$name
+    "$TOOL" show --pid "$pid" "$new" >"$CBT_TMP/$name.show" 2>&1
     grep -q " format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top_srcdir/include/cubatchtrace/events.h") " \
-        "$CBT_TMP/$name.show3"
+        "$CBT_TMP/$name.show"
     ok $? "$name: the new trace is of the shim's format"
-    n2=$(grep -c '^batch ' "$CBT_TMP/$name.show2")
-    [ "$n2" -gt 0 ]; ok $? "$name: the old trace has batches ($n2)"
-    is "$($NORM show $sort <"$CBT_TMP/$name.show3")" "$($NORM show $sort <"$CBT_TMP/$name.show2")" \
-        "$name: show prints the same batches, ops and findings"
-    is "$("$TOOL" summary --json --pid "$pid" "$new" 2>&1 | $NORM summary)" "$("$TOOL" summary --json "$old" 2>&1 | $NORM summary)" \
-        "$name: summary --json: the same counts and tables"
-    is "$("$TOOL" check --format json --pid "$pid" "$new" 2>/dev/null | $NORM check)" \
-        "$("$TOOL" check --format json "$old" 2>/dev/null | $NORM check)" "$name: check: the same findings"
+    for f in 2 3; do
+        old=$CBT_TMP/format$f/$name
+        oldpid=""
+        [ $f = 2 ] || oldpid="--pid $(cat "$old/pid")"
+        # shellcheck disable=SC2086
+        "$TOOL" show $oldpid "$old" >"$CBT_TMP/$name.show$f" 2>"$CBT_TMP/$name.err$f"
+        is "$?" 0 "$name: the format-$f trace is read"
+        grep -q " format=$f " "$CBT_TMP/$name.show$f"; ok $? "$name: the format-$f trace is of format $f"
+        n=$(grep -c '^batch ' "$CBT_TMP/$name.show$f")
+        [ "$n" -gt 0 ]; ok $? "$name: the format-$f trace has batches ($n)"
+        is "$($NORM show $sort <"$CBT_TMP/$name.show")" "$($NORM show $sort <"$CBT_TMP/$name.show$f")" \
+            "$name: show prints the same batches, ops and findings as format $f"
+        # shellcheck disable=SC2086
+        is "$("$TOOL" summary --json --pid "$pid" "$new" 2>&1 | $NORM summary)" \
+            "$("$TOOL" summary --json $oldpid "$old" 2>&1 | $NORM summary)" \
+            "$name: summary --json: the same counts and tables as format $f"
+        # shellcheck disable=SC2086
+        is "$("$TOOL" check --format json --pid "$pid" "$new" 2>/dev/null | $NORM check)" \
+            "$("$TOOL" check --format json $oldpid "$old" 2>/dev/null | $NORM check)" \
+            "$name: check: the same findings as format $f"
+    done
 }
 
 case_ kinds -- "$C/client_kinds"

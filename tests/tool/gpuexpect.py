@@ -32,15 +32,14 @@ def fields(body):
     return f
 
 
-T_SEQ = re.compile(r"\bt = \[ ((?:\[\d+\] = \d+, )*\[\d+\] = \d+) \]")
+HEAD = re.compile(r"\bt = \[ \[0\] = (\d+), \[1\] = (\d+),")
 
 
 def head(body, f):
     """f with id and w of a compact batch event: format 4's first two words of t, format 3's own fields."""
-    m = T_SEQ.search(body)
+    m = HEAD.search(body)
     if m:
-        t = bytes(int(v) for v in re.findall(r"\] = (\d+)", m.group(1))[:16]).ljust(16, b"\0")
-        f["id"], f["w"] = int.from_bytes(t[:8], "little"), int.from_bytes(t[8:], "little")
+        f["id"], f["w"] = int(m.group(1)), int(m.group(2))
     return f
 
 
@@ -161,7 +160,7 @@ def main():
             gpu.append(f)
         elif ev == "cubatchtrace:batch" and f["outcome"] == 0 and f["result"] == 0:
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
-        elif ev in ("cubatchtrace:b", "cubatchtrace:c") and head(m.group(5), f)["w"] >> 8 & 7 == 0 and \
+        elif ev in ("cubatchtrace:b", "cubatchtrace:bs", "cubatchtrace:c", "cubatchtrace:cs") and head(m.group(5), f)["w"] >> 8 & 7 == 0 and \
                 f["w"] >> 16 & 0xFFFF == 0:
             # the compact record (CBT_EV_FORMAT): outcome in bits 8-10 of the packed word w, result in 16-31
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1

@@ -39,8 +39,8 @@ is "$("$PYTHON3" -c 'import json,sys; print(json.load(open(sys.argv[1]))["batche
 # two runs of the demo, 1.5 s apart
 "$CBT" run -o "$CBT_TMP/two" -- sh -c "\"$DEMO\" && sleep 1.5 && \"$DEMO\"" >/dev/null 2>&1
 is "$?" 0 "the demo twice under one run"
-# the batch events' times (a batch's first event: `b`, `c` for a 1D batch)
-"$BABELTRACE2" --clock-seconds "$CBT_TMP/two" 2>/dev/null | grep -E ' cubatchtrace:(b|c): ' |
+# the batch events' times (a batch's first event: `b` or `bs`, `c` or `cs` for a 1D batch)
+"$BABELTRACE2" --clock-seconds "$CBT_TMP/two" 2>/dev/null | grep -E ' cubatchtrace:(b|bs|c|cs): ' |
     sed 's/^\[\([0-9.]*\)\].*vpid = \([0-9]*\),.*/\2 \1/' >"$CBT_TMP/times"
 is "$(cut -d' ' -f1 "$CBT_TMP/times" | sort -u | wc -l | tr -d ' ')" 2 "two processes made batches"
 p1=$(head -1 "$CBT_TMP/times" | cut -d' ' -f1)

@@ -206,10 +206,10 @@ checker "$CBT_TMP/thr.json" --expect-host-spans "$nb" --expect-gpu-spans "$ng" -
 ok $? "8 threads: the checker passes: $nb calls on 8 thread tracks, $ng GPU spans and flows"
 [ $_tap_failed -eq 0 ] || sed 's/^/#   /' "$CBT_TMP/chk.err"
 is "$nb" $((8 * K)) "8 threads: 8 x $K batches"
-# the calling thread of each batch: the high 32 bits of its event's packed word w
+# the calling thread of each batch: the high 32 bits of its event's packed word w (t's second word)
 is "$(jget "$CBT_TMP/thr.json" 'sorted(set(e["tid"] for e in d["traceEvents"] if e["ph"] == "X" and "door" in e["args"]))')" \
-    "$(grep -E ' cubatchtrace:(b|c): ' "$CBT_TMP/thr-$$.trace" | sed -n 's/.* w = \(0x[0-9A-Fa-f]*\),.*/\1/p' |
-        "$PYTHON3" -c 'import sys; print(sorted(set(int(l, 16) >> 32 for l in sys.stdin)))')" \
+    "$(grep -E ' cubatchtrace:(b|bs|c|cs): ' "$CBT_TMP/thr-$$.trace" | sed -n 's/.* t = \[ \[0\] = [0-9]*, \[1\] = \([0-9]*\),.*/\1/p' |
+        "$PYTHON3" -c 'import sys; print(sorted(set(int(l) >> 32 for l in sys.stdin)))')" \
     "8 threads: the thread tracks are the batches' calling threads"
 if [ "$ng" -gt 0 ]; then
     is "$(jget "$CBT_TMP/thr.json" 'len(set(e["tid"] for e in d["traceEvents"] if e["ph"] == "X" and "GB/s" in e["args"]))')" 8 \
@@ -230,7 +230,7 @@ is "$([ "$ng" -eq 0 ] || [ "${g5:-9}" -le 5 ] && echo "$f5")" "$g5" \
     "8 threads, --max-batches 5: only the GPU spans of those calls ($g5), each with its flow"
 grep -q "stopped after 5 batches (--max-batches): $((nb - 5)) more left out" "$CBT_TMP/tl.err"
 ok $? "8 threads, --max-batches 5: stderr says how many were left out"
-ts=$(grep -E ' cubatchtrace:(b|c): ' "$CBT_TMP/thr-$$.trace" | sed -n 's/^\[\([0-9:.]*\)\].*/\1/p' | sort)
+ts=$(grep -E ' cubatchtrace:(b|bs|c|cs): ' "$CBT_TMP/thr-$$.trace" | sed -n 's/^\[\([0-9:.]*\)\].*/\1/p' | sort)
 b=$(echo "$ts" | sed -n "$((nb / 4))p"); e=$(echo "$ts" | sed -n "$((3 * nb / 4))p")
 "$CBT" summary --json --pid "$pid" --begin "$b" --end "$e" "$CBT_TMP/thr-$$" >"$CBT_TMP/win.sum.json" 2>/dev/null
 nw=$(jget "$CBT_TMP/win.sum.json" 'd["batches"]')

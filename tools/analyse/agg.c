@@ -241,18 +241,18 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         if (r->seen_ops < r->expect)
             a->incomplete_batches++;
         row_batch(&a->bsize[cbt_hist_bin(r->b.num_ops)], r, true);
-        for (int d = 0; d < DIR_COUNT; d++)
-            if (r->dir_mask >> d & 1)
-                a->dir[d].batches++;
-        for (unsigned k = 0; k < NKIND * NKIND; k++)
-            if (r->kind_mask >> k & 1)
-                a->kind[k / NKIND][k % NKIND].batches++;
-        for (int k = 0; k < NORDER; k++)
-            if (r->order_mask >> k & 1)
-                a->order[k].batches++;
-        for (unsigned k = 0; k < NHIST; k++)
-            if (r->osz_mask[k >> 6] >> (k & 63) & 1)
-                a->osize[k].batches++;
+        /* the rows the batch's ops fell in: the set bits of its masks (a batch sets a few of 64) */
+        for (uint64_t m = r->dir_mask; m; m &= m - 1)
+            a->dir[__builtin_ctzll(m)].batches++;
+        for (uint64_t m = r->kind_mask; m; m &= m - 1) {
+            unsigned k = (unsigned)__builtin_ctzll(m);
+            a->kind[k / NKIND][k % NKIND].batches++;
+        }
+        for (uint64_t m = r->order_mask; m; m &= m - 1)
+            a->order[__builtin_ctzll(m)].batches++;
+        for (unsigned h = 0; h < 2; h++)
+            for (uint64_t m = r->osz_mask[h]; m; m &= m - 1)
+                a->osize[64 * h + (unsigned)__builtin_ctzll(m)].batches++;
         uint64_t pk = cbt_pkey(r->image, r->vpid);
         struct kent *c = cbt_ktab_get(&a->callers, r->host, pk, r->b.caller, &created);
         row_batch(&c->row, r, true);

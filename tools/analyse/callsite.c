@@ -158,18 +158,15 @@ void cbt_objmap_build_id(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint
     forget(m, host, vpid);
 }
 
-/* libdwfl's find_elf: by build id in the debug directories, else the
- * recorded path, when its build id is the recorded one (not when the object
- * was rebuilt since the trace was taken: its lines would be another
- * build's).  The module's userdata is its struct obj. */
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
-                    Elf **elfp)
+/* The object at its recorded path, when its build id is the recorded one
+ * (not when the object was rebuilt since the trace was taken: its lines
+ * would be another build's), or when none was recorded (need_id false);
+ * else -1. */
+static int elf_at_path(const struct obj *o, const char *modname, bool need_id, char **file_name, Elf **elfp)
 {
-    const struct obj *o = *userdata;
-    int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
-    if (fd >= 0 || *elfp)
-        return fd;
-    fd = open(modname, O_RDONLY | O_CLOEXEC);
+    if (need_id && !(o && o->build_id))
+        return -1;
+    int fd = open(modname, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -184,6 +181,25 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     }
     *elfp = elf;
     return fd;
+}
+
+/* libdwfl's find_elf: the recorded path when it holds the recorded build,
+ * else by build id in the debug directories, else the recorded path of an
+ * object recorded without a build id.  The path first: the same build id
+ * is the same build, and libdwfl's search by build id loads the debuginfod
+ * client (libcurl and its TLS libraries, milliseconds) when the debug
+ * directories lack it.  The module's userdata is its struct obj. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    const struct obj *o = *userdata;
+    int fd = elf_at_path(o, modname, true, file_name, elfp);
+    if (fd >= 0)
+        return fd;
+    fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd >= 0 || *elfp)
+        return fd;
+    return elf_at_path(o, modname, false, file_name, elfp);
 }
 
 /* The function the call is in, from DWARF: the innermost subprogram or

@@ -54,6 +54,7 @@ struct cbt_compact {
     struct cbt_asm *as;
     struct thread *t;
     uint64_t nt, cap; /* open addressing, cap a power of two */
+    uint64_t last;    /* the slot of the thread of the latest b or c event */
     /* the chunk handed over, rebuilt for each */
     uint8_t ops[CHUNK * CBT_EV_OP_SIZE];
     uint8_t operand_of[CHUNK * 2];
@@ -380,33 +381,47 @@ void cbt_compact_attrs(struct cbt_compact *c, const struct cbt_where *w, const s
     keep_attrs(t, e->first, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
 }
 
-/* Format 4's t split as format 3 had it: hdr, (1D) the attrsIdxs of the
- * attributes the event carries, the refs. */
-static struct cbt_compact_ev split_tail(const struct cbt_compact_ev *e, bool d1)
+/* Up to `count` elements of `size` bytes from [*p, end): *at and *len
+ * (bytes) set, *p moved past them. */
+static void take(const uint8_t **p, const uint8_t *end, uint64_t count, uint64_t size, const uint8_t **at,
+                 uint64_t *len)
 {
-    struct cbt_compact_ev x = *e;
-    const uint8_t *t = e->hdr, *end = e->hdr + e->hdr_len;
-    x.hdr_len = cbt_ev_hdr_len(t, (unsigned long)e->hdr_len, d1);
-    const uint8_t *p = t + x.hdr_len;
-    if (d1) {
-        uint64_t want = 8 * (e->attrs_len / (8 * CBT_EV_ATTR_WORDS)), have = (uint64_t)(end - p);
-        x.attr_idxs = p;
-        x.attr_idxs_len = want < have ? want : have;
-        p += x.attr_idxs_len;
+    uint64_t have = (uint64_t)(end - *p);
+    *at = *p;
+    *len = count > have / size ? have / size * size : count * size;
+    *p += *len;
+}
+
+/* Format 4's t after hdr (from p, a whole word after it), split as format
+ * 3's fields had it: in b and c the ops, or the attributes, their attrsIdxs
+ * and the copy arrays (as many as the header says were read); in cs the
+ * attrsIdxs of the attributes it carries; then the refs of the ops or
+ * copies the event carries (none when fewer bytes remain). */
+static void split_tail(struct cbt_compact_ev *e, bool d1, const uint8_t *p, const uint8_t *end, uint64_t recorded,
+                       uint64_t attrs_read)
+{
+    if (e->tail_inline && d1) {
+        take(&p, end, attrs_read, CBT_EV_ATTR_SIZE, &e->attrs, &e->attrs_len);
+        take(&p, end, e->attrs_len / CBT_EV_ATTR_SIZE, 8, &e->attr_idxs, &e->attr_idxs_len);
+        take(&p, end, recorded, 8, &e->dsts, &e->dsts_len);
+        take(&p, end, e->dsts_len / 8, 8, &e->srcs, &e->srcs_len);
+        take(&p, end, e->dsts_len / 8, 8, &e->sizes, &e->sizes_len);
+    } else if (e->tail_inline) {
+        take(&p, end, recorded, CBT_EV_OP_SIZE, &e->ops, &e->ops_len);
+    } else if (d1) {
+        take(&p, end, e->attrs_len / CBT_EV_ATTR_SIZE, 8, &e->attr_idxs, &e->attr_idxs_len);
     }
-    x.refs = p;
-    x.refs_len = (uint64_t)(end - p);
-    return x;
+    uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
+    e->refs = p;
+    e->refs_len = (uint64_t)(end - p) >= 4 * n ? 4 * n : 0;
 }
 
 void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *ev)
 {
-    struct cbt_compact_ev split;
-    const struct cbt_compact_ev *e = ev;
-    if (ev->tail) {
-        split = split_tail(ev, d1);
-        e = &split;
-    }
+    struct cbt_compact_ev split = *ev;
+    const struct cbt_compact_ev *e = &split;
+    if (ev->tail) /* hdr is t's bytes after h: how much of it is the header */
+        split.hdr_len = cbt_ev_hdr_len(ev->hdr, (unsigned long)ev->hdr_len, d1);
     struct thread *t = thread_of(c, w->host, key_of(e->id, e->w));
     if (!t)
         return;
@@ -414,9 +429,15 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
     struct cbt_ev_batch1d d;
     uint64_t recorded;
     header_of(e, t, d1, &h, &d, &recorded);
+    if (ev->tail) {
+        uint64_t at = (split.hdr_len + 7) / 8 * 8;
+        split_tail(&split, d1, ev->hdr + (at < ev->hdr_len ? at : ev->hdr_len), ev->hdr + ev->hdr_len, recorded,
+                   d1 ? d.attrs_recorded : 0);
+    }
     w->vtid = h.tid;
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
     uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;
+    c->last = (uint64_t)(t - c->t);
     t->cur_id = e->id;
     t->cur_is1d = d1;
     t->ops_expected = recorded;
@@ -432,6 +453,10 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
         keep_attrs(t, 0, e->attrs, e->attrs_len, e->attr_idxs, e->attr_idxs_len);
     } else if (d.attrs_recorded) {
         struct thread *pa = thread_of(c, w->host, e->id | 0x80000000u);
+        /* that may have made a slot and moved every thread: this one again */
+        if (!(t = thread_of(c, w->host, key_of(e->id, e->w))))
+            return;
+        c->last = (uint64_t)(t - c->t);
         if (pa && pa->cur_id == e->id && pa->nattrs)
             keep_attrs(t, 0, pa->attrs, pa->nattrs * sizeof(CUmemcpyAttributes), (const uint8_t *)pa->idxs,
                        pa->nattrs * 8);
@@ -460,9 +485,14 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
 
 void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1, const struct cbt_compact_ev *e)
 {
-    /* a further chunk: its thread is the one whose batch has this id */
+    /* a further chunk: its thread is the one whose batch has this id; mostly
+     * that of the latest batch (a process writes one batch at a time), else
+     * searched among all */
     struct thread *t = NULL;
-    for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; n < c->cap; n++, i = (i + 1) & (c->cap - 1))
+    const struct thread *l = c->last < c->cap ? &c->t[c->last] : NULL;
+    if (l && l->used && l->host == w->host && l->cur_id == e->id && l->cur_is1d == d1)
+        t = &c->t[c->last];
+    for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; !t && n < c->cap; n++, i = (i + 1) & (c->cap - 1))
         if (c->t[i].used && c->t[i].host == w->host && c->t[i].cur_id == e->id && c->t[i].cur_is1d == d1) {
             t = &c->t[i];
             break;

@@ -22,7 +22,8 @@ struct cbt_compact_ev {
     uint64_t id, w, driver_ns, caller, first;
     const uint8_t *hdr, *ops, *refs, *dsts, *srcs, *sizes, *attrs, *attr_idxs;
     uint64_t hdr_len, ops_len, refs_len, dsts_len, srcs_len, sizes_len, attrs_len, attr_idxs_len;
-    bool tail; /* format 4's b or c: hdr is t, whose attrsIdxs (c) and refs follow the header's bytes */
+    bool tail;        /* format 4: hdr is t's bytes after h; what the event carries there follows it */
+    bool tail_inline; /* b, c (not bs, cs): the ops or the copies and attributes are in t too */
 };
 
 struct cbt_compact;

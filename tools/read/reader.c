@@ -105,15 +105,17 @@ static const unsigned compact_members[] = {
     [EK_STREAM] = XB(key) | XB(index) | XB(handle) | XB(stream_id) | XB(context) | XB(device) | XB(device_count) |
                   XB(rules),
 };
-/* Format 4's b and c: the head words, hdr and what follows it in t. */
-#define XB_B4 (XB(ops) | XB(t))
-#define XB_C4 (XB(attrs) | XB(dsts) | XB(srcs) | XB(sizes) | XB(t))
+/* Format 4's b and c: everything in t; bs and cs: their ops or copy arrays in sequences, the rest in t. */
+#define XB_B4 XB(t)
+#define XB_BS4 (XB(ops) | XB(t))
+#define XB_C4 XB(t)
+#define XB_CS4 (XB(attrs) | XB(dsts) | XB(srcs) | XB(sizes) | XB(t))
 /* Slots of the reused sequence buffers: the chunk's, the attributes', the compact record's. */
 enum { S_ATTR_WORDS = C_COUNT_, S_ATTR_IDXS, S_X, S_COUNT_ = S_X + X_COUNT_ };
 /* The bytes per element of each sequence member. */
 static const unsigned compact_width[X_COUNT_] = {[X_hdr] = 1, [X_ops] = 8, [X_refs] = 2, [X_dsts] = 8, [X_srcs] = 8,
                                                   [X_sizes] = 8, [X_attrs] = 8, [X_attr_idxs] = 8,
-                                                  [X_t] = 1, [X_info] = 8};
+                                                  [X_t] = 8, [X_info] = 8};
 
 /* A member: its index in the payload, whether it is signed, and for the chunk
  * sequences the bytes per element (1 as recorded now; 2, 4 or 8 read as well). */
@@ -307,9 +309,13 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_GPU_TIME;
     else if (strcmp(name, "cubatchtrace:b") == 0)
         e->kind = EK_B;
+    else if (strcmp(name, "cubatchtrace:bs") == 0) /* a large 3D batch: as b, its ops in a sequence */
+        e->kind = EK_B;
     else if (strcmp(name, "cubatchtrace:bo") == 0)
         e->kind = EK_BO;
     else if (strcmp(name, "cubatchtrace:c") == 0)
+        e->kind = EK_C;
+    else if (strcmp(name, "cubatchtrace:cs") == 0) /* a large 1D batch: as c, its copies in sequences */
         e->kind = EK_C;
     else if (strcmp(name, "cubatchtrace:co") == 0)
         e->kind = EK_CO;
@@ -379,8 +385,10 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     }
     if (e->kind >= EK_B) { /* formats 3 and 4: every member its event has, of its kind */
         unsigned members = compact_members[e->kind];
-        if ((e->kind == EK_B || e->kind == EK_C) && member_index(pl, "t", NULL) >= 0)
-            members = e->kind == EK_B ? XB_B4 : XB_C4;
+        if ((e->kind == EK_B || e->kind == EK_C) && member_index(pl, "t", NULL) >= 0) {
+            bool seqs = member_index(pl, e->kind == EK_B ? "ops" : "dsts", NULL) >= 0;
+            members = e->kind == EK_B ? (seqs ? XB_BS4 : XB_B4) : (seqs ? XB_CS4 : XB_C4);
+        }
         for (int i = 0; i < X_COUNT_; i++) {
             e->x[i].idx = -1;
             if (!(members >> i & 1))
@@ -607,12 +615,13 @@ static bool read_compact(struct reader *r, const struct ecinfo *e, const bt_fiel
         if (!(*seqs[i - X_FIRST_SEQ_] = seq_bytes_of(r, e->x[i], pl, S_X + i, lens[i - X_FIRST_SEQ_])))
             return false;
     }
-    if (t) { /* format 4: t is the head words, then hdr and what follows it */
+    if (t) { /* format 4: t's bytes are the head words, then hdr and what follows it */
         uint64_t words[CBT_EV_HEAD_WORDS] = {0};
         uint64_t hl = t_len < sizeof words ? t_len : sizeof words;
         memcpy(words, t, hl);
         x->hdr = t + hl;
         x->hdr_len = t_len - hl;
+        x->tail_inline = e->x[X_ops].idx < 0 && e->x[X_dsts].idx < 0; /* b, c: the ops or copies in t */
         x->id = words[CBT_H_ID];
         x->w = words[CBT_H_W];
         x->driver_ns = words[CBT_H_DRIVER_NS];
@@ -1185,7 +1194,24 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
 
     pthread_mutex_lock(&setup_lock);
     locked = true;
-    if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &plugin) != BT_PLUGIN_FIND_STATUS_OK) {
+    /* ctf and utils in one search, as bt_plugin_find() finds each (the first of
+     * its name in the search order): every search loads every plugin file */
+    const bt_plugin_set *found = NULL;
+    if (bt_plugin_find_all(BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &found) == BT_PLUGIN_FIND_ALL_STATUS_OK) {
+        uint64_t n = bt_plugin_set_get_plugin_count(found);
+        for (uint64_t i = 0; i < n; i++) {
+            const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(found, i);
+            const bt_plugin **want = strcmp(bt_plugin_get_name(p), "ctf") == 0     ? &plugin
+                                     : strcmp(bt_plugin_get_name(p), "utils") == 0 ? &utils
+                                                                                    : NULL;
+            if (want && !*want) {
+                bt_plugin_get_ref(p);
+                *want = p;
+            }
+        }
+        bt_plugin_set_put_ref(found);
+    }
+    if (!plugin) {
         cbt_err("babeltrace2's `ctf` plugin not found (set BABELTRACE_PLUGIN_PATH?)");
         goto out;
     }
@@ -1241,7 +1267,7 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
             goto out;
         }
         const bt_component_class_filter *trimmer = NULL, *muxer = NULL;
-        if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) != BT_PLUGIN_FIND_STATUS_OK ||
+        if (!utils ||
             !(muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer")) ||
             ((o->begin || o->end) && !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer")))) {
             cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
