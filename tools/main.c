@@ -42,7 +42,7 @@
  * read/, the reading library (libcbtread.la; the babeltrace2 plugin links it too)
  *   reader.c    babeltrace2 graph: one source and one muxer per trace, our own sink;
  *               or a message at a time (the plugin); the events decoded by name
- *   compact.c   the compact record (format 3) decoded with its threads' dictionaries
+ *   compact.c   the compact record (formats 3, 4) decoded with its threads' dictionaries
  *   assemble.c  batches put back together from their chunks, validated
  * base/
  *   records.h   what the reader hands down, and struct cbt_read_out, what it hands it to

@@ -3,7 +3,7 @@
  * Batches put back together from their events, then checked.
  *
  * A batch arrives as its header (format 2's cubatchtrace:batch, or a
- * format-3 b or c event decoded into that shape by compact.c, with the first
+ * compact record's b, bs, c or cs event decoded into that shape by compact.c, with the first
  * chunk of ops), further chunks (batch_ops, or bo/co decoded), maybe a
  * batch_end (outcome "pending") and the findings of the calling thread's
  * validator (finding).  Traces are read round-robin, so across traces these

@@ -4,7 +4,7 @@
  * directory (source.ctf.lttng-live for net:// URLs), a babeltrace2 muxer
  * (flt.utils.muxer) behind each, and our own sink, which pulls the muxers
  * round-robin.  Within a trace the events come in time order: a thread's
- * compact records (format 3) refer to its dictionary entries and its
+ * compact records (formats 3 and 4) refer to its dictionary entries and its
  * previous batch, written before them, and a thread that moves to another
  * CPU goes on in another stream of the same trace.  Across traces no order is
  * needed (a thread's events all lie in one), and none is asked: traces of
@@ -17,7 +17,7 @@
  *
  * The fields are those of <cubatchtrace/events.h>, looked up by name once per
  * event class; the per-event path only borrows members by index.  The
- * sequences (format 2's chunks, format 3's ops, arrays, refs and hdr) are
+ * sequences (format 2's chunks, the compact record's t, ops, arrays, refs) are
  * copied out one element at a time (babeltrace2 2.0 has no bulk accessor)
  * into buffers that are reused, each element as wide as its field.
  */
@@ -43,7 +43,7 @@
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
     EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME,
-    /* format 3, the compact record */
+    /* formats 3 and 4, the compact record (bs and cs read as b and c) */
     EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
 
@@ -154,7 +154,7 @@ struct reader {
     const struct cbt_read_opts *o;
     struct cbt_read_out out;
     struct cbt_asm *as;
-    struct cbt_compact *compact; /* format 3's dictionaries */
+    struct cbt_compact *compact; /* the compact record's dictionaries */
     /* sources */
     char **paths;        /* one per source component (trace dir or URL) */
     int npaths;
