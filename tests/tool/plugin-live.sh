@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The babeltrace2 plugin on a live session: a local lttng-relayd, a live
 # session streaming to it, babeltrace2 reading it as it is recorded
-# (source.ctf.lttng-live) through filter.cubatchtrace.expand.  Once the
-# session is destroyed the live reader ends; what it expanded equals, event
-# for event and in count, what the plugin expands from the finished trace
-# the relay daemon wrote, and what `cubatchtrace show` prints for it.
+# (source.ctf.lttng-live) through filter.cubatchtrace.expand: it attaches
+# after a first program (a live reader reads from the start of the streams)
+# and reads a second one as it runs.  Once the session is destroyed the live
+# reader ends; what it expanded equals, event for event and in count, what
+# the plugin expands from the finished trace the relay daemon wrote, and
+# what `cubatchtrace show` prints for it.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 . "$top_srcdir/tests/tool/job.sh"
@@ -23,15 +25,17 @@ relay_start || { echo "Bail out! lttng-relayd did not start: $(cat "$CBT_TMP/rel
 S=pl-live-$$
 session_alone "$S" --live "$RELAY_URL" || { echo "Bail out! cannot set up the live session"; exit 1; }
 
-# the live reader, attached before the program runs
+# the first program, then the live reader (the session's streams exist by
+# then: a reader that attaches to a session still without any can wait past
+# its end), then the second program while it reads
+traced_alone "$S" "$C/client_threads" >"$CBT_TMP/threads.out" 2>&1
+p1=$pid
 host=$(hostname)
 timeout -s KILL 120 "$BABELTRACE2" --plugin-path="$PLUG" --no-delta \
     -i lttng-live "$RELAY_LIVE/host/$host/$S" --params 'session-not-found-action="end"' \
     -c filter.cubatchtrace.expand >"$CBT_TMP/live.bt" 2>"$CBT_TMP/live.err" &
 reader=$!
-sleep 3 # attached before the program's first event (on a loaded machine too)
-traced_alone "$S" "$C/client_threads" >"$CBT_TMP/threads.out" 2>&1
-p1=$pid
+sleep 1
 traced_alone "$S" env CUBATCHTRACE_MODE=strict "$C/client_strict" table >"$CBT_TMP/strict.out" 2>&1
 p2=$pid
 "$LTTNG" stop "$S" >/dev/null
