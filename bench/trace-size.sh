@@ -33,7 +33,7 @@ dir_bytes() { # dir_bytes DIR CHANNEL: bytes of the channel's stream files
 measure() {
     s=cbtsize-$$-$1-$2
     t=$(mktemp -d)
-    lttng create "$s" --output="$t" >/dev/null || return 1
+    lttng --no-sessiond create "$s" --output="$t" >/dev/null || return 1
     for ch in shim floor; do
         lttng enable-channel -u -s "$s" --blocking-timeout=inf --subbuf-size=4M --num-subbuf=8 "$ch" >/dev/null || return 1
         lttng add-context -u -s "$s" -c "$ch" -t vpid -t vtid -t procname >/dev/null || return 1
