@@ -424,7 +424,8 @@ static void step_learn(struct batch *x)
 {
     if (!x->recording && !x->validating && !x->timed)
         return;
-    x->dict = x->t ? cbt_dict_for_batch(&x->t->dict, x->recording, x->b.batch_id, x->b.tid, cbt_mono_ns()) : NULL;
+    x->dict = x->t ? cbt_dict_for_batch(&x->t->dict, x->recording, x->b.batch_id, x->b.tid, cbt_mono_coarse_ns())
+                   : NULL;
     x->refs = x->dict ? cbt_dict_refs(x->dict, x->n) : NULL;
     if (cbt_unlikely(!x->refs)) {
         /* Without memory for it, the batch is recorded without its operands. */

@@ -149,7 +149,7 @@ struct cbt_dict *cbt_dict_for_batch(struct cbt_dict *d, bool emit, uint64_t batc
     /* A new epoch: every entry is written again on its next use, and no
      * batch says its refs repeat one the reader may not have seen. */
     if (cbt_unlikely(key != d->key || (emit && !d->was_emitting) ||
-                     d->now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS)) {
+                     cbt_dict_refresh_due(d, d->now_ns))) {
         d->epoch++;
         d->epoch_ns = d->now_ns;
         d->n_prev = 0;
@@ -608,6 +608,13 @@ int32_t cbt_tid(void)
         tls_tid_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     }
     return tls_tid;
+}
+
+uint64_t cbt_mono_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t cbt_mono_ns(void)

@@ -63,10 +63,12 @@ struct cbt_dict *cbt_dict_for_batch(struct cbt_dict *d, bool emit, uint64_t batc
 /* Frees what d holds (it is left empty). */
 void cbt_dict_release(struct cbt_dict *d);
 
-/* Is a refresh due at now_ns (then cbt_dict_for_batch starts a new epoch)? */
+/* Is a refresh due at now_ns (then cbt_dict_for_batch starts a new epoch)?
+ * Signed: now_ns may come from the coarse clock, a tick behind the one
+ * that began the epoch. */
 static inline bool cbt_dict_refresh_due(const struct cbt_dict *d, uint64_t now_ns)
 {
-    return now_ns - d->epoch_ns > CBT_EV_DICT_REFRESH_NS;
+    return (int64_t)(now_ns - d->epoch_ns) > (int64_t)CBT_EV_DICT_REFRESH_NS;
 }
 
 /* The dictionary index of an operand described by o (added, and written when
@@ -126,6 +128,10 @@ void cbt_record_init(void);
 
 /* The calling thread's kernel thread id, cached (right in a forked child too). */
 int32_t cbt_tid(void);
+
+/* CLOCK_MONOTONIC_COARSE in ns: the same clock, a tick behind at most, read
+ * for a fraction of the cost (the dictionary's refresh needs no precision). */
+uint64_t cbt_mono_coarse_ns(void);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cbt_mono_ns(void);
