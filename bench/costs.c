@@ -11,6 +11,13 @@
  * Each line: the median over 31 rounds of the mean over 20000 calls, in ns.
  * Loads the driver with dlopen (the real one on a GPU machine, the test
  * double where LD_LIBRARY_PATH names it); says which.
+ *
+ * Then a timed batch piece by piece, as bench/overhead makes it: a 1-op
+ * device-to-device batch of 4 KiB, its stream drained before each call
+ * (not timed), with what CUBATCHTRACE_GPU_TIME adds around it one piece at
+ * a time, interleaved in rounds (31 rounds of 300 calls each); then the
+ * same with a thread reading the events back every millisecond, on the
+ * calling thread's CPU and (with --cpu N) on CPU N+1.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -29,6 +36,7 @@
 
 #define ROUNDS 31
 #define CALLS 20000
+#define SYNCED_CALLS 300
 
 static void *need(void *h, const char *name)
 {
@@ -68,16 +76,184 @@ static int cmp(const void *a, const void *b)
         printf("%-62s %8.1f\n", label, r[ROUNDS / 2]);                          \
     } while (0)
 
+/* ---- a timed batch, piece by piece ---- */
+
+/* What the pieces call: the driver's functions, the batch, its events. */
+#define PAIRS 64
+static struct {
+    CUresult (*batch)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+    CUresult (*sync)(CUstream);
+    CUresult (*record)(CUevent, CUstream);
+    CUresult (*query)(CUevent);
+    CUresult (*elapsed)(float *, CUevent, CUevent);
+    CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*ctx_id)(CUcontext, unsigned long long *);
+    CUresult (*exchange)(CUstreamCaptureMode *);
+    CUDA_MEMCPY3D_BATCH_OP op;
+    CUstream s;
+    CUcontext ctx;
+    CUevent anchor, start[PAIRS], end[PAIRS];
+    volatile unsigned last; /* the pair recorded last */
+} P;
+
+enum piece { P_BATCH, P_BATCH_REC, P_REC2, P_QUERY, P_ELAPSED, P_SHIMLIKE, P_NO_READBACK, P_COUNT };
+static const char *const piece_label[P_COUNT] = {
+    "batch",
+    "batch, then cuEventRecord",
+    "cuEventRecord, batch, cuEventRecord",
+    "  + cuEventQuery of the pair before (done)",
+    "  + its two cuEventElapsedTime",
+    "  + capture check, context id, RELAXED around the pieces",
+    "capture check, context id, records in RELAXED (no read-back)",
+};
+
+static void relaxed(bool on)
+{
+    static CUstreamCaptureMode was;
+    CUstreamCaptureMode m = on ? CU_STREAM_CAPTURE_MODE_RELAXED : was;
+    P.exchange(&m);
+    if (on)
+        was = m;
+}
+
+static void piece(enum piece v)
+{
+    unsigned k = (P.last + 1) % PAIRS, prev = P.last;
+    CUstreamCaptureStatus cs;
+    unsigned long long id;
+    float ms;
+    switch (v) {
+    case P_BATCH:
+        P.batch(1, &P.op, 0, P.s);
+        return;
+    case P_BATCH_REC:
+        P.batch(1, &P.op, 0, P.s);
+        P.record(P.end[k], P.s);
+        break;
+    case P_REC2:
+    case P_QUERY:
+    case P_ELAPSED:
+        if (v >= P_QUERY)
+            P.query(P.end[prev]);
+        if (v >= P_ELAPSED) {
+            P.elapsed(&ms, P.anchor, P.start[prev]);
+            P.elapsed(&ms, P.start[prev], P.end[prev]);
+        }
+        P.record(P.start[k], P.s);
+        P.batch(1, &P.op, 0, P.s);
+        P.record(P.end[k], P.s);
+        break;
+    case P_SHIMLIKE:
+    case P_NO_READBACK:
+        P.capturing(P.s, &cs);
+        P.ctx_id(P.ctx, &id);
+        relaxed(true);
+        if (v == P_SHIMLIKE) {
+            P.query(P.end[prev]);
+            P.elapsed(&ms, P.anchor, P.start[prev]);
+            P.elapsed(&ms, P.start[prev], P.end[prev]);
+        }
+        P.record(P.start[k], P.s);
+        relaxed(false);
+        P.batch(1, &P.op, 0, P.s);
+        relaxed(true);
+        P.record(P.end[k], P.s);
+        relaxed(false);
+        break;
+    default:
+        return;
+    }
+    P.last = k;
+}
+
+/* The pieces, interleaved: each round runs a block of SYNCED_CALLS of each
+ * (in an order that rotates), the stream drained before every call (not
+ * timed).  Prints each piece's median over rounds of its block mean, and
+ * the median over rounds of its difference from the bare batch's. */
+static void pieces(const char *title)
+{
+    static double mean[P_COUNT][ROUNDS], r[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++)
+        for (int j = 0; j < P_COUNT; j++) {
+            enum piece v = (enum piece)((j + k) % P_COUNT);
+            uint64_t sum = 0;
+            for (int i = 0; i < SYNCED_CALLS; i++) {
+                P.sync(P.s);
+                uint64_t t0 = now();
+                piece(v);
+                sum += now() - t0;
+            }
+            mean[v][k] = (double)sum / SYNCED_CALLS;
+        }
+    printf("# %s: ns per call, and added to the bare batch (median of per-round differences)\n", title);
+    for (int v = 0; v < P_COUNT; v++) {
+        for (int k = 0; k < ROUNDS; k++)
+            r[k] = mean[v][k];
+        qsort(r, ROUNDS, sizeof *r, cmp);
+        double m = r[ROUNDS / 2];
+        for (int k = 0; k < ROUNDS; k++)
+            r[k] = mean[v][k] - mean[P_BATCH][k];
+        qsort(r, ROUNDS, sizeof *r, cmp);
+        printf("%-62s %8.1f %+8.1f\n", piece_label[v], m, r[ROUNDS / 2]);
+    }
+}
+
+/* A background reader: every millisecond, the read-back of the pair of
+ * events recorded last (query, two elapsed times), as a thread of the
+ * shim's own would make it. */
+static volatile int reader_stop;
+static unsigned long reader_reads;
+
+static void *reader_main(void *arg)
+{
+    (void)arg;
+    while (!reader_stop) {
+        unsigned k = P.last;
+        float ms;
+        if (P.query(P.end[k]) == CUDA_SUCCESS) {
+            P.elapsed(&ms, P.anchor, P.start[k]);
+            P.elapsed(&ms, P.start[k], P.end[k]);
+            reader_reads++;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* The pieces again with a reader thread running, on cpu (-1: where it was
+ * created, the calling thread's CPU). */
+static void pieces_with_reader(const char *title, int cpu)
+{
+    pthread_t th;
+    reader_stop = 0;
+    reader_reads = 0;
+    if (pthread_create(&th, NULL, reader_main, NULL) != 0)
+        return;
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pthread_setaffinity_np(th, sizeof set, &set);
+    }
+    pieces(title);
+    reader_stop = 1;
+    pthread_join(th, NULL);
+    printf("# the reader thread read back %lu pairs\n", reader_reads);
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = "libcuda.so.1";
+    int cpu = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--libcuda") && i + 1 < argc)
             lib = argv[++i];
         else if (!strcmp(argv[i], "--cpu") && i + 1 < argc) {
             cpu_set_t s;
             CPU_ZERO(&s);
-            CPU_SET(atoi(argv[++i]), &s);
+            cpu = atoi(argv[++i]);
+            CPU_SET(cpu, &s);
             sched_setaffinity(0, sizeof s, &s);
         } else {
             fprintf(stderr, "usage: bench/costs [--libcuda PATH] [--cpu N]\n");
@@ -182,6 +358,40 @@ int main(int argc, char **argv)
     MEASURE("cuEventQuery, an event that completed", ev_query(e1));
     MEASURE("cuEventElapsedTime, two events that completed", ev_elapsed(&ms, e0, e1));
     MEASURE("cuEventRecord on an idle stream", ev_record(e0, s));
+
+    /* ---- a timed batch, piece by piece ---- */
+    P.batch = need(h, "cuMemcpy3DBatchAsync_v2");
+    P.sync = need(h, "cuStreamSynchronize");
+    P.record = ev_record;
+    P.query = ev_query;
+    P.elapsed = ev_elapsed;
+    P.capturing = capturing;
+    P.ctx_id = ctx_id;
+    P.exchange = exchange;
+    P.s = s;
+    P.ctx = ctx;
+    P.anchor = e0;
+    P.op.src.type = P.op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    P.op.src.op.ptr.ptr = d;
+    P.op.dst.op.ptr.ptr = d + (512 << 10);
+    P.op.extent.width = 4096;
+    P.op.extent.height = P.op.extent.depth = 1;
+    P.op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    if (P.batch(1, &P.op, 0, s) || P.sync(s)) {
+        fprintf(stderr, "costs: the driver does not make a 1-op batch\n");
+        return 1;
+    }
+    for (int i = 0; i < PAIRS; i++)
+        if (ev_create(&P.start[i], CU_EVENT_DEFAULT) || ev_create(&P.end[i], CU_EVENT_DEFAULT) ||
+            ev_record(P.start[i], s) || ev_record(P.end[i], s)) {
+            fprintf(stderr, "costs: cannot make the timing events\n");
+            return 1;
+        }
+    P.sync(s);
+    pieces("a 1-op device-to-device batch of 4 KiB, its stream drained before each");
+    pieces_with_reader("the same, a reader thread on the calling thread's CPU", -1);
+    if (cpu >= 0)
+        pieces_with_reader("the same, a reader thread on another CPU", cpu + 1);
     (void)sink;
     return 0;
 }

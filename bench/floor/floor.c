@@ -10,6 +10,11 @@
  * numOps * sizeof(CUDA_MEMCPY3D_BATCH_OP) bytes of the op list).  Nothing
  * else: no validation, no memory kinds, no stream queries, no chunking.
  *
+ * With CUBATCHTRACE_GPU_TIME=N (the shim's own setting, which bench/overhead-run's
+ * GPU-time passes set for the whole process) it also records two timing
+ * events on the batch's stream around one call in N of the thread: the
+ * least GPU time can cost (cuEventRecord twice), never read back.
+ *
  * The real function is found once, with dlopen("libcuda.so.1") (or
  * $CUBATCHTRACE_LIBCUDA, the driver the shim is told to use) and dlsym: in
  * a constructor, and again on first call in case another library's
@@ -23,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +45,14 @@ static batch_fn real_batch;
 static batch1d_fn real_batch1d;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
+/* CUBATCHTRACE_GPU_TIME=N: two events around one call in N (0: none). */
+static unsigned gpu_every;
+static CUresult (*ev_create)(CUevent *, unsigned);
+static CUresult (*ev_record)(CUevent, CUstream);
+static __thread CUevent ev_start, ev_end;
+static __thread unsigned ev_calls;
+static __thread int ev_broken;
+
 static void find_real_batch(void)
 {
     const char *path = getenv("CUBATCHTRACE_LIBCUDA");
@@ -49,6 +63,15 @@ static void find_real_batch(void)
     batch1d_fn fn1d = h ? (batch1d_fn)dlsym(h, "cuMemcpyBatchAsync_v2") : NULL;
     if (!fn || !fn1d)
         fprintf(stderr, "cbtfloor: cannot find cuMemcpy3DBatchAsync_v2 and cuMemcpyBatchAsync_v2 in %s\n", path);
+    const char *gt = getenv("CUBATCHTRACE_GPU_TIME");
+    if (h && gt && atoi(gt) > 0) {
+        ev_create = (CUresult(*)(CUevent *, unsigned))dlsym(h, "cuEventCreate");
+        ev_record = (CUresult(*)(CUevent, CUstream))dlsym(h, "cuEventRecord");
+        if (ev_create && ev_record)
+            gpu_every = (unsigned)atoi(gt);
+        else
+            fprintf(stderr, "cbtfloor: no cuEventCreate or cuEventRecord in %s: no timing events\n", path);
+    }
     __atomic_store_n(&real_batch1d, fn1d, __ATOMIC_RELEASE);
     __atomic_store_n(&real_batch, fn, __ATOMIC_RELEASE);
 }
@@ -60,6 +83,21 @@ static inline uint64_t monotonic_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Timing events for this call (one in gpu_every of the thread), made in the
+ * current context on first use; false: this call is not timed. */
+static inline bool timed(void)
+{
+    if (!gpu_every || ev_broken || ev_calls++ % gpu_every)
+        return false;
+    if (!ev_end && (ev_create(&ev_start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                    ev_create(&ev_end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)) {
+        ev_broken = 1;
+        ev_end = NULL;
+        return false;
+    }
+    return true;
 }
 
 /* The op list as recorded: its bytes, or none where they cannot be read or
@@ -81,9 +119,14 @@ __attribute__((visibility("default"))) CUresult cuMemcpy3DBatchAsync_v2(size_t n
         if (!fn)
             return CUDA_ERROR_NOT_INITIALIZED;
     }
+    bool gt = timed();
+    if (gt)
+        (void)ev_record(ev_start, hStream);
     uint64_t t0 = monotonic_ns();
     CUresult r = fn(numOps, opList, flags, hStream);
     uint64_t t1 = monotonic_ns();
+    if (gt)
+        (void)ev_record(ev_end, hStream);
     lttng_ust_tracepoint(cbtfloor, batch, numOps, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
                          (const uint8_t *)opList, ops_bytes(numOps, opList));
     return r;
@@ -109,9 +152,14 @@ __attribute__((visibility("default"))) CUresult cuMemcpyBatchAsync_v2(CUdevicept
         if (!fn)
             return CUDA_ERROR_NOT_INITIALIZED;
     }
+    bool gt = timed();
+    if (gt)
+        (void)ev_record(ev_start, hStream);
     uint64_t t0 = monotonic_ns();
     CUresult r = fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t t1 = monotonic_ns();
+    if (gt)
+        (void)ev_record(ev_end, hStream);
     struct cbtfloor_1d a = {
         .count = count, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = t1 - t0, .result = (uint32_t)r,
         .array_bytes = dsts && srcs && sizes ? array_bytes(dsts, count, 8) : 0,
