@@ -610,15 +610,16 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * since (the memory generation) and the dictionary in the same epoch, every
  * op well formed (the driver reads them all) and every operand in one of
  * the ranges the previous batch used (cbt_refs_steady), in one chunk, in
- * observe mode with nobody validating, and not timed on the GPU (with
- * CUBATCHTRACE_GPU_TIME=N, the other N-1 of N).  Such a batch takes the
- * steady path: nothing is asked of the driver but the call itself, no
+ * observe mode with nobody validating.  Such a batch takes the steady
+ * path: nothing is asked of the driver but the call itself (and, timed on
+ * the GPU, what gputime.c asks around it), no
  * dictionary entry or stream description is written (but at a refresh),
  * and the batch is one event.  What it records is what the steps would:
  * the steps leave t->steady only after a batch that recorded its stream and
  * learned its operands in the current epoch.  Anything else takes the steps.
  */
-static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, CUresult *res)
+static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
+                        CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
     const int ptsz = cbt_api_is_ptsz(k->api);
@@ -647,17 +648,33 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
         .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .fail_idx = UINT64_MAX,
         .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
     };
+    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    struct cbt_gpu_call gt;
     t->depth++;
+    if (cbt_unlikely(timed)) {
+        /* the stream's slot holds it while the steady state does */
+        b.stream = (uint64_t)(uintptr_t)k->stream;
+        b.stream_id = slot->id;
+        b.context = (uint64_t)(uintptr_t)slot->ctx;
+        b.device = slot->device;
+        cbt_gpu_before(&gt, &b, ptsz, k->stream);
+    }
     uint64_t t0 = cbt_mono_ns();
     CUresult r = forward(k, k->n, k->num_attrs);
     uint64_t t1 = cbt_mono_ns();
-    t->depth--;
     b.driver_ns = t1 - t0;
     b.result = (uint32_t)r;
     b.capture = r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
                 : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
                 : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
                                                              : cbt_stream_capture(real, ptsz, k->stream);
+    if (cbt_unlikely(timed)) {
+        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
+                                 .src_device = -1, .dst_device = -1};
+        cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
+        cbt_gpu_after(&gt, r, &b, ptsz, k->stream, &sum);
+    }
+    t->depth--;
     if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
         b.fail_idx = (uint64_t)*k->fail_idx;
     uint8_t si = s->stream_index;
@@ -665,7 +682,6 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
         /* a new epoch: the entries and the stream written again first (the
          * stream's slot holds it while the steady state does: a batch on
          * another stream of that slot takes the steps, which reset it) */
-        const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
         struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, t1);
         cbt_dict_touch(d, refs, k->n);
         si = slot->valid && slot->stream == k->stream
@@ -719,8 +735,8 @@ static CUresult common(const struct call *k, void *caller)
     const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
     const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
     CUresult res;
-    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate && !timed &&
-        steady_path(t, k, caller, d1, &res))
+    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
+        steady_path(t, k, caller, d1, timed, &res))
         return res;
     if (t)
         t->depth++;

@@ -8,11 +8,18 @@
  * runs in the same order as without.  A stream being captured into a graph
  * is never given an event (the event would become a node of the graph).
  *
- * The events are read back later, without waiting: whichever thread makes
- * the next batch first writes cubatchtrace:gpu_time for every queued batch
- * whose end event completed, in order; at exit (atexit) the rest are waited
- * for, briefly.  A process that never synchronizes loses nothing to that: an
- * event completes when the GPU reaches it, whoever waits for it.
+ * The events are read back later, without waiting, by a thread of the
+ * shim's own (the reader, made at the first timed batch): about every
+ * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
+ * every queued batch whose end event completed, in order, and sleeps on a
+ * condition variable while none is.  The calling thread only records the
+ * two events and queues the batch.  Where the reader cannot be made, and
+ * once the process exits, the next timed batch reads back instead.  At exit
+ * (atexit) the rest are waited for, briefly.  A process that never
+ * synchronizes loses nothing to that: an event completes when the GPU
+ * reaches it, whoever waits for it.  The reader blocks every signal (the
+ * program's handlers never run on it) and runs on the CPUs the process had
+ * when the shim was loaded, not pinned beside the thread that made it.
  *
  * Events give durations, not dates: each context has an anchor event,
  * recorded on a stream of the shim's own (non-blocking: it never waits for
@@ -25,20 +32,30 @@
  * Graph capture: the anchor's wait and the read-back's queries are
  * "potentially unsafe" calls, which invalidate every capture another thread
  * (or this one) holds in GLOBAL or THREAD_LOCAL mode (measured on the H200,
- * tests/gpu/clients/capture.c).  The shim makes them in RELAXED interaction
- * mode (cuThreadExchangeStreamCaptureMode around each block of them), where
- * they break no capture; the program's own mode is put back before return.
- * The batch's stream itself is asked whether it is being captured before
- * any event goes on it.
+ * tests/gpu/clients/capture.c).  The reader makes them in RELAXED
+ * interaction mode, set once for itself; a program thread that makes them
+ * (the fallback, a context going) switches to RELAXED around them
+ * (cuThreadExchangeStreamCaptureMode) and puts its own mode back.  The
+ * batch's stream itself is asked whether it is being captured before any
+ * event goes on it.
  *
  * Events and anchors belong to their context: when it is destroyed
  * (src/memwrap.c tells) or its id changes (cuCtxGetId, asked per batch),
  * what was queued for it is written as "lost" and its state forgotten, never
  * touched again.
+ *
+ * Two locks: gt_lock guards the queue, the contexts' table and their pools,
+ * held briefly by everyone; gt_read_lock is held by whoever reads back
+ * (driver calls on queued events, the gpu_time events written, anchors
+ * renewed) and by whoever forgets a context, so that no event is used while
+ * its context is forgotten.  A calling thread never waits for a read-back.
+ * Order: gt_read_lock, then gt_lock.
  */
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,6 +68,8 @@
 #define GT_QUEUE 4096                        /* batches in flight, all streams */
 #define GT_REANCHOR_NS 4000000000ull         /* renew an anchor this often */
 #define GT_EXIT_WAIT_NS 2000000000ull        /* at exit, wait this long at most */
+#define GT_READ_PERIOD_NS 1000000            /* the reader's pace while batches are queued */
+#define GT_SLICE 32                          /* entries read back per turn of gt_lock */
 
 struct gt_ctx {
     bool valid;
@@ -75,10 +94,25 @@ struct gt_entry {
 };
 
 static pthread_mutex_t gt_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t gt_read_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 static struct gt_ctx gt_ctxs[GT_CTXS];
 static struct gt_entry gt_queue[GT_QUEUE];
 static size_t gt_head, gt_count;
 static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
+
+/* The reader thread (gt_lock): not made yet; reading; the calling threads
+ * read back instead (it could not be made, or the process is exiting). */
+static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
+static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued */
+
+/* The CPUs the process could run on when the shim was loaded: the reader's. */
+static cpu_set_t gt_load_cpus;
+static bool gt_have_load_cpus;
+__attribute__((constructor)) static void gt_at_load(void)
+{
+    gt_have_load_cpus = sched_getaffinity(0, sizeof gt_load_cpus, &gt_load_cpus) == 0;
+}
 
 static void emit(struct cbt_ev_gpu *ev)
 {
@@ -154,9 +188,11 @@ static void relaxed_end(const struct cbt_real *real, CUstreamCaptureMode was)
 /*
  * Record anchor[gen & 1] on the shim's stream and wait for it: its GPU time
  * lies between the host times before the record and after the wait; the
- * shortest of three tries is kept.
+ * shortest of three tries is kept.  *spare: the event of the tries not kept,
+ * for the caller to put in the pool under gt_lock (NULL: none).  Made by the
+ * holder of gt_read_lock, or under gt_lock for a context not anchored yet.
  */
-static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen)
+static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen, CUevent *spare)
 {
     bool pushed;
     if (!with_ctx_push(real, c, &pushed))
@@ -194,8 +230,7 @@ static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen)
             }
         }
     }
-    if (trial)
-        pool_put(c, trial);
+    *spare = trial;
     ctx_pop(real, pushed);
     if (ok)
         c->anchor_ns[gen & 1] = at;
@@ -203,7 +238,7 @@ static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen)
 }
 
 /* Everything queued for context i is lost; its state is forgotten (its
- * events are the dead context's: never used again). */
+ * events are the dead context's: never used again).  Both locks held. */
 static void forget_locked(int i)
 {
     struct gt_ctx *c = &gt_ctxs[i];
@@ -216,25 +251,39 @@ static void forget_locked(int i)
     memset(c, 0, sizeof *c);
 }
 
-/* Context state for (ctx, id): found, or made (anchored); -1 when it cannot be had. */
+/* Is context i's state the one of (ctx, id)?  (gt_lock) */
+static inline bool ctx_is(int i, unsigned long long id)
+{
+    return i >= 0 && gt_ctxs[i].valid && gt_ctxs[i].id == id;
+}
+
+/* Context state for (ctx, id): found, or made (anchored); -1 when it cannot
+ * be had.  Under gt_lock; a state whose handle names a new context now is
+ * forgotten first, which takes gt_read_lock (the lock is let go meanwhile). */
 static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned long long id, int32_t device)
 {
-    int free_slot = -1;
-    for (int i = 0; i < GT_CTXS; i++) {
-        struct gt_ctx *c = &gt_ctxs[i];
-        if (!c->valid) {
-            if (free_slot < 0)
-                free_slot = i;
-            continue;
+    for (bool again = true; again;) {
+        again = false;
+        for (int i = 0; i < GT_CTXS; i++) {
+            struct gt_ctx *c = &gt_ctxs[i];
+            if (!c->valid || c->ctx != ctx)
+                continue;
+            if (c->id == id)
+                return i;
+            pthread_mutex_unlock(&gt_lock);
+            pthread_mutex_lock(&gt_read_lock);
+            pthread_mutex_lock(&gt_lock);
+            if (c->valid && c->ctx == ctx && c->id != id)
+                forget_locked(i);
+            pthread_mutex_unlock(&gt_read_lock);
+            again = true; /* the table may have changed meanwhile */
+            break;
         }
-        if (c->ctx != ctx)
-            continue;
-        if (c->id == id)
-            return i;
-        forget_locked(i); /* the handle names a new context now */
-        if (free_slot < 0 || free_slot > i)
-            free_slot = i;
     }
+    int free_slot = -1;
+    for (int i = 0; i < GT_CTXS && free_slot < 0; i++)
+        if (!gt_ctxs[i].valid)
+            free_slot = i;
     if (free_slot < 0)
         return -1;
     struct gt_ctx *c = &gt_ctxs[free_slot];
@@ -242,47 +291,19 @@ static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned
     c->ctx = ctx;
     c->id = id;
     c->device = device;
-    c->valid = true;
-    if (!anchor(real, c, 0)) {
+    CUevent spare = NULL;
+    if (!anchor(real, c, 0, &spare)) {
         /* Nothing of it is used again; what was made of it stays (leaked). */
-        c->valid = false;
+        memset(c, 0, sizeof *c);
         return -1;
     }
+    c->valid = true;
     c->anchored = true;
+    pool_put(c, spare);
     return free_slot;
 }
 
-/* The head of the queue, done: its GPU times, written; its events back in the pool. */
-static void finish_head_locked(const struct cbt_real *real, CUresult done)
-{
-    struct gt_entry *e = &gt_queue[gt_head];
-    struct gt_ctx *c = e->ctx >= 0 ? &gt_ctxs[e->ctx] : NULL;
-    bool ok = c && c->valid && c->id == e->ctx_id && done == CUDA_SUCCESS;
-    float from_anchor = 0, dur = 0;
-    unsigned slot = e->gen & 1;
-    if (ok && c->gen - e->gen > 1)
-        ok = false; /* its anchor was renewed twice since: not kept */
-    if (ok)
-        ok = real->event_elapsed(&from_anchor, c->anchor[slot], e->start) == CUDA_SUCCESS &&
-             real->event_elapsed(&dur, e->start, e->end) == CUDA_SUCCESS && dur >= 0;
-    if (ok) {
-        int64_t start = (int64_t)c->anchor_ns[slot] + (int64_t)((double)from_anchor * 1e6);
-        e->ev.status = CBT_GPU_TIMED;
-        e->ev.gpu_ns = (uint64_t)((double)dur * 1e6);
-        e->ev.start_rel_ns = start - (int64_t)cbt_mono_ns();
-    } else {
-        e->ev.status = CBT_GPU_LOST;
-    }
-    if (c && c->valid && c->id == e->ctx_id) {
-        pool_put(c, e->start);
-        pool_put(c, e->end);
-    }
-    emit(&e->ev);
-    gt_head = (gt_head + 1) % GT_QUEUE;
-    gt_count--;
-}
-
-/* Is any queued batch of context i started under anchor generation gen? */
+/* Is any queued batch of context i started under anchor generation gen? (gt_lock) */
 static bool uses_anchor_locked(int i, unsigned gen)
 {
     for (size_t k = 0; k < gt_count; k++) {
@@ -293,63 +314,267 @@ static bool uses_anchor_locked(int i, unsigned gen)
     return false;
 }
 
-/* Write every queued batch whose end event completed, in order; with a
- * deadline, wait for them until then. */
-static void poll_locked(const struct cbt_real *real, uint64_t deadline)
+/* One queued batch as the read-back takes it from the queue's head. */
+struct gt_taken {
+    struct gt_entry e;
+    bool valid;           /* its context's state is still its own */
+    CUcontext ctx;
+    CUevent anchor;       /* the anchor of its generation (NULL: renewed twice since) */
+    uint64_t anchor_ns;
+    int64_t start_ns;     /* CLOCK_MONOTONIC of its GPU start, once read */
+};
+
+/* A taken batch's times, from its events (its end event done). */
+static void times(const struct cbt_real *real, struct gt_taken *x)
+{
+    float from_anchor = 0, dur = 0;
+    bool ok = x->valid && x->anchor &&
+              real->event_elapsed(&from_anchor, x->anchor, x->e.start) == CUDA_SUCCESS &&
+              real->event_elapsed(&dur, x->e.start, x->e.end) == CUDA_SUCCESS && dur >= 0;
+    if (ok) {
+        x->e.ev.status = CBT_GPU_TIMED;
+        x->e.ev.gpu_ns = (uint64_t)((double)dur * 1e6);
+        x->start_ns = (int64_t)x->anchor_ns + (int64_t)((double)from_anchor * 1e6);
+    } else {
+        x->e.ev.status = CBT_GPU_LOST;
+    }
+}
+
+/* Renew old anchors once no queued batch needs the one before (gt_read_lock held). */
+static void renew_anchors(const struct cbt_real *real)
+{
+    uint64_t now = cbt_mono_ns();
+    for (int i = 0; i < GT_CTXS; i++) {
+        pthread_mutex_lock(&gt_lock);
+        struct gt_ctx *c = &gt_ctxs[i];
+        bool due = c->valid && c->anchored && now - c->anchor_ns[c->gen & 1] > GT_REANCHOR_NS &&
+                   !uses_anchor_locked(i, c->gen - 1);
+        unsigned gen = c->gen + 1;
+        pthread_mutex_unlock(&gt_lock);
+        if (!due)
+            continue;
+        /* the slot of gen is its generation before last's: no queued batch
+         * refers to it, and only the holder of gt_read_lock touches it */
+        CUevent spare = NULL;
+        bool ok = anchor(real, c, gen, &spare);
+        pthread_mutex_lock(&gt_lock);
+        if (ok)
+            c->gen = gen;
+        pool_put(c, spare);
+        pthread_mutex_unlock(&gt_lock);
+    }
+}
+
+/*
+ * Read back (gt_read_lock held): every queued batch whose end event
+ * completed, in order, written as gpu_time; with a deadline, wait for them
+ * until then.  A slice at a time: taken from the head under gt_lock, its
+ * events read without it (no context is forgotten meanwhile: that takes
+ * gt_read_lock), then popped and their events pooled under gt_lock, then
+ * written.  Returns whether the queue was left empty.
+ */
+static bool read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
+{
+    struct gt_taken x[GT_SLICE];
+    bool empty = false;
+    CUcontext current = NULL; /* own_thread: the context pushed (the events' own, current while read) */
+    for (;;) {
+        pthread_mutex_lock(&gt_lock);
+        size_t n = gt_count < GT_SLICE ? gt_count : GT_SLICE;
+        for (size_t k = 0; k < n; k++) {
+            x[k].e = gt_queue[(gt_head + k) % GT_QUEUE];
+            x[k].valid = ctx_is(x[k].e.ctx, x[k].e.ctx_id);
+            const struct gt_ctx *c = x[k].valid ? &gt_ctxs[x[k].e.ctx] : NULL;
+            x[k].ctx = c ? c->ctx : NULL;
+            bool kept = c && c->gen - x[k].e.gen <= 1; /* else renewed twice since: not kept */
+            x[k].anchor = kept ? c->anchor[x[k].e.gen & 1] : NULL;
+            x[k].anchor_ns = kept ? c->anchor_ns[x[k].e.gen & 1] : 0;
+        }
+        pthread_mutex_unlock(&gt_lock);
+        if (!n) {
+            empty = true;
+            break;
+        }
+        size_t done = 0;
+        while (done < n) {
+            struct gt_taken *t = &x[done];
+            if (t->valid && own_thread && t->ctx != current && real->ctx_push && real->ctx_pop) {
+                CUcontext dummy;
+                if (current)
+                    (void)real->ctx_pop(&dummy);
+                current = real->ctx_push(t->ctx) == CUDA_SUCCESS ? t->ctx : NULL;
+            }
+            if (t->valid) {
+                CUresult r = real->event_query(t->e.end);
+                if (r == CUDA_ERROR_NOT_READY) {
+                    if (!deadline || cbt_mono_ns() >= deadline)
+                        break;
+                    struct timespec ts = {0, 100000};
+                    nanosleep(&ts, NULL);
+                    continue;
+                }
+                t->valid = r == CUDA_SUCCESS;
+            }
+            times(real, t);
+            done++;
+        }
+        pthread_mutex_lock(&gt_lock);
+        for (size_t k = 0; k < done; k++) {
+            const struct gt_entry *e = &x[k].e;
+            if (ctx_is(e->ctx, e->ctx_id)) {
+                pool_put(&gt_ctxs[e->ctx], e->start);
+                pool_put(&gt_ctxs[e->ctx], e->end);
+            }
+        }
+        gt_head = (gt_head + done) % GT_QUEUE;
+        gt_count -= done;
+        pthread_mutex_unlock(&gt_lock);
+        for (size_t k = 0; k < done; k++) {
+            if (x[k].e.ev.status == CBT_GPU_TIMED)
+                x[k].e.ev.start_rel_ns = x[k].start_ns - (int64_t)cbt_mono_ns();
+            emit(&x[k].e.ev);
+        }
+        if (done < n)
+            break;
+    }
+    if (current) {
+        CUcontext dummy;
+        (void)real->ctx_pop(&dummy);
+    }
+    renew_anchors(real);
+    return empty;
+}
+
+/* What is still queued, written as not read back (both locks held). */
+static void abandon_locked(void)
 {
     while (gt_count) {
         struct gt_entry *e = &gt_queue[gt_head];
-        if (e->ctx < 0 || !gt_ctxs[e->ctx].valid || gt_ctxs[e->ctx].id != e->ctx_id) {
-            finish_head_locked(real, CUDA_ERROR_INVALID_CONTEXT);
-            continue;
+        if (ctx_is(e->ctx, e->ctx_id)) {
+            pool_put(&gt_ctxs[e->ctx], e->start);
+            pool_put(&gt_ctxs[e->ctx], e->end);
         }
-        CUresult r = real->event_query(e->end);
-        if (r == CUDA_ERROR_NOT_READY) {
-            if (!deadline || cbt_mono_ns() >= deadline)
-                break;
-            struct timespec ts = {0, 100000};
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        finish_head_locked(real, r);
+        e->ev.status = CBT_GPU_LOST;
+        emit(&e->ev);
+        gt_head = (gt_head + 1) % GT_QUEUE;
+        gt_count--;
     }
-    /* Renew old anchors once no queued batch needs the one before. */
-    uint64_t now = cbt_mono_ns();
-    for (int i = 0; i < GT_CTXS; i++) {
-        struct gt_ctx *c = &gt_ctxs[i];
-        if (c->valid && c->anchored && now - c->anchor_ns[c->gen & 1] > GT_REANCHOR_NS &&
-            !uses_anchor_locked(i, c->gen - 1)) {
-            if (anchor(real, c, c->gen + 1))
-                c->gen++;
-        }
+}
+
+/* The batches of forgotten contexts at the queue's head, written as lost at once (both locks held). */
+static void lost_heads_locked(void)
+{
+    while (gt_count && gt_queue[gt_head].ctx < 0) {
+        struct gt_entry *e = &gt_queue[gt_head];
+        e->ev.status = CBT_GPU_LOST;
+        emit(&e->ev);
+        gt_head = (gt_head + 1) % GT_QUEUE;
+        gt_count--;
     }
+}
+
+/* A program thread reads back (the fallback; a context going), in RELAXED mode. */
+static void read_back_here(const struct cbt_real *real)
+{
+    CUstreamCaptureMode was = relaxed_begin(real);
+    pthread_mutex_lock(&gt_read_lock);
+    read_back(real, 0, false);
+    pthread_mutex_unlock(&gt_read_lock);
+    relaxed_end(real, was);
 }
 
 static void at_exit(void)
 {
     const struct cbt_real *real = cbt_real();
-    CUstreamCaptureMode was = relaxed_begin(real);
     pthread_mutex_lock(&gt_lock);
-    if (real->event_query)
-        poll_locked(real, cbt_mono_ns() + GT_EXIT_WAIT_NS);
-    while (gt_count) /* still not done: said so */
-        finish_head_locked(real, CUDA_ERROR_NOT_READY);
+    if (gt_reader == READER_RUNNING) { /* it stops at its next turn, and reads nothing after this */
+        gt_reader = READER_INLINE;
+        pthread_cond_signal(&gt_wake);
+    }
     pthread_mutex_unlock(&gt_lock);
+    CUstreamCaptureMode was = relaxed_begin(real);
+    pthread_mutex_lock(&gt_read_lock);
+    if (real->event_query)
+        read_back(real, cbt_mono_ns() + GT_EXIT_WAIT_NS, false);
+    pthread_mutex_lock(&gt_lock);
+    abandon_locked(); /* still not done: said so */
+    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt_read_lock);
     relaxed_end(real, was);
 }
 
-/* A forked child has none of its parent's contexts: nothing of theirs is used. */
+/* A forked child has none of its parent's contexts, nor its reader: nothing of theirs is used. */
 static void in_child(void)
 {
     memset(gt_ctxs, 0, sizeof gt_ctxs);
     gt_head = gt_count = 0;
+    gt_reader = READER_NONE;
+    gt_reader_waiting = false;
     pthread_mutex_init(&gt_lock, NULL);
+    pthread_mutex_init(&gt_read_lock, NULL);
+    pthread_cond_init(&gt_wake, NULL);
 }
 
 static void gt_init(void)
 {
     atexit(at_exit);
     pthread_atfork(NULL, NULL, in_child);
+}
+
+/* The reader: reads back about every GT_READ_PERIOD_NS while batches are
+ * queued, asleep while none is, until the process exits. */
+static void *reader_main(void *arg)
+{
+    (void)arg;
+    const struct cbt_real *real = cbt_real();
+    (void)relaxed_begin(real); /* this thread's mode, for good */
+    for (;;) {
+        pthread_mutex_lock(&gt_lock);
+        while (gt_reader == READER_RUNNING && !gt_count) {
+            gt_reader_waiting = true;
+            pthread_cond_wait(&gt_wake, &gt_lock);
+            gt_reader_waiting = false;
+        }
+        bool running = gt_reader == READER_RUNNING;
+        pthread_mutex_unlock(&gt_lock);
+        if (!running)
+            return NULL;
+        pthread_mutex_lock(&gt_read_lock);
+        pthread_mutex_lock(&gt_lock);
+        running = gt_reader == READER_RUNNING; /* at exit, at_exit reads back instead */
+        pthread_mutex_unlock(&gt_lock);
+        if (running)
+            read_back(real, 0, true);
+        pthread_mutex_unlock(&gt_read_lock);
+        if (!running)
+            return NULL;
+        struct timespec ts = {0, GT_READ_PERIOD_NS};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The reader made (gt_lock held, at the first timed batch): every signal
+ * blocked, on the CPUs of the process at load; else the calling threads
+ * read back. */
+static void reader_start_locked(void)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    sigset_t all, old;
+    gt_reader = READER_INLINE;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (gt_have_load_cpus)
+        (void)pthread_attr_setaffinity_np(&attr, sizeof gt_load_cpus, &gt_load_cpus);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (pthread_create(&th, &attr, reader_main, NULL) == 0) {
+        gt_reader = READER_RUNNING;
+        (void)pthread_setname_np(th, "cbt-gputime");
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
 }
 
 static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
@@ -371,18 +596,13 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 
 /*
  * Per timed batch, on the calling thread: whether its stream is being
- * captured, the read-back of the batches queued before (only when one is),
- * its context's state and two events from the pool (one lock), their
- * records, then the queue (a second lock).  The read-back's queries and the
- * anchor's wait are unsafe during another thread's capture; cuEventCreate,
- * cuEventRecord on a stream not captured, cuEventElapsedTime and cuCtxGetId
- * are not (measured).  Still the calls around the batch run in RELAXED mode
- * (two exchanges each side, about 14 ns a pair): a build that made the
- * records outside it timed a 1-op device-to-device batch at about 5.6 us
- * on the H200 against about 3.1 us for the build that made them inside,
- * which call made the difference not measured.
- * The read-back comes before the batch's own work is submitted: a query just
- * after it costs the H200 microseconds more.
+ * captured, its context's state and two events from the pool (one lock),
+ * the start event's record; after the call, the end event's and the queue
+ * (a second lock).  The records and the context id are asked in RELAXED
+ * mode (two exchanges each side, about 14 ns a pair on the H200).  Without
+ * a reader (it could not be made, or the process is exiting), the batches
+ * queued before are read back first, before the batch's own work is
+ * submitted: a query just after it costs the H200 microseconds more.
  */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
 {
@@ -414,8 +634,15 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
     if (!ctx || real->ctx_get_id(ctx, &id) != CUDA_SUCCESS)
         return;
     pthread_mutex_lock(&gt_lock);
-    if (gt_count) /* the batches queued before, read back before this one's work is submitted */
-        poll_locked(real, 0);
+    if (cbt_unlikely(gt_reader != READER_RUNNING)) {
+        if (gt_reader == READER_NONE)
+            reader_start_locked();
+        if (gt_reader == READER_INLINE && gt_count) {
+            pthread_mutex_unlock(&gt_lock);
+            read_back_here(real);
+            pthread_mutex_lock(&gt_lock);
+        }
+    }
     int i = ctx_state_locked(real, ctx, id, b->device);
     CUevent start = i >= 0 ? pool_get(real, &gt_ctxs[i]) : NULL;
     CUevent end = start ? pool_get(real, &gt_ctxs[i]) : NULL;
@@ -426,7 +653,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
         return;
     if (real->event_record[ptsz](start, stream) != CUDA_SUCCESS) {
         pthread_mutex_lock(&gt_lock);
-        if (gt_ctxs[i].valid && gt_ctxs[i].id == id) {
+        if (ctx_is(i, id)) {
             pool_put(&gt_ctxs[i], start);
             pool_put(&gt_ctxs[i], end);
         }
@@ -446,7 +673,7 @@ static void give_back(struct cbt_gpu_call *t)
     if (!t->start)
         return;
     pthread_mutex_lock(&gt_lock);
-    if (gt_ctxs[t->ctx].valid && gt_ctxs[t->ctx].id == t->ctx_id) {
+    if (ctx_is(t->ctx, t->ctx_id)) {
         pool_put(&gt_ctxs[t->ctx], t->start);
         pool_put(&gt_ctxs[t->ctx], t->end);
     }
@@ -489,7 +716,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
     pthread_mutex_lock(&gt_lock);
     struct gt_ctx *x = &gt_ctxs[t->ctx];
     e.gen = x->gen;
-    if (!x->valid || x->id != t->ctx_id) {
+    if (!ctx_is(t->ctx, t->ctx_id)) {
         e.ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
         emit(&e.ev);
     } else if (gt_count == GT_QUEUE) {
@@ -500,6 +727,8 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
     } else {
         gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
         gt_count++;
+        if (gt_reader_waiting)
+            pthread_cond_signal(&gt_wake);
     }
     pthread_mutex_unlock(&gt_lock);
 }
@@ -507,24 +736,23 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
 void cbt_gpu_context_going(void)
 {
     const struct cbt_real *real = cbt_real();
-    CUstreamCaptureMode was = relaxed_begin(real);
     pthread_mutex_lock(&gt_lock);
-    if (gt_count && have_driver(real))
-        poll_locked(real, 0);
+    bool queued = gt_count > 0;
     pthread_mutex_unlock(&gt_lock);
-    relaxed_end(real, was);
+    if (queued && have_driver(real))
+        read_back_here(real);
 }
 
 void cbt_gpu_context_gone(CUcontext ctx, int device)
 {
+    pthread_mutex_lock(&gt_read_lock);
     pthread_mutex_lock(&gt_lock);
     for (int i = 0; i < GT_CTXS; i++) {
         struct gt_ctx *c = &gt_ctxs[i];
         if (c->valid && (ctx ? c->ctx == ctx : c->device == device))
             forget_locked(i);
     }
-    /* what is lost is written at once, in order */
-    while (gt_count && gt_queue[gt_head].ctx < 0)
-        finish_head_locked(cbt_real(), CUDA_ERROR_INVALID_CONTEXT);
+    lost_heads_locked(); /* what is lost is written at once, in order */
     pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt_read_lock);
 }

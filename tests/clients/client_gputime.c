@@ -7,6 +7,7 @@
  *
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
+ *   client_gputime paced N     N batches, a stream synchronize and 50 ms asleep after each
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static CUdeviceptr dev;
@@ -39,23 +41,28 @@ static CUresult one(CUstream s, int bad)
     return cuMemcpy3DBatchAsync(2, ops, 0, s);
 }
 
-static void batches(CUstream s, size_t n, int sync)
+static void batches(CUstream s, size_t n, int sync, int pause_ms)
 {
     for (size_t i = 0; i < n; i++) {
         cc_check(one(s, 0), "cuMemcpy3DBatchAsync_v2");
         if (sync)
             cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+        if (pause_ms) {
+            struct timespec ts = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0)
+                ;
+        }
     }
 }
 
 static size_t per_thread;
 
-static void worker(CUstream s) { batches(s, per_thread, 0); }
+static void worker(CUstream s) { batches(s, per_thread, 0, 0); }
 
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        cc_fail("usage: client_gputime ok|sync|fail|kill|ctx|release|fork N | threads T K");
+        cc_fail("usage: client_gputime ok|sync|paced|fail|kill|ctx|release|fork N | threads T K");
     size_t n = strtoul(argv[2], NULL, 10);
     cc_load_direct();
     CUstream s = cc_setup();
@@ -63,13 +70,13 @@ int main(int argc, char **argv)
     cc_check(cc.MemAllocHost(&pinned, 4096), "cuMemAllocHost");
     cc_say_pid();
     const char *m = argv[1];
-    if (!strcmp(m, "ok") || !strcmp(m, "sync")) {
-        batches(s, n, !strcmp(m, "sync"));
+    if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
+        batches(s, n, strcmp(m, "ok") != 0, !strcmp(m, "paced") ? 50 : 0);
         return 0;
     }
     if (!strcmp(m, "release")) {
         CUdevice d;
-        batches(s, n, 0);
+        batches(s, n, 0, 0);
         cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
         cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
         cc_check(cuDevicePrimaryCtxRelease(d), "cuDevicePrimaryCtxRelease");
@@ -82,7 +89,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(m, "kill")) {
-        batches(s, n, 0);
+        batches(s, n, 0, 0);
         kill(getpid(), SIGKILL);
         pause();
     }
@@ -93,25 +100,25 @@ int main(int argc, char **argv)
         cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
         cc_check(cuCtxCreate(&own, NULL, 0, d), "cuCtxCreate");
         cc_check(cc.StreamCreate(&s2, 0), "cuStreamCreate");
-        batches(s2, n, 0);
+        batches(s2, n, 0, 0);
         cc_check(cuCtxDestroy(own), "cuCtxDestroy");
         cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
-        batches(s, n, 0);
+        batches(s, n, 0, 0);
         return 0;
     }
     if (!strcmp(m, "fork")) {
-        batches(s, n, 0);
+        batches(s, n, 0, 0);
         pid_t child = fork();
         if (child < 0)
             cc_fail("fork");
         if (child == 0) {
             cc_say_pid();
-            batches(s, n, 0);
+            batches(s, n, 0, 0);
             _exit(0);
         }
         int st;
         waitpid(child, &st, 0);
-        batches(s, n, 0);
+        batches(s, n, 0, 0);
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
     }
     if (!strcmp(m, "threads") && argc > 3) {

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # GPU time (CUBATCHTRACE_GPU_TIME=1, src/gputime.c) over the test double,
 # whose timing events are host clock readings: every batch forwarded gets one
-# cubatchtrace:gpu_time event with its own fields, read back later (at the
-# next batch or at exit), or says why it has none; the program's own results
-# are unchanged.
+# cubatchtrace:gpu_time event with its own fields, read back later (by the
+# shim's reader thread while the program runs, or at exit), or says why it
+# has none; the program's own results are unchanged.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -36,21 +36,30 @@ done
 traced gt-sync env CUBATCHTRACE_GPU_TIME=1 "$C" sync 6
 r=$(g gt-sync)
 for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: $w"; done
-# read back at the next batch: batch i's gpu_time comes before batch i+2's batch event
-_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-sync.out")
-order=$(pid_events "$CBT_TMP/gt-sync.all" "$_p" |
+# read back while the program runs, by a thread of the shim's own: with
+# 50 ms between batches, batch i's gpu_time comes before batch i+1's batch
+# event, and it was written by another thread than the batch's
+traced gt-paced env CUBATCHTRACE_GPU_TIME=1 "$C" paced 4
+r=$(g gt-paced)
+for w in events=4 timed=4 tids_match=1 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "paced: $w"; done
+_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-paced.out")
+order=$(pid_events "$CBT_TMP/gt-paced.all" "$_p" |
     "$PYTHON3" -c '
 import re, sys
+batch_tid = {}
 for line in sys.stdin:
+    tid = re.search(r"vtid = (\d+)", line)
     m = re.search(r" cubatchtrace:bs?: .* t = \[ \[0\] = (\d+),", line)
     if m:  # the batch id: the first word of t
+        batch_tid[m.group(1)] = tid and tid.group(1)
         print("batch" + m.group(1))
     m = re.search(r" cubatchtrace:gpu_time: .* batch_id = (\d+),", line)
     if m:
-        print("gpu_time" + m.group(1))' |
+        other = tid is not None and m.group(1) in batch_tid and batch_tid[m.group(1)] != tid.group(1)
+        print(("gpu_time" if other else "gpu_time_same_thread") + m.group(1))' |
     tr '\n' ' ' | id_numbers)
-ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 "*) echo 0 ;; *) echo 1 ;; esac)" \
-    "sync: each batch is read back by the next batch's call, not at exit ($order)"
+ok "$(case "$order" in "batch0 gpu_time0 batch1 gpu_time1 batch2 gpu_time2 batch3 gpu_time3 ") echo 0 ;; *) echo 1 ;; esac)" \
+    "paced: each batch is read back before the next, by a thread of the shim's own ($order)"
 
 # CUBATCHTRACE_GPU_TIME=4: one batch in 4 of the stream timed, the first and
 # then every 4th (batches 0, 4, 8 of 10); the process event, the summary and
@@ -79,9 +88,9 @@ traced gt-kill env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1000000 "$C" kill 
 r=$(g gt-kill)
 for w in batches=4 events=0 process_gpu=1; do ok "$(has "$r" $w)" "kill: $w (nothing read back; the process event says GPU time was on)"; done
 
-# events 2 queries late: when its context is destroyed, at least the last
+# events 50 queries late: when its context is destroyed, at least the last
 # batch made in it is not done; what is done is read back first
-traced gt-ctx env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=2 "$C" ctx 3
+traced gt-ctx env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=50 "$C" ctx 3
 is "$st" 0 "ctx: the client exits 0"
 r=$(g gt-ctx)
 for w in batches=6 events=6 fields_ok=1; do ok "$(has "$r" $w)" "ctx: $w"; done
@@ -118,10 +127,14 @@ if [ -n "${CBT_LTTNG_UST_FORK_LIB:-}" ]; then
     is "$st" 0 "fork: the client exits 0"
     r=$(g gt-fork 1)
     for w in batches=4 events=4 timed=4; do ok "$(has "$r" $w)" "fork, parent: $w"; done
-    # the child _exits: its first batch is read back by its second, the second never
+    # the child _exits: what its own reader read back before that, none of the parent's queue
     r=$(g gt-fork 2)
     diag "$r"
-    for w in batches=2 events=1 timed=1 fields_ok=1 process_gpu=1; do ok "$(has "$r" $w)" "fork, child: $w (none of the parent's queue; the last batch before _exit is not read back)"; done
+    for w in batches=2 fields_ok=1 process_gpu=1 tids_match=1; do ok "$(has "$r" $w)" "fork, child: $w"; done
+    ev=$(echo "$r" | sed -n 's/.* events=\([0-9]*\) .*/\1/p')
+    tm=$(echo "$r" | sed -n 's/.* timed=\([0-9]*\) .*/\1/p')
+    ok "$([ -n "$ev" ] && [ "$ev" -le 2 ] && [ "$ev" = "$tm" ] && echo 0 || echo 1)" \
+        "fork, child: at most its own 2 batches read back, each timed (events=$ev timed=$tm)"
 else
     diag "SKIP the fork case: liblttng-ust-fork.so not found by configure"
 fi
