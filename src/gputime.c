@@ -555,13 +555,18 @@ static void *reader_main(void *arg)
 
 /* The reader made (gt_lock held, at the first timed batch): every signal
  * blocked, on the CPUs of the process at load; else the calling threads
- * read back. */
+ * read back.  Built with -DCBT_GT_NO_READER, never made: the calling
+ * threads read back (bench/gputime-ab.sh measures the difference). */
 static void reader_start_locked(void)
 {
     pthread_attr_t attr;
     pthread_t th;
     sigset_t all, old;
     gt_reader = READER_INLINE;
+#ifdef CBT_GT_NO_READER
+    if (gt_reader == READER_INLINE)
+        return;
+#endif
     if (pthread_attr_init(&attr) != 0)
         return;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
