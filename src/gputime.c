@@ -371,12 +371,12 @@ static void renew_anchors(const struct cbt_real *real)
  * until then.  A slice at a time: taken from the head under gt_lock, its
  * events read without it (no context is forgotten meanwhile: that takes
  * gt_read_lock), then popped and their events pooled under gt_lock, then
- * written.  Returns whether the queue was left empty.
+ * written.  own_thread: the reader's, which makes each entry's context
+ * current while it reads its events.
  */
-static bool read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
+static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
 {
     struct gt_taken x[GT_SLICE];
-    bool empty = false;
     CUcontext current = NULL; /* own_thread: the context pushed (the events' own, current while read) */
     for (;;) {
         pthread_mutex_lock(&gt_lock);
@@ -391,10 +391,8 @@ static bool read_back(const struct cbt_real *real, uint64_t deadline, bool own_t
             x[k].anchor_ns = kept ? c->anchor_ns[x[k].e.gen & 1] : 0;
         }
         pthread_mutex_unlock(&gt_lock);
-        if (!n) {
-            empty = true;
+        if (!n)
             break;
-        }
         size_t done = 0;
         while (done < n) {
             struct gt_taken *t = &x[done];
@@ -442,7 +440,6 @@ static bool read_back(const struct cbt_real *real, uint64_t deadline, bool own_t
         (void)real->ctx_pop(&dummy);
     }
     renew_anchors(real);
-    return empty;
 }
 
 /* What is still queued, written as not read back (both locks held). */
