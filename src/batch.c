@@ -110,7 +110,7 @@ struct call {
     size_t num_attrs;
 };
 
-static CUresult forward(const struct call *k, size_t n, size_t num_attrs)
+CBT_HOT_FN static CUresult forward(const struct call *k, size_t n, size_t num_attrs)
 {
     switch (k->api) {
     case CBT_API_V1:
@@ -276,7 +276,7 @@ static bool names_a_stream(struct cbt_thread *t, const void *p)
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
-static unsigned abi_signs(struct cbt_thread *t, const struct call *k)
+CBT_HOT_FN static unsigned abi_signs(struct cbt_thread *t, const struct call *k)
 {
     unsigned abi = 0;
     if (t && (uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(t, k->stream))
@@ -325,8 +325,8 @@ static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct 
 
 /* Set once configuration is read and the provider loaded; until then every
  * batch takes the slow path, which does both. */
-int cbt_ready;
-bool cbt_always_validate;
+CBT_HOT int cbt_ready;
+CBT_HOT bool cbt_always_validate;
 
 static void first_batch(void)
 {
@@ -618,7 +618,7 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * the steps leave t->steady only after a batch that recorded its stream and
  * learned its operands in the current epoch.  Anything else takes the steps.
  */
-static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
+CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
                         CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
@@ -627,7 +627,7 @@ static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller
     if (!s->valid || !k->fn || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
         t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
         return false;
-    uint16_t *refs = 2 * k->n <= t->dict.cap_refs ? t->dict.refs : cbt_dict_refs(&t->dict, k->n);
+    uint16_t *refs = 2 * k->n <= CBT_DICT_SMALL ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
     if (!refs)
         return false;
     const struct cbt_real *real = cbt_real();
@@ -719,7 +719,7 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
                                     .stream_index = x->stream_index, .valid = ok};
 }
 
-static CUresult common(const struct call *k, void *caller)
+CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
         first_batch();
@@ -761,7 +761,7 @@ static CUresult common(const struct call *k, void *caller)
     return x.res;
 }
 
-CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+CBT_HOT_FN CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                    CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail_idx, unsigned long long flags, CUstream stream,
                    void *caller)
 {
@@ -770,7 +770,7 @@ CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t n
     return common(&k, caller);
 }
 
-CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdeviceptr *dsts, CUdeviceptr *srcs,
+CBT_HOT_FN CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdeviceptr *dsts, CUdeviceptr *srcs,
                      size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrs_idxs, size_t num_attrs,
                      size_t *fail_idx, CUstream stream, void *caller)
 {

@@ -81,26 +81,26 @@
  * dlsym_* functions below instead, which forward to exactly the driver's
  * function the lookup found.
  */
-CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                             unsigned long long flags, CUstream hStream)
 {
     DOOR_V2(CBT_API_V2, CBT_DOOR_SYMBOL, NEXT(CBT_API_V2), numOps, opList, flags, hStream);
 }
 
-CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                                  unsigned long long flags, CUstream hStream)
 {
     DOOR_V2(CBT_API_V2_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_V2_PTSZ), numOps, opList, flags, hStream);
 }
 
 /* The CUDA 12.8 ABI (cuda.h 13 no longer declares it). */
-CBT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                          unsigned long long flags, CUstream hStream)
 {
     DOOR_V1(CBT_API_V1, CBT_DOOR_SYMBOL, NEXT(CBT_API_V1), numOps, opList, failIdx, flags, hStream);
 }
 
-CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                                               unsigned long long flags, CUstream hStream)
 {
     DOOR_V1(CBT_API_V1_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_V1_PTSZ), numOps, opList, failIdx, flags, hStream);
@@ -128,22 +128,22 @@ static CUresult dlsym_v1_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fai
 }
 
 /* The 1D batch (cuMemcpyBatchAsync), in the same four variants. */
-CBT_EXPORT CUresult cuMemcpyBatchAsync_v2(P1D, CUstream hStream)
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyBatchAsync_v2(P1D, CUstream hStream)
 {
     EXPAND(DOOR1D_V2, CBT_API_1D_V2, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V2), A1D, hStream);
 }
 
-CBT_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(P1D, CUstream hStream)
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(P1D, CUstream hStream)
 {
     EXPAND(DOOR1D_V2, CBT_API_1D_V2_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V2_PTSZ), A1D, hStream);
 }
 
-CBT_EXPORT CUresult cuMemcpyBatchAsync(P1D, size_t *failIdx, CUstream hStream)
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyBatchAsync(P1D, size_t *failIdx, CUstream hStream)
 {
     EXPAND(DOOR1D_V1, CBT_API_1D_V1, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V1), A1D, failIdx, hStream);
 }
 
-CBT_EXPORT CUresult cuMemcpyBatchAsync_ptsz(P1D, size_t *failIdx, CUstream hStream)
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyBatchAsync_ptsz(P1D, size_t *failIdx, CUstream hStream)
 {
     EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
 }

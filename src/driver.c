@@ -126,8 +126,8 @@ void cbt_warn_once(int *once, const char *fmt, ...)
 
 /* ---- configuration ---- */
 
-struct cbt_config cbt_config_table;
-int cbt_config_ready;
+CBT_HOT struct cbt_config cbt_config_table;
+CBT_HOT int cbt_config_ready;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static void read_config(void)
@@ -179,8 +179,8 @@ const struct cbt_config *cbt_config_slow(void)
 
 /* ---- the real driver ---- */
 
-struct cbt_real cbt_real_table;
-int cbt_real_state; /* 0: not loaded, 1: loading, 2: loaded (or failed for good) */
+struct cbt_real cbt_real_table __attribute__((aligned(64))); /* next_batch, first, in one line */
+CBT_HOT int cbt_real_state; /* 0: not loaded, 1: loading, 2: loaded (or failed for good) */
 static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 static CBT_TLS int real_loading_here;
 

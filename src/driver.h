@@ -35,15 +35,16 @@ typedef CUresult (*cbt_gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriver
  * handed out is forwarded to exactly that (`batch`, `gpa4`, `gpa5`).
  */
 struct cbt_real {
+    /* What the exported functions of these names forward to: the next
+     * definition after the shim, or the driver's own when there is none or
+     * CUBATCHTRACE_LIBCUDA chose the driver.  NULL batch entries when the
+     * driver could not be loaded: the batch doors then answer an error.
+     * First: the doors read it every batch (one cache line). */
+    void *next_batch[CBT_API_COUNT_];
     void *handle;              /* dlopen handle of the real libcuda; NULL if not loaded */
     void *batch[CBT_API_COUNT_]; /* the eight exported batch functions (3D and 1D), by enum cbt_api */
     cbt_gpa4_fn gpa4;          /* cuGetProcAddress (4 arguments) */
     cbt_gpa5_fn gpa5;          /* cuGetProcAddress_v2 */
-    /* What the exported functions of these names forward to: the next
-     * definition after the shim, or the driver's own when there is none or
-     * CUBATCHTRACE_LIBCUDA chose the driver.  NULL batch entries when the
-     * driver could not be loaded: the batch doors then answer an error. */
-    void *next_batch[CBT_API_COUNT_];
     cbt_gpa4_fn next_gpa4;
     cbt_gpa5_fn next_gpa5;
     bool chosen;               /* CUBATCHTRACE_LIBCUDA named the driver */

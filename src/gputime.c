@@ -553,7 +553,7 @@ static void *reader_main(void *arg)
 /* The reader made (gt_lock held, at the first timed batch): every signal
  * blocked, on the CPUs of the process at load; else the calling threads
  * read back.  Built with -DCBT_GT_NO_READER, never made: the calling
- * threads read back (bench/gputime-ab.sh measures the difference). */
+ * threads read back (bench/ab.sh gputime measures the difference). */
 static void reader_start_locked(void)
 {
     pthread_attr_t attr;

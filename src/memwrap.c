@@ -161,8 +161,8 @@ static const char *const mw_gpa_name[MW_COUNT_] = {
 #undef MW_GPA
 };
 
-uint64_t cbt_mem_generation;
-int cbt_kind_cache_off;
+CBT_HOT uint64_t cbt_mem_generation;
+CBT_HOT int cbt_kind_cache_off;
 
 /*
  * The two targets of each wrapped function, found with the driver
@@ -372,9 +372,9 @@ void cbt_kind_cache_disable(void) { __atomic_store_n(&cbt_kind_cache_off, 1, __A
 
 /* Off for good once something the shim cannot see may change memory, and
  * never on when the exports here are not the ones the program binds. */
-bool cbt_kind_cache_enabled(void)
+CBT_HOT_FN bool cbt_kind_cache_enabled(void)
 {
-    static int interposing; /* 0: not known yet, 1: yes, 2: no */
+    CBT_HOT static int interposing; /* 0: not known yet, 1: yes, 2: no */
     if (cbt_unlikely(__atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
         return false;
     int i = __atomic_load_n(&interposing, __ATOMIC_RELAXED);

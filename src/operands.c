@@ -513,7 +513,7 @@ static inline bool steady_ref(const struct cbt_cache *c, const CUmemcpy3DOperand
     return false;
 }
 
-bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
 {
     for (size_t i = 0; i < n; i++)
         if (!cbt_op_well_formed_inline(&ops[i]) || !steady_ref(c, &ops[i].src, &refs[2 * i]) ||
@@ -522,7 +522,7 @@ bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BA
     return true;
 }
 
-bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
                        uint16_t *refs)
 {
     const struct cbt_recent *r = c->recent;
@@ -544,9 +544,9 @@ bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *d
     return true;
 }
 
-int cbt_device_count(const struct cbt_real *real)
+CBT_HOT_FN int cbt_device_count(const struct cbt_real *real)
 {
-    static int count; /* devices do not come and go while a process runs */
+    CBT_HOT static int count; /* devices do not come and go while a process runs */
     int n = __atomic_load_n(&count, __ATOMIC_RELAXED);
     if (n > 0 || !real->device_get_count)
         return n > 0 ? n : -1;

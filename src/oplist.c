@@ -32,7 +32,7 @@ size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, u
     return num_ops;
 }
 
-size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+CBT_HOT_FN size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
                                const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
                                CUstream stream, bool stream_known, int device_count, size_t *attrs_read)
 {

@@ -49,9 +49,9 @@ static int64_t job_rank(const char **var)
  * reader tells images apart with no field per batch: after exec (same pid),
  * across pid namespaces (every container's pid 1) and for reused pids.
  */
-static uint64_t image_id;
+CBT_HOT static uint64_t image_id;
 static uint64_t image_start_ns;
-static uint64_t next_batch; /* the image's batch counter */
+CBT_HOT static uint64_t next_batch; /* the image's batch counter */
 
 static void new_image(void)
 {
@@ -99,7 +99,7 @@ uint64_t cbt_image_id(void)
     return id;
 }
 
-uint64_t cbt_next_batch_id(void)
+CBT_HOT_FN uint64_t cbt_next_batch_id(void)
 {
     uint64_t tag = cbt_image_id() & 0xffffffff00000000ull;
     return tag | (__atomic_fetch_add(&next_batch, 1, __ATOMIC_RELAXED) & 0xffffffffull);

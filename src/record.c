@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,21 +51,37 @@ _Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(size_t) == 8, "copy arrays tra
  * writer to wait for, and the lock is not taken.
  */
 pthread_mutex_t cbt_write_lock = PTHREAD_MUTEX_INITIALIZER;
-static int writer_threads;      /* threads with a dictionary: those that write batches */
-static int writing_unlocked;    /* the one writer thread is writing without the lock */
+CBT_HOT static int writer_threads;   /* threads with a dictionary: those that write batches */
+CBT_HOT static int writing_unlocked; /* the one writer thread is writing without the lock */
 static CBT_TLS bool tls_writer; /* this thread is one of them */
 
-/* Takes the lock when another thread writes batches too; says whether it did.
+/*
+ * Takes the lock when another thread writes batches too; says whether it did.
  * The one writer announces its unlocked write and then looks again, and a
  * new writer counts itself and then waits for such a write to end (see
- * writer_joins): one of the two sees the other (both sequentially
- * consistent), so no unlocked write overlaps another write. */
+ * writer_joins): one of the two sees the other, so no unlocked write
+ * overlaps another write.  The fence that makes it so is asymmetric where
+ * the kernel has membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered
+ * once per process image): the one writer, on every batch, orders its two
+ * accesses with a compiler barrier alone, and the new writer, once, has
+ * every thread of the process pass a full barrier.  Without it, both sides
+ * are sequentially consistent (a full fence per batch).
+ */
+CBT_HOT static int fence_asymmetric; /* membarrier registered for this image */
+
 static inline bool write_lock(void)
 {
     if (__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1) {
-        __atomic_store_n(&writing_unlocked, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&writer_threads, __ATOMIC_SEQ_CST) <= 1)
-            return false;
+        if (cbt_likely(__atomic_load_n(&fence_asymmetric, __ATOMIC_RELAXED))) {
+            __atomic_store_n(&writing_unlocked, 1, __ATOMIC_RELAXED);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the new writer's membarrier does the rest */
+            if (__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1)
+                return false;
+        } else {
+            __atomic_store_n(&writing_unlocked, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&writer_threads, __ATOMIC_SEQ_CST) <= 1)
+                return false;
+        }
         __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_lock(&cbt_write_lock);
@@ -84,8 +101,18 @@ static void writer_joins(void)
 {
     __atomic_add_fetch(&writer_threads, 1, __ATOMIC_SEQ_CST);
     tls_writer = true;
+    if (__atomic_load_n(&fence_asymmetric, __ATOMIC_RELAXED))
+        (void)syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     while (__atomic_load_n(&writing_unlocked, __ATOMIC_SEQ_CST))
         sched_yield();
+}
+
+/* The asymmetric fence, where the kernel has it (at init, and in a forked
+ * child, whose image is not registered). */
+static void fence_register(void)
+{
+    int ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    __atomic_store_n(&fence_asymmetric, ok, __ATOMIC_RELEASE);
 }
 
 void cbt_dict_release(struct cbt_dict *d)
@@ -302,6 +329,8 @@ static bool grow16(uint16_t **p, size_t *cap, size_t want)
 
 uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n)
 {
+    if (2 * n <= CBT_DICT_SMALL)
+        return d->small_refs;
     return grow16(&d->refs, &d->cap_refs, 2 * n) ? d->refs : NULL;
 }
 
@@ -319,7 +348,7 @@ static inline uint8_t *varint(uint8_t *p, uint64_t v)
 
 static inline uint64_t zigzag(uint64_t d) { return d << 1 ^ (uint64_t)((int64_t)d >> 63); }
 
-static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
+CBT_HOT_FN static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
 {
     unsigned cap = b->capture <= CBT_CAPTURE_INVALIDATED ? b->capture : 7;
     unsigned res = b->result < CBT_W_RESULT_ESCAPE ? b->result : CBT_W_RESULT_ESCAPE;
@@ -331,7 +360,7 @@ static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
 /* The optional values of hdr, after the ones every batch has: each there
  * only when its bit of the leading mask says so (it is not what a batch
  * usually holds). */
-static uint8_t *hdr_optional(uint8_t *p, uint8_t *mask, const struct cbt_ev_batch *b, uint64_t recorded,
+CBT_HOT_FN static uint8_t *hdr_optional(uint8_t *p, uint8_t *mask, const struct cbt_ev_batch *b, uint64_t recorded,
                              const struct cbt_ev_batch1d *b1)
 {
     if (recorded != b->num_ops) {
@@ -372,23 +401,28 @@ static uint8_t *hdr_optional(uint8_t *p, uint8_t *mask, const struct cbt_ev_batc
 
 /* Do this batch's refs repeat the previous single-chunk batch's (then none
  * are written)?  Remembers them for the next batch either way. */
-static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size_t chunk)
+CBT_HOT_FN static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n, size_t chunk)
 {
     if (!refs || n == 0 || n > chunk)
         return false;
+    bool small = 2 * n <= CBT_DICT_SMALL;
     if (d->n_prev == n) {
+        const uint16_t *prev = small ? d->small_prev : d->prev_refs;
         if (n > 4) {
-            if (memcmp(d->prev_refs, refs, 2 * n * sizeof *refs) == 0)
+            if (memcmp(prev, refs, 2 * n * sizeof *refs) == 0)
                 return true;
         } else {
             size_t i = 0; /* a few: no call */
-            while (i < 2 * n && d->prev_refs[i] == refs[i])
+            while (i < 2 * n && prev[i] == refs[i])
                 i++;
             if (i == 2 * n)
                 return true;
         }
     }
-    if (grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
+    if (small) {
+        memcpy(d->small_prev, refs, 2 * n * sizeof *refs);
+        d->n_prev = n;
+    } else if (grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
         memcpy(d->prev_refs, refs, 2 * n * sizeof *refs);
         d->n_prev = n;
     } else {
@@ -452,7 +486,7 @@ static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WOR
     return (uint32_t)((t->p - (uint8_t *)t->w) / 8);
 }
 
-void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
                       const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
@@ -491,7 +525,7 @@ void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t 
     write_unlock(locked);
 }
 
-void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
                         const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip)
@@ -580,7 +614,7 @@ void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
 
 /* ---- the calling thread's id, the clock ---- */
 
-static unsigned fork_generation;
+CBT_HOT static unsigned fork_generation;
 static CBT_TLS int32_t tls_tid;
 static CBT_TLS unsigned tls_tid_generation;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -594,12 +628,17 @@ static void after_fork_child(void)
     __atomic_store_n(&writer_threads, tls_writer ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
     __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
+    fence_register();
 }
-static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, after_fork_child); }
+static void install_atfork(void)
+{
+    fence_register();
+    (void)pthread_atfork(NULL, NULL, after_fork_child);
+}
 
 void cbt_record_init(void) { pthread_once(&atfork_once, install_atfork); }
 
-int32_t cbt_tid(void)
+CBT_HOT_FN int32_t cbt_tid(void)
 {
     unsigned g = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     if (cbt_unlikely(!tls_tid || tls_tid_generation != g)) {
@@ -617,7 +656,7 @@ uint64_t cbt_mono_coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t cbt_mono_ns(void)
+CBT_HOT_FN uint64_t cbt_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -32,14 +32,17 @@ struct cbt_stream_seen {
     int32_t device, device_count;
     uint32_t epoch; /* 0: never written */
 };
+#define CBT_DICT_SMALL 16 /* refs held in the dictionary itself: a batch of up to 8 ops */
 struct cbt_dict {
-    /* what every batch reads */
+    /* what every batch reads: two cache lines, with the refs of a small
+     * batch and of the one before it (no other line of memory) */
     uint32_t epoch;     /* entries written in an older epoch are written again */
     bool emit, was_emitting;
     uint64_t epoch_ns;  /* when the epoch began */
     uint64_t now_ns;    /* the time the batch being recorded gave */
-    uint16_t *refs, *prev_refs;
+    uint16_t *refs, *prev_refs; /* larger batches' (grown as needed) */
     size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
+    uint16_t small_refs[CBT_DICT_SMALL], small_prev[CBT_DICT_SMALL];
     /* what a batch that learns reads */
     uint64_t key;       /* image tag << 32 | thread id */
     int32_t tid;
@@ -97,7 +100,8 @@ const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t 
 uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
                         int32_t device_count);
 
-/* Room for the refs of n ops in the thread's buffer (NULL: no memory). */
+/* Room for the refs of n ops in the thread's buffer (NULL: no memory): the
+ * dictionary's own small_refs for up to CBT_DICT_SMALL / 2 ops. */
 uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
 
 /* Write a 3D batch: its header (the fields of format 2, of which the

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "thread.h"
 #include "util.h"
@@ -32,13 +33,14 @@ static void thread_free(void *p)
 
 static void make_thread_key(void) { (void)pthread_key_create(&thread_key, thread_free); }
 
-struct cbt_thread *cbt_thread(void)
+CBT_HOT_FN struct cbt_thread *cbt_thread(void)
 {
     struct cbt_thread *t = tls_thread;
     if (cbt_unlikely(!t)) {
         pthread_once(&thread_key_once, make_thread_key);
-        if (!(t = calloc(1, sizeof *t)))
+        if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
             return NULL;
+        memset(t, 0, sizeof *t);
         tls_thread = t;
         (void)pthread_setspecific(thread_key, t);
     }

@@ -45,12 +45,14 @@ struct cbt_steady {
 };
 
 /* What the steady path reads comes first, so that a batch touches few cache
- * lines of it (the driver's work between two batches evicts them). */
+ * lines of it (the driver's work between two batches evicts them): the
+ * block is cache-line aligned; its first two lines hold the steady state
+ * and the operand cache's recents, the dictionary's first two the rest. */
 struct cbt_thread {
     int depth;                          /* > 0 while this thread is inside a batch */
     struct cbt_steady steady;
     struct cbt_cache cache;             /* operands.c's: the recents first */
-    struct cbt_dict dict;               /* record.c's: what a batch record reads first */
+    struct cbt_dict dict __attribute__((aligned(64))); /* record.c's: what a batch record reads first */
     struct cbt_stream_slot streams[CBT_STREAM_SLOTS];
     struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
         CUstream stream;
