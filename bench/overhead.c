@@ -56,6 +56,10 @@
  *                     bench/floor/.libs/libcbtfloor.so relative to the cwd)
  *   --no-floor        leave the floor out (bare and shim only)
  *   --quick           short rows, for the CPU test double
+ *   --evict BYTES     before each call (not timed), write one byte per cache
+ *                     line of a buffer of BYTES: over the CPU test double,
+ *                     a stand-in for the real driver's work, which evicts
+ *                     what the caller's path touched between two calls
  *   --sizes LIST      comma-separated batch sizes (default 1,4,16,64,256,1024,4096)
  *   --kinds LIST      comma-separated kinds (default d2d,h2d_pageable,array,d2d_1d)
  *   --budget S        seconds of measured rounds per row at most (default 5; --quick 0.3)
@@ -178,7 +182,18 @@ struct options {
     double budget, target, block_us;
     CUmemcpySrcAccessOrder h2d_order;
     int cpu;
+    size_t evict;
 };
+
+/* --evict: the buffer written before each call. */
+static volatile uint8_t *evict_buf;
+static size_t evict_len;
+
+static inline void evict(void)
+{
+    for (size_t i = 0; i < evict_len; i += 64)
+        evict_buf[i]++;
+}
 
 /* The session goals: added calling-thread time, percent of the bare call. */
 static double goal_pct(size_t n)
@@ -710,6 +725,7 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
     uint64_t in_calls = 0;
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
+        evict();
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
         CUresult r = call(ct, c, b, n);
@@ -963,7 +979,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -988,6 +1004,8 @@ static void parse(int argc, char **argv, struct options *o)
             o->quick = true;
         else if (!strcmp(a, "--null"))
             o->null = true;
+        else if (!strcmp(a, "--evict"))
+            o->evict = (size_t)strtoull(ARG(), NULL, 0);
         else if (!strcmp(a, "--no-floor"))
             o->no_floor = true;
         else if (!strcmp(a, "--floor"))
@@ -1108,6 +1126,12 @@ int main(int argc, char **argv)
 {
     struct options o;
     parse(argc, argv, &o);
+    if (o.evict) {
+        evict_buf = calloc(1, o.evict);
+        if (!evict_buf)
+            die("--evict %zu: out of memory", o.evict);
+        evict_len = o.evict;
+    }
     const char *gt = getenv("CUBATCHTRACE_GPU_TIME");
     if (gt && atoi(gt) > 0)
         gpu_slack_ns = GPU_TIME_SLACK_NS;
