@@ -567,13 +567,15 @@ static void reader_start_locked(void)
     if (pthread_attr_init(&attr) != 0)
         return;
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (gt_have_load_cpus)
-        (void)pthread_attr_setaffinity_np(&attr, sizeof gt_load_cpus, &gt_load_cpus);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&th, &attr, reader_main, NULL) == 0) {
         gt_reader = READER_RUNNING;
         (void)pthread_setname_np(th, "cbt-gputime");
+        /* after, not in attr: CPUs gone from the process's set since load
+         * make this fail, where they would make pthread_create fail */
+        if (gt_have_load_cpus)
+            (void)pthread_setaffinity_np(th, sizeof gt_load_cpus, &gt_load_cpus);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
