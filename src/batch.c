@@ -26,7 +26,7 @@
  *
  * A batch like the thread's previous one skips the steps (steady_path, per
  * op: the form check and the refs from the previous batch's ranges; no
- * driver call but the batch itself; one event).  The steps leave the
+ * driver call but the batch itself and, timed, GPU time's; one event).  The steps leave the
  * thread's state (src/thread.h) ready for it.
  *
  * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
@@ -361,6 +361,7 @@ struct batch {
     uint16_t *refs;                     /* 2 per op read; NULL: not learned */
     const CUDA_MEMCPY3D_BATCH_OP *ops;  /* 3D: the op list; 1D: the copies as ops, for the validator */
     CUresult res;
+    struct cbt_gpu_call gt;             /* GPU time (timed: cbt_gpu_before ran) */
 };
 
 static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *caller, int32_t tid)
@@ -548,27 +549,33 @@ static void call_forward(struct batch *x)
         x->b.outcome = CBT_OUTCOME_PENDING;
         step_record(x);
     }
-    struct cbt_gpu_call gt;
-    const bool timed = x->timed && !x->abi;
     const int ptsz = cbt_api_is_ptsz(k->api);
-    if (cbt_unlikely(timed))
-        cbt_gpu_before(&gt, &x->b, ptsz, k->stream);
+    x->timed = x->timed && !x->abi;
+    if (cbt_unlikely(x->timed))
+        cbt_gpu_before(&x->gt, &x->b, ptsz, k->stream);
     uint64_t t0 = cbt_mono_ns();
     x->res = forward(k, k->n, k->num_attrs);
     x->b.driver_ns = cbt_mono_ns() - t0;
+    if (cbt_unlikely(x->timed))
+        cbt_gpu_end(&x->gt, x->res, ptsz, k->stream);
     if (!x->abi)
         stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
     if (cbt_unlikely(x->validating && x->res != CUDA_SUCCESS))
         validate_result(x);
     x->b.outcome = CBT_OUTCOME_FORWARDED;
     x->b.result = (uint32_t)x->res;
-    if (cbt_unlikely(timed)) {
-        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
-                                 .src_device = -1, .dst_device = -1};
-        if (x->refs)
-            cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, x->n, &sum);
-        cbt_gpu_after(&gt, x->res, &x->b, ptsz, k->stream, x->refs ? &sum : NULL);
-    }
+}
+
+/* GPU time, once the batch is written: its read-back queued (or why it is
+ * not timed written), so that its gpu_time event follows its batch event. */
+static void gpu_after(struct batch *x)
+{
+    const struct call *k = x->k;
+    struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
+                             .src_device = -1, .dst_device = -1};
+    if (x->refs)
+        cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, x->n, &sum);
+    cbt_gpu_after(&x->gt, &x->b, x->refs ? &sum : NULL);
 }
 
 /* call: refuse, or forward. */
@@ -662,18 +669,14 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     uint64_t t0 = cbt_mono_ns();
     CUresult r = forward(k, k->n, k->num_attrs);
     uint64_t t1 = cbt_mono_ns();
+    if (cbt_unlikely(timed))
+        cbt_gpu_end(&gt, r, ptsz, k->stream);
     b.driver_ns = t1 - t0;
     b.result = (uint32_t)r;
     b.capture = r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
                 : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
                 : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
                                                              : cbt_stream_capture(real, ptsz, k->stream);
-    if (cbt_unlikely(timed)) {
-        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
-                                 .src_device = -1, .dst_device = -1};
-        cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
-        cbt_gpu_after(&gt, r, &b, ptsz, k->stream, &sum);
-    }
     t->depth--;
     if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
         b.fail_idx = (uint64_t)*k->fail_idx;
@@ -701,6 +704,12 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
                            caller);
     } else {
         cbt_record_batch(&t->dict, &b, si, k->ops, k->n, refs, caller);
+    }
+    if (cbt_unlikely(timed)) { /* after the batch event, which its gpu_time follows */
+        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
+                                 .src_device = -1, .dst_device = -1};
+        cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
+        cbt_gpu_after(&gt, &b, &sum);
     }
     *res = r;
     return true;
@@ -754,6 +763,8 @@ CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
         cbt_record_end(&x.b, caller);
     else
         step_record(&x);
+    if (cbt_unlikely(x.timed))
+        gpu_after(&x);
     if (t) {
         t->depth--;
         steady_after(t, &x);

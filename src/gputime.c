@@ -601,8 +601,9 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 /*
  * Per timed batch, on the calling thread: whether its stream is being
  * captured, its context's state and two events from the pool (one lock),
- * the start event's record; after the call, the end event's and the queue
- * (a second lock).  The records and the context id are asked in RELAXED
+ * the start event's record; right after the call, the end event's
+ * (cbt_gpu_end); once the batch event is written, the queue (cbt_gpu_after,
+ * a second lock).  The records and the context id are asked in RELAXED
  * mode (two exchanges each side, about 14 ns a pair on the H200).  Without
  * a reader (it could not be made, or the process is exiting), the batches
  * queued before are read back first, before the batch's own work is
@@ -684,12 +685,25 @@ static void give_back(struct cbt_gpu_call *t)
     pthread_mutex_unlock(&gt_lock);
 }
 
-void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                   const struct cbt_ev_gpu *sum)
+void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream)
+{
+    if (t->status != CBT_GPU_TIMED)
+        return;
+    if (res != CUDA_SUCCESS) {
+        t->status = CBT_GPU_CALL_FAILED;
+        return;
+    }
+    const struct cbt_real *real = cbt_real();
+    CUstreamCaptureMode was = relaxed_begin(real);
+    if (real->event_record[ptsz](t->end, stream) != CUDA_SUCCESS)
+        t->status = CBT_GPU_NO_EVENTS;
+    relaxed_end(real, was);
+}
+
+void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum)
 {
     if (t->status < 0)
         return;
-    const struct cbt_real *real = cbt_real();
     struct gt_entry e = {
         .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start, .end = t->end,
         .ev = {.batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
@@ -703,14 +717,6 @@ void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_bat
         e.ev.dst_kind = sum->dst_kind;
         e.ev.src_device = sum->src_device;
         e.ev.dst_device = sum->dst_device;
-    }
-    if (t->status == CBT_GPU_TIMED && res != CUDA_SUCCESS)
-        e.ev.status = CBT_GPU_CALL_FAILED;
-    if (e.ev.status == CBT_GPU_TIMED) {
-        CUstreamCaptureMode was = relaxed_begin(real);
-        if (real->event_record[ptsz](e.end, stream) != CUDA_SUCCESS)
-            e.ev.status = CBT_GPU_NO_EVENTS;
-        relaxed_end(real, was);
     }
     if (e.ev.status != CBT_GPU_TIMED) {
         give_back(t);

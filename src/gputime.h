@@ -11,7 +11,7 @@
 
 #include "record.h"
 
-/* One call's timing, from cbt_gpu_before to cbt_gpu_after (on the stack). */
+/* One call's timing, from cbt_gpu_before through cbt_gpu_end to cbt_gpu_after (on the stack). */
 struct cbt_gpu_call {
     int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
     int ctx;        /* index of the context's state */
@@ -21,17 +21,22 @@ struct cbt_gpu_call {
 
 /* Before forwarding batch b (stream, context and device known): ask whether
  * the stream is being captured (b->capture: no event on such a stream), read
- * back what is done, then record the start event. */
+ * back what is done when there is no reader thread, then record the start
+ * event. */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream);
 
 /* cuStreamIsCapturing's answer for the stream (CBT_CAPTURE_*; UNKNOWN when
  * it cannot be asked).  Safe on a capturing stream, unlike cuStreamGetId. */
 uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream stream);
 
-/* After the call returned res: record the end event and queue the batch, or
- * write at once why it is not timed.  sum: its ops, bytes, kinds and devices (NULL: none known). */
-void cbt_gpu_after(struct cbt_gpu_call *t, CUresult res, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                   const struct cbt_ev_gpu *sum);
+/* Right after the call returned res: record the end event (a timed call
+ * that failed is not timed: its events go back to the pool in cbt_gpu_after). */
+void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream);
+
+/* Once batch b is written: queue it for the read-back, or write at once why
+ * it is not timed, so that its gpu_time event follows its batch event.
+ * sum: its ops, bytes, kinds and devices (NULL: none known). */
+void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum);
 
 /* A context, or the primary context of a device, is about to go
  * (src/memwrap.c): what is done is read back now, while its events live. */

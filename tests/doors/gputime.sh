@@ -37,8 +37,8 @@ traced gt-sync env CUBATCHTRACE_GPU_TIME=1 "$C" sync 6
 r=$(g gt-sync)
 for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: $w"; done
 # read back while the program runs, by a thread of the shim's own: with
-# 50 ms between batches, batch i's gpu_time comes before batch i+1's batch
-# event (it may come before its own: the reader is that quick), and it was
+# 50 ms between batches, batch i's gpu_time comes after its own batch event
+# (queued only once that is written) and before batch i+1's, and it was
 # written by another thread than the batch's
 traced gt-paced env CUBATCHTRACE_GPU_TIME=1 "$C" paced 4
 r=$(g gt-paced)
@@ -65,13 +65,15 @@ for i in sorted(batch_tid):
     if g is None:
         bad.append("no gpu_time %d" % i)
         continue
+    if g < where[("batch", i)]:
+        bad.append("gpu_time %d before its batch" % i)
     nxt = where.get(("batch", i + 1))
     if nxt is not None and g > nxt:
         bad.append("gpu_time %d after batch %d" % (i, i + 1))
     if seq[g][2] is None or seq[g][2] == batch_tid[i]:
         bad.append("gpu_time %d on the batch thread" % i)
 print("ok" if len(batch_tid) == 4 and not bad else "%d batches; %s" % (len(batch_tid), ", ".join(bad)))')
-is "$verdict" ok "paced: each batch is read back before the next, by a thread of the shim's own"
+is "$verdict" ok "paced: each batch is read back after its batch event and before the next, by a thread of the shim's own"
 
 # CUBATCHTRACE_GPU_TIME=4: one batch in 4 of the stream timed, the first and
 # then every 4th (batches 0, 4, 8 of 10); the process event, the summary and
