@@ -129,7 +129,7 @@ CBT_HOT_FN static CUresult forward(const struct call *k, size_t n, size_t num_at
     }
 }
 
-static CUresult no_driver(enum cbt_api api)
+CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
 {
     cbt_warn_no_driver(cbt_api_name(api));
     return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
@@ -328,7 +328,7 @@ static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct 
 CBT_HOT int cbt_ready;
 CBT_HOT bool cbt_always_validate;
 
-static void first_batch(void)
+CBT_COLD_FN static void first_batch(void)
 {
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
@@ -619,81 +619,59 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * the ranges the previous batch used (cbt_refs_steady), in one chunk, in
  * observe mode with nobody validating.  Such a batch takes the steady
  * path: nothing is asked of the driver but the call itself (and, timed on
- * the GPU, what gputime.c asks around it), no
- * dictionary entry or stream description is written (but at a refresh),
- * and the batch is one event.  What it records is what the steps would:
- * the steps leave t->steady only after a batch that recorded its stream and
- * learned its operands in the current epoch.  Anything else takes the steps.
+ * the GPU, what gputime.c asks around it), no dictionary entry or stream
+ * description is written (but at a refresh), and the batch is one event,
+ * written by cbt_record_steady3d or 1d from words it mostly keeps (the hdr
+ * of the thread's previous steady batch, its image tag and thread id).
+ * What it records is what the steps would: the steps leave t->steady only
+ * after a batch that recorded its stream and learned its operands in the
+ * current epoch.  Anything else takes the steps.  Its code is kept apart
+ * from theirs (steps, steady_timed and the rare cases are out of line):
+ * the driver's work evicts the caller's cache lines between two batches,
+ * and every line of code the path spans is fetched again.
  */
-CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
-                        CUresult *res)
+/* A new epoch on the steady path: the entries and the stream written again
+ * first (the stream's slot holds it while the steady state does: a batch
+ * on another stream of that slot takes the steps, which reset it); returns
+ * the stream's index. */
+CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct call *k, uint64_t batch_id, int32_t tid,
+                              uint64_t now, const uint16_t *refs)
 {
-    const struct cbt_steady *s = &t->steady;
-    const int ptsz = cbt_api_is_ptsz(k->api);
-    const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (!s->valid || !k->fn || k->stream != s->stream || s->ptsz != ptsz || !k->n || s->generation != generation ||
-        t->cache.generation != generation || s->epoch != t->dict.epoch || !cbt_kind_cache_enabled())
-        return false;
-    uint16_t *refs = 2 * k->n <= CBT_DICT_SMALL ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
-    if (!refs)
-        return false;
-    const struct cbt_real *real = cbt_real();
-    size_t attrs_read = 0;
-    if (d1) {
-        if (k->n > CBT_EV_CHUNK1D || abi_signs(t, k) ||
-            cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
-                                    k->stream, true, cbt_device_count(real), &attrs_read) != k->n ||
-            attrs_read > CBT_EV_ATTRS1D || !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, refs))
-            return false;
-    } else if (k->n > CBT_EV_CHUNK3D || k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
-        return false;
-    }
-
-    struct cbt_ev_batch b = {
-        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api, .door = (uint8_t)k->door,
-        .outcome = CBT_OUTCOME_FORWARDED, .num_ops = k->n, .ops_recorded = k->n,
-        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .fail_idx = UINT64_MAX,
-        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
-    };
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
-    struct cbt_gpu_call gt;
-    t->depth++;
-    if (cbt_unlikely(timed)) {
-        /* the stream's slot holds it while the steady state does */
-        b.stream = (uint64_t)(uintptr_t)k->stream;
-        b.stream_id = slot->id;
-        b.context = (uint64_t)(uintptr_t)slot->ctx;
-        b.device = slot->device;
-        cbt_gpu_before(&gt, &b, ptsz, k->stream);
-    }
-    uint64_t t0 = cbt_mono_ns();
-    CUresult r = forward(k, k->n, k->num_attrs);
-    uint64_t t1 = cbt_mono_ns();
-    if (cbt_unlikely(timed))
-        cbt_gpu_end(&gt, r, ptsz, k->stream);
-    b.driver_ns = t1 - t0;
-    b.result = (uint32_t)r;
-    b.capture = r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
-                : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
-                : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
-                                                             : cbt_stream_capture(real, ptsz, k->stream);
-    t->depth--;
-    if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
-        b.fail_idx = (uint64_t)*k->fail_idx;
-    uint8_t si = s->stream_index;
-    if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1))) {
-        /* a new epoch: the entries and the stream written again first (the
-         * stream's slot holds it while the steady state does: a batch on
-         * another stream of that slot takes the steps, which reset it) */
-        struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, t1);
-        cbt_dict_touch(d, refs, k->n);
-        si = slot->valid && slot->stream == k->stream
-                 ? cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
-                                   slot->device, cbt_device_count(real))
-                 : CBT_EV_NO_STREAM;
-        t->steady.epoch = d->epoch;
-        t->steady.stream_index = si;
-    }
+    struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, batch_id, tid, now);
+    cbt_dict_touch(d, refs, k->n);
+    uint8_t si = slot->valid && slot->stream == k->stream
+                     ? cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
+                                       slot->device, cbt_device_count(cbt_real()))
+                     : CBT_EV_NO_STREAM;
+    t->steady.epoch = d->epoch;
+    t->steady.stream_index = si;
+    return si;
+}
+
+static inline uint8_t capture_of(const struct call *k, CUresult r)
+{
+    return r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
+           : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
+           : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
+                                                        : cbt_stream_capture(cbt_real(), cbt_api_is_ptsz(k->api),
+                                                                             k->stream);
+}
+
+/* The batch record of a steady batch whose hdr holds an optional value (a
+ * failIdx, a result beyond w, attributes not one of one) or that takes
+ * more than one event: the general writer. */
+CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
+                                  uint8_t si, const uint64_t h[CBT_EV_HEAD_WORDS], uint8_t capture,
+                                  uint64_t fail_idx, CUresult r, size_t attrs_read, void *caller)
+{
+    struct cbt_ev_batch b = {
+        .batch_id = h[CBT_H_ID], .api = (uint8_t)k->api, .door = (uint8_t)k->door,
+        .outcome = CBT_OUTCOME_FORWARDED, .result = (uint32_t)r, .num_ops = k->n, .ops_recorded = k->n,
+        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .capture = capture,
+        .fail_idx = fail_idx, .driver_ns = h[CBT_H_DRIVER_NS], .caller = h[CBT_H_CALLER],
+        .tid = CBT_W_TID(h[CBT_H_W]),
+    };
     if (d1) {
         const struct cbt_ev_batch1d b1 = {
             .srcs = (uint64_t)(uintptr_t)k->srcs, .sizes = (uint64_t)(uintptr_t)k->sizes,
@@ -705,11 +683,111 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     } else {
         cbt_record_batch(&t->dict, &b, si, k->ops, k->n, refs, caller);
     }
-    if (cbt_unlikely(timed)) { /* after the batch event, which its gpu_time follows */
-        struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
-                                 .src_device = -1, .dst_device = -1};
-        cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
-        cbt_gpu_after(&gt, &b, &sum);
+}
+
+/* A steady batch timed on the GPU: the same, with gputime.c's work around
+ * the call and its read-back queued once the batch is written. */
+CBT_COLD_FN static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller, bool d1, const uint16_t *refs,
+                             size_t attrs_read)
+{
+    const int ptsz = cbt_api_is_ptsz(k->api);
+    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    struct cbt_ev_batch b = {
+        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api, .door = (uint8_t)k->door,
+        .outcome = CBT_OUTCOME_FORWARDED, .num_ops = k->n, .ops_recorded = k->n,
+        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .fail_idx = UINT64_MAX,
+        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
+        /* the stream's slot holds them while the steady state does */
+        .stream = (uint64_t)(uintptr_t)k->stream, .stream_id = slot->id, .context = (uint64_t)(uintptr_t)slot->ctx,
+        .device = slot->device,
+    };
+    struct cbt_gpu_call gt;
+    t->depth++;
+    cbt_gpu_before(&gt, &b, ptsz, k->stream);
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = forward(k, k->n, k->num_attrs);
+    uint64_t t1 = cbt_mono_ns();
+    cbt_gpu_end(&gt, r, ptsz, k->stream);
+    b.driver_ns = t1 - t0;
+    b.result = (uint32_t)r;
+    b.capture = capture_of(k, r);
+    t->depth--;
+    if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
+        b.fail_idx = (uint64_t)*k->fail_idx;
+    uint8_t si = t->steady.stream_index;
+    if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
+        si = steady_refresh(t, k, b.batch_id, b.tid, t1, refs);
+    const uint64_t h[CBT_EV_HEAD_WORDS] = {b.batch_id, (uint64_t)(uint32_t)b.tid << 32, b.driver_ns, b.caller};
+    steady_record_general(t, k, d1, refs, si, h, b.capture, b.fail_idx, r, attrs_read, caller);
+    struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
+                             .src_device = -1, .dst_device = -1};
+    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
+    cbt_gpu_after(&gt, &b, &sum); /* after the batch event, which its gpu_time follows */
+    return r;
+}
+
+CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
+                        CUresult *res)
+{
+    const struct cbt_steady *s = &t->steady;
+    const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+    if (cbt_unlikely(!s->valid || !k->fn || k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api) || !k->n ||
+                     s->generation != generation || t->cache.generation != generation ||
+                     s->epoch != t->dict.epoch || __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
+        return false;
+    uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
+    if (cbt_unlikely(!refs))
+        return false;
+    size_t attrs_read = 0;
+    if (d1) {
+        if (k->n > CBT_EV_CHUNK1D || abi_signs(t, k) ||
+            cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
+                                    k->stream, true, cbt_device_count(cbt_real()), &attrs_read) != k->n ||
+            attrs_read > CBT_EV_ATTRS1D || !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, refs))
+            return false;
+    } else if (k->n > CBT_EV_CHUNK3D || k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
+        return false;
+    }
+    if (cbt_unlikely(timed)) {
+        *res = steady_timed(t, k, caller, d1, refs, attrs_read);
+        return true;
+    }
+
+    struct cbt_steady_rec rec;
+    rec.h[CBT_H_ID] = cbt_next_batch_id_tagged(s->tag);
+    const int32_t tid = s->tid;
+    t->depth++;
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = forward(k, k->n, k->num_attrs);
+    uint64_t t1 = cbt_mono_ns();
+    t->depth--;
+    const uint8_t capture = capture_of(k, r);
+    const uint64_t fail_idx = cbt_api_has_fail_idx(k->api) && k->fail_idx ? (uint64_t)*k->fail_idx : UINT64_MAX;
+    uint8_t si = s->stream_index;
+    if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
+        si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
+    rec.h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
+                     (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
+                     (uint64_t)(capture <= CBT_CAPTURE_INVALIDATED ? capture : 7) << 11 |
+                     (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
+    rec.h[CBT_H_DRIVER_NS] = t1 - t0;
+    rec.h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
+    if (cbt_likely(cbt_record_steady_fits(d1, k->n, fail_idx, (uint32_t)r, k->num_attrs, attrs_read))) {
+        rec.list = d1 ? (const void *)k->dsts : (const void *)k->ops;
+        rec.n = k->n;
+        rec.refs = refs;
+        rec.stream_index = si;
+        rec.d1 = d1;
+        rec.srcs = k->srcs;
+        rec.sizes = k->sizes;
+        rec.attrs = k->attrs;
+        rec.attrs_idxs = k->attrs_idxs;
+        if (d1)
+            cbt_record_steady1d(&t->dict, &rec, caller);
+        else
+            cbt_record_steady3d(&t->dict, &rec, caller);
+    } else {
+        steady_record_general(t, k, d1, refs, si, rec.h, capture, fail_idx, r, attrs_read, caller);
     }
     *res = r;
     return true;
@@ -722,31 +800,18 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
     bool ok = x->recording && !x->validating && x->dict && x->refs && !x->abi && !x->pending &&
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
               slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
-              t->cache.generation == x->look.generation;
+              t->cache.generation == x->look.generation && cbt_kind_cache_enabled(); /* then only turned off */
     t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
+                                    .tag = cbt_image_id() & 0xffffffff00000000ull, .tid = cbt_tid(),
                                     .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
                                     .stream_index = x->stream_index, .valid = ok};
 }
 
-CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
+/* The steps, for a batch the steady path does not take (out of line: the
+ * steady path's code stays a few cache lines in a row). */
+__attribute__((noinline)) static CUresult steps(const struct call *k, void *caller, struct cbt_thread *t,
+                                                const struct cbt_config *cfg, bool d1, bool recording, bool timed)
 {
-    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
-        first_batch();
-    const bool d1 = cbt_api_is_1d(k->api);
-    /* Straight through when nobody listens (the doors test cbt_quiet first;
-     * this is for the first batch), when the shim is off, and for a batch the
-     * driver makes from inside a batch. */
-    const struct cbt_config *cfg = cbt_config();
-    struct cbt_thread *t = cbt_thread();
-    if ((cbt_likely(k->fn != NULL) && (d1 ? cbt_quiet1d() : cbt_quiet())) || cfg->mode == CBT_MODE_OFF ||
-        (t && t->depth > 0))
-        return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
-    const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
-    const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
-    CUresult res;
-    if (t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
-        steady_path(t, k, caller, d1, timed, &res))
-        return res;
     if (t)
         t->depth++;
     struct batch x = {
@@ -770,6 +835,28 @@ CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
         steady_after(t, &x);
     }
     return x.res;
+}
+
+CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
+{
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
+        first_batch();
+    const bool d1 = cbt_api_is_1d(k->api);
+    /* Straight through when nobody listens (the doors test cbt_quiet first;
+     * this is for the first batch), when the shim is off, and for a batch the
+     * driver makes from inside a batch. */
+    const struct cbt_config *cfg = cbt_config();
+    struct cbt_thread *t = cbt_thread();
+    if ((cbt_likely(k->fn != NULL) && (d1 ? cbt_quiet1d() : cbt_quiet())) || cfg->mode == CBT_MODE_OFF ||
+        (t && t->depth > 0))
+        return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
+    const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
+    const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
+    CUresult res;
+    if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
+          steady_path(t, k, caller, d1, timed, &res)))
+        res = steps(k, caller, t, cfg, d1, recording, timed);
+    return res;
 }
 
 CBT_HOT_FN CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,

@@ -51,7 +51,7 @@ static int64_t job_rank(const char **var)
  */
 CBT_HOT static uint64_t image_id;
 static uint64_t image_start_ns;
-CBT_HOT static uint64_t next_batch; /* the image's batch counter */
+CBT_HOT uint64_t cbt_batch_counter; /* the image's batch counter */
 
 static void new_image(void)
 {
@@ -67,7 +67,7 @@ static void new_image(void)
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     __atomic_store_n(&image_start_ns, (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec, __ATOMIC_RELAXED);
-    __atomic_store_n(&next_batch, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&cbt_batch_counter, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&image_id, id, __ATOMIC_RELEASE);
 }
 
@@ -102,7 +102,7 @@ uint64_t cbt_image_id(void)
 CBT_HOT_FN uint64_t cbt_next_batch_id(void)
 {
     uint64_t tag = cbt_image_id() & 0xffffffff00000000ull;
-    return tag | (__atomic_fetch_add(&next_batch, 1, __ATOMIC_RELAXED) & 0xffffffffull);
+    return cbt_next_batch_id_tagged(tag);
 }
 
 /* The inode of this process's pid namespace; 0 when it cannot be told. */

@@ -10,7 +10,9 @@
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
  * same for a stream's id, context and device.  The reader carries the
- * dictionaries (tools/compact.c).
+ * dictionaries (tools/compact.c).  A batch of the steady path (batch.c)
+ * is written by cbt_record_steady3d or 1d: the same words, with the hdr kept
+ * from the thread's previous steady batch while what it encodes repeats.
  *
  * The dictionary of a thread grows from CBT_EV_DICT entries as a batch needs
  * (an entry used by the batch being recorded is never reused for another
@@ -22,6 +24,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,11 +74,11 @@ CBT_HOT static int fence_asymmetric; /* membarrier registered for this image */
 
 static inline bool write_lock(void)
 {
-    if (__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1) {
+    if (cbt_likely(__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1)) {
         if (cbt_likely(__atomic_load_n(&fence_asymmetric, __ATOMIC_RELAXED))) {
             __atomic_store_n(&writing_unlocked, 1, __ATOMIC_RELAXED);
             __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the new writer's membarrier does the rest */
-            if (__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1)
+            if (cbt_likely(__atomic_load_n(&writer_threads, __ATOMIC_RELAXED) <= 1))
                 return false;
         } else {
             __atomic_store_n(&writing_unlocked, 1, __ATOMIC_SEQ_CST);
@@ -90,7 +93,7 @@ static inline bool write_lock(void)
 
 static inline void write_unlock(bool locked)
 {
-    if (locked)
+    if (cbt_unlikely(locked))
         pthread_mutex_unlock(&cbt_write_lock);
     else
         __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELEASE);
@@ -501,7 +504,7 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
         tail_put(&t, ops, n * sizeof *ops);
         r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
         bool locked = write_lock();
-        cbt_tp(b, &r, ip);
+        cbt_tp(b, t.w, (uint16_t)r.tail_words, ip);
         write_unlock(locked);
         return;
     }
@@ -552,7 +555,7 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
         tail_put(&t, sizes, n * sizeof *sizes);
         r.tail_words = tail_end(&t, r.h, refs, refs && !same ? n : 0);
         bool locked = write_lock();
-        cbt_tp(c, &r, ip);
+        cbt_tp(c, t.w, (uint16_t)r.tail_words, ip);
         write_unlock(locked);
         return;
     }
@@ -589,6 +592,179 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
             cbt_tp(co, &r, ip);
         first += count;
     } while (first < n);
+    write_unlock(locked);
+}
+
+/* ---- the steady path's record ---- */
+
+/* t of a steady batch at most: h, the memo's hdr, then the ops or the 1D
+ * arrays (one attribute), then the refs */
+#define STEADY_WORDS                                                                                          \
+    (CBT_EV_HEAD_WORDS + CBT_MEMO_WORDS +                                                                     \
+     (CBT_EV_INLINE3D * CBT_EV_OP_WORDS > CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D                          \
+          ? CBT_EV_INLINE3D * CBT_EV_OP_WORDS + (4 * CBT_EV_INLINE3D + 7) / 8                                  \
+          : CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D + (4 * CBT_EV_INLINE1D + 7) / 8))
+
+_Static_assert(offsetof(struct cbt_dict, small_refs) == 64 && offsetof(struct cbt_dict, memo_hdr1d) == 128 &&
+                   offsetof(struct cbt_dict, memo_idxs) < 192,
+               "a steady batch reads the dictionary's first two lines (a 1D batch's memo: the third)");
+
+/* The memo's key for s (see struct cbt_dict), without its words. */
+static inline uint64_t memo_key(const struct cbt_steady_rec *s)
+{
+    return (uint64_t)s->n << 16 | (uint64_t)s->stream_index << 8 | (s->d1 ? 0x80u : 0);
+}
+
+/* Does the memo hold s's hdr? */
+static inline __attribute__((always_inline)) bool memo_holds(const struct cbt_dict *d,
+                                                             const struct cbt_steady_rec *s, bool d1)
+{
+    if (d->memo_list != (uint64_t)(uintptr_t)s->list ||
+        (d->memo_key & ~0x7full) != ((uint64_t)s->n << 16 | (uint64_t)s->stream_index << 8 | (d1 ? 0x80u : 0)) ||
+        !(d->memo_key & 0x7f))
+        return false;
+    return !d1 || (d->memo_srcs == (uint64_t)(uintptr_t)s->srcs && d->memo_sizes == (uint64_t)(uintptr_t)s->sizes &&
+                      d->memo_attrs == (uint64_t)(uintptr_t)s->attrs &&
+                      d->memo_idxs == (uint64_t)(uintptr_t)s->attrs_idxs);
+}
+
+/* s's hdr encoded (no optional value: its mask is 0) and kept in the memo,
+ * where it fits. */
+static void memo_fill(struct cbt_dict *d, const struct cbt_steady_rec *s)
+{
+    struct tail t;
+    struct cbt_ev_batch b = {.num_ops = s->n, .op_list = (uint64_t)(uintptr_t)s->list};
+    uint8_t *h = hdr_begin(&t, &b, s->stream_index);
+    if (s->d1) {
+        t.p = varint(t.p, zigzag((uint64_t)(uintptr_t)s->srcs - b.op_list));
+        t.p = varint(t.p, zigzag((uint64_t)(uintptr_t)s->sizes - b.op_list));
+        t.p = varint(t.p, zigzag((uint64_t)(uintptr_t)s->attrs - b.op_list));
+        t.p = varint(t.p, zigzag((uint64_t)(uintptr_t)s->attrs_idxs - b.op_list));
+    }
+    tail_pad(&t);
+    size_t words = (size_t)(t.p - h) / 8;
+    d->memo_key = 0;
+    if (words > (s->d1 ? CBT_MEMO_WORDS : 3))
+        return; /* arrays far apart: encoded every batch (cbt_record_steady) */
+    uint64_t w[CBT_MEMO_WORDS] = {0};
+    memcpy(w, h, 8 * words);
+    memcpy(d->memo_hdr, w, sizeof d->memo_hdr);
+    memcpy(d->memo_hdr1d, w + 3, sizeof d->memo_hdr1d);
+    d->memo_list = (uint64_t)(uintptr_t)s->list;
+    d->memo_srcs = (uint64_t)(uintptr_t)s->srcs;
+    d->memo_sizes = (uint64_t)(uintptr_t)s->sizes;
+    d->memo_attrs = (uint64_t)(uintptr_t)s->attrs;
+    d->memo_idxs = (uint64_t)(uintptr_t)s->attrs_idxs;
+    d->memo_key = memo_key(s) | words;
+}
+
+/* Do the refs of a small batch (n <= CBT_DICT_SMALL / 2) repeat the previous
+ * single-chunk batch's?  Remembers them for the next batch either way. */
+static inline bool small_refs_repeat(struct cbt_dict *d, const uint16_t *refs, size_t n)
+{
+    bool same = d->n_prev == n;
+    for (size_t i = 0; same && i < n; i++) {
+        uint32_t a, b; /* an op's two refs at once */
+        memcpy(&a, refs + 2 * i, 4);
+        memcpy(&b, d->small_prev + 2 * i, 4);
+        same = a == b;
+    }
+    if (!same) {
+        memcpy(d->small_prev, refs, 4 * n);
+        d->n_prev = n;
+    }
+    return same;
+}
+
+/* A memo that does not hold s's hdr: filled; where s's hdr cannot be kept,
+ * the batch is written by the general writer (true). */
+CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip)
+{
+    memo_fill(d, s);
+    if (d->memo_key & 0x7f)
+        return false;
+    const uint64_t w = s->h[CBT_H_W];
+    struct cbt_ev_batch b = {
+        .batch_id = s->h[CBT_H_ID], .api = (uint8_t)CBT_W_API(w), .door = (uint8_t)CBT_W_DOOR(w),
+        .outcome = (uint8_t)CBT_W_OUTCOME(w),
+        .capture = (uint8_t)(CBT_W_CAPTURE(w) == 7 ? CBT_CAPTURE_UNKNOWN : CBT_W_CAPTURE(w)),
+        .result = CBT_W_RESULT(w), .num_ops = s->n, .ops_recorded = s->n, .op_list = (uint64_t)(uintptr_t)s->list,
+        .fail_idx = UINT64_MAX, .driver_ns = s->h[CBT_H_DRIVER_NS], .caller = s->h[CBT_H_CALLER],
+        .tid = CBT_W_TID(w),
+    };
+    d->n_prev = 0; /* the general writer compares the refs itself */
+    if (s->d1) {
+        const struct cbt_ev_batch1d b1 = {
+            .srcs = (uint64_t)(uintptr_t)s->srcs, .sizes = (uint64_t)(uintptr_t)s->sizes,
+            .attrs = (uint64_t)(uintptr_t)s->attrs, .attrs_idxs = (uint64_t)(uintptr_t)s->attrs_idxs,
+            .num_attrs = 1, .attrs_recorded = 1,
+        };
+        cbt_record_batch1d(d, &b, s->stream_index, &b1, s->attrs, s->attrs_idxs, s->list, s->srcs, s->sizes, s->n,
+                           s->refs, ip);
+    } else {
+        cbt_record_batch(d, &b, s->stream_index, s->list, s->n, s->refs, ip);
+    }
+    return true;
+}
+
+/* t of a steady batch: h, the memo's hdr, what the event carries, the refs
+ * unless they repeat; its words. */
+static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dict *d, const struct cbt_steady_rec *s,
+                                                                  uint64_t *t, bool d1)
+{
+    const size_t n = s->n;
+    memcpy(t, s->h, 8 * CBT_EV_HEAD_WORDS);
+    uint64_t *p = t + CBT_EV_HEAD_WORDS;
+    memcpy(p, d->memo_hdr, sizeof d->memo_hdr); /* whole: fewer branches than its words */
+    if (d1 && (d->memo_key & 0x7f) > 3)
+        memcpy(p + 3, d->memo_hdr1d, sizeof d->memo_hdr1d);
+    p += d->memo_key & 0x7f;
+    if (d1) {
+        memcpy(p, s->attrs, 8 * CBT_EV_ATTR_WORDS);
+        p[CBT_EV_ATTR_WORDS] = *s->attrs_idxs;
+        p += CBT_EV_ATTR_WORDS + 1;
+        memcpy(p, s->list, 8 * n);
+        memcpy(p + n, s->srcs, 8 * n);
+        memcpy(p + 2 * n, s->sizes, 8 * n);
+        p += 3 * n;
+    } else if (cbt_likely(n == 1)) {
+        memcpy(p, s->list, CBT_EV_OP_SIZE); /* the usual batch: a copy of known size */
+        p += CBT_EV_OP_WORDS;
+    } else {
+        memcpy(p, s->list, CBT_EV_OP_SIZE * n);
+        p += CBT_EV_OP_WORDS * n;
+    }
+    bool same = cbt_likely(2 * n <= CBT_DICT_SMALL) ? small_refs_repeat(d, s->refs, n) : refs_repeat(d, s->refs, n, n);
+    if (cbt_likely(same)) {
+        t[CBT_H_W] |= CBT_W_SAME_REFS;
+    } else {
+        size_t words = (4 * n + 7) / 8;
+        p[words - 1] = 0;
+        memcpy(p, s->refs, 4 * n);
+        p += words;
+    }
+    return (uint16_t)(p - t);
+}
+
+CBT_HOT_FN void cbt_record_steady3d(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip)
+{
+    if (!cbt_tp_enabled(b) || (cbt_unlikely(!memo_holds(d, s, false)) && memo_miss(d, s, ip)))
+        return;
+    uint64_t t[STEADY_WORDS];
+    uint16_t words = steady_tail(d, s, t, false);
+    bool locked = write_lock();
+    cbt_tp(b, t, words, ip);
+    write_unlock(locked);
+}
+
+CBT_HOT_FN void cbt_record_steady1d(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip)
+{
+    if (!cbt_tp_enabled(c) || (cbt_unlikely(!memo_holds(d, s, true)) && memo_miss(d, s, ip)))
+        return;
+    uint64_t t[STEADY_WORDS];
+    uint16_t words = steady_tail(d, s, t, true);
+    bool locked = write_lock();
+    cbt_tp(c, t, words, ip);
     write_unlock(locked);
 }
 

@@ -33,16 +33,27 @@ struct cbt_stream_seen {
     uint32_t epoch; /* 0: never written */
 };
 #define CBT_DICT_SMALL 16 /* refs held in the dictionary itself: a batch of up to 8 ops */
+#define CBT_MEMO_WORDS 6  /* hdr words the steady path keeps (3D: the first 3) */
 struct cbt_dict {
-    /* what every batch reads: two cache lines, with the refs of a small
-     * batch and of the one before it (no other line of memory) */
+    /* what a steady batch reads: its first cache line, and for a 3D batch
+     * the refs' (the second); a 1D batch's memo goes on in the third */
     uint32_t epoch;     /* entries written in an older epoch are written again */
     bool emit, was_emitting;
     uint64_t epoch_ns;  /* when the epoch began */
-    uint64_t now_ns;    /* the time the batch being recorded gave */
-    uint16_t *refs, *prev_refs; /* larger batches' (grown as needed) */
-    size_t cap_refs, cap_prev, n_prev; /* n_prev: ops of the previous single-chunk batch (0: none) */
+    size_t n_prev;      /* ops of the previous single-chunk batch (0: none) */
+    /* the hdr of the thread's last steady batch (cbt_record_steady), while
+     * what it encodes repeats: the op list (3D) or dsts (1D), then
+     * n << 16 | stream index << 8 | 1D << 7 | its words (0: none) */
+    uint64_t memo_list, memo_key;
+    uint64_t memo_hdr[3];
     uint16_t small_refs[CBT_DICT_SMALL], small_prev[CBT_DICT_SMALL];
+    /* 1D: the rest of the memo's key and hdr */
+    uint64_t memo_hdr1d[CBT_MEMO_WORDS - 3];
+    uint64_t memo_srcs, memo_sizes, memo_attrs, memo_idxs;
+    /* the larger batches' refs (grown as needed) */
+    uint64_t now_ns;    /* the time the batch being recorded gave */
+    uint16_t *refs, *prev_refs;
+    size_t cap_refs, cap_prev;
     /* what a batch that learns reads */
     uint64_t key;       /* image tag << 32 | thread id */
     int32_t tid;
@@ -56,7 +67,7 @@ struct cbt_dict {
     uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
     uint32_t table_mask;
     struct cbt_stream_seen streams[CBT_EV_STREAMS];
-};
+} __attribute__((aligned(64)));
 
 /* The dictionary d set up for a batch (emit: tracing is on; the batch's id
  * and thread id give the dictionary's key; now_ns: CLOCK_MONOTONIC, for the
@@ -115,6 +126,38 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
                         const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip);
+
+/*
+ * A batch of the steady path (src/batch.c) as it is written: one b or c
+ * event whose hdr holds no optional value (every op or copy read, no flags,
+ * no failIdx, one attribute read of one, a result w holds), h's w without
+ * CBT_W_SAME_REFS (the writer sets it), refs of every op.  The hdr is kept
+ * from the thread's previous steady batch while what it encodes repeats.
+ */
+struct cbt_steady_rec {
+    uint64_t h[CBT_EV_HEAD_WORDS];
+    const void *list;               /* 3D: the ops; 1D: dsts */
+    size_t n;                       /* at most CBT_EV_INLINE3D, CBT_EV_INLINE1D */
+    const uint16_t *refs;
+    uint8_t stream_index;
+    bool d1;
+    const CUdeviceptr *srcs;        /* 1D: the other arrays, one attribute */
+    const size_t *sizes;
+    const CUmemcpyAttributes *attrs;
+    const size_t *attrs_idxs;
+};
+
+/* Can batch-level values be written by cbt_record_steady? */
+static inline bool cbt_record_steady_fits(bool d1, size_t n, uint64_t fail_idx, uint32_t result, size_t num_attrs,
+                                          size_t attrs_read)
+{
+    return fail_idx == UINT64_MAX && result < CBT_W_RESULT_ESCAPE &&
+           (d1 ? n <= CBT_EV_INLINE1D && num_attrs == 1 && attrs_read == 1 : n <= CBT_EV_INLINE3D);
+}
+
+/* Write a steady batch (see above): 3D, 1D. */
+void cbt_record_steady3d(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip);
+void cbt_record_steady1d(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip);
 
 /* The result of a batch written before it was forwarded (outcome "pending"),
  * with the batch fields of format 2. */

@@ -12,7 +12,7 @@
 #include "thread.h"
 #include "util.h"
 
-static CBT_TLS struct cbt_thread *tls_thread;
+CBT_TLS struct cbt_thread *cbt_tls_thread;
 static pthread_key_t thread_key;
 static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 
@@ -33,16 +33,14 @@ static void thread_free(void *p)
 
 static void make_thread_key(void) { (void)pthread_key_create(&thread_key, thread_free); }
 
-CBT_HOT_FN struct cbt_thread *cbt_thread(void)
+CBT_COLD_FN struct cbt_thread *cbt_thread_make(void)
 {
-    struct cbt_thread *t = tls_thread;
-    if (cbt_unlikely(!t)) {
-        pthread_once(&thread_key_once, make_thread_key);
-        if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
-            return NULL;
-        memset(t, 0, sizeof *t);
-        tls_thread = t;
-        (void)pthread_setspecific(thread_key, t);
-    }
+    struct cbt_thread *t;
+    pthread_once(&thread_key_once, make_thread_key);
+    if (posix_memalign((void **)&t, 64, sizeof *t) != 0)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    cbt_tls_thread = t;
+    (void)pthread_setspecific(thread_key, t);
     return t;
 }

@@ -19,6 +19,7 @@
 
 #include "operands.h"
 #include "record.h"
+#include "util.h"
 
 #define CBT_STREAM_SLOTS 8
 #define CBT_GPU_SLOTS 8
@@ -40,6 +41,8 @@ struct cbt_stream_slot {
 struct cbt_steady {
     CUstream stream; /* NULL: none (special handles never) */
     uint64_t generation;
+    uint64_t tag;    /* the image id's high half, and the thread's id: the same */
+    int32_t tid;     /* until a fork, which moves the memory generation */
     uint32_t epoch;
     uint8_t ptsz, stream_index, valid;
 };
@@ -68,6 +71,12 @@ struct cbt_thread {
 };
 
 /* The calling thread's state, made on first use; NULL when out of memory. */
-struct cbt_thread *cbt_thread(void);
+extern CBT_TLS struct cbt_thread *cbt_tls_thread __attribute__((visibility("hidden")));
+struct cbt_thread *cbt_thread_make(void);
+static inline struct cbt_thread *cbt_thread(void)
+{
+    struct cbt_thread *t = cbt_tls_thread;
+    return cbt_likely(t != NULL) ? t : cbt_thread_make();
+}
 
 #endif

@@ -19,10 +19,13 @@
  * (an orphan section, not merged into .data or .bss), so the steady path's
  * globals share a cache line or two instead of one each (the driver's work
  * evicts them between batches); CBT_HOT_FN on a function of that path puts
- * it in .text.hot, beside the others.
+ * it in .text.hot, beside the others (and CBT_COLD_FN keeps the rest out).
  */
 #define CBT_HOT __attribute__((section("cbt_hot")))
 #define CBT_HOT_FN __attribute__((hot))
+/* A function off that path (a first time, a rare case): never inlined
+ * into it, so that the path's code stays a few cache lines in a row. */
+#define CBT_COLD_FN __attribute__((noinline, cold))
 #define cbt_unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Print one line on stderr, prefixed "cubatchtrace: ", at most once per `once` flag. */

@@ -177,12 +177,12 @@ LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, lookup, LTTNG_UST_TRACEPOINT_LOGLEVE
     lttng_ust_field_sequence_hex(uint64_t, attrs, (const uint64_t *)r->attrs, uint16_t,                       \
                                  r->nattrs * CBT_EV_ATTR_WORDS)
 
-/* A small 3D batch: everything in t. */
+/* A small 3D batch: everything in t (its words: the same field as CBT_TP_REC_TAIL). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, b,
-    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_ARGS(const uint64_t *, t, uint16_t, words, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_TAIL
+        lttng_ust_field_sequence(uint64_t, t, t, uint16_t, words)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, b, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
@@ -210,12 +210,12 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bo, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-/* A small 1D batch: everything in t. */
+/* A small 1D batch: everything in t (its words: the same field as CBT_TP_REC_TAIL). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,
-    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
+    LTTNG_UST_TP_ARGS(const uint64_t *, t, uint16_t, words, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_TP_REC_TAIL
+        lttng_ust_field_sequence(uint64_t, t, t, uint16_t, words)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, c, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
