@@ -26,7 +26,8 @@
  *
  * A batch like the thread's previous one skips the steps (steady_path, per
  * op: the form check and the refs from the previous batch's ranges; no
- * driver call but the batch itself and, timed, GPU time's; one event).  The steps leave the
+ * driver call but the batch itself and, timed, GPU time's; one event up to
+ * CBT_EV_INLINE3D ops or CBT_EV_INLINE1D copies).  The steps leave the
  * thread's state (src/thread.h) ready for it.
  *
  * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
@@ -616,11 +617,11 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * id, context and device the thread knows), with no memory-management call
  * since (the memory generation) and the dictionary in the same epoch, every
  * op well formed (the driver reads them all) and every operand in one of
- * the ranges the previous batch used (cbt_refs_steady), in one chunk, in
- * observe mode with nobody validating.  Such a batch takes the steady
+ * the ranges the previous batch used (cbt_refs_steady), in observe mode
+ * with nobody validating.  Such a batch takes the steady
  * path: nothing is asked of the driver but the call itself (and, timed on
  * the GPU, what gputime.c asks around it), no dictionary entry or stream
- * description is written (but at a refresh), and the batch is one event,
+ * description is written (but at a refresh), and a small batch is one event,
  * written by cbt_record_steady3d or 1d from words it mostly keeps (the hdr
  * of the thread's previous steady batch, its image tag and thread id).
  * What it records is what the steps would: the steps leave t->steady only
@@ -740,12 +741,12 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         return false;
     size_t attrs_read = 0;
     if (d1) {
-        if (k->n > CBT_EV_CHUNK1D || abi_signs(t, k) ||
+        if (abi_signs(t, k) ||
             cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
                                     k->stream, true, cbt_device_count(cbt_real()), &attrs_read) != k->n ||
             attrs_read > CBT_EV_ATTRS1D || !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, refs))
             return false;
-    } else if (k->n > CBT_EV_CHUNK3D || k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
+    } else if (k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
         return false;
     }
     if (cbt_unlikely(timed)) {
