@@ -7,7 +7,7 @@
  *
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
- *   client_gputime paced N     N batches, a stream synchronize and 50 ms asleep after each
+ *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
@@ -62,7 +62,7 @@ static void worker(CUstream s) { batches(s, per_thread, 0, 0); }
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        cc_fail("usage: client_gputime ok|sync|paced|fail|kill|ctx|release|fork N | threads T K");
+        cc_fail("usage: client_gputime ok|sync|paced|fail|kill|ctx|release|fork N | paced N MS | threads T K");
     size_t n = strtoul(argv[2], NULL, 10);
     cc_load_direct();
     CUstream s = cc_setup();
@@ -71,7 +71,8 @@ int main(int argc, char **argv)
     cc_say_pid();
     const char *m = argv[1];
     if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
-        batches(s, n, strcmp(m, "ok") != 0, !strcmp(m, "paced") ? 50 : 0);
+        int ms = !strcmp(m, "paced") ? (argc > 3 ? atoi(argv[3]) : 50) : 0;
+        batches(s, n, strcmp(m, "ok") != 0, ms);
         return 0;
     }
     if (!strcmp(m, "release")) {
