@@ -42,9 +42,11 @@
  * event goes on it.
  *
  * Events and anchors belong to their context: when it is destroyed
- * (src/memwrap.c tells) or its id changes (cuCtxGetId, asked per batch),
- * what was queued for it is written as "lost" and its state forgotten, never
- * touched again.
+ * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
+ * same handle), what was queued for it is written as "lost" and its state
+ * forgotten, never touched again.  Each thread keeps the ids it asked for
+ * until a context goes (gt_memo), while memwrap.c sees every way to destroy
+ * one; else it asks per batch.
  *
  * Two locks: gt_lock guards the queue, the contexts' table and their pools,
  * held briefly by everyone; gt_read_lock is held by whoever reads back
@@ -63,6 +65,7 @@
 #include <time.h>
 
 #include "gputime.h"
+#include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
 
@@ -108,6 +111,39 @@ static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
  * read back instead (it could not be made, or the process is exiting). */
 static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
 static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued */
+
+/*
+ * Context ids this thread asked for (cuCtxGetId), by handle, while no
+ * context went: gt_ctx_epoch moves on when one goes (cbt_gpu_context_going
+ * before, cbt_gpu_context_gone after), and a new context can take a
+ * handle only once the old one went.  Trusted only while memwrap.c sees
+ * every call that can destroy a context (cbt_kind_cache_enabled: the same
+ * condition as the stream and memory caches); else asked per batch.
+ */
+#define GT_MEMO 4
+struct gt_memo {
+    CUcontext ctx;
+    unsigned long long id;
+    uint64_t epoch;
+};
+static CBT_TLS struct gt_memo gt_memo[GT_MEMO];
+static uint64_t gt_ctx_epoch = 1; /* a memo of epoch 0 (never filled) never matches */
+
+static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt_ctx_epoch, 1, __ATOMIC_ACQ_REL); }
+
+static bool ctx_id(const struct cbt_real *real, CUcontext ctx, unsigned long long *id)
+{
+    uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
+    struct gt_memo *m = &gt_memo[((uintptr_t)ctx >> 4) % GT_MEMO];
+    if (m->ctx == ctx && m->epoch == epoch && cbt_kind_cache_enabled()) {
+        *id = m->id;
+        return true;
+    }
+    if (real->ctx_get_id(ctx, id) != CUDA_SUCCESS)
+        return false;
+    *m = (struct gt_memo){.ctx = ctx, .id = *id, .epoch = epoch};
+    return true;
+}
 
 /* The CPUs the process could run on when the shim was loaded: the reader's. */
 static cpu_set_t gt_load_cpus;
@@ -521,6 +557,7 @@ static void in_child(void)
     gt_head = gt_count = 0;
     gt_reader = READER_NONE;
     gt_reader_waiting = false;
+    ctx_epoch_next();
     pthread_mutex_init(&gt_lock, NULL);
     pthread_mutex_init(&gt_read_lock, NULL);
     wake_init();
@@ -685,7 +722,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 {
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    if (!ctx || real->ctx_get_id(ctx, &id) != CUDA_SUCCESS)
+    if (!ctx || !ctx_id(real, ctx, &id))
         return;
     pthread_mutex_lock(&gt_lock);
     if (cbt_unlikely(gt_reader != READER_RUNNING)) {
@@ -796,6 +833,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
 void cbt_gpu_context_going(void)
 {
     const struct cbt_real *real = cbt_real();
+    ctx_epoch_next(); /* a memo filled from now on is one of the context that may go */
     pthread_mutex_lock(&gt_lock);
     bool queued = gt_count > 0;
     pthread_mutex_unlock(&gt_lock);
@@ -805,6 +843,7 @@ void cbt_gpu_context_going(void)
 
 void cbt_gpu_context_gone(CUcontext ctx, int device)
 {
+    ctx_epoch_next(); /* no memo of the context gone holds now */
     pthread_mutex_lock(&gt_read_lock);
     pthread_mutex_lock(&gt_lock);
     for (int i = 0; i < GT_CTXS; i++) {

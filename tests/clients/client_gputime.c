@@ -11,6 +11,8 @@
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
+ *   client_gputime recreate N  twice: a context of its own, N batches and a synchronize in it, cuCtxDestroy
+ *                              (prints "same handle" when the second context got the first one's handle)
  *   client_gputime release N   N batches, a stream synchronize, then cuDevicePrimaryCtxRelease
  *   client_gputime threads T K T threads, K batches each
  *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
@@ -105,6 +107,21 @@ int main(int argc, char **argv)
         cc_check(cuCtxDestroy(own), "cuCtxDestroy");
         cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
         batches(s, n, 0, 0);
+        return 0;
+    }
+    if (!strcmp(m, "recreate")) {
+        CUcontext c[2];
+        CUdevice d;
+        cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
+        for (int k = 0; k < 2; k++) {
+            CUstream s2;
+            cc_check(cuCtxCreate(&c[k], NULL, 0, d), "cuCtxCreate");
+            cc_check(cc.StreamCreate(&s2, 0), "cuStreamCreate");
+            batches(s2, n, 1, 0);
+            cc_check(cuCtxDestroy(c[k]), "cuCtxDestroy");
+        }
+        if (c[0] == c[1])
+            printf("same handle\n");
         return 0;
     }
     if (!strcmp(m, "fork")) {

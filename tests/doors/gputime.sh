@@ -136,6 +136,15 @@ is "$st" 0 "release: the client exits 0"
 r=$(g gt-rel)
 for w in batches=3 events=3 timed=3 lost=0; do ok "$(has "$r" $w)" "release: $w"; done
 
+# a context destroyed, then another made (the test double's allocator gives
+# it the same handle): the second's batches are timed in their own context,
+# none of the first's state (events, anchor, context id) is used for them
+traced gt-recr env CUBATCHTRACE_GPU_TIME=1 "$C" recreate 3
+is "$st" 0 "recreate: the client exits 0"
+grep -q '^same handle$' "$CBT_TMP/gt-recr.out" || diag "recreate: the second context got another handle"
+r=$(g gt-recr)
+for w in batches=6 events=6 timed=6 lost=0 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "recreate: $w"; done
+
 traced gt-thr env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 "$C" threads 4 25
 r=$(g gt-thr)
 diag "$r"
