@@ -15,11 +15,11 @@
  * at that pace for a second after the queue empties, and only then sleeps
  * on a condition variable until a batch is queued (so that a program that
  * synchronizes between batches does not make each one wake it).  The
- * calling thread only records the two events and queues the batch.  Where the reader cannot be made, and
- * once the process exits, the next timed batch reads back instead.  At exit
- * (atexit) the rest are waited for, briefly.  A process that never
- * synchronizes loses nothing to that: an event completes when the GPU
- * reaches it, whoever waits for it.  The reader blocks every signal (the
+ * calling thread only records the two events and queues the batch.  Where
+ * the reader cannot be made, and once the process exits, the next timed
+ * batch reads back instead.  At exit (atexit) the rest are waited for,
+ * briefly.  A process that never synchronizes loses nothing to that: an
+ * event completes when the GPU reaches it, whoever waits for it.  The reader blocks every signal (the
  * program's handlers never run on it) and runs on the CPUs the process had
  * when the shim was loaded, not pinned beside the thread that made it.
  *
