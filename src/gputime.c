@@ -11,13 +11,15 @@
  * The events are read back later, without waiting, by a thread of the
  * shim's own (the reader, made at the first timed batch): about every
  * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
- * every queued batch whose end event completed, in order, and sleeps on a
- * condition variable while none is.  The calling thread only records the
- * two events and queues the batch.  Where the reader cannot be made, and
- * once the process exits, the next timed batch reads back instead.  At exit
- * (atexit) the rest are waited for, briefly.  A process that never
- * synchronizes loses nothing to that: an event completes when the GPU
- * reaches it, whoever waits for it.  The reader blocks every signal (the
+ * every queued batch whose end event completed, in order; it keeps looking
+ * at that pace for a second after the queue empties, and only then sleeps
+ * on a condition variable until a batch is queued (so that a program that
+ * synchronizes between batches does not make each one wake it).  The
+ * calling thread only records the two events and queues the batch.  Where
+ * the reader cannot be made, and once the process exits, the next timed
+ * batch reads back instead.  At exit (atexit) the rest are waited for,
+ * briefly.  A process that never synchronizes loses nothing to that: an
+ * event completes when the GPU reaches it, whoever waits for it.  The reader blocks every signal (the
  * program's handlers never run on it) and runs on the CPUs the process had
  * when the shim was loaded, not pinned beside the thread that made it.
  *
@@ -40,9 +42,11 @@
  * event goes on it.
  *
  * Events and anchors belong to their context: when it is destroyed
- * (src/memwrap.c tells) or its id changes (cuCtxGetId, asked per batch),
- * what was queued for it is written as "lost" and its state forgotten, never
- * touched again.
+ * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
+ * same handle), what was queued for it is written as "lost" and its state
+ * forgotten, never touched again.  Each thread keeps the ids it asked for
+ * until a context goes (gt_memo), while memwrap.c sees every way to destroy
+ * one; else it asks per batch.
  *
  * Two locks: gt_lock guards the queue, the contexts' table and their pools,
  * held briefly by everyone; gt_read_lock is held by whoever reads back
@@ -61,6 +65,7 @@
 #include <time.h>
 
 #include "gputime.h"
+#include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
 
@@ -69,6 +74,7 @@
 #define GT_REANCHOR_NS 4000000000ull         /* renew an anchor this often */
 #define GT_EXIT_WAIT_NS 2000000000ull        /* at exit, wait this long at most */
 #define GT_READ_PERIOD_NS 1000000            /* the reader's pace while batches are queued */
+#define GT_LINGER_NS 1000000000ull           /* and for this long after the queue emptied */
 #define GT_SLICE 32                          /* entries read back per turn of gt_lock */
 
 struct gt_ctx {
@@ -105,6 +111,39 @@ static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
  * read back instead (it could not be made, or the process is exiting). */
 static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
 static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued */
+
+/*
+ * Context ids this thread asked for (cuCtxGetId), by handle, while no
+ * context went: gt_ctx_epoch moves on when one goes (cbt_gpu_context_going
+ * before, cbt_gpu_context_gone after), and a new context can take a
+ * handle only once the old one went.  Trusted only while memwrap.c sees
+ * every call that can destroy a context (cbt_kind_cache_enabled: the same
+ * condition as the stream and memory caches); else asked per batch.
+ */
+#define GT_MEMO 4
+struct gt_memo {
+    CUcontext ctx;
+    unsigned long long id;
+    uint64_t epoch;
+};
+static CBT_TLS struct gt_memo gt_memo[GT_MEMO];
+static uint64_t gt_ctx_epoch = 1; /* a memo of epoch 0 (never filled) never matches */
+
+static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt_ctx_epoch, 1, __ATOMIC_ACQ_REL); }
+
+static bool ctx_id(const struct cbt_real *real, CUcontext ctx, unsigned long long *id)
+{
+    uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
+    struct gt_memo *m = &gt_memo[((uintptr_t)ctx >> 4) % GT_MEMO];
+    if (m->ctx == ctx && m->epoch == epoch && cbt_kind_cache_enabled()) {
+        *id = m->id;
+        return true;
+    }
+    if (real->ctx_get_id(ctx, id) != CUDA_SUCCESS)
+        return false;
+    *m = (struct gt_memo){.ctx = ctx, .id = *id, .epoch = epoch};
+    return true;
+}
 
 /* The CPUs the process could run on when the shim was loaded: the reader's. */
 static cpu_set_t gt_load_cpus;
@@ -500,6 +539,17 @@ static void at_exit(void)
     relaxed_end(real, was);
 }
 
+/* gt_wake on CLOCK_MONOTONIC (the reader's timed waits). */
+static void wake_init(void)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) != 0)
+        return; /* the static initializer's CLOCK_REALTIME: only the pace is off when the clock jumps */
+    (void)pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&gt_wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
 /* A forked child has none of its parent's contexts, nor its reader: nothing of theirs is used. */
 static void in_child(void)
 {
@@ -507,47 +557,83 @@ static void in_child(void)
     gt_head = gt_count = 0;
     gt_reader = READER_NONE;
     gt_reader_waiting = false;
+    ctx_epoch_next();
     pthread_mutex_init(&gt_lock, NULL);
     pthread_mutex_init(&gt_read_lock, NULL);
-    pthread_cond_init(&gt_wake, NULL);
+    wake_init();
 }
 
 static void gt_init(void)
 {
+    wake_init();
     atexit(at_exit);
     pthread_atfork(NULL, NULL, in_child);
 }
 
-/* The reader: reads back about every GT_READ_PERIOD_NS while batches are
- * queued, asleep while none is, until the process exits. */
+/* Wait on gt_wake until deadline (CLOCK_MONOTONIC ns) or a signal (gt_lock held). */
+static void wait_until_locked(uint64_t deadline)
+{
+    struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+    (void)pthread_cond_timedwait(&gt_wake, &gt_lock, &ts);
+}
+
+/*
+ * The reader: reads back about every GT_READ_PERIOD_NS while batches are
+ * queued, and keeps looking at that pace for GT_LINGER_NS after the queue
+ * empties (a turn with nothing queued takes gt_lock and no driver call);
+ * only then does it sleep until a calling thread queues a batch and wakes
+ * it (gt_reader_waiting).  A program that synchronizes between batches
+ * empties the queue after each one: without the lingering, nearly every
+ * batch would wake the reader, a futex system call on the calling thread.
+ * Lingering costs a turn a millisecond for a second after the last batch
+ * (a few microseconds each, under 1 % of a CPU); batches further apart than
+ * that pay the wake, well under 1 % of their interval.  After a turn that
+ * read back, the reader waits on gt_wake, so that a calling thread can wake
+ * it early when the queue reaches half full (GT_QUEUE / 2).  Until the
+ * process exits.
+ */
 static void *reader_main(void *arg)
 {
     (void)arg;
     const struct cbt_real *real = cbt_real();
     (void)relaxed_begin(real); /* this thread's mode, for good */
+    uint64_t busy = cbt_mono_ns(); /* when a batch was last seen queued */
+    pthread_mutex_lock(&gt_lock);
     for (;;) {
-        pthread_mutex_lock(&gt_lock);
-        while (gt_reader == READER_RUNNING && !gt_count) {
+        if (gt_reader != READER_RUNNING)
+            break;
+        uint64_t now = cbt_mono_ns();
+        if (!gt_count) {
+            if (now - busy < GT_LINGER_NS) {
+                /* asleep without gt_lock (a wait on gt_wake would take it
+                 * back marked contended: a futex wake at each unlock) */
+                pthread_mutex_unlock(&gt_lock);
+                struct timespec ts = {0, GT_READ_PERIOD_NS};
+                nanosleep(&ts, NULL);
+                pthread_mutex_lock(&gt_lock);
+                continue;
+            }
             gt_reader_waiting = true;
-            pthread_cond_wait(&gt_wake, &gt_lock);
+            while (gt_reader == READER_RUNNING && !gt_count)
+                pthread_cond_wait(&gt_wake, &gt_lock);
             gt_reader_waiting = false;
+            continue;
         }
-        bool running = gt_reader == READER_RUNNING;
+        busy = now;
         pthread_mutex_unlock(&gt_lock);
-        if (!running)
-            return NULL;
         pthread_mutex_lock(&gt_read_lock);
         pthread_mutex_lock(&gt_lock);
-        running = gt_reader == READER_RUNNING; /* at exit, at_exit reads back instead */
+        bool running = gt_reader == READER_RUNNING; /* at exit, at_exit reads back instead */
         pthread_mutex_unlock(&gt_lock);
         if (running)
             read_back(real, 0, true);
         pthread_mutex_unlock(&gt_read_lock);
-        if (!running)
-            return NULL;
-        struct timespec ts = {0, GT_READ_PERIOD_NS};
-        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&gt_lock);
+        if (gt_reader == READER_RUNNING)
+            wait_until_locked(cbt_mono_ns() + GT_READ_PERIOD_NS);
     }
+    pthread_mutex_unlock(&gt_lock);
+    return NULL;
 }
 
 /* The reader made (gt_lock held, at the first timed batch): every signal
@@ -636,7 +722,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 {
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    if (!ctx || real->ctx_get_id(ctx, &id) != CUDA_SUCCESS)
+    if (!ctx || !ctx_id(real, ctx, &id))
         return;
     pthread_mutex_lock(&gt_lock);
     if (cbt_unlikely(gt_reader != READER_RUNNING)) {
@@ -737,7 +823,8 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
     } else {
         gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
         gt_count++;
-        if (gt_reader_waiting)
+        /* the reader asleep for good, or half the queue used before its turn */
+        if (gt_reader_waiting || gt_count == GT_QUEUE / 2)
             pthread_cond_signal(&gt_wake);
     }
     pthread_mutex_unlock(&gt_lock);
@@ -746,6 +833,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
 void cbt_gpu_context_going(void)
 {
     const struct cbt_real *real = cbt_real();
+    ctx_epoch_next(); /* a memo filled from now on is one of the context that may go */
     pthread_mutex_lock(&gt_lock);
     bool queued = gt_count > 0;
     pthread_mutex_unlock(&gt_lock);
@@ -755,6 +843,7 @@ void cbt_gpu_context_going(void)
 
 void cbt_gpu_context_gone(CUcontext ctx, int device)
 {
+    ctx_epoch_next(); /* no memo of the context gone holds now */
     pthread_mutex_lock(&gt_read_lock);
     pthread_mutex_lock(&gt_lock);
     for (int i = 0; i < GT_CTXS; i++) {

@@ -7,10 +7,12 @@
  *
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
- *   client_gputime paced N     N batches, a stream synchronize and 50 ms asleep after each
+ *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
+ *   client_gputime recreate N  twice: a context of its own, N batches and a synchronize in it, cuCtxDestroy
+ *                              (prints "same handle" when the second context got the first one's handle)
  *   client_gputime release N   N batches, a stream synchronize, then cuDevicePrimaryCtxRelease
  *   client_gputime threads T K T threads, K batches each
  *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
@@ -62,7 +64,7 @@ static void worker(CUstream s) { batches(s, per_thread, 0, 0); }
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        cc_fail("usage: client_gputime ok|sync|paced|fail|kill|ctx|release|fork N | threads T K");
+        cc_fail("usage: client_gputime ok|sync|paced|fail|kill|ctx|release|fork N | paced N MS | threads T K");
     size_t n = strtoul(argv[2], NULL, 10);
     cc_load_direct();
     CUstream s = cc_setup();
@@ -71,7 +73,8 @@ int main(int argc, char **argv)
     cc_say_pid();
     const char *m = argv[1];
     if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
-        batches(s, n, strcmp(m, "ok") != 0, !strcmp(m, "paced") ? 50 : 0);
+        int ms = !strcmp(m, "paced") ? (argc > 3 ? atoi(argv[3]) : 50) : 0;
+        batches(s, n, strcmp(m, "ok") != 0, ms);
         return 0;
     }
     if (!strcmp(m, "release")) {
@@ -104,6 +107,21 @@ int main(int argc, char **argv)
         cc_check(cuCtxDestroy(own), "cuCtxDestroy");
         cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
         batches(s, n, 0, 0);
+        return 0;
+    }
+    if (!strcmp(m, "recreate")) {
+        CUcontext c[2];
+        CUdevice d;
+        cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
+        for (int k = 0; k < 2; k++) {
+            CUstream s2;
+            cc_check(cuCtxCreate(&c[k], NULL, 0, d), "cuCtxCreate");
+            cc_check(cc.StreamCreate(&s2, 0), "cuStreamCreate");
+            batches(s2, n, 1, 0);
+            cc_check(cuCtxDestroy(c[k]), "cuCtxDestroy");
+        }
+        if (c[0] == c[1])
+            printf("same handle\n");
         return 0;
     }
     if (!strcmp(m, "fork")) {

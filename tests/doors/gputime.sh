@@ -75,6 +75,23 @@ for i in sorted(batch_tid):
 print("ok" if len(batch_tid) == 4 and not bad else "%d batches; %s" % (len(batch_tid), ", ".join(bad)))')
 is "$verdict" ok "paced: each batch is read back after its batch event and before the next, by a thread of the shim's own"
 
+# batches 5 ms apart, each synchronized: the queue empties after each, and
+# the reader keeps looking at its pace for a while before it sleeps for good,
+# so the calling thread does not wake it per batch (a futex wake that wakes a
+# thread, counted by strace: one per batch when the reader sleeps at once)
+if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
+    traced gt-spaced strace -f -qq -e trace=futex -o "$CBT_TMP/gt-spaced.strace" \
+        env CUBATCHTRACE_GPU_TIME=1 "$C" paced 30 5
+    is "$st" 0 "spaced: the client exits 0 (under strace)"
+    r=$(g gt-spaced)
+    for w in events=30 timed=30 fields_ok=1; do ok "$(has "$r" $w)" "spaced: $w"; done
+    _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-spaced.out")
+    woke=$(grep -c "^$_p  *futex(.*FUTEX_WAKE.*= [1-9]" "$CBT_TMP/gt-spaced.strace")
+    ok "$([ "$woke" -le 10 ] && echo 0 || echo 1)" "spaced: the calling thread woke another thread $woke times for 30 batches (at most 10; lock contention under strace can make a few)"
+else
+    diag "SKIP the spaced case: strace not installed or not allowed to trace"
+fi
+
 # CUBATCHTRACE_GPU_TIME=4: one batch in 4 of the stream timed, the first and
 # then every 4th (batches 0, 4, 8 of 10); the process event, the summary and
 # the timeline say how they were chosen
@@ -118,6 +135,15 @@ traced gt-rel env CUBATCHTRACE_GPU_TIME=1 "$C" release 3
 is "$st" 0 "release: the client exits 0"
 r=$(g gt-rel)
 for w in batches=3 events=3 timed=3 lost=0; do ok "$(has "$r" $w)" "release: $w"; done
+
+# a context destroyed, then another made (the test double's allocator gives
+# it the same handle): the second's batches are timed in their own context,
+# none of the first's state (events, anchor, context id) is used for them
+traced gt-recr env CUBATCHTRACE_GPU_TIME=1 "$C" recreate 3
+is "$st" 0 "recreate: the client exits 0"
+grep -q '^same handle$' "$CBT_TMP/gt-recr.out" || diag "recreate: the second context got another handle"
+r=$(g gt-recr)
+for w in batches=6 events=6 timed=6 lost=0 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "recreate: $w"; done
 
 traced gt-thr env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 "$C" threads 4 25
 r=$(g gt-thr)
