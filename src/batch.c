@@ -687,9 +687,10 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
 }
 
 /* A steady batch timed on the GPU: the same, with gputime.c's work around
- * the call and its read-back queued once the batch is written. */
-CBT_COLD_FN static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller, bool d1, const uint16_t *refs,
-                             size_t attrs_read)
+ * the call and its read-back queued once the batch is written (out of
+ * line, not cold: with CUBATCHTRACE_GPU_TIME=1 every batch takes it). */
+__attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller,
+                                                       bool d1, const uint16_t *refs, size_t attrs_read)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
@@ -741,10 +742,13 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         return false;
     size_t attrs_read = 0;
     if (d1) {
-        if (abi_signs(t, k) ||
-            cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs, k->num_attrs,
-                                    k->stream, true, cbt_device_count(cbt_real()), &attrs_read) != k->n ||
-            attrs_read > CBT_EV_ATTRS1D || !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, refs))
+        /* what cbt_copies_driver_reads asks (the stream is the steady one,
+         * which the driver knows), the copies' test with their refs */
+        if (abi_signs(t, k) || !k->dsts || !k->srcs || !k->sizes || !k->attrs || !k->attrs_idxs || !k->num_attrs ||
+            k->num_attrs > k->n || k->num_attrs > CBT_EV_ATTRS1D ||
+            !cbt_attrs_well_formed(k->attrs, k->attrs_idxs, k->num_attrs, k->n, cbt_device_count_fast(cbt_real()),
+                                   &attrs_read) ||
+            !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs))
             return false;
     } else if (k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
         return false;

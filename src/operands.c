@@ -539,11 +539,13 @@ CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_
 }
 
 CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
-                       uint16_t *refs)
+                       const size_t *sizes, uint16_t *refs)
 {
     const struct cbt_recent *r = c->recent;
     for (size_t i = 0; i < n; i++) {
-        uint64_t s = srcs[i], t = dsts[i];
+        if (cbt_unlikely(!sizes[i]))
+            return false;
+        uint64_t s = srcs[i], t = dsts[i]; /* NULL lies in no recent range */
         if (s - r[0].lo < r[0].len)
             refs[2 * i] = r[0].ref;
         else if (s - r[1].lo < r[1].len)
@@ -560,14 +562,15 @@ CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUd
     return true;
 }
 
-CBT_HOT_FN int cbt_device_count(const struct cbt_real *real)
+CBT_HOT int cbt_devices; /* devices do not come and go while a process runs */
+
+int cbt_device_count(const struct cbt_real *real)
 {
-    CBT_HOT static int count; /* devices do not come and go while a process runs */
-    int n = __atomic_load_n(&count, __ATOMIC_RELAXED);
+    int n = __atomic_load_n(&cbt_devices, __ATOMIC_RELAXED);
     if (n > 0 || !real->device_get_count)
         return n > 0 ? n : -1;
     if (real->device_get_count(&n) != CUDA_SUCCESS || n <= 0)
         return -1; /* before cuInit: ask again next time */
-    __atomic_store_n(&count, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&cbt_devices, n, __ATOMIC_RELAXED);
     return n;
 }

@@ -8,6 +8,7 @@
 #include <cubatchtrace/validate.h>
 
 #include "driver.h"
+#include "util.h"
 
 /*
  * The calling thread's cache of what it learned (src/operands.c): address
@@ -51,9 +52,18 @@ void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct c
  * generation and dictionary epoch as the thread's previous batch, which
  * learned its refs (observe mode). */
 bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs);
+/* The 1D batch's copies likewise: every size not 0 (cbt_copies_driver_reads'
+ * test of a copy, whose pointers, not NULL, lie in a recent range). */
 bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
-                       uint16_t *refs);
+                       const size_t *sizes, uint16_t *refs);
 
+/* Devices in the system (cuDeviceGetCount, asked until it answers); -1 unknown. */
 int cbt_device_count(const struct cbt_real *real);
+extern int cbt_devices __attribute__((visibility("hidden"))); /* the answer, once had */
+static inline int cbt_device_count_fast(const struct cbt_real *real)
+{
+    int n = __atomic_load_n(&cbt_devices, __ATOMIC_RELAXED);
+    return cbt_likely(n > 0) ? n : cbt_device_count(real);
+}
 
 #endif

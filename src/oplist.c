@@ -40,14 +40,8 @@ CBT_HOT_FN size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts,
     if (!count || !dsts || !srcs || !sizes || !attrs || !attrs_idxs || !num_attrs || num_attrs > count ||
         stream == NULL || stream == CU_STREAM_LEGACY || !stream_known)
         return 0;
-    for (size_t k = 0; k < num_attrs; k++) {
-        if (cbt_unlikely(!cbt_attr_well_formed_inline(&attrs[k], k, attrs_idxs[k], k ? attrs_idxs[k - 1] : 0, count,
-                                                      device_count))) {
-            *attrs_read = k + 1;
-            return 0;
-        }
-    }
-    *attrs_read = num_attrs;
+    if (!cbt_attrs_well_formed(attrs, attrs_idxs, num_attrs, count, device_count, attrs_read))
+        return 0;
     for (size_t i = 0; i < count; i++)
         if (cbt_unlikely(!sizes[i] || !dsts[i] || !srcs[i]))
             return i + 1;

@@ -16,6 +16,7 @@
 
 #include "driver.h"
 #include "record.h"
+#include "util.h"
 
 /*
  * How many ops of the list the driver reads: none when it rejects the batch
@@ -37,6 +38,24 @@ size_t cbt_ops_driver_reads(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops, u
 size_t cbt_copies_driver_reads(size_t count, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
                                const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
                                CUstream stream, bool stream_known, int device_count, size_t *attrs_read);
+
+/* The attributes of a 1D batch (the driver checks them before any copy):
+ * are all num_attrs well formed?  *read: those the driver reads, up to and
+ * including the first it rejects.  For a batch whose arrays and counts the
+ * driver takes (cbt_copies_driver_reads' first test). */
+static inline bool cbt_attrs_well_formed(const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                                         size_t count, int device_count, size_t *read)
+{
+    for (size_t k = 0; k < num_attrs; k++) {
+        if (cbt_unlikely(!cbt_attr_well_formed_inline(&attrs[k], k, attrs_idxs[k], k ? attrs_idxs[k - 1] : 0, count,
+                                                      device_count))) {
+            *read = k + 1;
+            return false;
+        }
+    }
+    *read = num_attrs;
+    return true;
+}
 
 /* Strict mode and the stderr report: a pageable host operand whose footprint
  * runs into an unreadable page gets an unmapped entry of its own (*risky). */
