@@ -25,7 +25,8 @@
  *                          or CBT_EV_CHUNK1D copies each
  *
  * A batch like the thread's previous one skips the steps (steady_path, per
- * op: the form check and the refs from the previous batch's ranges; no
+ * op: the refs from the previous batch's ranges, the form check before the
+ * list's last page; no
  * driver call but the batch itself and, timed, GPU time's; one event up to
  * CBT_EV_INLINE3D ops or CBT_EV_INLINE1D copies).  The steps leave the
  * thread's state (src/thread.h) ready for it.
@@ -616,9 +617,12 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * Most batches are like the thread's previous one: on the same stream (whose
  * id, context and device the thread knows), with no memory-management call
  * since (the memory generation) and the dictionary in the same epoch, every
- * op well formed (the driver reads them all) and every operand in one of
- * the ranges the previous batch used (cbt_refs_steady), in observe mode
- * with nobody validating.  Such a batch takes the steady
+ * operand in one of the ranges the previous batch used (cbt_refs_steady), in
+ * observe mode with nobody validating.  The ops before the page the list
+ * ends in are checked for form first (the driver reads the next op only
+ * after one passed: the shim reads no further than it); the form of the
+ * others is the driver's answer: all of them read when it took the batch,
+ * else as far as cbt_ops_driver_reads says.  Such a batch takes the steady
  * path: nothing is asked of the driver but the call itself (and, timed on
  * the GPU, what gputime.c asks around it), no dictionary entry or stream
  * description is written (but at a refresh), and a small batch is one event,
@@ -660,15 +664,15 @@ static inline uint8_t capture_of(const struct call *k, CUresult r)
 }
 
 /* The batch record of a steady batch whose hdr holds an optional value (a
- * failIdx, a result beyond w, attributes not one of one) or that takes
- * more than one event: the general writer. */
+ * failIdx, a result beyond w, attributes not one of one, fewer ops read than
+ * passed) or that takes more than one event: the general writer. */
 CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
-                                  uint8_t si, const uint64_t h[CBT_EV_HEAD_WORDS], uint8_t capture,
-                                  uint64_t fail_idx, CUresult r, size_t attrs_read, void *caller)
+                                  size_t recorded, uint8_t si, const uint64_t h[CBT_EV_HEAD_WORDS],
+                                  uint8_t capture, uint64_t fail_idx, CUresult r, size_t attrs_read, void *caller)
 {
     struct cbt_ev_batch b = {
         .batch_id = h[CBT_H_ID], .api = (uint8_t)k->api, .door = (uint8_t)k->door,
-        .outcome = CBT_OUTCOME_FORWARDED, .result = (uint32_t)r, .num_ops = k->n, .ops_recorded = k->n,
+        .outcome = CBT_OUTCOME_FORWARDED, .result = (uint32_t)r, .num_ops = k->n, .ops_recorded = recorded,
         .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .capture = capture,
         .fail_idx = fail_idx, .driver_ns = h[CBT_H_DRIVER_NS], .caller = h[CBT_H_CALLER],
         .tid = CBT_W_TID(h[CBT_H_W]),
@@ -682,7 +686,7 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
         cbt_record_batch1d(&t->dict, &b, si, &b1, k->attrs, k->attrs_idxs, k->dsts, k->srcs, k->sizes, k->n, refs,
                            caller);
     } else {
-        cbt_record_batch(&t->dict, &b, si, k->ops, k->n, refs, caller);
+        cbt_record_batch(&t->dict, &b, si, k->ops, recorded, refs, caller);
     }
 }
 
@@ -720,7 +724,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, b.batch_id, b.tid, t1, refs);
     const uint64_t h[CBT_EV_HEAD_WORDS] = {b.batch_id, (uint64_t)(uint32_t)b.tid << 32, b.driver_ns, b.caller};
-    steady_record_general(t, k, d1, refs, si, h, b.capture, b.fail_idx, r, attrs_read, caller);
+    steady_record_general(t, k, d1, refs, k->n, si, h, b.capture, b.fail_idx, r, attrs_read, caller);
     struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
                              .src_device = -1, .dst_device = -1};
     cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
@@ -741,6 +745,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     if (cbt_unlikely(!refs))
         return false;
     size_t attrs_read = 0;
+    bool unchecked = false; /* 3D: some ops' form left to the driver's answer */
     if (d1) {
         /* what cbt_copies_driver_reads asks (the stream is the steady one,
          * which the driver knows), the copies' test with their refs */
@@ -750,8 +755,13 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
                                    &attrs_read) ||
             !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs))
             return false;
-    } else if (k->flags || !k->ops || !cbt_refs_steady(&t->cache, k->n, k->ops, refs)) {
-        return false;
+    } else {
+        if (k->flags || !k->ops)
+            return false;
+        size_t checked = timed ? k->n : cbt_ops_to_check(k->ops, k->n);
+        unchecked = checked < k->n;
+        if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked))
+            return false;
     }
     if (cbt_unlikely(timed)) {
         *res = steady_timed(t, k, caller, d1, refs, attrs_read);
@@ -768,6 +778,11 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     t->depth--;
     const uint8_t capture = capture_of(k, r);
     const uint64_t fail_idx = cbt_api_has_fail_idx(k->api) && k->fail_idx ? (uint64_t)*k->fail_idx : UINT64_MAX;
+    /* the driver read every op of a batch it took; of one it refused, as
+     * far as the first whose form it rejects */
+    const size_t recorded = cbt_unlikely(unchecked && r != CUDA_SUCCESS)
+                                ? cbt_ops_driver_reads(k->n, k->ops, 0, k->stream, true)
+                                : k->n;
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
@@ -777,7 +792,8 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
                      (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
     rec.h[CBT_H_DRIVER_NS] = t1 - t0;
     rec.h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
-    if (cbt_likely(cbt_record_steady_fits(d1, k->n, fail_idx, (uint32_t)r, k->num_attrs, attrs_read))) {
+    if (cbt_likely(recorded == k->n &&
+                   cbt_record_steady_fits(d1, k->n, fail_idx, (uint32_t)r, k->num_attrs, attrs_read))) {
         rec.list = d1 ? (const void *)k->dsts : (const void *)k->ops;
         rec.n = k->n;
         rec.refs = refs;
@@ -792,7 +808,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         else
             cbt_record_steady3d(&t->dict, &rec, caller);
     } else {
-        steady_record_general(t, k, d1, refs, si, rec.h, capture, fail_idx, r, attrs_read, caller);
+        steady_record_general(t, k, d1, refs, recorded, si, rec.h, capture, fail_idx, r, attrs_read, caller);
     }
     *res = r;
     return true;

@@ -492,15 +492,16 @@ void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct c
 
 /* The steady state (see operands.h): the recents alone, no question asked. */
 
-/* One side of a steady op: well formed (cbt_op_well_formed_inline's
- * checks of an operand) and in a recent range; its ref. */
+/* One side of a steady op: in a recent range (and, form: well formed, as
+ * cbt_op_well_formed_inline checks an operand); its ref. */
 static inline __attribute__((always_inline)) bool steady_side(const struct cbt_cache *c, const CUmemcpy3DOperand *x,
-                                                              const CUDA_MEMCPY3D_BATCH_OP *op, uint16_t *ref)
+                                                              const CUDA_MEMCPY3D_BATCH_OP *op, uint16_t *ref,
+                                                              bool form)
 {
     if (cbt_likely(x->type == CU_MEMCPY_OPERAND_TYPE_POINTER)) {
         /* rowLength, layerHeight: 0 (packed) or at least the extent's (which is not 0) */
-        if (cbt_unlikely((x->op.ptr.rowLength - 1 < op->extent.width - 1) |
-                         (x->op.ptr.layerHeight - 1 < op->extent.height - 1)))
+        if (form && cbt_unlikely((x->op.ptr.rowLength - 1 < op->extent.width - 1) |
+                                 (x->op.ptr.layerHeight - 1 < op->extent.height - 1)))
             return false;
         uint64_t a = (uint64_t)x->op.ptr.ptr;
         if (a - c->recent[0].lo < c->recent[0].len) {
@@ -521,21 +522,31 @@ static inline __attribute__((always_inline)) bool steady_side(const struct cbt_c
     return false;
 }
 
-/* The checks of cbt_op_well_formed_inline and steady_ref, fused: each op is
- * read once, with few branches. */
-CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+/* The checks of cbt_op_well_formed_inline (form) and the recents' lookups,
+ * fused: each op is read once, with few branches. */
+static inline __attribute__((always_inline)) bool refs_steady(const struct cbt_cache *c, size_t n,
+                                                              const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                                              bool form)
 {
     for (size_t i = 0; i < n; i++) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
         const unsigned order = (unsigned)op->srcAccessOrder;
-        if (cbt_unlikely((op->extent.width == 0) | (op->extent.height == 0) | (op->extent.depth == 0) |
-                         (order - CU_MEMCPY_SRC_ACCESS_ORDER_STREAM >
-                          CU_MEMCPY_SRC_ACCESS_ORDER_ANY - CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) |
-                         ((op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) != 0)) ||
-            !steady_side(c, &op->src, op, &refs[2 * i]) || !steady_side(c, &op->dst, op, &refs[2 * i + 1]))
+        if ((form && cbt_unlikely((op->extent.width == 0) | (op->extent.height == 0) | (op->extent.depth == 0) |
+                                  (order - CU_MEMCPY_SRC_ACCESS_ORDER_STREAM >
+                                   CU_MEMCPY_SRC_ACCESS_ORDER_ANY - CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) |
+                                  ((op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) != 0))) ||
+            !steady_side(c, &op->src, op, &refs[2 * i], form) ||
+            !steady_side(c, &op->dst, op, &refs[2 * i + 1], form))
             return false;
     }
     return true;
+}
+
+CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                size_t checked)
+{
+    return refs_steady(c, checked, ops, refs, true) &&
+           refs_steady(c, n - checked, ops + checked, refs + 2 * checked, false);
 }
 
 CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,

@@ -46,12 +46,35 @@ void cbt_learn_refs(const struct cbt_real *real, struct cbt_cache *c, struct cbt
 void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
                       const CUdeviceptr *dsts, const CUdeviceptr *srcs, uint16_t *refs, bool *risky);
 
-/* The steady state: when every op is well formed and every operand lies in
- * one of the recents, their refs (true); else false, and nothing is changed.
- * Only for a caller that knows the recents still hold: the same memory
- * generation and dictionary epoch as the thread's previous batch, which
- * learned its refs (observe mode). */
-bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs);
+/* The steady state: when the first `checked` ops are well formed and every
+ * operand lies in one of the recents, their refs (true); else false, and
+ * nothing is changed.  Only for a caller that knows the recents still hold:
+ * the same memory generation and dictionary epoch as the thread's previous
+ * batch, which learned its refs (observe mode). */
+bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                     size_t checked);
+
+/*
+ * How many of the n ops at `ops` must be checked for form before the list
+ * can be read whole: those wholly before the page the list ends in.  The
+ * driver reads the first op of a batch it does not refuse from its
+ * arguments, and op i + 1 only once op i passed, so it reads every page the
+ * list touches before that last one only through ops that passed; the
+ * pages from there on are mapped, or the driver's own reading would fault.
+ * The form of the ops not checked is left to the driver's answer
+ * (cbt_ops_driver_reads after a call that failed).  A page: the least size
+ * one can have, CBT_PAGE_MIN (a block of it lies in one page whole).
+ */
+#define CBT_PAGE_MIN 4096u
+static inline size_t cbt_ops_to_check(const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n)
+{
+    const uintptr_t a = (uintptr_t)ops;
+    if (n > (UINTPTR_MAX - a) / sizeof *ops)
+        return n;
+    const uintptr_t last_page = (a + n * sizeof *ops - 1) & ~(uintptr_t)(CBT_PAGE_MIN - 1);
+    return last_page <= a ? 0 : (size_t)((last_page - a) / sizeof *ops);
+}
+
 /* The 1D batch's copies likewise: every size not 0 (cbt_copies_driver_reads'
  * test of a copy, whose pointers, not NULL, lie in a recent range). */
 bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,

@@ -10,6 +10,10 @@
  *   client_reads absurd     numOps 2^40 and SIZE_MAX with a NULL list; 2^40
  *                           with a readable first op that is bad
  *   client_reads straddle   a pageable source that runs into an unmapped page
+ *   client_reads steady     after a good batch (the thread's steady state):
+ *                           lists in one page whose op 2, then op 1, is bad,
+ *                           and 3 ops before an unreadable page, op 0 bad
+ *                           (v2 and the 12.8 ABI each)
  * Prints one line per call: "NAME result=R fail_idx=F" (F: - when SIZE_MAX).
  */
 #define _GNU_SOURCE
@@ -122,6 +126,42 @@ static int do_straddle(void)
     return 0;
 }
 
+/* Batches like the thread's previous one: the shim reads their ops no
+ * further than the driver, and records as many as it reads. */
+static int do_steady(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    CUDA_MEMCPY3D_BATCH_OP *in_page = aligned_alloc((size_t)page, (size_t)page);
+    if (!in_page)
+        cc_fail("aligned_alloc");
+    for (int i = 0; i < 4; i++)
+        in_page[i] = good_op();
+    say("steady-warm", cuMemcpy3DBatchAsync_v2(2, in_page, 0, stream), SIZE_MAX);
+    struct {
+        const char *name;
+        CUDA_MEMCPY3D_BATCH_OP *ops;
+        size_t n, bad;
+    } cases[] = {{"steady-last-bad", in_page, 3, 2}, {"steady-mid-bad", in_page, 4, 1}, {"steady-hole", NULL, 3, 0}};
+    cases[2].ops = before_hole(2);
+    cases[2].ops[0] = good_op();
+    cases[2].ops[1] = good_op();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        CUDA_MEMCPY3D_BATCH_OP *ops = cases[c].ops;
+        CUDA_MEMCPY3D_BATCH_OP keep = ops[cases[c].bad];
+        ops[cases[c].bad].src.op.ptr.rowLength = 100; /* < width 256: the driver rejects it */
+        char name[64];
+        snprintf(name, sizeof name, "%s-v2", cases[c].name);
+        say(name, cuMemcpy3DBatchAsync_v2(cases[c].n, ops, 0, stream), SIZE_MAX);
+        size_t fail = 7;
+        CUresult r = cuMemcpy3DBatchAsync(cases[c].n, ops, &fail, 0, stream);
+        snprintf(name, sizeof name, "%s-12.8", cases[c].name);
+        say(name, r, fail);
+        ops[cases[c].bad] = keep;
+        say("steady-good", cuMemcpy3DBatchAsync_v2(2, in_page, 0, stream), SIZE_MAX);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -136,5 +176,7 @@ int main(int argc, char **argv)
         return do_absurd();
     if (!strcmp(mode, "straddle"))
         return do_straddle();
-    cc_fail("usage: client_reads partial|unread|absurd|straddle");
+    if (!strcmp(mode, "steady"))
+        return do_steady();
+    cc_fail("usage: client_reads partial|unread|absurd|straddle|steady");
 }

@@ -15,7 +15,7 @@ need_sessiond
 # recorded FILE: "num_ops ops_recorded" of every 3D batch (show: num_ops, recorded)
 recorded() { show_batches "$1" | show_field num_ops recorded; }
 
-for m in partial unread absurd; do
+for m in partial unread absurd steady; do
     bare "r$m" "$CLIENTS/client_reads" $m
     is "$bst" 0 "$m: exits 0 without the shim"
     for mode in observe strict report; do
@@ -50,6 +50,20 @@ is "$(recorded "$t" | tr '\n' ' ')" "1099511627776 0 18446744073709551615 0 1099
     "absurd: numOps 2^40 and SIZE_MAX are recorded as they were, with the ops that could be read"
 is "$(findings "$t" | awk '$3 == "error" {print $1, $2}' | tr '\n' ';')" "0 op_list_null;1 op_list_null;2 extent_zero;" \
     "absurd: op_list_null for the NULL lists, extent_zero for the bad first op"
+
+# Batches on the thread's steady path (after a good one): the ops of a list
+# in one page are read whole and recorded as far as the driver read them (op
+# 2 bad: 3; op 1 bad: 2); a list whose op 0 is bad before an unreadable page
+# is read no further than op 0, as the driver reads it.
+t="$CBT_TMP/rsteady-$$.trace"
+is "$(recorded "$t" | tr '\n' ' ')" "2 2 3 3 3 3 2 2 4 2 4 2 2 2 3 1 3 1 2 2 " \
+    "steady: each batch with the ops the driver reads (the bad one included)"
+is "$(findings "$t" | awk '$3 == "error" {print $1, $2, $4}' | tr '\n' ';')" \
+    "1 row_length_too_small 2;2 row_length_too_small 2;4 row_length_too_small 1;5 row_length_too_small 1;7 row_length_too_small 0;8 row_length_too_small 0;" \
+    "steady: row_length_too_small on the bad op of each"
+is "$(batches "$t" | awk '{print $4}' | tr '\n' ' ')" \
+    "CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS " \
+    "steady: the driver's results"
 
 bare straddle "$CLIENTS/client_reads" straddle 2>/dev/null
 is "$bst" 139 "straddle: without the shim the driver crashes on the unmapped page (SIGSEGV)"
