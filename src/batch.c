@@ -553,8 +553,10 @@ static void call_forward(struct batch *x)
     }
     const int ptsz = cbt_api_is_ptsz(k->api);
     x->timed = x->timed && !x->abi;
-    if (cbt_unlikely(x->timed))
+    if (cbt_unlikely(x->timed)) {
+        x->gt.memo = x->t && cbt_kind_cache_enabled() ? x->t->gpu_memo : NULL;
         cbt_gpu_before(&x->gt, &x->b, ptsz, k->stream);
+    }
     uint64_t t0 = cbt_mono_ns();
     x->res = forward(k, k->n, k->num_attrs);
     x->b.driver_ns = cbt_mono_ns() - t0;
@@ -709,6 +711,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     };
     struct cbt_gpu_call gt;
     t->depth++;
+    gt.memo = t->gpu_memo; /* the steady state holds while memwrap.c sees every way memory or a context goes */
     cbt_gpu_before(&gt, &b, ptsz, k->stream);
     uint64_t t0 = cbt_mono_ns();
     CUresult r = forward(k, k->n, k->num_attrs);

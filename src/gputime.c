@@ -45,8 +45,8 @@
  * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
  * same handle), what was queued for it is written as "lost" and its state
  * forgotten, never touched again.  Each thread keeps the ids it asked for
- * until a context goes (gt_memo), while memwrap.c sees every way to destroy
- * one; else it asks per batch.
+ * until a context goes (its memo, in its state: struct cbt_gpu_call), while
+ * memwrap.c sees every way to destroy one; else it asks per batch.
  *
  * Two locks: gt_lock guards the queue, the contexts' table and their pools,
  * held briefly by everyone; gt_read_lock is held by whoever reads back
@@ -65,7 +65,6 @@
 #include <time.h>
 
 #include "gputime.h"
-#include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
 
@@ -113,35 +112,29 @@ static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
 static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued */
 
 /*
- * Context ids this thread asked for (cuCtxGetId), by handle, while no
- * context went: gt_ctx_epoch moves on when one goes (cbt_gpu_context_going
- * before, cbt_gpu_context_gone after), and a new context can take a
- * handle only once the old one went.  Trusted only while memwrap.c sees
- * every call that can destroy a context (cbt_kind_cache_enabled: the same
- * condition as the stream and memory caches); else asked per batch.
+ * Context ids a thread asked for (cuCtxGetId), by handle, in its memo
+ * (struct cbt_gpu_call's), while no context went: gt_ctx_epoch moves on
+ * when one goes (cbt_gpu_context_going before, cbt_gpu_context_gone
+ * after), and a new context can take a handle only once the old one went.
+ * The caller gives no memo where memwrap.c may not see every call that can
+ * destroy a context: then the id is asked per batch.
  */
-#define GT_MEMO 4
-struct gt_memo {
-    CUcontext ctx;
-    unsigned long long id;
-    uint64_t epoch;
-};
-static CBT_TLS struct gt_memo gt_memo[GT_MEMO];
 static uint64_t gt_ctx_epoch = 1; /* a memo of epoch 0 (never filled) never matches */
 
 static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt_ctx_epoch, 1, __ATOMIC_ACQ_REL); }
 
-static bool ctx_id(const struct cbt_real *real, CUcontext ctx, unsigned long long *id)
+static bool ctx_id(const struct cbt_real *real, struct cbt_gpu_memo *memo, CUcontext ctx, unsigned long long *id)
 {
     uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
-    struct gt_memo *m = &gt_memo[((uintptr_t)ctx >> 4) % GT_MEMO];
-    if (m->ctx == ctx && m->epoch == epoch && cbt_kind_cache_enabled()) {
+    struct cbt_gpu_memo *m = memo ? &memo[((uintptr_t)ctx >> 4) % CBT_GPU_MEMO] : NULL;
+    if (m && m->ctx == ctx && m->epoch == epoch) {
         *id = m->id;
         return true;
     }
     if (real->ctx_get_id(ctx, id) != CUDA_SUCCESS)
         return false;
-    *m = (struct gt_memo){.ctx = ctx, .id = *id, .epoch = epoch};
+    if (m)
+        *m = (struct cbt_gpu_memo){.ctx = ctx, .id = *id, .epoch = epoch};
     return true;
 }
 
@@ -722,7 +715,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 {
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    if (!ctx || !ctx_id(real, ctx, &id))
+    if (!ctx || !ctx_id(real, t->memo, ctx, &id))
         return;
     pthread_mutex_lock(&gt_lock);
     if (cbt_unlikely(gt_reader != READER_RUNNING)) {

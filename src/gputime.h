@@ -11,8 +11,21 @@
 
 #include "record.h"
 
+/* The context ids a thread asked for (cuCtxGetId), by handle, kept while
+ * no context goes: part of the thread's state (src/thread.h). */
+#define CBT_GPU_MEMO 4
+struct cbt_gpu_memo {
+    CUcontext ctx;
+    unsigned long long id;
+    uint64_t epoch; /* 0: never filled */
+};
+
 /* One call's timing, from cbt_gpu_before through cbt_gpu_end to cbt_gpu_after (on the stack). */
 struct cbt_gpu_call {
+    /* set by the caller: the thread's memo (CBT_GPU_MEMO entries) where
+     * memwrap.c sees every call that can destroy a context
+     * (cbt_kind_cache_enabled); NULL: the id is asked per batch */
+    struct cbt_gpu_memo *memo;
     int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
     int ctx;        /* index of the context's state */
     unsigned long long ctx_id;

@@ -17,6 +17,7 @@
 
 #include <cubatchtrace/validate.h>
 
+#include "gputime.h"
 #include "operands.h"
 #include "record.h"
 #include "util.h"
@@ -61,6 +62,7 @@ struct cbt_thread {
         CUstream stream;
         uint32_t count;
     } gpu[CBT_GPU_SLOTS];
+    struct cbt_gpu_memo gpu_memo[CBT_GPU_MEMO]; /* gputime.c's: the context ids asked */
     uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
     /* the validator's (strict mode, the stderr report) */
     struct cbt_validator *validator;
