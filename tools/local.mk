@@ -90,6 +90,7 @@ TOOL_TESTS = \
 	tests/tool/identity.sh \
 	tests/tool/format-equal.sh \
 	tests/tool/compact-totals.sh \
+	tests/tool/pipeline.sh \
 	tests/tool/plugin.sh \
 	tests/tool/plugin-live.sh \
 	tests/tool/plugin-fuzz.sh

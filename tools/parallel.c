@@ -38,6 +38,7 @@ struct pool {
     int npaths;
     int next;                /* the next directory to read */
     bool failed;             /* stop taking directories */
+    bool one_thread;         /* each reader decodes on its own thread (cbt_read_opts) */
     uint64_t events;         /* cubatchtrace events read, all threads */
     pthread_mutex_t lock;    /* next, failed, events, merging into whole */
 };
@@ -55,7 +56,7 @@ static void *worker(void *arg)
         uint64_t events = 0;
         const char *in[1] = {p->paths[i]};
         struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end,
-                                    .events_read = &events};
+                                    .events_read = &events, .one_thread = p->one_thread};
         struct cbt_read_out out;
         if (part)
             cbt_agg_read_out(part, &out);
@@ -77,14 +78,7 @@ static void *worker(void *arg)
     }
 }
 
-int cbt_jobs_default(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
+int cbt_jobs_default(void) { return cbt_usable_cpus(); }
 
 static bool any_url(const struct cbt_read_opts *o)
 {
@@ -108,6 +102,8 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
         jobs = cbt_jobs_default();
     if (jobs > p.npaths)
         jobs = p.npaths;
+    /* a reader decodes on a second thread while a CPU is left for it */
+    p.one_thread = o->one_thread || 2 * jobs > cbt_usable_cpus();
     pthread_mutex_init(&p.lock, NULL);
     pthread_t *t = calloc((size_t)(jobs > 0 ? jobs : 1), sizeof(*t));
     int started = 0;

@@ -133,6 +133,7 @@ struct cbt_validator {
     size_t grp_cap;
     uint64_t *tree; /* two max trees of one group: 4 * n_items + 4 */
     size_t tree_cap;
+    size_t reserved; /* every array above holds what a batch of this many ops needs */
 };
 
 struct cbt_validator *cbt_validator_new(void)
@@ -205,6 +206,8 @@ static int grow_n(void **ps[], const size_t elems[], int k, size_t *cap, size_t 
 
 static int scratch_reserve(struct cbt_validator *v, size_t num_ops)
 {
+    if (num_ops <= v->reserved) /* the common case: a batch no larger than one before */
+        return 1;
     if (num_ops > SIZE_MAX / 2)
         return 0;
     size_t n2 = 2 * num_ops;
@@ -243,6 +246,7 @@ static int scratch_reserve(struct cbt_validator *v, size_t num_ops)
     }
     if (n2 > (SIZE_MAX - 4) / 4 || !grow((void **)&v->tree, &v->tree_cap, 4 * n2 + 4, sizeof(uint64_t)))
         return 0;
+    v->reserved = num_ops;
     return 1;
 }
 

@@ -30,6 +30,8 @@ const char *cbt_command(void); /* NULL before a command is known */
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cbt_now_ns(void);
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int cbt_usable_cpus(void);
 
 /* ---- usage errors ---- */
 struct option;

@@ -174,6 +174,7 @@ struct reader {
     uint64_t seq_cap[S_COUNT_];
     const bt_field **el;  /* the elements of one sequence */
     uint64_t el_cap;
+    struct pipe *pipe;    /* the decoding thread, when there is one */
 };
 
 /* ---------------------------------------------------------------- caches */
@@ -863,6 +864,223 @@ static int on_message(struct reader *r, const bt_message *msg)
     }
 }
 
+/* ---------------------------------------------------------------- the decoding thread */
+
+/*
+ * With a second CPU to spare, the events are decoded (their fields copied
+ * out, batches put back together, validated, aggregated) on a thread of
+ * their own while the graph's thread goes on taking the next messages from
+ * babeltrace2: the two overlap, which shortens the wall time of a read, not
+ * its CPU time.  The graph's thread hands each message over, in order,
+ * through a ring of PIPE_MSGS; the decoding thread only reads them (field
+ * values and classes, which no one changes while a reference is held), and
+ * the graph's thread, which alone calls into babeltrace2 otherwise, releases
+ * them once decoded: babeltrace2's reference counts and message pools are
+ * not thread-safe.  The ring bounds the messages held, and so the memory:
+ * each holds its event's fields, which the source cannot reuse until then.
+ * The decoding thread does what the graph's thread would have done, in the
+ * same order, so what is read is the same.  A failure stops the decoding
+ * (r->fail says why) and the graph's next consume returns an error.
+ *
+ * Each side sleeps until half a ring is there for it (messages to decode,
+ * room to hand over) or the end: a wake costs microseconds, a small event
+ * far less.
+ */
+#define PIPE_MSGS 16u
+
+/* head and done are read and written with atomics, without the lock; a side
+ * about to sleep sets its flag, then looks again, under the lock; the other
+ * side, having moved head or done, looks at the flag (both sequentially
+ * consistent: one of the two sees the other) and wakes it under the lock. */
+struct pipe {
+    pthread_t th;
+    pthread_mutex_t lock;
+    pthread_cond_t more;  /* the decoding thread waits for messages, or the end */
+    pthread_cond_t room;  /* the graph's thread waits for messages decoded */
+    const bt_message *ring[PIPE_MSGS];
+    uint64_t head;        /* handed over (the graph's thread writes it) */
+    uint64_t done;        /* decoded (the decoding thread writes it) */
+    uint64_t freed;       /* released (the graph's thread only) */
+    bool end;             /* no more messages (under lock) */
+    bool failed;          /* on_message failed: no more decoding */
+    bool decoder_waits, graph_waits;
+};
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+
+/* Enough for the decoding thread: half a ring, or the end (under lock). */
+static bool pipe_ready(const struct pipe *p)
+{
+    return 2 * (LOAD(p->head) - p->done) >= PIPE_MSGS || p->end;
+}
+
+static void *pipe_main(void *arg)
+{
+    struct reader *r = arg;
+    struct pipe *p = r->pipe;
+    for (;;) {
+        uint64_t from = p->done, to = LOAD(p->head);
+        if (2 * (to - from) < PIPE_MSGS) {
+            pthread_mutex_lock(&p->lock);
+            STORE(p->decoder_waits, true);
+            while (!pipe_ready(p))
+                pthread_cond_wait(&p->more, &p->lock);
+            STORE(p->decoder_waits, false);
+            bool end = p->end;
+            pthread_mutex_unlock(&p->lock);
+            to = LOAD(p->head);
+            if (to == from && end)
+                break; /* every message decoded */
+        }
+        int rc = 0;
+        bool failed = LOAD(p->failed);
+        for (uint64_t i = from; i < to && !failed && rc == 0; i++)
+            rc = on_message(r, p->ring[i % PIPE_MSGS]);
+        if (rc != 0)
+            STORE(p->failed, true);
+        STORE(p->done, to);
+        if (LOAD(p->graph_waits)) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->room);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    return NULL;
+}
+
+/* Release the messages decoded (the graph's thread). */
+static void pipe_release(struct pipe *p, uint64_t done)
+{
+    for (; p->freed < done; p->freed++)
+        bt_message_put_ref(p->ring[p->freed % PIPE_MSGS]);
+}
+
+/* Hand msgs[0, count) over (their references with them); -1 when the
+ * decoding failed (the messages are then released). */
+static int pipe_push(struct pipe *p, bt_message_array_const msgs, uint64_t count)
+{
+    uint64_t i = 0;
+    while (!LOAD(p->failed)) {
+        pipe_release(p, LOAD(p->done));
+        uint64_t head = p->head;
+        for (; i < count && head - p->freed < PIPE_MSGS; i++, head++)
+            p->ring[head % PIPE_MSGS] = msgs[i];
+        STORE(p->head, head);
+        if (LOAD(p->decoder_waits) && 2 * (head - LOAD(p->done)) >= PIPE_MSGS) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->more);
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (i == count)
+            break;
+        /* full: wait for half of it decoded */
+        if (2 * (head - LOAD(p->done)) > PIPE_MSGS) {
+            pthread_mutex_lock(&p->lock);
+            STORE(p->graph_waits, true);
+            while (2 * (head - LOAD(p->done)) > PIPE_MSGS && !LOAD(p->failed))
+                pthread_cond_wait(&p->room, &p->lock);
+            STORE(p->graph_waits, false);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    bool failed = LOAD(p->failed);
+    for (; i < count; i++)
+        bt_message_put_ref(msgs[i]);
+    return failed ? -1 : 0;
+}
+
+static bool is_url(const char *s);
+
+/* The bytes of the files in trace directory `dir` (its stream files and metadata). */
+static uint64_t trace_bytes(const char *dir)
+{
+    uint64_t n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    char buf[4096];
+    while ((de = readdir(d))) {
+        struct stat st;
+        snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            n += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Below this much trace, a second thread costs more (its start, its wakes)
+ * than it saves. */
+#define PIPE_MIN_BYTES (16ull << 20)
+
+/* Whether to decode on a thread of its own: CUBATCHTRACE_PIPELINE=0 never,
+ * =1 always (on files); else when the reader may, two CPUs are usable and
+ * the trace files hold PIPE_MIN_BYTES.  Live sessions (no tick either: a
+ * live summary's refresh reads what is decoded) are decoded as they come,
+ * on the graph's thread. */
+static bool pipe_wanted(const struct reader *r, const struct cbt_read_opts *o)
+{
+    const char *s = getenv("CUBATCHTRACE_PIPELINE");
+    if ((s && strcmp(s, "0") == 0) || o->tick)
+        return false;
+    for (int i = 0; i < r->npaths; i++)
+        if (is_url(r->paths[i]))
+            return false;
+    if (s && strcmp(s, "1") == 0)
+        return true;
+    if (o->one_thread || cbt_usable_cpus() < 2)
+        return false;
+    uint64_t bytes = 0;
+    for (int i = 0; i < r->npaths && bytes < PIPE_MIN_BYTES; i++)
+        bytes += trace_bytes(r->paths[i]);
+    return bytes >= PIPE_MIN_BYTES;
+}
+
+/* Start the decoding thread; false (the graph's thread then decodes) when it cannot. */
+static bool pipe_start(struct reader *r)
+{
+    struct pipe *p = calloc(1, sizeof(*p));
+    if (!p)
+        return false;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->more, NULL);
+    pthread_cond_init(&p->room, NULL);
+    r->pipe = p;
+    if (pthread_create(&p->th, NULL, pipe_main, r) != 0) {
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->more);
+        pthread_cond_destroy(&p->room);
+        free(p);
+        r->pipe = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* The end of the messages: wait for the decoding thread to decode what it
+ * holds and end, release every message; whether the decoding failed. */
+static bool pipe_stop(struct reader *r)
+{
+    struct pipe *p = r->pipe;
+    if (!p)
+        return false;
+    pthread_mutex_lock(&p->lock);
+    p->end = true;
+    pthread_cond_signal(&p->more);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->th, NULL);
+    pipe_release(p, p->head);
+    bool failed = p->failed;
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->more);
+    pthread_cond_destroy(&p->room);
+    free(p);
+    r->pipe = NULL;
+    return failed;
+}
+
 /* ---------------------------------------------------------------- the sink */
 
 static bt_component_class_initialize_method_status sink_init(bt_self_component_sink *self,
@@ -909,6 +1127,9 @@ static bt_component_class_sink_consume_method_status sink_consume(bt_self_compon
         uint64_t count;
         switch (bt_message_iterator_next(it, &msgs, &count)) {
         case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: {
+            if (r->pipe)
+                return pipe_push(r->pipe, msgs, count) == 0 ? BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_OK
+                                                            : BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
             int rc = 0;
             for (uint64_t i = 0; i < count; i++) {
                 if (rc == 0)
@@ -1323,16 +1544,22 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
         }
         pthread_mutex_unlock(&setup_lock);
         locked = false;
+        if (pipe_wanted(r, o))
+            pipe_start(r);
+        bt_graph_run_status st;
         for (;;) {
-            bt_graph_run_status st = bt_graph_run(graph);
+            st = bt_graph_run(graph);
             if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
                 if (o->tick)
                     o->tick(o->tick_ctx);
                 usleep(20000);
                 continue;
             }
-            if (st == BT_GRAPH_RUN_STATUS_OK)
-                break;
+            break;
+        }
+        if (pipe_stop(r) && st == BT_GRAPH_RUN_STATUS_OK)
+            st = BT_GRAPH_RUN_STATUS_ERROR; /* the decoding failed on the messages of the graph's last consume */
+        if (st != BT_GRAPH_RUN_STATUS_OK) {
             if (r->fail[0]) {
                 bt_current_thread_clear_error();
                 cbt_err("cannot read %s: %s", r->npaths == 1 ? r->paths[0] : o->inputs[0], r->fail);

@@ -36,6 +36,13 @@ struct cbt_read_opts {
     void (*gpu)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
     void *gpu_ctx;
     uint64_t *events_read;     /* the cubatchtrace events read are added here */
+    /* Decode on the thread that runs the graph.  Else, when two CPUs are
+     * usable, the trace files hold 16 MiB or more, and neither a tick nor a
+     * live session is read, the events are decoded on a second thread while
+     * the graph reads on (reader.c; the callbacks above are then called on
+     * that thread, one at a time, in the same order).
+     * CUBATCHTRACE_PIPELINE=0 or 1 in the environment: never or always. */
+    bool one_thread;
 };
 /* The one line said when o's inputs hold no cubatchtrace event (in its window). */
 void cbt_read_say_no_events(const struct cbt_read_opts *o);
