@@ -133,3 +133,12 @@ traced_alone() {
     wait "$pid"
     st=$?
 }
+
+# unpack_formats: the committed traces of formats 2 and 3
+# (tests/tool/format{2,3}.tar.xz) into $CBT_TMP/format2 and format3.
+unpack_formats() {
+    for _f in 2 3; do
+        ( cd "$CBT_TMP" && xz -dc "$top_srcdir/tests/tool/format$_f.tar.xz" | tar xf - ) ||
+            { echo "Bail out! cannot unpack tests/tool/format$_f.tar.xz"; exit 1; }
+    done
+}

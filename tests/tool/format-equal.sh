@@ -24,10 +24,7 @@ command -v xz >/dev/null 2>&1 || skip_all "xz not installed"
 TOOL="$top_builddir/tools/cubatchtrace"
 C="$top_builddir/tests/clients"
 NORM="$PYTHON3 $top_srcdir/tests/tool/format_norm.py"
-for f in 2 3; do
-    ( cd "$CBT_TMP" && xz -dc "$top_srcdir/tests/tool/format$f.tar.xz" | tar xf - ) ||
-        { echo "Bail out! cannot unpack tests/tool/format$f.tar.xz"; exit 1; }
-done
+unpack_formats
 
 # case NAME [--sort] -- CMD...: the run, recorded now, against format2/NAME and format3/NAME
 case_() {

@@ -10,10 +10,7 @@
 . "$top_srcdir/tests/tool/common.sh"
 command -v xz >/dev/null 2>&1 || skip_all "xz not installed"
 TOOL="$top_builddir/tools/cubatchtrace"
-for f in 2 3; do
-    ( cd "$CBT_TMP" && xz -dc "$top_srcdir/tests/tool/format$f.tar.xz" | tar xf - ) ||
-        { echo "Bail out! cannot unpack tests/tool/format$f.tar.xz"; exit 1; }
-done
+unpack_formats
 
 # same LABEL CMD...: CMD's output and status with each way of decoding
 same() {
