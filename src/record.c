@@ -597,13 +597,21 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
 
 /* ---- the steady path's record ---- */
 
-/* t of a steady batch at most: h, the memo's hdr, then the ops or the 1D
- * arrays (one attribute), then the refs */
+/* t of a steady batch at most: h, the memo's hdr, then, in a b or c event,
+ * the ops or the 1D arrays (one attribute) and the refs; in a bs or cs
+ * event (the ops or arrays in sequences of their own), a cs event's
+ * attrsIdxs and the refs of a whole chunk. */
+#define STEADY_INLINE_WORDS                                                                                   \
+    (CBT_EV_INLINE3D * CBT_EV_OP_WORDS + (4 * CBT_EV_INLINE3D + 7) / 8 >                                       \
+             CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D + (4 * CBT_EV_INLINE1D + 7) / 8                       \
+         ? CBT_EV_INLINE3D * CBT_EV_OP_WORDS + (4 * CBT_EV_INLINE3D + 7) / 8                                   \
+         : CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D + (4 * CBT_EV_INLINE1D + 7) / 8)
+#define STEADY_CHUNK_WORDS                                                                                    \
+    (1 + (4 * CBT_EV_CHUNK1D + 7) / 8 > (4 * CBT_EV_CHUNK3D + 7) / 8 ? 1 + (4 * CBT_EV_CHUNK1D + 7) / 8        \
+                                                                    : (4 * CBT_EV_CHUNK3D + 7) / 8)
 #define STEADY_WORDS                                                                                          \
     (CBT_EV_HEAD_WORDS + CBT_MEMO_WORDS +                                                                     \
-     (CBT_EV_INLINE3D * CBT_EV_OP_WORDS > CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D                          \
-          ? CBT_EV_INLINE3D * CBT_EV_OP_WORDS + (4 * CBT_EV_INLINE3D + 7) / 8                                  \
-          : CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D + (4 * CBT_EV_INLINE1D + 7) / 8))
+     (STEADY_INLINE_WORDS > STEADY_CHUNK_WORDS ? STEADY_INLINE_WORDS : STEADY_CHUNK_WORDS))
 
 _Static_assert(offsetof(struct cbt_dict, small_refs) == 64 && offsetof(struct cbt_dict, memo_hdr1d) == 128 &&
                    offsetof(struct cbt_dict, memo_idxs) < 192,
@@ -707,10 +715,12 @@ CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_re
     return true;
 }
 
-/* t of a steady batch: h, the memo's hdr, what the event carries, the refs
- * unless they repeat; its words. */
+/* t of a steady batch: h, the memo's hdr, what the event carries there
+ * (inl: a b or c event; else a bs or cs event, which carries the ops or the
+ * arrays and attributes in sequences of their own, and a cs event the
+ * attrsIdxs in t), the refs unless they repeat; its words. */
 static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dict *d, const struct cbt_steady_rec *s,
-                                                                  uint64_t *t, bool d1)
+                                                                  uint64_t *t, bool d1, bool inl)
 {
     const size_t n = s->n;
     memcpy(t, s->h, 8 * CBT_EV_HEAD_WORDS);
@@ -719,7 +729,10 @@ static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dic
     if (d1 && (d->memo_key & 0x7f) > 3)
         memcpy(p + 3, d->memo_hdr1d, sizeof d->memo_hdr1d);
     p += d->memo_key & 0x7f;
-    if (d1) {
+    if (!inl) {
+        if (d1)
+            *p++ = *s->attrs_idxs;
+    } else if (d1) {
         memcpy(p, s->attrs, 8 * CBT_EV_ATTR_WORDS);
         p[CBT_EV_ATTR_WORDS] = *s->attrs_idxs;
         p += CBT_EV_ATTR_WORDS + 1;
@@ -751,9 +764,15 @@ CBT_HOT_FN void cbt_record_steady3d(struct cbt_dict *d, const struct cbt_steady_
     if (!cbt_tp_enabled(b) || (cbt_unlikely(!memo_holds(d, s, false)) && memo_miss(d, s, ip)))
         return;
     uint64_t t[STEADY_WORDS];
-    uint16_t words = steady_tail(d, s, t, false);
+    const bool inl = cbt_likely(s->n <= CBT_EV_INLINE3D);
+    uint16_t words = steady_tail(d, s, t, false, inl);
     bool locked = write_lock();
-    cbt_tp(b, t, words, ip);
+    if (inl) {
+        cbt_tp(b, t, words, ip);
+    } else {
+        const struct cbt_ev_rec r = {.tail = t, .tail_words = words, .count = (uint32_t)s->n, .ops = s->list};
+        cbt_tp(bs, &r, ip);
+    }
     write_unlock(locked);
 }
 
@@ -762,9 +781,17 @@ CBT_HOT_FN void cbt_record_steady1d(struct cbt_dict *d, const struct cbt_steady_
     if (!cbt_tp_enabled(c) || (cbt_unlikely(!memo_holds(d, s, true)) && memo_miss(d, s, ip)))
         return;
     uint64_t t[STEADY_WORDS];
-    uint16_t words = steady_tail(d, s, t, true);
+    const bool inl = cbt_likely(s->n <= CBT_EV_INLINE1D);
+    uint16_t words = steady_tail(d, s, t, true, inl);
     bool locked = write_lock();
-    cbt_tp(c, t, words, ip);
+    if (inl) {
+        cbt_tp(c, t, words, ip);
+    } else {
+        const struct cbt_ev_rec r = {.tail = t, .tail_words = words, .count = (uint32_t)s->n, .nattrs = 1,
+                                     .attrs = s->attrs, .dsts = (const uint64_t *)s->list,
+                                     .srcs = (const uint64_t *)s->srcs, .sizes = (const uint64_t *)s->sizes};
+        cbt_tp(cs, &r, ip);
+    }
     write_unlock(locked);
 }
 

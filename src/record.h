@@ -128,8 +128,9 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip);
 
 /*
- * A batch of the steady path (src/batch.c) as it is written: one b or c
- * event whose hdr holds no optional value (every op or copy read, no flags,
+ * A batch of the steady path (src/batch.c) as it is written: one event (b
+ * or c; bs or cs for more than CBT_EV_INLINE3D ops or CBT_EV_INLINE1D
+ * copies, up to a chunk) whose hdr holds no optional value (every op or copy read, no flags,
  * no failIdx, one attribute read of one, a result w holds), h's w without
  * CBT_W_SAME_REFS (the writer sets it), refs of every op.  The hdr is kept
  * from the thread's previous steady batch while what it encodes repeats.
@@ -137,7 +138,7 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 struct cbt_steady_rec {
     uint64_t h[CBT_EV_HEAD_WORDS];
     const void *list;               /* 3D: the ops; 1D: dsts */
-    size_t n;                       /* at most CBT_EV_INLINE3D, CBT_EV_INLINE1D */
+    size_t n;                       /* at most CBT_EV_CHUNK3D, CBT_EV_CHUNK1D */
     const uint16_t *refs;
     uint8_t stream_index;
     bool d1;
@@ -152,7 +153,7 @@ static inline bool cbt_record_steady_fits(bool d1, size_t n, uint64_t fail_idx, 
                                           size_t attrs_read)
 {
     return fail_idx == UINT64_MAX && result < CBT_W_RESULT_ESCAPE &&
-           (d1 ? n <= CBT_EV_INLINE1D && num_attrs == 1 && attrs_read == 1 : n <= CBT_EV_INLINE3D);
+           (d1 ? n <= CBT_EV_CHUNK1D && num_attrs == 1 && attrs_read == 1 : n <= CBT_EV_CHUNK3D);
 }
 
 /* Write a steady batch (see above): 3D, 1D. */

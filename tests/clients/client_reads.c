@@ -14,6 +14,8 @@
  *                           lists in one page whose op 2, then op 1, is bad,
  *                           and 3 ops before an unreadable page, op 0 bad
  *                           (v2 and the 12.8 ABI each)
+ *   client_reads repeat     three times each: 16 ops in one page, 40 ops,
+ *                           130 ops (more than a chunk), the same lists
  * Prints one line per call: "NAME result=R fail_idx=F" (F: - when SIZE_MAX).
  */
 #define _GNU_SOURCE
@@ -162,6 +164,34 @@ static int do_steady(void)
     return 0;
 }
 
+/* Batches repeated as they were: the second and third of each size take
+ * the steady path, and must read back as the first. */
+static int do_repeat(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    CUDA_MEMCPY3D_BATCH_OP *in_page = aligned_alloc((size_t)page, (size_t)page);
+    CUDA_MEMCPY3D_BATCH_OP *heap = calloc(130, sizeof *heap);
+    if (!in_page || !heap)
+        cc_fail("alloc");
+    for (int i = 0; i < 130; i++) {
+        CUDA_MEMCPY3D_BATCH_OP op = cc_op(cc_ptr(dev, (size_t)(i % 16) * 1024, 0, 0),
+                                          cc_ptr(dev, 32768 + (size_t)(i % 8) * 2048, 0, 0), 256 + 8 * (size_t)(i % 5),
+                                          1 + (size_t)(i % 3), 1);
+        heap[i] = op;
+        if (i < 16)
+            in_page[i] = op;
+    }
+    const struct {
+        const char *name;
+        CUDA_MEMCPY3D_BATCH_OP *ops;
+        size_t n;
+    } sizes[] = {{"repeat-16", in_page, 16}, {"repeat-40", heap + 3, 40}, {"repeat-130", heap, 130}};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
+        for (int k = 0; k < 3; k++)
+            say(sizes[c].name, cuMemcpy3DBatchAsync_v2(sizes[c].n, sizes[c].ops, 0, stream), SIZE_MAX);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -178,5 +208,7 @@ int main(int argc, char **argv)
         return do_straddle();
     if (!strcmp(mode, "steady"))
         return do_steady();
-    cc_fail("usage: client_reads partial|unread|absurd|straddle|steady");
+    if (!strcmp(mode, "repeat"))
+        return do_repeat();
+    cc_fail("usage: client_reads partial|unread|absurd|straddle|steady|repeat");
 }

@@ -15,7 +15,7 @@ need_sessiond
 # recorded FILE: "num_ops ops_recorded" of every 3D batch (show: num_ops, recorded)
 recorded() { show_batches "$1" | show_field num_ops recorded; }
 
-for m in partial unread absurd steady; do
+for m in partial unread absurd steady repeat; do
     bare "r$m" "$CLIENTS/client_reads" $m
     is "$bst" 0 "$m: exits 0 without the shim"
     for mode in observe strict report; do
@@ -64,6 +64,30 @@ is "$(findings "$t" | awk '$3 == "error" {print $1, $2, $4}' | tr '\n' ';')" \
 is "$(batches "$t" | awk '{print $4}' | tr '\n' ' ')" \
     "CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS CUDA_ERROR_INVALID_VALUE CUDA_ERROR_INVALID_VALUE CUDA_SUCCESS " \
     "steady: the driver's results"
+
+# Batches repeated as they were (16 ops in one page, 40, and 130: more than
+# a chunk): the second and third of each size, on the steady path, read back
+# exactly as the first (every batch and op field but the ids and times).
+t="$CBT_TMP/rrepeat-$$.trace"
+is "$(show_of "$t" | awk '
+    $1 == "batch" || $1 == "op" {
+        id = ""; line = $1
+        for (i = 2; i <= NF; i++) {
+            e = index($i, "="); k = substr($i, 1, e - 1)
+            if (k == "id") id = substr($i, e + 1)
+            else if (k != "vpid" && k != "driver_ns") line = line " " $i
+            if (k == "num_ops") num[id] = substr($i, e + 1)
+        }
+        if (!(id in sig)) order[++n] = id
+        sig[id] = sig[id] "|" line
+    }
+    END {
+        for (j = 1; j + 2 <= n; j += 3) {
+            a = order[j]
+            printf "%s:%s ", num[a], (sig[a] == sig[order[j + 1]] && sig[a] == sig[order[j + 2]]) ? "same" : "differ"
+        }
+    }')" "16:same 40:same 130:same " \
+    "repeat: each size's second and third batch (the steady path) read back as its first"
 
 bare straddle "$CLIENTS/client_reads" straddle 2>/dev/null
 is "$bst" 139 "straddle: without the shim the driver crashes on the unmapped page (SIGSEGV)"
