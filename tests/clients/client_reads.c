@@ -15,7 +15,8 @@
  *                           and 3 ops before an unreadable page, op 0 bad
  *                           (v2 and the 12.8 ABI each)
  *   client_reads repeat     three times each: 16 ops in one page, 40 ops,
- *                           130 ops (more than a chunk), the same lists
+ *                           130 ops (more than a chunk), the same lists;
+ *                           then 1D batches of 5, 40 and 400 copies
  * Prints one line per call: "NAME result=R fail_idx=F" (F: - when SIZE_MAX).
  */
 #define _GNU_SOURCE
@@ -28,6 +29,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+extern CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
+                                      size_t, CUstream);
 #undef cuMemcpy3DBatchAsync
 CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
                               unsigned long long flags, CUstream hStream);
@@ -189,6 +192,20 @@ static int do_repeat(void)
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
         for (int k = 0; k < 3; k++)
             say(sizes[c].name, cuMemcpy3DBatchAsync_v2(sizes[c].n, sizes[c].ops, 0, stream), SIZE_MAX);
+    CUdeviceptr dsts[400], srcs[400];
+    size_t lens[400], idx = 0;
+    for (size_t i = 0; i < 400; i++) {
+        srcs[i] = dev->ptr + (i % 16) * 1024;
+        dsts[i] = dev->ptr + 32768 + (i % 8) * 2048;
+        lens[i] = 256 + 8 * (i % 5);
+    }
+    CUmemcpyAttributes a;
+    memset(&a, 0, sizeof a);
+    a.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    const size_t counts[] = {5, 40, 400};
+    for (size_t c = 0; c < 3; c++)
+        for (int k = 0; k < 3; k++)
+            say("repeat-1d", cuMemcpyBatchAsync_v2(dsts, srcs, lens, counts[c], &a, &idx, 1, stream), SIZE_MAX);
     return 0;
 }
 
