@@ -11,7 +11,9 @@
  * The events are read back later, without waiting, by a thread of the
  * shim's own (the reader, made at the first timed batch): about every
  * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
- * every queued batch whose end event completed, in order; it keeps looking
+ * every queued batch whose end event completed, in order (one
+ * cuEventElapsedTime asks that and how long it took, one more places its
+ * start against its context's anchor); it keeps looking
  * at that pace for a second after the queue empties, and only then sleeps
  * on a condition variable until a batch is queued (so that a program that
  * synchronizes between batches does not make each one wake it).  The
@@ -354,18 +356,18 @@ struct gt_taken {
     CUevent anchor;       /* the anchor of its generation (NULL: renewed twice since) */
     uint64_t anchor_ns;
     int64_t start_ns;     /* CLOCK_MONOTONIC of its GPU start, once read */
+    float dur;            /* ms from its start event to its end event, once both are done */
 };
 
-/* A taken batch's times, from its events (its end event done). */
+/* A taken batch's times, from its events (both done: x->dur read). */
 static void times(const struct cbt_real *real, struct gt_taken *x)
 {
-    float from_anchor = 0, dur = 0;
+    float from_anchor = 0;
     bool ok = x->valid && x->anchor &&
-              real->event_elapsed(&from_anchor, x->anchor, x->e.start) == CUDA_SUCCESS &&
-              real->event_elapsed(&dur, x->e.start, x->e.end) == CUDA_SUCCESS && dur >= 0;
+              real->event_elapsed(&from_anchor, x->anchor, x->e.start) == CUDA_SUCCESS && x->dur >= 0;
     if (ok) {
         x->e.ev.status = CBT_GPU_TIMED;
-        x->e.ev.gpu_ns = (uint64_t)((double)dur * 1e6);
+        x->e.ev.gpu_ns = (uint64_t)((double)x->dur * 1e6);
         x->start_ns = (int64_t)x->anchor_ns + (int64_t)((double)from_anchor * 1e6);
     } else {
         x->e.ev.status = CBT_GPU_LOST;
@@ -435,7 +437,9 @@ static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_t
                 current = real->ctx_push(t->ctx) == CUDA_SUCCESS ? t->ctx : NULL;
             }
             if (t->valid) {
-                CUresult r = real->event_query(t->e.end);
+                /* one call asks whether it is done and, when it is, how long
+                 * it took (NOT_READY while either event is not done) */
+                CUresult r = real->event_elapsed(&t->dur, t->e.start, t->e.end);
                 if (r == CUDA_ERROR_NOT_READY) {
                     if (!deadline || cbt_mono_ns() >= deadline)
                         break;
@@ -523,7 +527,7 @@ static void at_exit(void)
     pthread_mutex_unlock(&gt_lock);
     CUstreamCaptureMode was = relaxed_begin(real);
     pthread_mutex_lock(&gt_read_lock);
-    if (real->event_query)
+    if (real->event_elapsed)
         read_back(real, cbt_mono_ns() + GT_EXIT_WAIT_NS, false);
     pthread_mutex_lock(&gt_lock);
     abandon_locked(); /* still not done: said so */
@@ -665,7 +669,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 
 static bool have_driver(const struct cbt_real *real)
 {
-    return real->ctx_get_id && real->event_create && real->event_record[0] && real->event_query &&
+    return real->ctx_get_id && real->event_create && real->event_record[0] &&
            real->event_elapsed && real->event_synchronize && real->stream_create && real->ctx_get_current;
 }
 

@@ -1571,7 +1571,8 @@ FC_ENTRY(CUresult, cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart,
     CUresult r = !a || !b ? CUDA_ERROR_INVALID_HANDLE
                : !a->recorded || !b->recorded || (a->flags | b->flags) & CU_EVENT_DISABLE_TIMING ? CUDA_ERROR_INVALID_HANDLE
                : a->ctx != b->ctx ? CUDA_ERROR_INVALID_CONTEXT
-               : a->queries < fc_env_uint("FAKECUDA_EVENT_LAG") || b->queries < fc_env_uint("FAKECUDA_EVENT_LAG")
+               /* a poll like cuEventQuery's: the end first (what was recorded before it is done with it) */
+               : fc_event_done_locked(b) != CUDA_SUCCESS || fc_event_done_locked(a) != CUDA_SUCCESS
                    ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         *pMilliseconds = (float)(((double)b->ns - (double)a->ns) / 1e6);
