@@ -751,9 +751,12 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     bool unchecked = false; /* 3D: some ops' form left to the driver's answer */
     if (d1) {
         /* what cbt_copies_driver_reads asks (the stream is the steady one,
-         * which the driver knows), the copies' test with their refs */
-        if (abi_signs(t, k) || !k->dsts || !k->srcs || !k->sizes || !k->attrs || !k->attrs_idxs || !k->num_attrs ||
-            k->num_attrs > k->n || k->num_attrs > CBT_EV_ATTRS1D ||
+         * which the driver knows), the copies' test with their refs; the
+         * signatures mixed up (abi_signs) can only show in a failIdx now
+         * (the steady stream is a handle the driver described, not an
+         * address on this thread's stack) */
+        if ((k->fail_idx && abi_signs(t, k)) || !k->dsts || !k->srcs || !k->sizes || !k->attrs || !k->attrs_idxs ||
+            !k->num_attrs || k->num_attrs > k->n || k->num_attrs > CBT_EV_ATTRS1D ||
             !cbt_attrs_well_formed(k->attrs, k->attrs_idxs, k->num_attrs, k->n, cbt_device_count_fast(cbt_real()),
                                    &attrs_read) ||
             !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs))
