@@ -573,6 +573,7 @@ static bool read_attrs(struct reader *r, const struct ecinfo *e, const bt_field 
 static bool read_chunk(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_chunk_bytes *c)
 {
     c->first = member_int(pl, e->c[C_ops_first]);
+    c->src = c->dst = NULL; /* the byte sequences, to decode */
     return (c->ops = seq_bytes(r, e, pl, C_ops, &c->ops_len)) &&
            (c->operand_of = seq_bytes(r, e, pl, C_operand_of, &c->operand_of_len)) &&
            (c->operands = seq_bytes(r, e, pl, C_operands, &c->operands_len));
