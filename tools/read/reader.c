@@ -541,19 +541,23 @@ static const uint8_t *seq_bytes_of(struct reader *r, struct mem m, const bt_fiel
     uint8_t *b = r->seq[which] ? r->seq[which] : empty; /* nothing read yet: not NULL, which is the error */
     for (uint64_t i = 0; i < n; i++)
         el[i] = bt_field_array_borrow_element_field_by_index_const(s, i);
-    for (uint64_t i = 0; i < n; i++) {
-        if (i + AHEAD < n) {
-            __builtin_prefetch(el[i + AHEAD]);
-            __builtin_prefetch((const char *)el[i + AHEAD] + 64);
-        }
-        uint64_t v = bt_field_integer_unsigned_get_value(el[i]);
-        switch (w) {
-        case 1: b[i] = (uint8_t)v; break;
-        case 2: { uint16_t x = (uint16_t)v; memcpy(b + 2 * i, &x, 2); break; }
-        case 4: { uint32_t x = (uint32_t)v; memcpy(b + 4 * i, &x, 4); break; }
-        default: memcpy(b + 8 * i, &v, 8); break;
-        }
+    /* one loop per width, the width's test out of it */
+#define SEQ_COPY_(T)                                                                                                   \
+    for (uint64_t i = 0; i < n; i++) {                                                                                 \
+        if (i + AHEAD < n) {                                                                                           \
+            __builtin_prefetch(el[i + AHEAD]);                                                                         \
+            __builtin_prefetch((const char *)el[i + AHEAD] + 64);                                                      \
+        }                                                                                                              \
+        T x = (T)bt_field_integer_unsigned_get_value(el[i]);                                                           \
+        memcpy(b + sizeof(T) * i, &x, sizeof(T));                                                                      \
     }
+    switch (w) {
+    case 1: SEQ_COPY_(uint8_t) break;
+    case 2: SEQ_COPY_(uint16_t) break;
+    case 4: SEQ_COPY_(uint32_t) break;
+    default: SEQ_COPY_(uint64_t) break;
+    }
+#undef SEQ_COPY_
     *len = n * w;
     return b;
 }
