@@ -903,12 +903,15 @@ struct pipe {
     pthread_cond_t more;  /* the decoding thread waits for messages, or the end */
     pthread_cond_t room;  /* the graph's thread waits for messages decoded */
     const bt_message *ring[PIPE_MSGS];
-    uint64_t head;        /* handed over (the graph's thread writes it) */
-    uint64_t done;        /* decoded (the decoding thread writes it) */
+    /* what each side writes on a cache line of its own: a store of one
+     * side does not take the line the other reads its own fields from */
+    _Alignas(64) uint64_t head; /* handed over (the graph's thread writes it) */
     uint64_t freed;       /* released (the graph's thread only) */
+    bool graph_waits;
     bool end;             /* no more messages (under lock) */
+    _Alignas(64) uint64_t done; /* decoded (the decoding thread writes it) */
+    bool decoder_waits;
     bool failed;          /* on_message failed: no more decoding */
-    bool decoder_waits, graph_waits;
 };
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
@@ -1046,9 +1049,10 @@ static bool pipe_wanted(const struct reader *r, const struct cbt_read_opts *o)
 /* Start the decoding thread; false (the graph's thread then decodes) when it cannot. */
 static bool pipe_start(struct reader *r)
 {
-    struct pipe *p = calloc(1, sizeof(*p));
+    struct pipe *p = aligned_alloc(_Alignof(struct pipe), sizeof(*p)); /* its lines apart */
     if (!p)
         return false;
+    memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->more, NULL);
     pthread_cond_init(&p->room, NULL);
