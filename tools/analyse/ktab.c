@@ -49,7 +49,7 @@ static int ktab_rehash(struct ktab *t, size_t nslots)
     return 0;
 }
 
-struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
+struct kent *cbt_ktab_get_hashed(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
 {
     uint64_t k[3] = {k0, k1, k2};
     *created = false;
@@ -57,8 +57,10 @@ struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2,
         size_t j = cbt_mix3(k) & (t->nslots - 1);
         while (t->slots[j]) {
             struct kent *e = &t->ents[t->slots[j] - 1];
-            if (e->k[0] == k0 && e->k[1] == k1 && e->k[2] == k2)
+            if (e->k[0] == k0 && e->k[1] == k1 && e->k[2] == k2) {
+                t->last = t->slots[j];
                 return e;
+            }
             j = (j + 1) & (t->nslots - 1);
         }
     }
@@ -81,6 +83,7 @@ struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2,
     while (t->slots[j])
         j = (j + 1) & (t->nslots - 1);
     t->slots[j] = (uint32_t)(++t->n);
+    t->last = t->n;
     *created = true;
     return e;
 other:

@@ -77,13 +77,25 @@ struct ktab {
     size_t nslots;
     struct kent other;
     uint64_t overflowed; /* keys that went to `other` */
+    size_t last;         /* the entry found or made last, index + 1 (0: none): tried first */
 };
 
 /* ktab.c: an empty table of at most `limit` keys; the entry of key (k0, k1,
  * k2), created (zeroed, *created true) when new, t->other when the table is
  * full; freeing it. */
 void cbt_ktab_init(struct ktab *t, size_t limit);
-struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created);
+struct kent *cbt_ktab_get_hashed(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created);
+static inline struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
+{
+    if (t->last) { /* the same key as the last time (a batch's process, thread, stream, caller) */
+        struct kent *e = &t->ents[t->last - 1];
+        if (e->k[0] == k0 && e->k[1] == k1 && e->k[2] == k2) {
+            *created = false;
+            return e;
+        }
+    }
+    return cbt_ktab_get_hashed(t, k0, k1, k2, created);
+}
 void cbt_ktab_free(struct ktab *t);
 /* The hash of three words the tables use (the pending batches' too). */
 uint64_t cbt_mix3(const uint64_t k[3]);

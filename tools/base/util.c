@@ -346,7 +346,7 @@ void cbt_log_last_line(const char *path, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- buffers */
 
-bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz)
+bool cbt_grow_to(void **p, uint64_t *cap, uint64_t want, size_t sz)
 {
     if (want <= *cap && *p)
         return true;

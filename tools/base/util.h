@@ -66,7 +66,11 @@ void cbt_print_cell(FILE *out, const char *s, size_t width, bool left);
 /* Room for `want` elements of sz bytes in *p (capacity *cap, in elements),
  * doubling from 16; false (nothing changed) when out of memory or beyond
  * any size memory can hold. */
-bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz);
+bool cbt_grow_to(void **p, uint64_t *cap, uint64_t want, size_t sz);
+static inline bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz)
+{
+    return (want <= *cap && *p) || cbt_grow_to(p, cap, want, sz); /* mostly large enough already */
+}
 
 /* A finding's value or limit as printed: hexadecimal ("0x...") for the rules
  * whose values are addresses, handles or flags, else decimal; returns buf. */

@@ -266,6 +266,13 @@ static void operand_info(struct cbt_operand_info *i, const uint8_t *b)
 /* How many ops a chunk holds; false when its sequences do not fit the format. */
 static bool chunk_count(const struct cbt_chunk_bytes *c, uint64_t *count)
 {
+    if (c->src) { /* decoded: only the ops can be amiss */
+        uint64_t n = c->ops_len / CBT_EV_OP_SIZE;
+        if (c->ops_len % CBT_EV_OP_SIZE || c->first > UINT64_MAX - n)
+            return false;
+        *count = n;
+        return true;
+    }
     if (c->ops_len % CBT_EV_OP_SIZE || c->operands_len % sizeof(struct cbt_ev_operand))
         return false;
     uint64_t n = c->ops_len / CBT_EV_OP_SIZE, k = c->operands_len / sizeof(struct cbt_ev_operand);
@@ -282,6 +289,12 @@ static bool chunk_count(const struct cbt_chunk_bytes *c, uint64_t *count)
 static void chunk_decode(struct cbt_asm *m, const struct cbt_chunk_bytes *c, uint64_t count,
                          CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt_operand_info *src, struct cbt_operand_info *dst)
 {
+    if (c->src) {
+        memcpy(ops, c->ops, (size_t)(count * CBT_EV_OP_SIZE));
+        memcpy(src, c->src, (size_t)count * sizeof(*src));
+        memcpy(dst, c->dst, (size_t)count * sizeof(*dst));
+        return;
+    }
     uint64_t k = c->operands_len / sizeof(struct cbt_ev_operand);
     for (uint64_t j = 0; j < k; j++)
         operand_info(&m->opnd[j], c->operands + j * sizeof(struct cbt_ev_operand));
@@ -1075,11 +1088,20 @@ static void header(struct cbt_asm *m, const struct cbt_where *w, const struct cb
                              na <= CBT_EV_ATTRS_IN_HEADER && na <= d->num_attrs);
     if (!p && fits && attrs_here && c->first == 0 && n == (h->op_list ? h->ops_recorded : 0) &&
         h->ops_recorded <= h->num_ops && h->outcome != CBT_OUTCOME_PENDING && (!h->validated || h->findings == 0)) {
-        if (!scratch_reserve(m, n ? n : 1))
-            return;
-        chunk_decode(m, c, n, m->sc_ops, m->sc_src, m->sc_dst);
-        struct whole x = {.w = w, .id = h->batch_id, .h = h, .state = CBT_BS_COMPLETE, .ops = m->sc_ops,
-                          .src = m->sc_src, .dst = m->sc_dst, .nops = n};
+        struct whole x = {.w = w, .id = h->batch_id, .h = h, .state = CBT_BS_COMPLETE, .nops = n};
+        if (c->src && n && (uintptr_t)c->ops % _Alignof(CUDA_MEMCPY3D_BATCH_OP) == 0) {
+            /* decoded already: read where it lies */
+            x.ops = (const CUDA_MEMCPY3D_BATCH_OP *)(const void *)c->ops;
+            x.src = c->src;
+            x.dst = c->dst;
+        } else {
+            if (!scratch_reserve(m, n ? n : 1))
+                return;
+            chunk_decode(m, c, n, m->sc_ops, m->sc_src, m->sc_dst);
+            x.ops = m->sc_ops;
+            x.src = m->sc_src;
+            x.dst = m->sc_dst;
+        }
         if (d) {
             attrs_decode(a, na, m->sc_attrs, m->sc_aidx);
             x.d = d;

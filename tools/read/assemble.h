@@ -69,6 +69,9 @@ struct cbt_chunk_bytes {
     uint64_t first;                               /* ops_first */
     const uint8_t *ops, *operand_of, *operands;   /* the three sequences */
     uint64_t ops_len, operand_of_len, operands_len;
+    /* or, decoded already (compact.c): each op's operands, ops_len / CBT_EV_OP_SIZE
+     * of each; operand_of and operands are then not read */
+    const struct cbt_operand_info *src, *dst;
 };
 /* The attribute sequences of a 1D batch's event. */
 struct cbt_attr_bytes {

@@ -36,7 +36,7 @@ struct thread {
     bool used;
     uint32_t host;
     uint64_t key;
-    struct cbt_ev_operand *dict;      /* by index; kind 0 where none came */
+    struct cbt_operand_info *dict;    /* by index, as the validator reads it; kind 0 where none came */
     uint32_t ndict;
     struct stream_desc streams[CBT_EV_STREAMS];
     uint16_t *prev_refs;              /* the previous single-chunk batch's refs */
@@ -46,7 +46,7 @@ struct thread {
     bool cur_is1d;
     uint8_t *attrs;                   /* CUmemcpyAttributes, 24 bytes each */
     uint64_t *idxs;
-    uint64_t nattrs, cap_attrs;
+    uint64_t nattrs, cap_attrs, cap_idxs;
     uint64_t ops_expected, ops_seen;  /* of the current batch */
 };
 
@@ -55,10 +55,8 @@ struct cbt_compact {
     struct thread *t;
     uint64_t nt, cap; /* open addressing, cap a power of two */
     uint64_t last;    /* the slot of the thread of the latest b or c event */
-    /* the chunk handed over, rebuilt for each */
-    uint8_t ops[CHUNK * CBT_EV_OP_SIZE];
-    uint8_t operand_of[CHUNK * 2];
-    struct cbt_ev_operand operands[2 * CHUNK];
+    /* the chunk handed over, rebuilt for each: its ops' operands, decoded */
+    struct cbt_operand_info src[CHUNK], dst[CHUNK];
     uint16_t *refs;
     uint64_t cap_refs;
     CUDA_MEMCPY3D_BATCH_OP *copies;
@@ -140,6 +138,15 @@ static struct thread *thread_of(struct cbt_compact *c, uint32_t host, uint64_t k
 
 static uint64_t key_of(uint64_t id, uint64_t w) { return (id & 0xffffffff00000000ull) | (uint32_t)CBT_W_TID(w); }
 
+/* An operand as the validator reads it (what assemble.c makes of a recorded one). */
+static struct cbt_operand_info operand_info(const struct cbt_ev_operand *e)
+{
+    return (struct cbt_operand_info){.kind = e->kind, .device = e->device, .alloc_base = e->alloc_base,
+                                     .alloc_size = e->alloc_size, .array_width = e->array_width,
+                                     .array_height = e->array_height, .array_depth = e->array_depth,
+                                     .elem_size = e->elem_size};
+}
+
 void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint64_t key, uint64_t index,
                          const uint64_t info[CBT_EV_OPERAND_WORDS])
 {
@@ -150,14 +157,16 @@ void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint6
         uint64_t n = t->ndict ? t->ndict : CBT_EV_DICT;
         while (n <= index)
             n *= 2;
-        struct cbt_ev_operand *d = realloc(t->dict, (size_t)n * sizeof *d);
+        struct cbt_operand_info *d = realloc(t->dict, (size_t)n * sizeof *d);
         if (!d)
             return;
         memset(d + t->ndict, 0, (size_t)(n - t->ndict) * sizeof *d);
         t->dict = d;
         t->ndict = (uint32_t)n;
     }
-    memcpy(&t->dict[index], info, sizeof t->dict[index]);
+    struct cbt_ev_operand o;
+    memcpy(&o, info, sizeof o);
+    t->dict[index] = operand_info(&o);
 }
 
 void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_ev_stream *e)
@@ -268,42 +277,33 @@ static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const st
     return c->refs;
 }
 
-static struct cbt_ev_operand operand_of(const struct thread *t, uint16_t i)
-{
-    if (i < t->ndict)
-        return t->dict[i];
-    return (struct cbt_ev_operand){.device = -1};
-}
-
 /* Hand ops [0, n) (the batch's ops [first, first + n)) to assemble.c in
- * chunks of CHUNK; the first of the batch with its header. */
+ * chunks of CHUNK, decoded: each op with its operands (unknown, kind 0 and
+ * device -1, where the refs or the dictionary entry are missing); the first
+ * of the batch with its header. */
 static void hand_over(struct cbt_compact *c, const struct cbt_where *w, struct thread *t, uint64_t id,
                       const uint8_t *ops, uint64_t n, uint64_t first, const uint16_t *refs,
                       const struct cbt_ev_batch *h, const struct cbt_ev_batch1d *d, const struct cbt_attr_bytes *a)
 {
+    static const struct cbt_operand_info unknown = {.device = -1};
+    const struct cbt_operand_info *dict = t->dict;
+    uint32_t nd = t->ndict;
     uint64_t done = 0;
     do {
         uint64_t m = n - done < CHUNK ? n - done : CHUNK;
-        uint32_t k = 0;
-        for (uint64_t i = 0; i < m; i++) {
-            uint8_t slot[2];
-            for (int side = 0; side < 2; side++) {
-                struct cbt_ev_operand o = refs ? operand_of(t, refs[2 * (done + i) + side])
-                                               : (struct cbt_ev_operand){.device = -1};
-                uint32_t j = 0;
-                while (j < k && memcmp(&c->operands[j], &o, sizeof o) != 0)
-                    j++;
-                if (j == k)
-                    c->operands[k++] = o;
-                slot[side] = (uint8_t)j;
+        if (refs) {
+            const uint16_t *r = refs + 2 * done;
+            for (uint64_t i = 0; i < m; i++) {
+                c->src[i] = r[2 * i] < nd ? dict[r[2 * i]] : unknown;
+                c->dst[i] = r[2 * i + 1] < nd ? dict[r[2 * i + 1]] : unknown;
             }
-            c->operand_of[2 * i] = slot[0];
-            c->operand_of[2 * i + 1] = slot[1];
+        } else {
+            for (uint64_t i = 0; i < m; i++)
+                c->src[i] = c->dst[i] = unknown;
         }
         struct cbt_chunk_bytes ch = {
             .first = first + done, .ops = ops + done * CBT_EV_OP_SIZE, .ops_len = m * CBT_EV_OP_SIZE,
-            .operand_of = c->operand_of, .operand_of_len = 2 * m,
-            .operands = (const uint8_t *)c->operands, .operands_len = (uint64_t)k * sizeof c->operands[0],
+            .src = c->src, .dst = c->dst,
         };
         if (h && done == 0) {
             if (d)
@@ -350,11 +350,8 @@ static bool keep_attrs(struct thread *t, uint64_t first, const uint8_t *words, u
         n = ni / 8;
     if (!cbt_grow((void **)&t->attrs, &t->cap_attrs, (first + n) * sizeof(CUmemcpyAttributes) + 1, 1))
         return false;
-    uint64_t cap = 0;
-    void *p = t->idxs;
-    if (!cbt_grow(&p, &cap, first + n + 1, sizeof *t->idxs))
+    if (!cbt_grow((void **)&t->idxs, &t->cap_idxs, first + n + 1, sizeof *t->idxs))
         return false;
-    t->idxs = p;
     memcpy(t->attrs + first * sizeof(CUmemcpyAttributes), words, n * sizeof(CUmemcpyAttributes));
     memcpy(t->idxs + first, idxs, n * 8);
     if (first + n > t->nattrs)

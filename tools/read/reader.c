@@ -541,19 +541,23 @@ static const uint8_t *seq_bytes_of(struct reader *r, struct mem m, const bt_fiel
     uint8_t *b = r->seq[which] ? r->seq[which] : empty; /* nothing read yet: not NULL, which is the error */
     for (uint64_t i = 0; i < n; i++)
         el[i] = bt_field_array_borrow_element_field_by_index_const(s, i);
-    for (uint64_t i = 0; i < n; i++) {
-        if (i + AHEAD < n) {
-            __builtin_prefetch(el[i + AHEAD]);
-            __builtin_prefetch((const char *)el[i + AHEAD] + 64);
-        }
-        uint64_t v = bt_field_integer_unsigned_get_value(el[i]);
-        switch (w) {
-        case 1: b[i] = (uint8_t)v; break;
-        case 2: { uint16_t x = (uint16_t)v; memcpy(b + 2 * i, &x, 2); break; }
-        case 4: { uint32_t x = (uint32_t)v; memcpy(b + 4 * i, &x, 4); break; }
-        default: memcpy(b + 8 * i, &v, 8); break;
-        }
+    /* one loop per width, the width's test out of it */
+#define SEQ_COPY_(T)                                                                                                   \
+    for (uint64_t i = 0; i < n; i++) {                                                                                 \
+        if (i + AHEAD < n) {                                                                                           \
+            __builtin_prefetch(el[i + AHEAD]);                                                                         \
+            __builtin_prefetch((const char *)el[i + AHEAD] + 64);                                                      \
+        }                                                                                                              \
+        T x = (T)bt_field_integer_unsigned_get_value(el[i]);                                                           \
+        memcpy(b + sizeof(T) * i, &x, sizeof(T));                                                                      \
     }
+    switch (w) {
+    case 1: SEQ_COPY_(uint8_t) break;
+    case 2: SEQ_COPY_(uint16_t) break;
+    case 4: SEQ_COPY_(uint32_t) break;
+    default: SEQ_COPY_(uint64_t) break;
+    }
+#undef SEQ_COPY_
     *len = n * w;
     return b;
 }
@@ -573,6 +577,7 @@ static bool read_attrs(struct reader *r, const struct ecinfo *e, const bt_field 
 static bool read_chunk(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_chunk_bytes *c)
 {
     c->first = member_int(pl, e->c[C_ops_first]);
+    c->src = c->dst = NULL; /* the byte sequences, to decode */
     return (c->ops = seq_bytes(r, e, pl, C_ops, &c->ops_len)) &&
            (c->operand_of = seq_bytes(r, e, pl, C_operand_of, &c->operand_of_len)) &&
            (c->operands = seq_bytes(r, e, pl, C_operands, &c->operands_len));
@@ -898,12 +903,15 @@ struct pipe {
     pthread_cond_t more;  /* the decoding thread waits for messages, or the end */
     pthread_cond_t room;  /* the graph's thread waits for messages decoded */
     const bt_message *ring[PIPE_MSGS];
-    uint64_t head;        /* handed over (the graph's thread writes it) */
-    uint64_t done;        /* decoded (the decoding thread writes it) */
+    /* what each side writes on a cache line of its own: a store of one
+     * side does not take the line the other reads its own fields from */
+    _Alignas(64) uint64_t head; /* handed over (the graph's thread writes it) */
     uint64_t freed;       /* released (the graph's thread only) */
+    bool graph_waits;
     bool end;             /* no more messages (under lock) */
+    _Alignas(64) uint64_t done; /* decoded (the decoding thread writes it) */
+    bool decoder_waits;
     bool failed;          /* on_message failed: no more decoding */
-    bool decoder_waits, graph_waits;
 };
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
@@ -1041,9 +1049,10 @@ static bool pipe_wanted(const struct reader *r, const struct cbt_read_opts *o)
 /* Start the decoding thread; false (the graph's thread then decodes) when it cannot. */
 static bool pipe_start(struct reader *r)
 {
-    struct pipe *p = calloc(1, sizeof(*p));
+    struct pipe *p = aligned_alloc(_Alignof(struct pipe), sizeof(*p)); /* its lines apart */
     if (!p)
         return false;
+    memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->more, NULL);
     pthread_cond_init(&p->room, NULL);
