@@ -653,7 +653,7 @@ static void memo_fill(struct cbt_dict *d, const struct cbt_steady_rec *s)
     size_t words = (size_t)(t.p - h) / 8;
     d->memo_key = 0;
     if (words > (s->d1 ? CBT_MEMO_WORDS : 3))
-        return; /* arrays far apart: encoded every batch (cbt_record_steady) */
+        return; /* arrays far apart: the general writer encodes it each time (memo_miss) */
     uint64_t w[CBT_MEMO_WORDS] = {0};
     memcpy(w, h, 8 * words);
     memcpy(d->memo_hdr, w, sizeof d->memo_hdr);
