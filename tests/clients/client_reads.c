@@ -192,20 +192,23 @@ static int do_repeat(void)
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
         for (int k = 0; k < 3; k++)
             say(sizes[c].name, cuMemcpy3DBatchAsync_v2(sizes[c].n, sizes[c].ops, 0, stream), SIZE_MAX);
+    /* the arrays on the stack, the sizes and the attribute on the heap: far
+     * apart, as a program's may be (the hdr that names them grows) */
     CUdeviceptr dsts[400], srcs[400];
-    size_t lens[400], idx = 0;
+    size_t *lens = calloc(400, sizeof *lens), idx = 0;
+    CUmemcpyAttributes *a = calloc(1, sizeof *a);
+    if (!lens || !a)
+        cc_fail("alloc");
     for (size_t i = 0; i < 400; i++) {
         srcs[i] = dev->ptr + (i % 16) * 1024;
         dsts[i] = dev->ptr + 32768 + (i % 8) * 2048;
         lens[i] = 256 + 8 * (i % 5);
     }
-    CUmemcpyAttributes a;
-    memset(&a, 0, sizeof a);
-    a.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    a->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     const size_t counts[] = {5, 40, 400};
     for (size_t c = 0; c < 3; c++)
         for (int k = 0; k < 3; k++)
-            say("repeat-1d", cuMemcpyBatchAsync_v2(dsts, srcs, lens, counts[c], &a, &idx, 1, stream), SIZE_MAX);
+            say("repeat-1d", cuMemcpyBatchAsync_v2(dsts, srcs, lens, counts[c], a, &idx, 1, stream), SIZE_MAX);
     return 0;
 }
 
