@@ -13,17 +13,17 @@
  * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
  * every queued batch whose end event completed, in order (one
  * cuEventElapsedTime asks that and how long it took, one more places its
- * start against its context's anchor); it keeps looking
- * at that pace for a second after the queue empties, and only then sleeps
- * on a condition variable until a batch is queued (so that a program that
- * synchronizes between batches does not make each one wake it).  The
- * calling thread only records the two events and queues the batch.  Where
- * the reader cannot be made, and once the process exits, the next timed
- * batch reads back instead.  At exit (atexit) the rest are waited for,
- * briefly.  A process that never synchronizes loses nothing to that: an
- * event completes when the GPU reaches it, whoever waits for it.  The reader blocks every signal (the
- * program's handlers never run on it) and runs on the CPUs the process had
- * when the shim was loaded, not pinned beside the thread that made it.
+ * start against its context's anchor); it keeps looking at that pace for a
+ * second after the queue empties, and only then sleeps on a condition
+ * variable until a batch is queued (so that a program that synchronizes
+ * between batches does not make each one wake it).  The calling thread only
+ * records the two events and queues the batch.  Where the reader cannot be
+ * made, and once the process exits, the next timed batch reads back
+ * instead.  At exit (atexit) the rest are waited for, briefly.  A process
+ * that never synchronizes loses nothing to that: an event completes when
+ * the GPU reaches it, whoever waits for it.  The reader blocks every signal
+ * (the program's handlers never run on it) and runs on the CPUs the process
+ * had when the shim was loaded, not pinned beside the thread that made it.
  *
  * Events give durations, not dates: each context has an anchor event,
  * recorded on a stream of the shim's own (non-blocking: it never waits for

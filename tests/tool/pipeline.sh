@@ -51,6 +51,15 @@ for f in 2 3; do
 done
 same "a directory without a trace" summary "$CBT_TMP"/format2/*/pid
 
+# The second thread does run when asked for, and only then (the outputs
+# above would be the same without it).
+d=$(ls -d "$CBT_TMP/format3"/*/ | head -n 1)
+for p in 0 1; do
+    CUBATCHTRACE_DEBUG=1 CUBATCHTRACE_PIPELINE=$p "$TOOL" summary "$d" >/dev/null 2>"$CBT_TMP/dbg$p"
+    n=$(grep -c '^cubatchtrace: decoding on a second thread$' "$CBT_TMP/dbg$p")
+    is "$n" "$p" "CUBATCHTRACE_PIPELINE=$p: $p reader decoding on a second thread (CUBATCHTRACE_DEBUG says)"
+done
+
 if want_sessiond; then
     F=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top_srcdir/include/cubatchtrace/events.h")
     gen_session g || { echo "Bail out! cannot create the LTTng session"; exit 1; }

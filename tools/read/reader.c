@@ -1046,6 +1046,17 @@ static bool pipe_wanted(const struct reader *r, const struct cbt_read_opts *o)
     return bytes >= PIPE_MIN_BYTES;
 }
 
+/* The pipe's lock, conditions and memory given back (its thread ended or never made). */
+static void pipe_free(struct reader *r)
+{
+    struct pipe *p = r->pipe;
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->more);
+    pthread_cond_destroy(&p->room);
+    free(p);
+    r->pipe = NULL;
+}
+
 /* Start the decoding thread; false (the graph's thread then decodes) when it cannot. */
 static bool pipe_start(struct reader *r)
 {
@@ -1058,11 +1069,7 @@ static bool pipe_start(struct reader *r)
     pthread_cond_init(&p->room, NULL);
     r->pipe = p;
     if (pthread_create(&p->th, NULL, pipe_main, r) != 0) {
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->more);
-        pthread_cond_destroy(&p->room);
-        free(p);
-        r->pipe = NULL;
+        pipe_free(r);
         return false;
     }
     return true;
@@ -1082,11 +1089,7 @@ static bool pipe_stop(struct reader *r)
     pthread_join(p->th, NULL);
     pipe_release(p, p->head);
     bool failed = p->failed;
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->more);
-    pthread_cond_destroy(&p->room);
-    free(p);
-    r->pipe = NULL;
+    pipe_free(r);
     return failed;
 }
 
@@ -1553,8 +1556,8 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
         }
         pthread_mutex_unlock(&setup_lock);
         locked = false;
-        if (pipe_wanted(r, o))
-            pipe_start(r);
+        if (pipe_wanted(r, o) && pipe_start(r) && getenv("CUBATCHTRACE_DEBUG"))
+            fprintf(stderr, "cubatchtrace: decoding on a second thread\n");
         bt_graph_run_status st;
         for (;;) {
             st = bt_graph_run(graph);
