@@ -554,7 +554,7 @@ static void call_forward(struct batch *x)
     const int ptsz = cbt_api_is_ptsz(k->api);
     x->timed = x->timed && !x->abi;
     if (cbt_unlikely(x->timed)) {
-        x->gt.memo = x->t && cbt_kind_cache_enabled() ? x->t->gpu_memo : NULL;
+        x->gt.th = x->t && cbt_kind_cache_enabled() ? &x->t->gpu_state : NULL;
         cbt_gpu_before(&x->gt, &x->b, ptsz, k->stream);
     }
     uint64_t t0 = cbt_mono_ns();
@@ -692,6 +692,39 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
     }
 }
 
+/* A steady batch's record (rec's batch id set): the lean writer where its
+ * hdr holds no optional value and it fits one event, else the general one. */
+static inline void steady_write(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
+                                size_t recorded, uint8_t si, struct cbt_steady_rec *rec, uint8_t capture,
+                                uint64_t fail_idx, CUresult r, int32_t tid, uint64_t driver_ns, size_t attrs_read,
+                                void *caller)
+{
+    rec->h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
+                      (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
+                      (uint64_t)(capture <= CBT_CAPTURE_INVALIDATED ? capture : 7) << 11 |
+                      (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
+    rec->h[CBT_H_DRIVER_NS] = driver_ns;
+    rec->h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
+    if (cbt_likely(recorded == k->n &&
+                   cbt_record_steady_fits(d1, k->n, fail_idx, (uint32_t)r, k->num_attrs, attrs_read))) {
+        rec->list = d1 ? (const void *)k->dsts : (const void *)k->ops;
+        rec->n = k->n;
+        rec->refs = refs;
+        rec->stream_index = si;
+        rec->d1 = d1;
+        rec->srcs = k->srcs;
+        rec->sizes = k->sizes;
+        rec->attrs = k->attrs;
+        rec->attrs_idxs = k->attrs_idxs;
+        if (d1)
+            cbt_record_steady1d(&t->dict, rec, caller);
+        else
+            cbt_record_steady3d(&t->dict, rec, caller);
+    } else {
+        steady_record_general(t, k, d1, refs, recorded, si, rec->h, capture, fail_idx, r, attrs_read, caller);
+    }
+}
+
 /* A steady batch timed on the GPU: the same, with gputime.c's work around
  * the call and its read-back queued once the batch is written (out of
  * line, not cold: with CUBATCHTRACE_GPU_TIME=1 every batch takes it). */
@@ -700,34 +733,31 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    struct cbt_steady_rec rec;
+    rec.h[CBT_H_ID] = cbt_next_batch_id_tagged(t->steady.tag);
+    /* what gputime.c reads of the batch; the stream's slot holds its
+     * description while the steady state does */
     struct cbt_ev_batch b = {
-        .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api, .door = (uint8_t)k->door,
-        .outcome = CBT_OUTCOME_FORWARDED, .num_ops = k->n, .ops_recorded = k->n,
-        .op_list = (uint64_t)(uintptr_t)(d1 ? (void *)k->dsts : (void *)k->ops), .fail_idx = UINT64_MAX,
-        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
-        /* the stream's slot holds them while the steady state does */
+        .batch_id = rec.h[CBT_H_ID], .api = (uint8_t)k->api, .tid = t->steady.tid,
         .stream = (uint64_t)(uintptr_t)k->stream, .stream_id = slot->id, .context = (uint64_t)(uintptr_t)slot->ctx,
         .device = slot->device,
     };
     struct cbt_gpu_call gt;
     t->depth++;
-    gt.memo = t->gpu_memo; /* the steady state holds while memwrap.c sees every way memory or a context goes */
+    gt.th = &t->gpu_state; /* the steady state holds while memwrap.c sees every way memory or a context goes */
     cbt_gpu_before(&gt, &b, ptsz, k->stream);
     uint64_t t0 = cbt_mono_ns();
     CUresult r = forward(k, k->n, k->num_attrs);
     uint64_t t1 = cbt_mono_ns();
     cbt_gpu_end(&gt, r, ptsz, k->stream);
-    b.driver_ns = t1 - t0;
-    b.result = (uint32_t)r;
-    b.capture = capture_of(k, r);
     t->depth--;
-    if (cbt_api_has_fail_idx(k->api) && k->fail_idx)
-        b.fail_idx = (uint64_t)*k->fail_idx;
+    b.driver_ns = t1 - t0;
+    const uint64_t fail_idx = cbt_api_has_fail_idx(k->api) && k->fail_idx ? (uint64_t)*k->fail_idx : UINT64_MAX;
     uint8_t si = t->steady.stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, b.batch_id, b.tid, t1, refs);
-    const uint64_t h[CBT_EV_HEAD_WORDS] = {b.batch_id, (uint64_t)(uint32_t)b.tid << 32, b.driver_ns, b.caller};
-    steady_record_general(t, k, d1, refs, k->n, si, h, b.capture, b.fail_idx, r, attrs_read, caller);
+    steady_write(t, k, d1, refs, k->n, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
+                 caller);
     struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
                              .src_device = -1, .dst_device = -1};
     cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
@@ -792,30 +822,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
-    rec.h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
-                     (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
-                     (uint64_t)(capture <= CBT_CAPTURE_INVALIDATED ? capture : 7) << 11 |
-                     (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
-    rec.h[CBT_H_DRIVER_NS] = t1 - t0;
-    rec.h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
-    if (cbt_likely(recorded == k->n &&
-                   cbt_record_steady_fits(d1, k->n, fail_idx, (uint32_t)r, k->num_attrs, attrs_read))) {
-        rec.list = d1 ? (const void *)k->dsts : (const void *)k->ops;
-        rec.n = k->n;
-        rec.refs = refs;
-        rec.stream_index = si;
-        rec.d1 = d1;
-        rec.srcs = k->srcs;
-        rec.sizes = k->sizes;
-        rec.attrs = k->attrs;
-        rec.attrs_idxs = k->attrs_idxs;
-        if (d1)
-            cbt_record_steady1d(&t->dict, &rec, caller);
-        else
-            cbt_record_steady3d(&t->dict, &rec, caller);
-    } else {
-        steady_record_general(t, k, d1, refs, recorded, si, rec.h, capture, fail_idx, r, attrs_read, caller);
-    }
+    steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, tid, t1 - t0, attrs_read, caller);
     *res = r;
     return true;
 }

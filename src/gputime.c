@@ -46,9 +46,10 @@
  * Events and anchors belong to their context: when it is destroyed
  * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
  * same handle), what was queued for it is written as "lost" and its state
- * forgotten, never touched again.  Each thread keeps the ids it asked for
- * until a context goes (its memo, in its state: struct cbt_gpu_call), while
- * memwrap.c sees every way to destroy one; else it asks per batch.
+ * forgotten, never touched again.  Each thread keeps the ids it asked for,
+ * and two events for its next timed batch, until a context goes (struct
+ * cbt_gpu_thread, in its state), while memwrap.c sees every way to destroy
+ * one; else it asks per batch and takes the events from the pool.
  *
  * Two locks: gt_lock guards the queue, the contexts' table and their pools,
  * held briefly by everyone; gt_read_lock is held by whoever reads back
@@ -125,10 +126,15 @@ static uint64_t gt_ctx_epoch = 1; /* a memo of epoch 0 (never filled) never matc
 
 static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt_ctx_epoch, 1, __ATOMIC_ACQ_REL); }
 
-static bool ctx_id(const struct cbt_real *real, struct cbt_gpu_memo *memo, CUcontext ctx, unsigned long long *id)
+static inline struct cbt_gpu_memo *memo_of(struct cbt_gpu_thread *th, CUcontext ctx)
+{
+    return &th->memo[((uintptr_t)ctx >> 4) % CBT_GPU_MEMO];
+}
+
+static bool ctx_id(const struct cbt_real *real, struct cbt_gpu_thread *th, CUcontext ctx, unsigned long long *id)
 {
     uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
-    struct cbt_gpu_memo *m = memo ? &memo[((uintptr_t)ctx >> 4) % CBT_GPU_MEMO] : NULL;
+    struct cbt_gpu_memo *m = th ? memo_of(th, ctx) : NULL;
     if (m && m->ctx == ctx && m->epoch == epoch) {
         *id = m->id;
         return true;
@@ -289,6 +295,49 @@ static void forget_locked(int i)
 static inline bool ctx_is(int i, unsigned long long id)
 {
     return i >= 0 && gt_ctxs[i].valid && gt_ctxs[i].id == id;
+}
+
+/*
+ * A thread's stash: two events of one context, taken from its pool under
+ * gt_lock when the thread queued its previous timed batch, so that the
+ * next one takes no lock before its call.  It holds while gt_ctx_epoch
+ * stays: cbt_gpu_context_gone moves it once more after forgetting a
+ * context (under gt_lock), so a stash filled before that is stale, and
+ * its events go back to their pool only if their context's state is
+ * still the one they came from.
+ */
+static void stash_drop_locked(struct cbt_gpu_thread *th)
+{
+    if (!th || !th->stash.end)
+        return;
+    if (ctx_is(th->stash.ctx, th->stash.ctx_id)) {
+        pool_put(&gt_ctxs[th->stash.ctx], th->stash.start);
+        pool_put(&gt_ctxs[th->stash.ctx], th->stash.end);
+    }
+    th->stash.start = th->stash.end = NULL;
+}
+
+/* Refilled from context i's pool, where it has two events free (none is made
+ * here) and the reader runs (else the next batch reads back first). */
+static void stash_fill_locked(struct cbt_gpu_thread *th, int i, unsigned long long id)
+{
+    struct gt_ctx *c = &gt_ctxs[i];
+    if (!th || th->stash.end || c->npool < 2 || gt_reader != READER_RUNNING)
+        return;
+    th->stash.end = c->pool[--c->npool];
+    th->stash.start = c->pool[--c->npool];
+    th->stash.ctx = i;
+    th->stash.ctx_id = id;
+    th->stash.epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
+}
+
+void cbt_gpu_thread_release(struct cbt_gpu_thread *th)
+{
+    if (!th->stash.end)
+        return;
+    pthread_mutex_lock(&gt_lock);
+    stash_drop_locked(th);
+    pthread_mutex_unlock(&gt_lock);
 }
 
 /* Context state for (ctx, id): found, or made (anchored); -1 when it cannot
@@ -666,6 +715,8 @@ static void reader_start_locked(void)
 
 static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
                                const struct cbt_real *real);
+static bool before_stashed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                           const struct cbt_real *real);
 
 static bool have_driver(const struct cbt_real *real)
 {
@@ -683,13 +734,22 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 
 /*
  * Per timed batch, on the calling thread: whether its stream is being
- * captured, its context's state and two events from the pool (one lock),
- * the start event's record; right after the call, the end event's
- * (cbt_gpu_end); once the batch event is written, the queue (cbt_gpu_after,
- * a second lock).  The records and the context id are asked in RELAXED
- * mode (two exchanges each side, about 14 ns a pair on the H200).  Without
- * a reader (it could not be made, or the process is exiting), the batches
- * queued before are read back first, before the batch's own work is
+ * captured, then two events and the start event's record; right after the
+ * call, the end event's (cbt_gpu_end); once the batch event is written,
+ * the queue (cbt_gpu_after, under gt_lock, which also refills the thread's
+ * stash).
+ *
+ * The usual way (before_stashed): the context's id is in the thread's memo
+ * and two of its events in its stash, the stream is one the program made.
+ * Then nothing but the records is asked of the driver, in the thread's own
+ * capture mode: cuEventRecord on a stream not being captured breaks no
+ * capture, of this thread or another, in any mode (measured on the H200:
+ * tests/gpu/measured/capture-h200.txt).  Otherwise (the first batch of a
+ * thread or context, the stash stale or empty, the NULL, legacy or
+ * per-thread stream): the context's id, its state (anchored when new) and
+ * the events from the pool (gt_lock), all in RELAXED mode.  Without a
+ * reader (it could not be made, or the process is exiting), that way also
+ * reads back the batches queued before, before the batch's own work is
  * submitted: a query just after it costs the H200 microseconds more.
  */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
@@ -709,9 +769,37 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
         t->status = b->capture == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
         return;
     }
+    if (cbt_likely(before_stashed(t, b, ptsz, stream, real)))
+        return;
     CUstreamCaptureMode was = relaxed_begin(real);
     gpu_before_relaxed(t, b, ptsz, stream, real);
     relaxed_end(real, was);
+}
+
+/* A stream the program made: not NULL, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD. */
+static inline bool made_stream(CUstream s) { return (uintptr_t)s > 2; }
+
+/* The usual way (see above); false: the other. */
+static bool before_stashed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                           const struct cbt_real *real)
+{
+    struct cbt_gpu_thread *th = t->th;
+    CUcontext ctx = (CUcontext)(uintptr_t)b->context;
+    if (!th || !th->stash.end || !made_stream(stream) || !ctx)
+        return false;
+    const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
+    const struct cbt_gpu_memo *m = memo_of(th, ctx);
+    if (th->stash.epoch != epoch || m->epoch != epoch || m->ctx != ctx || m->id != th->stash.ctx_id)
+        return false;
+    t->ctx = th->stash.ctx;
+    t->ctx_id = m->id;
+    t->start = th->stash.start;
+    t->end = th->stash.end;
+    th->stash.start = th->stash.end = NULL;
+    /* not recorded: NO_EVENTS, the events back in the pool (cbt_gpu_after) */
+    if (real->event_record[ptsz](t->start, stream) == CUDA_SUCCESS)
+        t->status = CBT_GPU_TIMED;
+    return true;
 }
 
 static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
@@ -719,9 +807,10 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 {
     unsigned long long id = 0;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    if (!ctx || !ctx_id(real, t->memo, ctx, &id))
+    if (!ctx || !ctx_id(real, t->th, ctx, &id))
         return;
     pthread_mutex_lock(&gt_lock);
+    stash_drop_locked(t->th); /* stale, or another context's */
     if (cbt_unlikely(gt_reader != READER_RUNNING)) {
         if (gt_reader == READER_NONE)
             reader_start_locked();
@@ -777,6 +866,11 @@ void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream
         return;
     }
     const struct cbt_real *real = cbt_real();
+    if (made_stream(stream)) { /* no capture to break (see cbt_gpu_before) */
+        if (real->event_record[ptsz](t->end, stream) != CUDA_SUCCESS)
+            t->status = CBT_GPU_NO_EVENTS;
+        return;
+    }
     CUstreamCaptureMode was = relaxed_begin(real);
     if (real->event_record[ptsz](t->end, stream) != CUDA_SUCCESS)
         t->status = CBT_GPU_NO_EVENTS;
@@ -820,6 +914,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
     } else {
         gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
         gt_count++;
+        stash_fill_locked(t->th, t->ctx, t->ctx_id);
         /* the reader asleep for good, or half the queue used before its turn */
         if (gt_reader_waiting || gt_count == GT_QUEUE / 2)
             pthread_cond_signal(&gt_wake);
@@ -849,6 +944,7 @@ void cbt_gpu_context_gone(CUcontext ctx, int device)
             forget_locked(i);
     }
     lost_heads_locked(); /* what is lost is written at once, in order */
+    ctx_epoch_next();    /* and no stash filled before the context was forgotten holds */
     pthread_mutex_unlock(&gt_lock);
     pthread_mutex_unlock(&gt_read_lock);
 }

@@ -11,26 +11,40 @@
 
 #include "record.h"
 
-/* The context ids a thread asked for (cuCtxGetId), by handle, kept while
- * no context goes: part of the thread's state (src/thread.h). */
+/* What gputime.c keeps per thread (part of its state, src/thread.h):
+ * the context ids it asked for (cuCtxGetId), by handle, and a stash of
+ * two events of one context for its next timed batch, both kept while no
+ * context goes (their epoch). */
 #define CBT_GPU_MEMO 4
 struct cbt_gpu_memo {
     CUcontext ctx;
     unsigned long long id;
     uint64_t epoch; /* 0: never filled */
 };
+struct cbt_gpu_thread {
+    struct cbt_gpu_memo memo[CBT_GPU_MEMO];
+    struct {
+        CUevent start, end; /* NULL: empty */
+        int ctx;            /* the context's state they belong to */
+        unsigned long long ctx_id;
+        uint64_t epoch;
+    } stash;
+};
 
 /* One call's timing, from cbt_gpu_before through cbt_gpu_end to cbt_gpu_after (on the stack). */
 struct cbt_gpu_call {
-    /* set by the caller: the thread's memo (CBT_GPU_MEMO entries) where
-     * memwrap.c sees every call that can destroy a context
-     * (cbt_kind_cache_enabled); NULL: the id is asked per batch */
-    struct cbt_gpu_memo *memo;
+    /* set by the caller: the thread's part where memwrap.c sees every call
+     * that can destroy a context (cbt_kind_cache_enabled); NULL: the id is
+     * asked per batch and the events taken from the pool */
+    struct cbt_gpu_thread *th;
     int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
     int ctx;        /* index of the context's state */
     unsigned long long ctx_id;
-    CUevent start, end; /* taken from the pool before the call */
+    CUevent start, end; /* taken from the stash or the pool before the call */
 };
+
+/* A thread is gone: the events of its stash back in their pool. */
+void cbt_gpu_thread_release(struct cbt_gpu_thread *th);
 
 /* Before forwarding batch b (stream, context and device known): ask whether
  * the stream is being captured (b->capture: no event on such a stream), read

@@ -28,6 +28,7 @@ static void thread_free(void *p)
     free(t->copies);
     cbt_dict_release(&t->dict);
     cbt_cache_release(&t->cache);
+    cbt_gpu_thread_release(&t->gpu_state);
     free(t);
 }
 
