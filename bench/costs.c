@@ -15,7 +15,9 @@
  * Then a timed batch piece by piece, as bench/overhead makes it: a 1-op
  * device-to-device batch of 4 KiB, its stream drained before each call
  * (not timed), with what CUBATCHTRACE_GPU_TIME adds around it one piece at
- * a time, interleaved in rounds (31 rounds of 300 calls each); then the
+ * a time, interleaved in rounds (31 rounds of 300 calls each): the two
+ * records on the same pair of events every time (as bench/floor makes
+ * them) and on pairs in turn (as the shim's pool hands them out); then the
  * same with a thread reading the events back every millisecond, on the
  * calling thread's CPU and (with --cpu N) on CPU N+1.
  */
@@ -79,7 +81,10 @@ static int cmp(const void *a, const void *b)
 /* ---- a timed batch, piece by piece ---- */
 
 /* What the pieces call: the driver's functions, the batch, its events. */
-#define PAIRS 64
+/* pairs of events the pieces rotate through: about what the shim's pool
+ * holds while its reader reads back every millisecond (two events per
+ * batch queued meanwhile) */
+#define PAIRS 256
 static struct {
     CUresult (*batch)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
     CUresult (*sync)(CUstream);
@@ -91,15 +96,16 @@ static struct {
     CUDA_MEMCPY3D_BATCH_OP op;
     CUstream s;
     CUcontext ctx;
-    CUevent anchor, start[PAIRS], end[PAIRS];
+    CUevent anchor, start[PAIRS], end[PAIRS], one_start, one_end;
     volatile unsigned last; /* the pair recorded last */
 } P;
 
-enum piece { P_BATCH, P_BATCH_REC, P_REC2, P_QUERY, P_ELAPSED, P_SHIMLIKE, P_NO_READBACK, P_COUNT };
+enum piece { P_BATCH, P_BATCH_REC, P_REC2_ONE, P_REC2, P_QUERY, P_ELAPSED, P_SHIMLIKE, P_NO_READBACK, P_COUNT };
 static const char *const piece_label[P_COUNT] = {
     "batch",
     "batch, then cuEventRecord",
-    "cuEventRecord, batch, cuEventRecord",
+    "cuEventRecord, batch, cuEventRecord: one pair (as bench/floor)",
+    "cuEventRecord, batch, cuEventRecord: pairs in turn",
     "  + cuEventElapsedTime of the pair before (done)",
     "  + its start's from the anchor",
     "  + capture check, context id, RELAXED around the pieces",
@@ -129,6 +135,11 @@ static void piece(enum piece v)
         P.batch(1, &P.op, 0, P.s);
         P.record(P.end[k], P.s);
         break;
+    case P_REC2_ONE: /* the same two events every time, never read back */
+        P.record(P.one_start, P.s);
+        P.batch(1, &P.op, 0, P.s);
+        P.record(P.one_end, P.s);
+        return;
     case P_REC2:
     case P_QUERY:
     case P_ELAPSED:
@@ -383,6 +394,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "costs: cannot make the timing events\n");
             return 1;
         }
+    if (ev_create(&P.one_start, CU_EVENT_DEFAULT) || ev_create(&P.one_end, CU_EVENT_DEFAULT)) {
+        fprintf(stderr, "costs: cannot make the timing events\n");
+        return 1;
+    }
     P.sync(s);
     pieces("a 1-op device-to-device batch of 4 KiB, its stream drained before each");
     pieces_with_reader("the same, a reader thread on the calling thread's CPU", -1);
