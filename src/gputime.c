@@ -317,15 +317,24 @@ static void stash_drop_locked(struct cbt_gpu_thread *th)
     th->stash.start = th->stash.end = NULL;
 }
 
-/* Refilled from context i's pool, where it has two events free (none is made
- * here) and the reader runs (else the next batch reads back first). */
-static void stash_fill_locked(struct cbt_gpu_thread *th, int i, unsigned long long id)
+/* Refilled from context i's pool (made there when it has none free: a
+ * program that waits for each batch keeps three pairs in turn), where the
+ * reader runs (else the next batch reads back first).  cuEventCreate, and
+ * making the context current for it, break no capture either (the
+ * measurements above). */
+static void stash_fill_locked(const struct cbt_real *real, struct cbt_gpu_thread *th, int i, unsigned long long id)
 {
     struct gt_ctx *c = &gt_ctxs[i];
-    if (!th || th->stash.end || c->npool < 2 || gt_reader != READER_RUNNING)
+    if (!th || th->stash.end || gt_reader != READER_RUNNING)
         return;
-    th->stash.end = c->pool[--c->npool];
-    th->stash.start = c->pool[--c->npool];
+    CUevent start = pool_get(real, c);
+    CUevent end = start ? pool_get(real, c) : NULL;
+    if (!end) {
+        pool_put(c, start);
+        return;
+    }
+    th->stash.start = start;
+    th->stash.end = end;
     th->stash.ctx = i;
     th->stash.ctx_id = id;
     th->stash.epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
@@ -914,7 +923,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
     } else {
         gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
         gt_count++;
-        stash_fill_locked(t->th, t->ctx, t->ctx_id);
+        stash_fill_locked(cbt_real(), t->th, t->ctx, t->ctx_id);
         /* the reader asleep for good, or half the queue used before its turn */
         if (gt_reader_waiting || gt_count == GT_QUEUE / 2)
             pthread_cond_signal(&gt_wake);

@@ -8,11 +8,14 @@
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
  *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
+ *   (ok, sync and paced then print "exchanges K" over the test double: its
+ *   capture-mode exchanges so far, on every thread)
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
- *   client_gputime recreate N  twice: a context of its own, N batches and a synchronize in it, cuCtxDestroy
- *                              (prints "same handle" when the second context got the first one's handle)
+ *   client_gputime recreate N [MS]  twice: a context of its own, N batches and a synchronize (and MS ms
+ *                              asleep) after each in it, cuCtxDestroy (prints "same handle" when the
+ *                              second context got the first one's handle)
  *   client_gputime release N   N batches, a stream synchronize, then cuDevicePrimaryCtxRelease
  *   client_gputime threads T K T threads, K batches each
  *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
@@ -20,7 +23,9 @@
  */
 #include "common.h"
 #include "opbuild.h"
+#include "fakecuda/fakecuda.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +62,16 @@ static void batches(CUstream s, size_t n, int sync, int pause_ms)
     }
 }
 
+/* Over the test double: how many times the process switched a thread's
+ * capture interaction mode so far (nothing on a real driver). */
+static void say_exchanges(void)
+{
+    fakecuda_mode_exchanges_fn f = (fakecuda_mode_exchanges_fn)dlsym(RTLD_DEFAULT, "fakecuda_mode_exchanges");
+    if (f)
+        printf("exchanges %llu\n", f());
+    fflush(stdout);
+}
+
 static size_t per_thread;
 
 static void worker(CUstream s) { batches(s, per_thread, 0, 0); }
@@ -75,6 +90,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
         int ms = !strcmp(m, "paced") ? (argc > 3 ? atoi(argv[3]) : 50) : 0;
         batches(s, n, strcmp(m, "ok") != 0, ms);
+        say_exchanges();
         return 0;
     }
     if (!strcmp(m, "release")) {
@@ -117,7 +133,7 @@ int main(int argc, char **argv)
             CUstream s2;
             cc_check(cuCtxCreate(&c[k], NULL, 0, d), "cuCtxCreate");
             cc_check(cc.StreamCreate(&s2, 0), "cuStreamCreate");
-            batches(s2, n, 1, 0);
+            batches(s2, n, 1, argc > 3 ? atoi(argv[3]) : 0);
             cc_check(cuCtxDestroy(c[k]), "cuCtxDestroy");
         }
         if (c[0] == c[1])

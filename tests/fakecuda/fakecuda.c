@@ -125,6 +125,7 @@ static __thread unsigned long long fc_ptds_id; /* per-thread stream's id, 0 unti
 
 static atomic_ullong fc_batch_count;
 static atomic_ullong fc_pointer_queries;
+static atomic_ullong fc_mode_exchanges; /* cuThreadExchangeStreamCaptureMode calls */
 /* fakecuda_place_next_alloc: where the next allocation goes (NULL: the heap). */
 static void *_Atomic fc_next_place;
 static atomic_ullong fc_next_id = 16; /* stream and buffer ids; small ids reserved */
@@ -304,6 +305,8 @@ static CUresult fc_alloc_free(uintptr_t p, enum fc_free_api api)
 FC_EXPORT unsigned long long fakecuda_batch_calls(void) { return atomic_load(&fc_batch_count); }
 
 FC_EXPORT unsigned long long fakecuda_pointer_queries(void) { return atomic_load(&fc_pointer_queries); }
+
+FC_EXPORT unsigned long long fakecuda_mode_exchanges(void) { return atomic_load(&fc_mode_exchanges); }
 
 FC_EXPORT void fakecuda_reset_counts(void)
 {
@@ -1229,6 +1232,7 @@ FC_ENTRY(CUresult, cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode
 {
     if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
+    atomic_fetch_add(&fc_mode_exchanges, 1);
     CUstreamCaptureMode old = fc_thread_mode;
     fc_thread_mode = *mode;
     *mode = old;

@@ -21,6 +21,9 @@ void fakecuda_reset_counts(void);
  * the last fakecuda_reset_counts(). */
 unsigned long long fakecuda_pointer_queries(void);
 
+/* Calls of cuThreadExchangeStreamCaptureMode since load, on every thread. */
+unsigned long long fakecuda_mode_exchanges(void);
+
 /* The next allocation of any kind (cuMemAlloc, cuMemAllocHost, cuMemHostAlloc,
  * cuMemAllocManaged) is placed at addr instead of the double's heap: memory
  * the caller owns, keeps mapped, and that is not freed with the allocation.
@@ -31,5 +34,6 @@ typedef unsigned long long (*fakecuda_batch_calls_fn)(void);
 typedef void (*fakecuda_reset_counts_fn)(void);
 typedef unsigned long long (*fakecuda_pointer_queries_fn)(void);
 typedef void (*fakecuda_place_next_alloc_fn)(void *);
+typedef unsigned long long (*fakecuda_mode_exchanges_fn)(void);
 
 #endif
