@@ -265,11 +265,10 @@ static const struct cbt_operand_info *known(const struct cbt_operand_info *i)
     return i && i->kind != CBT_MEM_UNKNOWN ? i : NULL;
 }
 
-uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
-                          const struct cbt_operand_info *dst)
+/* cbt_op_elem_size, for the per-op paths below (op non-NULL). */
+static inline uint32_t elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                                 const struct cbt_operand_info *dst)
 {
-    if (!op)
-        return 0;
     if (is_ptr(&op->src) && is_ptr(&op->dst))
         return 1;
     if (is_arr(&op->src) && (is_arr(&op->dst) || is_ptr(&op->dst)))
@@ -279,11 +278,17 @@ uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_ope
     return 0; /* an operand type that is neither: nothing is copied */
 }
 
+uint32_t cbt_op_elem_size(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
+                          const struct cbt_operand_info *dst)
+{
+    return op ? elem_size(op, src, dst) : 0;
+}
+
 /* Saturates at UINT64_MAX when the product does not fit. */
 uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
                       const struct cbt_operand_info *dst)
 {
-    uint32_t es = cbt_op_elem_size(op, src, dst);
+    uint32_t es = op ? elem_size(op, src, dst) : 0;
     uint64_t r;
     if (!es)
         return 0;
@@ -298,8 +303,9 @@ uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand
  * in 64 bits (then *end_out is UINT64_MAX).  Extent must be non-zero and es
  * >= 1; rowLength/layerHeight 0 mean "the extent's".
  */
-static int fp_make(struct fp *f, uint64_t ptr, uint64_t row_length, uint64_t layer_height, uint64_t W,
-                   uint64_t H, uint64_t D, uint64_t es)
+static inline __attribute__((always_inline)) int fp_make(struct fp *f, uint64_t ptr, uint64_t row_length,
+                                                        uint64_t layer_height, uint64_t W, uint64_t H, uint64_t D,
+                                                        uint64_t es)
 {
     uint64_t rl = row_length ? row_length : W, lh = layer_height ? layer_height : H;
     uint64_t wb, P, L = 0, off = 0, t, end;
@@ -520,7 +526,7 @@ static int extent_ok(const CUDA_MEMCPY3D_BATCH_OP *op)
 }
 
 /* Errors of one pointer operand; returns how many. */
-static int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
+static inline __attribute__((always_inline)) int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
                          const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, uint32_t es,
                          int ext_ok, const struct fp *f, int fits)
 {
@@ -587,7 +593,7 @@ static int check_array(struct out *o, uint64_t i, enum cbt_side side, const CUDA
     return 0;
 }
 
-static void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CUmemcpy3DOperand *x,
+static inline __attribute__((always_inline)) void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CUmemcpy3DOperand *x,
                          const struct cbt_operand_info *info, int device_count)
 {
     uint32_t type = (uint32_t)x->op.ptr.locHint.type;
@@ -607,7 +613,8 @@ static void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CU
 }
 
 /* Adds op i's operand x to the sweep, its key at *k; returns the item index or
- * NONE64.  f, fits: fp_make of a pointer operand (when es != 0). */
+ * NONE64.  f, fits: fp_make of a pointer operand (when es != 0); f may
+ * already be the new item's own footprint. */
 static inline __attribute__((always_inline)) uint64_t add_item(struct cbt_validator *v, size_t *n_items, struct key *k, uint64_t i, enum cbt_side side,
                          const CUDA_MEMCPY3D_BATCH_OP *op, const CUmemcpy3DOperand *x, uint32_t es,
                          const struct fp *f, int fits)
@@ -621,7 +628,8 @@ static inline __attribute__((always_inline)) uint64_t add_item(struct cbt_valida
         it->array = 0;
         if (!fits)
             return NONE64; /* footprint wraps the address space: left out */
-        it->g.p = *f;
+        if (f != &it->g.p)
+            it->g.p = *f;
         k->space = 0;
         k->lo = it->g.p.base;
         k->hi = it->g.p.end;
@@ -1334,7 +1342,7 @@ static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view
         const CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[i];
         const struct cbt_operand_info *si = b->src_info ? &b->src_info[i] : NULL;
         const struct cbt_operand_info *di = b->dst_info ? &b->dst_info[i] : NULL;
-        const uint32_t es = cbt_op_elem_size(op, si, di);
+        const uint32_t es = elem_size(op, si, di);
         const uint32_t order = (uint32_t)op->srcAccessOrder;
         int errs = 0;
 
@@ -1356,44 +1364,58 @@ static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view
                  CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
             errs++;
         }
-        const CUmemcpy3DOperand *xs[2] = {&op->src, &op->dst};
         const struct cbt_operand_info *ks = known(si), *kd = known(di);
-        const struct cbt_operand_info *is[2] = {ks, kd}; /* known() applied */
-        const enum cbt_side sides[2] = {CBT_SIDE_SRC, CBT_SIDE_DST};
-        /* pointer footprints, once per op: for the bounds check and the sweep */
-        struct fp fps[2];
+        /* each operand a pointer (sp, dp), an array (sa, da) or of an invalid type (neither) */
+        const int sp = is_ptr(&op->src), dp = is_ptr(&op->dst);
+        const int sa = !sp && is_arr(&op->src), da = !dp && is_arr(&op->dst);
+        /* pointer footprints, once per op: for the bounds check and the sweep;
+         * made in the two items the op may add (the dst's moves down when the
+         * src adds none) */
+        struct fp local[2];
+        struct fp *const fs = have_scratch ? &v->items[n_items].g.p : &local[0];
+        struct fp *const fd = have_scratch ? &v->items[n_items + 1].g.p : &local[1];
         int fits[2] = {0, 0};
-        if (es && ext_ok)
-            for (int s = 0; s < 2; s++)
-                if (is_ptr(xs[s]))
-                    fits[s] = fp_make(&fps[s], xs[s]->op.ptr.ptr, xs[s]->op.ptr.rowLength,
-                                      xs[s]->op.ptr.layerHeight, op->extent.width, op->extent.height,
-                                      op->extent.depth, es);
-        for (int s = 0; s < 2; s++) {
-            if (!is_ptr(xs[s]) && !is_arr(xs[s])) {
-                emit(&o, CBT_RULE_operand_type_invalid, sides[s], i, CBT_NO_OP, (uint32_t)xs[s]->type,
-                     CU_MEMCPY_OPERAND_TYPE_ARRAY);
-                errs++;
-            }
+        if (es && ext_ok) {
+            if (sp)
+                fits[0] = fp_make(fs, op->src.op.ptr.ptr, op->src.op.ptr.rowLength, op->src.op.ptr.layerHeight,
+                                  op->extent.width, op->extent.height, op->extent.depth, es);
+            if (dp)
+                fits[1] = fp_make(fd, op->dst.op.ptr.ptr, op->dst.op.ptr.rowLength, op->dst.op.ptr.layerHeight,
+                                  op->extent.width, op->extent.height, op->extent.depth, es);
         }
-        for (int s = 0; s < 2; s++) {
-            if (is_ptr(xs[s]))
-                errs += check_pointer(&o, i, sides[s], op, xs[s], is[s], es, ext_ok, &fps[s], fits[s]);
-            else if (is_arr(xs[s]))
-                errs += check_array(&o, i, sides[s], op, xs[s], is[s], ext_ok);
+        if (!sp && !sa) {
+            emit(&o, CBT_RULE_operand_type_invalid, CBT_SIDE_SRC, i, CBT_NO_OP, (uint32_t)op->src.type,
+                 CU_MEMCPY_OPERAND_TYPE_ARRAY);
+            errs++;
         }
-        if (is_arr(&op->src) && is_arr(&op->dst) && si && di && si->kind == CBT_MEM_ARRAY &&
-            di->kind == CBT_MEM_ARRAY && si->elem_size && di->elem_size && si->elem_size != di->elem_size) {
+        if (!dp && !da) {
+            emit(&o, CBT_RULE_operand_type_invalid, CBT_SIDE_DST, i, CBT_NO_OP, (uint32_t)op->dst.type,
+                 CU_MEMCPY_OPERAND_TYPE_ARRAY);
+            errs++;
+        }
+        if (sp)
+            errs += check_pointer(&o, i, CBT_SIDE_SRC, op, &op->src, ks, es, ext_ok, fs, fits[0]);
+        else if (sa)
+            errs += check_array(&o, i, CBT_SIDE_SRC, op, &op->src, ks, ext_ok);
+        if (dp)
+            errs += check_pointer(&o, i, CBT_SIDE_DST, op, &op->dst, kd, es, ext_ok, fd, fits[1]);
+        else if (da)
+            errs += check_array(&o, i, CBT_SIDE_DST, op, &op->dst, kd, ext_ok);
+        if (sa && da && si && di && si->kind == CBT_MEM_ARRAY && di->kind == CBT_MEM_ARRAY && si->elem_size &&
+            di->elem_size && si->elem_size != di->elem_size) {
             emit(&o, CBT_RULE_array_element_size_mismatch, CBT_SIDE_NONE, i, CBT_NO_OP, si->elem_size,
                  di->elem_size);
             errs++;
         }
 
         /* warnings (a 1D batch's locHints are its attributes', checked above) */
-        for (int s = 0; s < 2 && !b->copies; s++)
-            if (is_ptr(xs[s]))
-                warn_lochint(&o, i, sides[s], xs[s], is[s], b->device_count);
-        if (is_ptr(&op->src) && ks) {
+        if (!b->copies) {
+            if (sp)
+                warn_lochint(&o, i, CBT_SIDE_SRC, &op->src, ks, b->device_count);
+            if (dp)
+                warn_lochint(&o, i, CBT_SIDE_DST, &op->dst, kd, b->device_count);
+        }
+        if (sp && ks) {
             if (ks->kind == CBT_MEM_HOST_PAGEABLE && order == CBT_ORDER_STREAM)
                 emit(&o, CBT_RULE_pageable_stream_order, CBT_SIDE_SRC, i, CBT_NO_OP, order, 0);
             if (ks->kind == CBT_MEM_DEVICE && order == CBT_ORDER_DURING_API_CALL)
@@ -1403,8 +1425,8 @@ static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view
         if (have_scratch) {
             uint64_t s = NONE64, d = NONE64;
             if (!errs) {
-                s = add_item(v, &n_items, &v->keys[ns], i, CBT_SIDE_SRC, op, &op->src, es, &fps[0], fits[0]);
-                d = add_item(v, &n_items, &v->keys[n + nd], i, CBT_SIDE_DST, op, &op->dst, es, &fps[1], fits[1]);
+                s = add_item(v, &n_items, &v->keys[ns], i, CBT_SIDE_SRC, op, &op->src, es, fs, fits[0]);
+                d = add_item(v, &n_items, &v->keys[n + nd], i, CBT_SIDE_DST, op, &op->dst, es, fd, fits[1]);
                 ns += s != NONE64;
                 nd += d != NONE64;
             }
