@@ -156,46 +156,71 @@ static struct devrow *dev_row(struct cbt_agg *a, uint32_t host, int32_t dev)
     return r;
 }
 
+/* Do ops i and j have one class: memory kinds and operand types, devices and order? */
+static inline bool same_class(const struct cbt_ops *o, uint32_t i, uint32_t j)
+{
+    return o->src_mem[i] == o->src_mem[j] && o->dst_mem[i] == o->dst_mem[j] && o->src_type[i] == o->src_type[j] &&
+           o->dst_type[i] == o->dst_type[j] && o->src_dev[i] == o->src_dev[j] && o->dst_dev[i] == o->dst_dev[j] &&
+           o->order[i] == o->order[j];
+}
+
+/* The rows that op i's class names (direction, kind pair, order, devices) take `run`, ops of that class. */
+static void class_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o, uint32_t i, const struct row *run)
+{
+    int sc = cbt_mem_class(o->src_mem[i], o->src_type[i]), dc = cbt_mem_class(o->dst_mem[i], o->dst_type[i]);
+    int d = cbt_direction(sc, dc, o->src_dev[i], o->dst_dev[i]);
+    if (sc == 'D') {
+        struct devrow *dr = dev_row(a, r->host, o->src_dev[i]);
+        dr->ops_out += run->ops;
+        dr->bytes_out += run->bytes;
+        if (d == DIR_PEER) {
+            dr->peer_ops_out += run->ops;
+            dr->peer_bytes_out += run->bytes;
+        }
+    }
+    if (dc == 'D') {
+        struct devrow *dr = dev_row(a, r->host, o->dst_dev[i]);
+        dr->ops_in += run->ops;
+        dr->bytes_in += run->bytes;
+        if (d == DIR_PEER) {
+            dr->peer_ops_in += run->ops;
+            dr->peer_bytes_in += run->bytes;
+        }
+    }
+    unsigned sk = o->src_mem[i] < NKIND - 1 ? o->src_mem[i] : NKIND - 1;
+    unsigned dk = o->dst_mem[i] < NKIND - 1 ? o->dst_mem[i] : NKIND - 1;
+    unsigned od = o->order[i] < NORDER - 1 ? o->order[i] : NORDER - 1;
+    cbt_row_merge(&a->dir[d], run);
+    cbt_row_merge(&a->kind[sk][dk], run);
+    cbt_row_merge(&a->order[od], run);
+    r->dir_mask |= 1ull << d;
+    r->kind_mask |= 1ull << (sk * NKIND + dk);
+    r->order_mask |= 1ull << od;
+}
+
+/* The ops of a chunk into the tables: each op into its bytes-per-op bin; each
+ * run of ops of one class (as callers list them: ops alike in a row), summed,
+ * into its class's rows.  Counts, sums, minima and maxima do not depend on
+ * the grouping, so the tables are those of one op at a time. */
 static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
 {
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < o->count; i++) {
-        uint64_t by = o->bytes[i];
-        int sc = cbt_mem_class(o->src_mem[i], o->src_type[i]), dc = cbt_mem_class(o->dst_mem[i], o->dst_type[i]);
-        int d = cbt_direction(sc, dc, o->src_dev[i], o->dst_dev[i]);
-        if (sc == 'D') {
-            struct devrow *dr = dev_row(a, r->host, o->src_dev[i]);
-            dr->ops_out++;
-            dr->bytes_out += by;
-            if (d == DIR_PEER) {
-                dr->peer_ops_out++;
-                dr->peer_bytes_out += by;
-            }
+    for (uint32_t s = 0, e; s < o->count; s = e) {
+        struct row run = {0};
+        for (e = s; e < o->count && (e == s || same_class(o, s, e)); e++) {
+            uint64_t by = o->bytes[e];
+            unsigned hb = cbt_hist_bin(by);
+            struct row *z = &a->osize[hb];
+            z->ops++;
+            z->bytes += by;
+            row_sample(z, by);
+            r->osz_mask[hb >> 6] |= 1ull << (hb & 63);
+            run.ops++;
+            run.bytes += by;
+            row_sample(&run, by);
         }
-        if (dc == 'D') {
-            struct devrow *dr = dev_row(a, r->host, o->dst_dev[i]);
-            dr->ops_in++;
-            dr->bytes_in += by;
-            if (d == DIR_PEER) {
-                dr->peer_ops_in++;
-                dr->peer_bytes_in += by;
-            }
-        }
-        unsigned sk = o->src_mem[i] < NKIND - 1 ? o->src_mem[i] : NKIND - 1;
-        unsigned dk = o->dst_mem[i] < NKIND - 1 ? o->dst_mem[i] : NKIND - 1;
-        unsigned od = o->order[i] < NORDER - 1 ? o->order[i] : NORDER - 1;
-        unsigned hb = cbt_hist_bin(by);
-        struct row *rows[4] = {&a->dir[d], &a->kind[sk][dk], &a->order[od], &a->osize[hb]};
-        for (int k = 0; k < 4; k++) {
-            rows[k]->ops++;
-            rows[k]->bytes += by;
-            row_sample(rows[k], by);
-        }
-        r->dir_mask |= 1ull << d;
-        r->kind_mask |= 1ull << (sk * NKIND + dk);
-        r->order_mask |= 1ull << od;
-        r->osz_mask[hb >> 6] |= 1ull << (hb & 63);
-        sum += by;
+        class_into(a, r, o, s, &run);
+        sum += run.bytes;
     }
     r->seen_ops += o->count;
     r->bytes += sum;
