@@ -1121,7 +1121,7 @@ static int few_apart(const struct key *k, size_t n)
 {
     for (size_t x = 1; x < n; x++)
         for (size_t y = 0; y < x; y++)
-            if (k[x].space == k[y].space && k[x].lo < k[y].hi && k[y].lo < k[x].hi)
+            if (k[x].lo < k[y].hi && k[y].lo < k[x].hi && k[x].space == k[y].space)
                 return 0;
     return 1;
 }
