@@ -230,7 +230,7 @@ static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
 
 /* ---------------------------------------------------------------- per batch */
 
-static void row_batch(struct row *row, const struct brec *r, bool sample)
+static inline void row_batch(struct row *row, const struct brec *r, bool sample)
 {
     row->batches += r->have_batch;
     row->ops += r->seen_ops;
