@@ -528,9 +528,11 @@ static int extent_ok(const CUDA_MEMCPY3D_BATCH_OP *op)
 }
 
 /* Errors of one pointer operand; returns how many. */
-static inline __attribute__((always_inline)) int check_pointer(struct out *o, uint64_t i, enum cbt_side side, const CUDA_MEMCPY3D_BATCH_OP *op,
-                         const CUmemcpy3DOperand *x, const struct cbt_operand_info *info, uint32_t es,
-                         int ext_ok, const struct fp *f, int fits)
+static inline __attribute__((always_inline)) int check_pointer(struct out *o, uint64_t i, enum cbt_side side,
+                                                              const CUDA_MEMCPY3D_BATCH_OP *op,
+                                                              const CUmemcpy3DOperand *x,
+                                                              const struct cbt_operand_info *info, uint32_t es,
+                                                              int ext_ok, const struct fp *f, int fits)
 {
     int errs = 0;
     uint64_t ptr = x->op.ptr.ptr, rl = x->op.ptr.rowLength, lh = x->op.ptr.layerHeight;
@@ -595,8 +597,9 @@ static int check_array(struct out *o, uint64_t i, enum cbt_side side, const CUDA
     return 0;
 }
 
-static inline __attribute__((always_inline)) void warn_lochint(struct out *o, uint64_t i, enum cbt_side side, const CUmemcpy3DOperand *x,
-                         const struct cbt_operand_info *info, int device_count)
+static inline __attribute__((always_inline)) void warn_lochint(struct out *o, uint64_t i, enum cbt_side side,
+                                                              const CUmemcpy3DOperand *x,
+                                                              const struct cbt_operand_info *info, int device_count)
 {
     uint32_t type = (uint32_t)x->op.ptr.locHint.type;
     int id = x->op.ptr.locHint.id;
@@ -617,9 +620,11 @@ static inline __attribute__((always_inline)) void warn_lochint(struct out *o, ui
 /* Adds op i's operand x to the sweep, its key at *k; returns the item index or
  * NONE64.  f, fits: fp_make of a pointer operand (when es != 0); f may
  * already be the new item's own footprint. */
-static inline __attribute__((always_inline)) uint64_t add_item(struct cbt_validator *v, size_t *n_items, struct key *k, uint64_t i, enum cbt_side side,
-                         const CUDA_MEMCPY3D_BATCH_OP *op, const CUmemcpy3DOperand *x, uint32_t es,
-                         const struct fp *f, int fits)
+static inline __attribute__((always_inline)) uint64_t add_item(struct cbt_validator *v, size_t *n_items,
+                                                              struct key *k, uint64_t i, enum cbt_side side,
+                                                              const CUDA_MEMCPY3D_BATCH_OP *op,
+                                                              const CUmemcpy3DOperand *x, uint32_t es,
+                                                              const struct fp *f, int fits)
 {
     struct item *it = &v->items[*n_items];
     it->op = i;
