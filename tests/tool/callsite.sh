@@ -63,4 +63,13 @@ rm -f "$BIN"
 name=$(grep -A4 '^# Top call sites' "$CBT_TMP/sum3.txt" | sed -n 5p | cut -d'|' -f1 | sed 's/ *$//')
 case $name in client_cxx+0x*) ok 0 "a binary gone from its path: object+offset ($name)" ;;
               *) ok 1 "a binary gone from its path: object+offset ($name)" ;; esac
+# looking for it by build id loads no debuginfod client (libcurl and the
+# rest: milliseconds a run, and the reader asks no server anyway)
+if command -v strace >/dev/null 2>&1; then
+    strace -f -qq -e trace=openat -o "$CBT_TMP/open.strace" "$CBT" summary "$CBT_TMP/t" >/dev/null 2>&1
+    ok "$(grep -q 'libdebuginfod' "$CBT_TMP/open.strace" && echo 1 || echo 0)" \
+       "a binary gone from its path: the debuginfod client is not loaded"
+else
+    ok 0 "# SKIP strace not installed (scripts/install-deps installs it)"
+fi
 done_testing

@@ -183,23 +183,42 @@ static int elf_at_path(const struct obj *o, const char *modname, bool need_id, c
     return fd;
 }
 
+/* The object by its recorded build id where distributions link the objects
+ * they install, /usr/lib/debug/.build-id/xx/rest (where libdwfl's own
+ * search, dwfl_build_id_find_elf, looks first); else -1.  Not libdwfl's
+ * search itself: where that finds nothing it loads the debuginfod client
+ * (libcurl and its TLS libraries, milliseconds a run), which this process
+ * never asks anyway (DEBUGINFOD_URLS is cleared); and a trace read on
+ * another machine than the one that took it is the common case of an
+ * object missing from its recorded path. */
+static int elf_by_build_id(const struct obj *o, char **file_name, Elf **elfp)
+{
+    static const char dir[] = "/usr/lib/debug/.build-id/";
+    char path[sizeof dir + 3 + 2 * 64];
+    if (!o || !o->build_id || o->build_id_len < 2 || o->build_id_len > 64)
+        return -1;
+    int p = snprintf(path, sizeof path, "%s%02x/", dir, o->build_id[0]);
+    for (size_t i = 1; i < o->build_id_len; i++)
+        p += snprintf(path + p, sizeof path - (size_t)p, "%02x", o->build_id[i]);
+    return elf_at_path(o, path, true, file_name, elfp);
+}
+
 /* libdwfl's find_elf: the recorded path when it holds the recorded build,
- * else by build id in the debug directories, else the recorded path of an
- * object recorded without a build id.  The path first: the same build id
- * is the same build, and libdwfl's search by build id loads the debuginfod
- * client (libcurl and its TLS libraries, milliseconds) when the debug
- * directories lack it.  The module's userdata is its struct obj. */
+ * else by build id (elf_by_build_id), else the recorded path of an object
+ * recorded without a build id.  The path first: the same build id is the
+ * same build.  The module's userdata is its struct obj. */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
                     Elf **elfp)
 {
+    (void)mod;
+    (void)base;
     const struct obj *o = *userdata;
     int fd = elf_at_path(o, modname, true, file_name, elfp);
-    if (fd >= 0)
-        return fd;
-    fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
-    if (fd >= 0 || *elfp)
-        return fd;
-    return elf_at_path(o, modname, false, file_name, elfp);
+    if (fd < 0)
+        fd = elf_by_build_id(o, file_name, elfp);
+    if (fd < 0)
+        fd = elf_at_path(o, modname, false, file_name, elfp);
+    return fd;
 }
 
 /* The function the call is in, from DWARF: the innermost subprogram or
