@@ -578,7 +578,7 @@ static void gpu_after(struct batch *x)
     struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
                              .src_device = -1, .dst_device = -1};
     if (x->refs)
-        cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, x->n, &sum);
+        cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->sizes, x->n, &sum);
     cbt_gpu_after(&x->gt, &x->b, x->refs ? &sum : NULL);
 }
 
@@ -760,7 +760,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                  caller);
     struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
                              .src_device = -1, .dst_device = -1};
-    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->dsts, k->srcs, k->sizes, k->n, &sum);
+    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->sizes, k->n, &sum);
     cbt_gpu_after(&gt, &b, &sum); /* after the batch event, which its gpu_time follows */
     return r;
 }
@@ -852,6 +852,7 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
         .recording = recording, .validating = cbt_always_validate,
         .timed = timed, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
+        .gt = {.status = CBT_GPU_CALL_FAILED}, /* timed but refused, or no driver: not forwarded, no copy to time */
     };
     step_describe(&x);
     step_read(&x);

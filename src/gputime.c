@@ -886,47 +886,63 @@ void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream
     relaxed_end(real, was);
 }
 
+/* What the gpu_time event of t's batch b says but its times. */
+static inline void ev_fill(struct cbt_ev_gpu *ev, const struct cbt_gpu_call *t, const struct cbt_ev_batch *b,
+                           const struct cbt_ev_gpu *sum)
+{
+    *ev = (struct cbt_ev_gpu){
+        .batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
+        .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
+        .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1,
+    };
+    if (sum) {
+        ev->ops = sum->ops;
+        ev->bytes = sum->bytes;
+        ev->src_kind = sum->src_kind;
+        ev->dst_kind = sum->dst_kind;
+        ev->src_device = sum->src_device;
+        ev->dst_device = sum->dst_device;
+    }
+}
+
+/* A timed batch is queued in place (its entry made in the queue's slot, under gt_lock). */
 void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum)
 {
     if (t->status < 0)
         return;
-    struct gt_entry e = {
-        .ctx = t->ctx, .ctx_id = t->ctx_id, .start = t->start, .end = t->end,
-        .ev = {.batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
-               .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
-               .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1},
-    };
-    if (sum) {
-        e.ev.ops = sum->ops;
-        e.ev.bytes = sum->bytes;
-        e.ev.src_kind = sum->src_kind;
-        e.ev.dst_kind = sum->dst_kind;
-        e.ev.src_device = sum->src_device;
-        e.ev.dst_device = sum->dst_device;
-    }
-    if (e.ev.status != CBT_GPU_TIMED) {
+    if (t->status != CBT_GPU_TIMED) {
+        struct cbt_ev_gpu ev;
+        ev_fill(&ev, t, b, sum);
         give_back(t);
-        emit(&e.ev);
+        emit(&ev);
         return;
     }
     pthread_mutex_lock(&gt_lock);
     struct gt_ctx *x = &gt_ctxs[t->ctx];
-    e.gen = x->gen;
-    if (!ctx_is(t->ctx, t->ctx_id)) {
-        e.ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
-        emit(&e.ev);
-    } else if (gt_count == GT_QUEUE) {
-        e.ev.status = CBT_GPU_OVERFLOW;
-        pool_put(x, e.start);
-        pool_put(x, e.end);
-        emit(&e.ev);
-    } else {
-        gt_queue[(gt_head + gt_count) % GT_QUEUE] = e;
+    if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && gt_count < GT_QUEUE)) {
+        struct gt_entry *e = &gt_queue[(gt_head + gt_count) % GT_QUEUE];
+        e->ctx = t->ctx;
+        e->ctx_id = t->ctx_id;
+        e->gen = x->gen;
+        e->start = t->start;
+        e->end = t->end;
+        ev_fill(&e->ev, t, b, sum);
         gt_count++;
         stash_fill_locked(cbt_real(), t->th, t->ctx, t->ctx_id);
         /* the reader asleep for good, or half the queue used before its turn */
         if (gt_reader_waiting || gt_count == GT_QUEUE / 2)
             pthread_cond_signal(&gt_wake);
+    } else {
+        struct cbt_ev_gpu ev;
+        ev_fill(&ev, t, b, sum);
+        if (ctx_is(t->ctx, t->ctx_id)) {
+            ev.status = CBT_GPU_OVERFLOW;
+            pool_put(x, t->start);
+            pool_put(x, t->end);
+        } else {
+            ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
+        }
+        emit(&ev);
     }
     pthread_mutex_unlock(&gt_lock);
 }

@@ -137,37 +137,50 @@ void cbt_refs_expand(const struct cbt_dict *d, const uint16_t *refs, size_t n, s
     }
 }
 
-void cbt_refs_gpu_summary(const struct cbt_dict *d, const uint16_t *refs, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                          const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes, size_t n,
-                          struct cbt_ev_gpu *g)
+/* cbt_op_bytes, a copy between two pointers inline (its element is a byte). */
+static inline uint64_t op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *s,
+                                const struct cbt_operand_info *t)
 {
+    uint64_t r;
+    if (op->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER || op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+        return cbt_op_bytes(op, s, t);
+    if (__builtin_mul_overflow((uint64_t)op->extent.width, (uint64_t)op->extent.height, &r) ||
+        __builtin_mul_overflow(r, (uint64_t)op->extent.depth, &r))
+        return UINT64_MAX; /* saturated, as cbt_op_bytes */
+    return r;
+}
+
+void cbt_refs_gpu_summary(const struct cbt_dict *d, const uint16_t *refs, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                          const size_t *sizes, size_t n, struct cbt_ev_gpu *g)
+{
+    uint64_t bytes = 0;
+    const struct cbt_operand_info *s = NULL, *t = NULL;
+    uint32_t pair = 0; /* the op before's two refs */
     g->ops = n;
-    g->bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct cbt_operand_info *s = cbt_dict_info(d, refs[2 * i]), *t = cbt_dict_info(d, refs[2 * i + 1]);
-        if (ops) {
-            g->bytes += cbt_op_bytes(&ops[i], s, t);
-        } else {
-            CUDA_MEMCPY3D_BATCH_OP op;
-            CUmemcpyAttributes a;
-            memset(&a, 0, sizeof a);
-            cbt_copy_op(&op, dsts[i], srcs[i], sizes[i], &a);
-            g->bytes += cbt_op_bytes(&op, s, t);
+        uint32_t p;
+        memcpy(&p, refs + 2 * i, 4);
+        if (i == 0 || p != pair) {
+            pair = p;
+            s = cbt_dict_info(d, refs[2 * i]);
+            t = cbt_dict_info(d, refs[2 * i + 1]);
+            if (i == 0) {
+                g->src_kind = s->kind;
+                g->dst_kind = t->kind;
+                g->src_device = s->device;
+                g->dst_device = t->device;
+            } else {
+                if (g->src_kind != s->kind)
+                    g->src_kind = CBT_GPU_MIXED_KIND;
+                if (g->dst_kind != t->kind)
+                    g->dst_kind = CBT_GPU_MIXED_KIND;
+                if (g->src_device != s->device)
+                    g->src_device = CBT_GPU_MIXED_DEVICE;
+                if (g->dst_device != t->device)
+                    g->dst_device = CBT_GPU_MIXED_DEVICE;
+            }
         }
-        if (i == 0) {
-            g->src_kind = s->kind;
-            g->dst_kind = t->kind;
-            g->src_device = s->device;
-            g->dst_device = t->device;
-            continue;
-        }
-        if (g->src_kind != s->kind)
-            g->src_kind = CBT_GPU_MIXED_KIND;
-        if (g->dst_kind != t->kind)
-            g->dst_kind = CBT_GPU_MIXED_KIND;
-        if (g->src_device != s->device)
-            g->src_device = CBT_GPU_MIXED_DEVICE;
-        if (g->dst_device != t->device)
-            g->dst_device = CBT_GPU_MIXED_DEVICE;
+        bytes += ops ? op_bytes(&ops[i], s, t) : sizes[i];
     }
+    g->bytes = bytes;
 }

@@ -120,6 +120,10 @@ grep -q '"gpu_timed_every":4,"gpu_not_sampled":7' "$CBT_TMP/gt-n4.tl.json"; ok $
 traced gt-fail env CUBATCHTRACE_GPU_TIME=1 "$C" fail 3
 r=$(g gt-fail)
 for w in events=3 call_failed=3 timed=0; do ok "$(has "$r" $w)" "fail: $w"; done
+# strict mode refuses the malformed batches before the driver sees them: no copy to time either
+traced gt-refused env CUBATCHTRACE_GPU_TIME=1 CUBATCHTRACE_MODE=strict "$C" fail 3
+r=$(g gt-refused)
+for w in events=3 call_failed=3 timed=0 lost=0; do ok "$(has "$r" $w)" "refused in strict mode: $w"; done
 
 traced gt-kill env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1000000 "$C" kill 4
 r=$(g gt-kill)
