@@ -137,13 +137,15 @@ void cbt_refs_expand(const struct cbt_dict *d, const uint16_t *refs, size_t n, s
     }
 }
 
-/* cbt_op_bytes, a copy between two pointers inline (its element is a byte). */
-static inline uint64_t op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *s,
-                                const struct cbt_operand_info *t)
+/* Op i's bytes (cbt_op_bytes): a copy between two pointers inline (its
+ * element is a byte), its operands looked up only for an array's element. */
+static inline uint64_t op_bytes(const struct cbt_dict *d, const uint16_t *refs, const CUDA_MEMCPY3D_BATCH_OP *op,
+                                size_t i)
 {
     uint64_t r;
-    if (op->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER || op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
-        return cbt_op_bytes(op, s, t);
+    if (cbt_unlikely(op->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER ||
+                     op->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER))
+        return cbt_op_bytes(op, cbt_dict_info(d, refs[2 * i]), cbt_dict_info(d, refs[2 * i + 1]));
     if (__builtin_mul_overflow((uint64_t)op->extent.width, (uint64_t)op->extent.height, &r) ||
         __builtin_mul_overflow(r, (uint64_t)op->extent.depth, &r))
         return UINT64_MAX; /* saturated, as cbt_op_bytes */
@@ -154,33 +156,40 @@ void cbt_refs_gpu_summary(const struct cbt_dict *d, const uint16_t *refs, const 
                           const size_t *sizes, size_t n, struct cbt_ev_gpu *g)
 {
     uint64_t bytes = 0;
-    const struct cbt_operand_info *s = NULL, *t = NULL;
-    uint32_t pair = 0; /* the op before's two refs */
     g->ops = n;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t p;
-        memcpy(&p, refs + 2 * i, 4);
-        if (i == 0 || p != pair) {
-            pair = p;
-            s = cbt_dict_info(d, refs[2 * i]);
-            t = cbt_dict_info(d, refs[2 * i + 1]);
-            if (i == 0) {
-                g->src_kind = s->kind;
-                g->dst_kind = t->kind;
-                g->src_device = s->device;
-                g->dst_device = t->device;
-            } else {
-                if (g->src_kind != s->kind)
-                    g->src_kind = CBT_GPU_MIXED_KIND;
-                if (g->dst_kind != t->kind)
-                    g->dst_kind = CBT_GPU_MIXED_KIND;
-                if (g->src_device != s->device)
-                    g->src_device = CBT_GPU_MIXED_DEVICE;
-                if (g->dst_device != t->device)
-                    g->dst_device = CBT_GPU_MIXED_DEVICE;
-            }
-        }
-        bytes += ops ? op_bytes(&ops[i], s, t) : sizes[i];
+    if (ops) {
+        for (size_t i = 0; i < n; i++)
+            bytes += op_bytes(d, refs, &ops[i], i);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            bytes += sizes[i];
     }
     g->bytes = bytes;
+    if (!n)
+        return;
+    /* the kinds and devices: of the first op's operands, unless another op's refs differ */
+    uint32_t first, other = 0;
+    memcpy(&first, refs, 4);
+    for (size_t i = 1; i < n; i++) {
+        uint32_t p;
+        memcpy(&p, refs + 2 * i, 4);
+        other |= p ^ first;
+    }
+    const struct cbt_operand_info *s = cbt_dict_info(d, refs[0]), *t = cbt_dict_info(d, refs[1]);
+    g->src_kind = s->kind;
+    g->dst_kind = t->kind;
+    g->src_device = s->device;
+    g->dst_device = t->device;
+    for (size_t i = 1; other && i < n; i++) {
+        s = cbt_dict_info(d, refs[2 * i]);
+        t = cbt_dict_info(d, refs[2 * i + 1]);
+        if (g->src_kind != s->kind)
+            g->src_kind = CBT_GPU_MIXED_KIND;
+        if (g->dst_kind != t->kind)
+            g->dst_kind = CBT_GPU_MIXED_KIND;
+        if (g->src_device != s->device)
+            g->src_device = CBT_GPU_MIXED_DEVICE;
+        if (g->dst_device != t->device)
+            g->dst_device = CBT_GPU_MIXED_DEVICE;
+    }
 }
