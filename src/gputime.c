@@ -41,7 +41,8 @@
  * (the fallback, a context going) switches to RELAXED around them
  * (cuThreadExchangeStreamCaptureMode) and puts its own mode back.  The
  * batch's stream itself is asked whether it is being captured before any
- * event goes on it.
+ * event goes on it, once the process began a capture (memwrap.c wraps the
+ * functions that begin one): before that, no stream can be.
  *
  * Events and anchors belong to their context: when it is destroyed
  * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
@@ -68,6 +69,7 @@
 #include <time.h>
 
 #include "gputime.h"
+#include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
 
@@ -772,10 +774,15 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
     t->status = CBT_GPU_NO_EVENTS;
     if (!have_driver(real))
         return;
-    b->capture = cbt_stream_capture(real, ptsz, stream);
-    if (b->capture != CBT_CAPTURE_NONE) {
+    /* no capture begun yet in the process, where memwrap.c sees every door
+     * (t->th): no stream is being captured, the driver is not asked */
+    uint8_t cap = CBT_CAPTURE_NONE;
+    if (!t->th || __atomic_load_n(&cbt_capture_begun, __ATOMIC_SEQ_CST) ||
+        __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE))
+        cap = b->capture = cbt_stream_capture(real, ptsz, stream);
+    if (cap != CBT_CAPTURE_NONE) {
         /* captured into a graph, or its state unknown: no event on it */
-        t->status = b->capture == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
+        t->status = cap == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
         return;
     }
     if (cbt_likely(before_stashed(t, b, ptsz, stream, real)))

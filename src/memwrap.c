@@ -7,7 +7,9 @@
  * Every function that can create, destroy or change the kind of a mapping
  * or a CUarray is wrapped, and cuStreamDestroy (batch.c keeps what it
  * learned about a stream handle across batches too): the wrapper adds one to cbt_mem_generation,
- * calls the real function, adds one again and returns its result.  A batch
+ * calls the real function, adds one again and returns its result.  So are
+ * the functions that begin a stream capture, for GPU time (gputime.c):
+ * until one is called, no stream of the process can be being captured.  A batch
  * that read the generation before a change, or while one was under way,
  * finds it different afterwards and forgets what it learned.
  *
@@ -59,6 +61,8 @@
 #undef cuDevicePrimaryCtxRelease
 #undef cuDevicePrimaryCtxReset
 #undef cuStreamDestroy
+#undef cuStreamBeginCapture
+#undef cuStreamBeginCaptureToGraph
 
 typedef unsigned int cbt_devptr_v1;
 struct cbt_array_desc_v1 { unsigned int Width, Height; CUarray_format Format; unsigned int NumChannels; };
@@ -140,7 +144,17 @@ struct cbt_array3d_desc_v1 {
     X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", (CUdeviceptr * a, CUexternalMemory b, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *c), \
       (a, b, c), MW_NONE)                                                                                             \
     X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_NONE)                                              \
-    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_NONE)
+    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_NONE)                                                 \
+    X(cuStreamBeginCapture_v2, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)        \
+    X(cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)   \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture", (CUstream a), (a), MW_CAPTURE)                                    \
+    X(cuStreamBeginCapture_ptsz, "cuStreamBeginCapture", (CUstream a), (a), MW_CAPTURE)                               \
+    X(cuStreamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph",                                                     \
+      (CUstream a, CUgraph b, const CUgraphNode *c, const CUgraphEdgeData *d, size_t e, CUstreamCaptureMode f),        \
+      (a, b, c, d, e, f), MW_CAPTURE)                                                                                 \
+    X(cuStreamBeginCaptureToGraph_ptsz, "cuStreamBeginCaptureToGraph",                                                \
+      (CUstream a, CUgraph b, const CUgraphNode *c, const CUgraphEdgeData *d, size_t e, CUstreamCaptureMode f),        \
+      (a, b, c, d, e, f), MW_CAPTURE)
 
 enum {
 #define MW_ENUM(name, gpa, params, args, post) MW_##name,
@@ -163,6 +177,7 @@ static const char *const mw_gpa_name[MW_COUNT_] = {
 
 CBT_HOT uint64_t cbt_mem_generation;
 CBT_HOT int cbt_kind_cache_off;
+CBT_HOT int cbt_capture_begun;
 
 /*
  * The two targets of each wrapped function, found with the driver
@@ -189,6 +204,10 @@ static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 
 /* A context going (or a device's primary one, maybe): GPU time reads back
  * what is done before, and forgets the context's events after. */
 #define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)))
+/* A stream capture begins (it may, whatever the result): from now on GPU
+ * time asks the driver whether a batch's stream is being captured before
+ * it records an event there (gputime.c). */
+#define MW_CAPTURE (__atomic_store_n(&cbt_capture_begun, 1, __ATOMIC_SEQ_CST), ((void)0))
 /* The last column of MEMWRAP_LIST is (what to do before the call, what to do
  * after it succeeded). */
 #define MW_BEFORE_(before, after) before

@@ -14,6 +14,9 @@
  */
 extern uint64_t cbt_mem_generation __attribute__((visibility("hidden")));
 extern int cbt_kind_cache_off __attribute__((visibility("hidden")));
+/* Set (for good) when the program first calls a function that begins a
+ * stream capture (cuStreamBeginCapture*, through any door the shim sees). */
+extern int cbt_capture_begun __attribute__((visibility("hidden")));
 /* The wrapper of the real function at `p`, or NULL when `p` is not one. */
 void *cbt_memwrap_for_pointer(const void *p);
 /* Is `name` an exported name the shim wraps (dlsym door)? */

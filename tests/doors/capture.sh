@@ -79,4 +79,26 @@ for k in 3d 1d; do
     [ "${timed:-0}" = 20 ] || diag "$(head -c 800 "$CBT_TMP/sum-other-$k.json")"
     is "${timed:-0}" 20 "GPU time, $k: the 20 batches made during that capture are timed"
 done
+
+# A capture begun after timed batches, through each door that begins one:
+# GPU time does not ask whether a stream is captured until the process
+# began a capture, so each door must be seen; the batch in the capture
+# adds no timing event to the graph (its node count, as without the shim)
+# and its gpu_time says capturing.
+cbt_session_start "cap-late" || { echo "Bail out! cannot create the LTTng session"; exit 1; }
+for d in direct gpa dlsym tograph; do
+    for k in 3d 1d; do
+        cbt_run_bare "$C" late $d $k 3 >"$CBT_TMP/bare-late-$d-$k" 2>&1
+        cbt_run env CUBATCHTRACE_GPU_TIME=1 "$C" late $d $k 3 >"$CBT_TMP/late-$d-$k" 2>&1
+        want=$(grep '^LATE ' "$CBT_TMP/bare-late-$d-$k")
+        [ -n "$want" ] || diag "late $d $k: $(head -c 400 "$CBT_TMP/bare-late-$d-$k")"
+        is "$(grep '^LATE ' "$CBT_TMP/late-$d-$k")" "${want:-no LATE line}" \
+            "GPU time, a capture begun ($d) after 3 timed $k batches: the batch in it, the capture and its graph as without the shim"
+    done
+done
+cbt_session_stop "cap-late"
+pids=$(cat "$CBT_TMP"/late-direct-* "$CBT_TMP"/late-gpa-* "$CBT_TMP"/late-dlsym-* | sed -n 's/^PID \([0-9]*\)$/--pid \1/p' | tr '\n' ' ')
+"$TOOL" summary --json $pids "$CBT_TMP/cap-late" >"$CBT_TMP/sum-late.json" 2>&1
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; print(g["batches_timed"], g["not_timed"]["capturing"])' "$CBT_TMP/sum-late.json" 2>&1)" \
+   "18 6" "GPU time, late captures (direct, gpa, dlsym): the 18 batches before each capture timed, the 6 in it said capturing"
 done_testing

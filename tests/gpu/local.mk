@@ -52,7 +52,7 @@ check_PROGRAMS += tests/gpu/capture
 tests_gpu_capture_SOURCES = tests/gpu/clients/capture.c
 tests_gpu_capture_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_gpu_capture_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-unused-parameter
-tests_gpu_capture_LDADD = -Ltests/fakecuda/lib -lcuda -lpthread
+tests_gpu_capture_LDADD = -Ltests/fakecuda/lib -lcuda -lpthread -ldl
 tests_gpu_capture_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TESTS += tests/gpu/dryrun.sh

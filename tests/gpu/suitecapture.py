@@ -10,6 +10,8 @@
                       failIdx, the capture state after it, cuStreamEndCapture's result, the graph's node count,
                       its launch and the data after it equal the bare driver's; `cubatchtrace check` on the
                       trace exits 1 with one refused_in_capture finding per batch the driver refused in capture
+  capture-late-KIND   a GLOBAL capture begun through each door (linked, cuGetProcAddress, dlsym, ToGraph) after 3
+                      batches timed on the GPU: the batch in it as bare (the graph's nodes too), said capturing
   capture-other-KIND  another thread holds a GLOBAL capture (a memset node) while this thread makes 20 batches
                       timed on the GPU (CUBATCHTRACE_GPU_TIME=1): the capture ends as without the shim (graph of
                       1 node, launched, the memset's data) and the 20 batches are timed
@@ -110,6 +112,42 @@ def other_case(S, kind):
     return fn
 
 
+LATE_DOORS = ("direct", "gpa", "dlsym", "tograph")
+
+
+def late_case(S, kind):
+    """A GLOBAL capture begun after 3 timed batches, through each door that begins one: GPU time asks
+    nothing of a stream until the process began a capture, so the shim must see every door; the batch
+    in the capture gets no timing event (the graph as bare) and says capturing."""
+    def fn(case, workdir):
+        sess = S.Session("capture-late-" + kind, workdir)
+        if not sess.start():
+            return False, "lttng session: " + sess.error
+        problems, runs = [], 0
+        try:
+            for d in LATE_DOORS:
+                cmd = [S.b("capture"), "late", d, kind, "3"]
+                _, bout, _ = S.run_client(cmd, 60, shim=False)
+                rc, out, err = S.run_client(cmd, 60, extra_env={"CUBATCHTRACE_GPU_TIME": "1"})
+                want, got = line(bout, "LATE"), line(out, "LATE")
+                if not want or got != want:
+                    problems.append("%s: shim %s, bare %s" % (d, got, want))
+                if want and "unsupported" not in want:
+                    runs += 1
+        finally:
+            sess.stop()
+        rc, sout, err = S.sh([S.TOOL, "summary", "--json", sess.dir], timeout=120, env=S.cbt_tool_env())
+        try:
+            g = json.loads(sout)["gpu"]
+            capturing = g["not_timed"]["capturing"]
+        except (ValueError, KeyError, TypeError):
+            capturing = -1
+        if capturing != runs:
+            problems.append("%s batches said capturing (want %d, one per capture)" % (capturing, runs))
+        return not problems, "; ".join(problems[:3]) or "%d doors: each capture as bare, its batch not timed" % runs
+    return fn
+
+
 def cases(S):
     C = [S.Case("capture-bare", "bare driver: the capture table (tests/gpu/measured/capture-h200.txt) again",
                 bare_case(S))]
@@ -121,4 +159,8 @@ def cases(S):
         C.append(S.Case("capture-other-" + k, "another thread's GLOBAL capture while this thread makes %s batches "
                         "timed on the GPU: the capture ends as bare; every batch timed" % k, other_case(S, k),
 ))
+    for k in ("3d", "1d"):
+        C.append(S.Case("capture-late-" + k, "a GLOBAL capture begun after timed %s batches, through each door "
+                        "(linked, cuGetProcAddress, dlsym, ToGraph): the capture as bare, its batch not timed" % k,
+                        late_case(S, k)))
     return C

@@ -8,6 +8,14 @@
  *                                this thread makes N batches on its own stream
  *   capture probe                the bare driver: which of the calls the shim
  *                                itself makes leave a capture ACTIVE
+ *   capture late DOOR KIND N     N batches on a stream outside any capture,
+ *                                then a GLOBAL capture of it begun through
+ *                                DOOR and one batch in it: direct (the linked
+ *                                cuStreamBeginCapture), gpa (the pointer
+ *                                cuGetProcAddress hands out), dlsym (the
+ *                                driver's export by dlsym), tograph
+ *                                (cuStreamBeginCaptureToGraph, through
+ *                                cuGetProcAddress: "unsupported" without it)
  *
  * MODE: global, relaxed, thread (CUstreamCaptureMode).  KIND: 3d
  * (cuMemcpy3DBatchAsync_v2, one D2D op), 3dv1 (the CUDA 12.8 ABI with
@@ -28,10 +36,12 @@
  *     after_rc, after_copied: the same batch made again after the capture.
  *   OTHER kind= n= failed= end= nodes= inst= launch= memset_ok=
  *   PROBE thread=same|other mode= call=NAME rc= status=
+ *   LATE door= kind= n= before_failed= begin= rc= failidx= status= end= nodes= inst= launch=
  * and RESULT ok (the program ran to its end; the values are for the caller
  * to compare, bare against the shim).
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,6 +196,79 @@ static int run_batch(const char *mode, const char *kind)
     printf("CAPTURE mode=%s kind=%s rc=%s failidx=%s status=%d end=%d nodes=%ld inst=%d launch=%d copied=%d "
            "after_rc=%d after_copied=%d\n",
            mode, kind, rcs, fis, (int)st, end, nodes, inst, launch, cp, (int)after, cp2);
+    cuStreamDestroy(s);
+    return 0;
+}
+
+/* ---- a capture begun after batches, through one door */
+
+typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*begin_graph_fn)(CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
+                                   CUstreamCaptureMode);
+
+/* Begin a GLOBAL capture of s through door; CUDA_ERROR_NOT_SUPPORTED when the door has no function. */
+static CUresult begin_through(const char *door, CUstream s, CUgraph *g)
+{
+    CUdriverProcAddressQueryResult q;
+    void *fn = NULL;
+    if (!strcmp(door, "direct"))
+        return cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (!strcmp(door, "gpa")) {
+        if (cuGetProcAddress("cuStreamBeginCapture", &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS || !fn)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        return ((begin_fn)fn)(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    }
+    if (!strcmp(door, "dlsym")) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        fn = h ? dlsym(h, "cuStreamBeginCapture_v2") : NULL;
+        if (!fn)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        return ((begin_fn)fn)(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    }
+    if (!strcmp(door, "tograph")) {
+        void *create = NULL; /* cuGraphCreate, which the test double lacks */
+        if (cuGetProcAddress("cuStreamBeginCaptureToGraph", &fn, 12030, CU_GET_PROC_ADDRESS_DEFAULT, &q) !=
+                CUDA_SUCCESS ||
+            !fn || cuGetProcAddress("cuGraphCreate", &create, 10000, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS ||
+            !create || ((CUresult(*)(CUgraph *, unsigned))create)(g, 0) != CUDA_SUCCESS)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        return ((begin_graph_fn)fn)(s, *g, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static int run_late(const char *door, const char *kind, int n)
+{
+    CUstream s;
+    DIE(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    int failed = 0;
+    size_t fi = SIZE_MAX;
+    for (int i = 0; i < n; i++)
+        failed += batch(kind, s, &fi) != CUDA_SUCCESS;
+    DIE(cuStreamSynchronize(s));
+    CUgraph g0 = NULL;
+    CUresult begin = begin_through(door, s, &g0);
+    if (begin == CUDA_ERROR_NOT_SUPPORTED) {
+        printf("LATE door=%s kind=%s n=%d unsupported\n", door, kind, n);
+        cuStreamDestroy(s);
+        return 0;
+    }
+    char rcs[32] = "-", fis[32] = "-";
+    CUstreamCaptureStatus st = (CUstreamCaptureStatus)-1;
+    int end = -1, inst = -1, launch = -1;
+    long nodes = -1;
+    if (begin == CUDA_SUCCESS) {
+        fi = SIZE_MAX;
+        snprintf(rcs, sizeof rcs, "%d", (int)batch(kind, s, &fi));
+        fmt_idx(fis, sizeof fis, fi);
+        cuStreamIsCapturing(s, &st);
+        end_capture(s, &end, &nodes, &inst, &launch);
+    }
+    if (g0)
+        cuGraphDestroy(g0);
+    printf("LATE door=%s kind=%s n=%d before_failed=%d begin=%d rc=%s failidx=%s status=%d end=%d nodes=%ld "
+           "inst=%d launch=%d\n",
+           door, kind, n, failed, (int)begin, rcs, fis, (int)st, end, nodes, inst, launch);
     cuStreamDestroy(s);
     return 0;
 }
@@ -420,7 +503,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: capture batch MODE KIND | other KIND N | probe\n");
+        fprintf(stderr, "usage: capture batch MODE KIND | other KIND N | late DOOR KIND N | probe\n");
         return 2;
     }
     DIE(cuInit(0));
@@ -437,6 +520,8 @@ int main(int argc, char **argv)
         rc = run_batch(argv[2], argv[3]);
     else if (!strcmp(argv[1], "other") && argc == 4)
         rc = run_other(argv[2], atoi(argv[3]));
+    else if (!strcmp(argv[1], "late") && argc == 5)
+        rc = run_late(argv[2], argv[3], atoi(argv[4]));
     else if (!strcmp(argv[1], "probe"))
         rc = run_probe();
     if (rc == 0)
