@@ -745,7 +745,8 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 
 /*
  * Per timed batch, on the calling thread: whether its stream is being
- * captured, then two events and the start event's record; right after the
+ * captured (once the process began a capture), then two events and the
+ * start event's record; right after the
  * call, the end event's (cbt_gpu_end); once the batch event is written,
  * the queue (cbt_gpu_after, under gt_lock, which also refills the thread's
  * stash).

@@ -47,9 +47,10 @@ struct cbt_gpu_call {
 void cbt_gpu_thread_release(struct cbt_gpu_thread *th);
 
 /* Before forwarding batch b (stream, context and device known): ask whether
- * the stream is being captured (b->capture: no event on such a stream), read
- * back what is done when there is no reader thread, then record the start
- * event. */
+ * the stream is being captured (b->capture: no event on such a stream) once
+ * the process began a capture (memwrap.c: cbt_capture_begun; t->th set),
+ * read back what is done when there is no reader thread, then record the
+ * start event. */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream);
 
 /* cuStreamIsCapturing's answer for the stream (CBT_CAPTURE_*; UNKNOWN when
