@@ -1397,7 +1397,8 @@ static CUresult fc_graph_launch(CUgraphExec hExec, CUstream h, bool ptsz)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
     for (size_t i = 0; r == CUDA_SUCCESS && i < e->g.nnodes; i++)
-        r = fc_cuMemsetD8_v2(e->g.nodes[i].dst, e->g.nodes[i].value, e->g.nodes[i].n);
+        if (e->g.nodes[i].n) /* an event record node (n 0) does nothing here */
+            r = fc_cuMemsetD8_v2(e->g.nodes[i].dst, e->g.nodes[i].value, e->g.nodes[i].n);
     return r;
 }
 FC_ENTRY(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
@@ -1517,6 +1518,25 @@ static CUresult fc_event_record(CUevent hEvent, CUstream h, bool ptsz)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     pthread_mutex_lock(&fc_lock);
     struct fc_event *e = fc_event_find_locked(hEvent);
+    /* on a stream being captured, the record is a node of the graph (as the
+     * driver makes an event record node), not a record now */
+    struct fc_stream *cs = k == FC_STREAM_USER ? fc_stream_find_locked(h) : NULL;
+    if (e && e->ctx == sc && cs && cs->cap_status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        struct fc_graph *g = cs->cap_graph;
+        if (g->nnodes == g->cap) {
+            size_t c = g->cap ? 2 * g->cap : 4;
+            struct fc_node *p = realloc(g->nodes, c * sizeof *p);
+            if (!p) {
+                pthread_mutex_unlock(&fc_lock);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            g->nodes = p;
+            g->cap = c;
+        }
+        g->nodes[g->nnodes++] = (struct fc_node){.dst = 0, .value = 0, .n = 0};
+        pthread_mutex_unlock(&fc_lock);
+        return CUDA_SUCCESS;
+    }
     if (e && e->ctx == sc) {
         e->recorded = true;
         e->queries = 0;
