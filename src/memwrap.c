@@ -9,7 +9,8 @@
  * learned about a stream handle across batches too): the wrapper adds one to cbt_mem_generation,
  * calls the real function, adds one again and returns its result.  So are
  * the functions that begin a stream capture, for GPU time (gputime.c):
- * until one is called, no stream of the process can be being captured.  A batch
+ * until one is called, no stream of the process can be being captured
+ * (their wrappers leave the generation as it is).  A batch
  * that read the generation before a change, or while one was under way,
  * finds it different afterwards and forgets what it learned.
  *
@@ -29,7 +30,8 @@
  *
  * Adding a function is one line of MEMWRAP_LIST: its exported name, the name
  * cuGetProcAddress is asked for, its parameters, the arguments passed on and
- * what to do before the call and after a successful one (MW_NONE: nothing).  The legacy
+ * what to do before the call and after a successful one, and whether memory
+ * may change (MW_NONE: nothing, memory may change).  The legacy
  * exports (cuMemAlloc, cuMemFree, ... with 32-bit sizes), which
  * cuGetProcAddress still hands out for old versions, are wrapped too.
  */
@@ -199,21 +201,24 @@ static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 
  * pinned, part pageable, while the cache knows pageable memory by whole
  * pages (operands.c): the cross-batch cache is turned off instead.
  */
-#define MW_NONE (((void)0), ((void)0))
-#define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)))
+#define MW_NONE (((void)0), ((void)0), 1)
+#define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)), 1)
 /* A context going (or a device's primary one, maybe): GPU time reads back
  * what is done before, and forgets the context's events after. */
-#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)))
+#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)), 1)
 /* A stream capture begins (it may, whatever the result): from now on GPU
  * time asks the driver whether a batch's stream is being captured before
- * it records an event there (gputime.c). */
-#define MW_CAPTURE (__atomic_store_n(&cbt_capture_begun, 1, __ATOMIC_SEQ_CST), ((void)0))
+ * it records an event there (gputime.c).  No memory changes: what was
+ * learned of memory kinds holds. */
+#define MW_CAPTURE (__atomic_store_n(&cbt_capture_begun, 1, __ATOMIC_SEQ_CST), ((void)0), 0)
 /* The last column of MEMWRAP_LIST is (what to do before the call, what to do
- * after it succeeded). */
-#define MW_BEFORE_(before, after) before
-#define MW_AFTER_(before, after) after
+ * after it succeeded, whether memory may change: cbt_mem_generation moves). */
+#define MW_BEFORE_(before, after, mem) before
+#define MW_AFTER_(before, after, mem) after
+#define MW_MEM_(before, after, mem) mem
 #define MW_BEFORE(hooks) MW_BEFORE_ hooks
 #define MW_AFTER(hooks) MW_AFTER_ hooks
+#define MW_MEM(hooks) MW_MEM_ hooks
 
 static void register_check(uintptr_t p, size_t size)
 {
@@ -244,11 +249,13 @@ static void mw_ensure(void);
         if (cbt_unlikely(!fn_))                                                                                 \
             return mw_missing(#name);                                                                           \
         MW_BEFORE(post);                                                                                        \
-        mem_changing();                                                                                         \
+        if (MW_MEM(post))                                                                                       \
+            mem_changing();                                                                                     \
         CUresult r_ = fn_ args;                                                                                 \
         if (r_ == CUDA_SUCCESS)                                                                                 \
             MW_AFTER(post);                                                                                     \
-        mem_changing();                                                                                         \
+        if (MW_MEM(post))                                                                                       \
+            mem_changing();                                                                                     \
         return r_;                                                                                              \
     }
 /* The exported function, and the one handed out in place of the driver's. */

@@ -49,6 +49,7 @@ static struct {
     CUresult (*host_unregister)(void *);
     CUresult (*array3d_create)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
     CUresult (*array_destroy)(CUarray);
+    CUresult (*begin_capture)(CUstream, CUstreamCaptureMode); /* wrapped too, but changes no memory */
 } mw;
 
 static void *by_gpa(const char *name)
@@ -78,6 +79,7 @@ static void pick_door(const char *door)
         mw.host_unregister = cuMemHostUnregister;
         mw.array3d_create = cuArray3DCreate;
         mw.array_destroy = cuArrayDestroy;
+        mw.begin_capture = cuStreamBeginCapture;
     } else if (!strcmp(door, "gpa")) {
         *(void **)&mw.alloc = by_gpa("cuMemAlloc");
         *(void **)&mw.free = by_gpa("cuMemFree");
@@ -85,6 +87,7 @@ static void pick_door(const char *door)
         *(void **)&mw.host_unregister = by_gpa("cuMemHostUnregister");
         *(void **)&mw.array3d_create = by_gpa("cuArray3DCreate");
         *(void **)&mw.array_destroy = by_gpa("cuArrayDestroy");
+        *(void **)&mw.begin_capture = by_gpa("cuStreamBeginCapture");
     } else if (!strcmp(door, "dlsym")) {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
         if (!h) {
@@ -97,6 +100,7 @@ static void pick_door(const char *door)
         *(void **)&mw.host_unregister = by_dlsym(h, "cuMemHostUnregister");
         *(void **)&mw.array3d_create = by_dlsym(h, "cuArray3DCreate_v2");
         *(void **)&mw.array_destroy = by_dlsym(h, "cuArrayDestroy");
+        *(void **)&mw.begin_capture = by_dlsym(h, "cuStreamBeginCapture_v2");
     } else {
         fprintf(stderr, "client_kindcache: unknown door %s\n", door);
         exit(2);
@@ -176,6 +180,14 @@ int main(int argc, char **argv)
     CK(mw.host_register(R, RSIZE, 0)); /* R: pinned */
     batch("registered");
     batch("again2");
+    /* a capture of another stream, begun and ended: memory is as it was */
+    CUstream other;
+    CUgraph g = NULL;
+    CK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CK(mw.begin_capture(other, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CK(cuStreamEndCapture(other, &g));
+    batch("captured");
+    CK(cuStreamDestroy(other)); /* after: a stream destroyed moves the memory generation */
     CK(mw.host_register(B, BPAGES * PAGE, 0)); /* B: pinned */
     batch("registered-b");
     CK(mw.host_unregister(B)); /* B: pageable again */

@@ -7,8 +7,9 @@
 # is device memory, then pageable (freed), then pinned (registered), over a
 # pageable buffer that is registered and unregistered, and over a CUDA array
 # replaced by one of another element size.  A second batch over unchanged
-# memory must ask the driver nothing; every batch after a change must record
-# the new kind.
+# memory, or after a capture of another stream (cuStreamBeginCapture is
+# wrapped through the same doors, for GPU time), must ask the driver
+# nothing; every batch after a change must record the new kind.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -25,10 +26,12 @@ src_mem_want="1 3 3 3 3 5
 3 3 3 3 3 5
 2 3 3 3 3 5
 2 3 3 3 3 5
+2 3 3 3 3 5
 2 2 2 2 2 5
 2 3 3 3 3 5
 2 3 3 3 3 5"
 elem_want="1 1 1 1 1 4
+1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
@@ -41,6 +44,7 @@ again 0
 freed 6
 registered 6
 again2 0
+captured 0
 registered-b 3
 unregistered-b 6
 new-array 6"
@@ -49,14 +53,15 @@ for door in symbol gpa dlsym; do
     run="kc-$door-$$"
     traced "$run" "$CLIENTS/client_kindcache" "$door"
     is "$st" 0 "$door: client exits 0"
-    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 8 "$door: 8 batches succeed"
+    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 9 "$door: 9 batches succeed"
     is "$(grep 'array handle' "$CBT_TMP/$run.out")" "array handle reused: yes" \
         "$door: the new array has the destroyed one's handle (else the array check proves nothing)"
     is "$(field src_mem "$run")" "$src_mem_want" \
         "$door: src kinds follow every change (device, freed -> pageable, registered -> pinned, unregistered)"
     is "$(field dst_mem "$run" | sort -u)" "1 1 1 1 1 1" "$door: dst kinds: device"
     is "$(field elem_size "$run")" "$elem_want" "$door: a new array with a reused handle is asked about again"
-    is "$(queries "$run")" "$queries_want" "$door: no pointer query for unchanged memory; all again after a change"
+    is "$(queries "$run")" "$queries_want" \
+        "$door: no pointer query for unchanged memory (a capture begun and ended on another stream changes none); all again after a change"
 done
 
 # A driver whose cuGetProcAddress hands out internal addresses for cuMemFree
@@ -66,7 +71,7 @@ run="kc-internal-$$"
 FAKECUDA_GPA_INTERNAL=1 traced "$run" "$CLIENTS/client_kindcache" gpa
 is "$st" 0 "internal addresses: client exits 0"
 is "$(field src_mem "$run")" "$src_mem_want" "internal addresses: src kinds follow every change"
-is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 3 6 6 " \
+is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 6 3 6 6 " \
     "internal addresses: nothing kept across batches (each batch asks again)"
 
 # Strict mode: pageable memory unmapped with no CUDA call is caught, not
