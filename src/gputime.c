@@ -11,13 +11,18 @@
  * The events are read back later, without waiting, by a thread of the
  * shim's own (the reader, made at the first timed batch): about every
  * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
- * every queued batch whose end event completed, in order (one
- * cuEventElapsedTime asks that and how long it took, one more places its
- * start against its context's anchor); it keeps looking at that pace for a
- * second after the queue empties, and only then sleeps on a condition
- * variable until a batch is queued (so that a program that synchronizes
- * between batches does not make each one wake it).  The calling thread only
- * records the two events and queues the batch.  Where the reader cannot be
+ * every queued batch whose end event completed, in order on each thread's
+ * ring (one cuEventElapsedTime asks that and how long it took, one more
+ * places its start against its context's anchor); it keeps looking at that
+ * pace for a second after the rings empty, and only then sleeps on a
+ * condition variable until a batch is queued (so that a program that
+ * synchronizes between batches does not make each one wake it).  The
+ * calling thread only records the two events and queues the batch on a
+ * ring of its own, whose slots keep their two events from one use to the
+ * next: no lock, no pool, no atomic read-modify-write on its usual way
+ * (measured on the H200: the global queue's lock, pool and entry cost a
+ * timed batch about as much as the read-back's queries did, bench/abn.sh).
+ * Where the reader cannot be
  * made, and once the process exits, the next timed batch reads back
  * instead.  At exit (atexit) the rest are waited for, briefly.  A process
  * that never synchronizes loses nothing to that: an event completes when
@@ -48,16 +53,18 @@
  * (src/memwrap.c tells) or its id changes (cuCtxGetId: a new context at the
  * same handle), what was queued for it is written as "lost" and its state
  * forgotten, never touched again.  Each thread keeps the ids it asked for,
- * and two events for its next timed batch, until a context goes (struct
+ * and its ring's events, checked again once a context went (struct
  * cbt_gpu_thread, in its state), while memwrap.c sees every way to destroy
- * one; else it asks per batch and takes the events from the pool.
+ * one; else it asks per batch, takes the events from the pool and queues
+ * on the shared ring, under gt_lock.
  *
- * Two locks: gt_lock guards the queue, the contexts' table and their pools,
- * held briefly by everyone; gt_read_lock is held by whoever reads back
- * (driver calls on queued events, the gpu_time events written, anchors
- * renewed) and by whoever forgets a context, so that no event is used while
- * its context is forgotten.  A calling thread never waits for a read-back.
- * Order: gt_read_lock, then gt_lock.
+ * Two locks: gt_lock guards the list of rings, the shared ring's writing,
+ * the contexts' table and their pools, held briefly; gt_read_lock is held
+ * by whoever reads back (driver calls on queued events, the rings' tails
+ * moved, the gpu_time events written, anchors renewed) and by whoever
+ * forgets a context, so that no event is used while its context is
+ * forgotten.  A calling thread never waits for a read-back.  Order:
+ * gt_read_lock, then gt_lock.
  */
 #include "config.h"
 
@@ -74,11 +81,14 @@
 #include "tp.h"
 
 #define GT_CTXS 16
-#define GT_QUEUE 4096                        /* batches in flight, all streams */
+#define GT_RING 512                          /* a thread's timed batches in flight */
+#define GT_SHARED_RING 4096                  /* those of the threads without a ring, together */
+#define GT_FILL 8                            /* slots given events at a time */
 #define GT_REANCHOR_NS 4000000000ull         /* renew an anchor this often */
 #define GT_EXIT_WAIT_NS 2000000000ull        /* at exit, wait this long at most */
 #define GT_READ_PERIOD_NS 1000000            /* the reader's pace while batches are queued */
-#define GT_LINGER_NS 1000000000ull           /* and for this long after the queue emptied */
+#define GT_LINGER_NS 1000000000ull           /* and for this long after the rings emptied */
+#define GT_IDLE_LOOK_NS 1000000000ull        /* then looks this often, asleep but when woken */
 #define GT_SLICE 32                          /* entries read back per turn of gt_lock */
 
 struct gt_ctx {
@@ -95,26 +105,50 @@ struct gt_ctx {
     size_t npool, cappool;
 };
 
-struct gt_entry {
-    int ctx;
+/* A timed batch queued for the read-back, in its ring. */
+struct cbt_gpu_slot {
+    CUevent start, end;          /* a thread's ring: the slot's own, kept (NULL: none yet) */
+    int ctx;                     /* the context's state they belong to */
     unsigned long long ctx_id;
-    unsigned gen;                /* the anchor in effect when it started */
-    CUevent start, end;
+    uint64_t epoch;              /* gt_ctx_epoch when they were last found its (a thread's ring) */
+    unsigned gen;                /* the anchor in effect when the batch started */
     struct cbt_ev_gpu ev;
+};
+
+/*
+ * A ring: one writer, the reader.  A thread's own ring is written by that
+ * thread alone, with no lock: slots [tail, head) are queued, head moved on
+ * (release) once a slot is written, tail (its own cache line) by whoever
+ * reads back (gt_read_lock), once the slots before it are read.  The
+ * others are free, and keep their events for the batch that takes them
+ * next.  The shared ring is written under gt_lock by the threads with no
+ * ring of their own, with events from the pool, which the read-back puts
+ * back there.
+ */
+struct cbt_gpu_ring {
+    uint64_t head;
+    uint64_t tail_seen;          /* the writer's last look at tail */
+    unsigned size;
+    bool shared;
+    bool gone;                   /* its thread ended: freed once read back (release) */
+    struct cbt_gpu_ring *next;   /* every ring (gt_rings, gt_lock) */
+    uint64_t tail __attribute__((aligned(64)));
+    struct cbt_gpu_slot slots[] __attribute__((aligned(64)));
 };
 
 static pthread_mutex_t gt_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t gt_read_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
 static struct gt_ctx gt_ctxs[GT_CTXS];
-static struct gt_entry gt_queue[GT_QUEUE];
-static size_t gt_head, gt_count;
+static struct cbt_gpu_ring *gt_rings;  /* every ring (gt_lock); removed only by whoever reads back */
+static struct cbt_gpu_ring *gt_shared; /* the shared one (gt_lock), made when first needed */
+static CBT_TLS struct cbt_gpu_ring *gt_mine; /* this thread's (kept by a forked child) */
 static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
 
 /* The reader thread (gt_lock): not made yet; reading; the calling threads
  * read back instead (it could not be made, or the process is exiting). */
 static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
-static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued */
+static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued (gt_lock; read without it) */
 
 /*
  * Context ids a thread asked for (cuCtxGetId), by handle, in its memo
@@ -279,16 +313,12 @@ static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen, 
     return ok;
 }
 
-/* Everything queued for context i is lost; its state is forgotten (its
- * events are the dead context's: never used again).  Both locks held. */
+/* Context i's state is forgotten: what is queued for it is lost (read
+ * back as such: ctx_is no longer holds), its events are the dead context's,
+ * never used again.  Both locks held. */
 static void forget_locked(int i)
 {
     struct gt_ctx *c = &gt_ctxs[i];
-    for (size_t k = 0; k < gt_count; k++) {
-        struct gt_entry *e = &gt_queue[(gt_head + k) % GT_QUEUE];
-        if (e->ctx == i && e->ctx_id == c->id)
-            e->ctx = -1; /* written as lost when it reaches the head */
-    }
     free(c->pool);
     memset(c, 0, sizeof *c);
 }
@@ -299,56 +329,105 @@ static inline bool ctx_is(int i, unsigned long long id)
     return i >= 0 && gt_ctxs[i].valid && gt_ctxs[i].id == id;
 }
 
-/*
- * A thread's stash: two events of one context, taken from its pool under
- * gt_lock when the thread queued its previous timed batch, so that the
- * next one takes no lock before its call.  It holds while gt_ctx_epoch
- * stays: cbt_gpu_context_gone moves it once more after forgetting a
- * context (under gt_lock), so a stash filled before that is stale, and
- * its events go back to their pool only if their context's state is
- * still the one they came from.
- */
-static void stash_drop_locked(struct cbt_gpu_thread *th)
+static inline uint64_t ring_head(const struct cbt_gpu_ring *r) { return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE); }
+
+static inline bool ring_full(struct cbt_gpu_ring *r)
 {
-    if (!th || !th->stash.end)
-        return;
-    if (ctx_is(th->stash.ctx, th->stash.ctx_id)) {
-        pool_put(&gt_ctxs[th->stash.ctx], th->stash.start);
-        pool_put(&gt_ctxs[th->stash.ctx], th->stash.end);
-    }
-    th->stash.start = th->stash.end = NULL;
+    if (r->head - r->tail_seen < r->size)
+        return false;
+    r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    return r->head - r->tail_seen >= r->size;
 }
 
-/* Refilled from context i's pool (made there when it has none free: a
- * program that waits for each batch keeps three pairs in turn), where the
- * reader runs (else the next batch reads back first).  cuEventCreate, and
- * making the context current for it, break no capture either (the
- * measurements above). */
-static void stash_fill_locked(const struct cbt_real *real, struct cbt_gpu_thread *th, int i, unsigned long long id)
+/* A ring of `size` slots, in gt_rings (gt_lock); NULL: no memory. */
+static struct cbt_gpu_ring *ring_new_locked(unsigned size, bool shared)
 {
-    struct gt_ctx *c = &gt_ctxs[i];
-    if (!th || th->stash.end || gt_reader != READER_RUNNING)
-        return;
-    CUevent start = pool_get(real, c);
-    CUevent end = start ? pool_get(real, c) : NULL;
-    if (!end) {
-        pool_put(c, start);
-        return;
+    const size_t bytes = sizeof(struct cbt_gpu_ring) + (size_t)size * sizeof(struct cbt_gpu_slot);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes) != 0)
+        return NULL;
+    struct cbt_gpu_ring *r = memset(p, 0, bytes);
+    r->size = size;
+    r->shared = shared;
+    r->next = gt_rings;
+    gt_rings = r;
+    return r;
+}
+
+/* Ring r read back and its thread gone: out of gt_rings, the events its
+ * slots kept back in their pools, freed (both locks held). */
+static void ring_free_locked(struct cbt_gpu_ring *r)
+{
+    for (struct cbt_gpu_ring **p = &gt_rings; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            break;
+        }
+    for (unsigned k = 0; k < r->size; k++) {
+        struct cbt_gpu_slot *s = &r->slots[k];
+        if (s->end && ctx_is(s->ctx, s->ctx_id)) {
+            pool_put(&gt_ctxs[s->ctx], s->start);
+            pool_put(&gt_ctxs[s->ctx], s->end);
+        }
     }
-    th->stash.start = start;
-    th->stash.end = end;
-    th->stash.ctx = i;
-    th->stash.ctx_id = id;
-    th->stash.epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
+    free(r);
+}
+
+/*
+ * The thread's next free slots, GT_FILL of them at most, given two events
+ * of context i (id) each, found its still (the epoch they were last found
+ * in moves when any context goes) or taken from its pool (made there when
+ * it has none free), under gt_lock in RELAXED mode: cuEventCreate, and
+ * making the context current for it, break no capture either (the
+ * measurements above).  A slot's events not its context's go back to their
+ * pool, or with their dead context.  True: the head slot has them.
+ */
+static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r, int i, unsigned long long id)
+{
+    const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before ctx_is */
+    if (ring_full(r) || !ctx_is(i, id))
+        return false;
+    for (uint64_t k = r->head; k < r->head + GT_FILL && k - r->tail_seen < r->size; k++) {
+        struct cbt_gpu_slot *s = &r->slots[k % r->size];
+        if (s->end && s->ctx == i && s->ctx_id == id) {
+            s->epoch = epoch;
+            continue;
+        }
+        if (s->end && ctx_is(s->ctx, s->ctx_id)) {
+            pool_put(&gt_ctxs[s->ctx], s->start);
+            pool_put(&gt_ctxs[s->ctx], s->end);
+        }
+        s->start = s->end = NULL;
+        CUevent a = pool_get(real, &gt_ctxs[i]);
+        CUevent b = a ? pool_get(real, &gt_ctxs[i]) : NULL;
+        if (!b) {
+            pool_put(&gt_ctxs[i], a);
+            break;
+        }
+        *s = (struct cbt_gpu_slot){.start = a, .end = b, .ctx = i, .ctx_id = id, .epoch = epoch};
+    }
+    const struct cbt_gpu_slot *h = &r->slots[r->head % r->size];
+    return h->end && h->ctx == i && h->ctx_id == id;
+}
+
+/* Is any batch queued on any ring?  (gt_lock) */
+static bool queued_locked(void)
+{
+    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+        if (ring_head(r) != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
+            return true;
+    return false;
 }
 
 void cbt_gpu_thread_release(struct cbt_gpu_thread *th)
 {
-    if (!th->stash.end)
+    struct cbt_gpu_ring *r = th->ring;
+    if (!r)
         return;
-    pthread_mutex_lock(&gt_lock);
-    stash_drop_locked(th);
-    pthread_mutex_unlock(&gt_lock);
+    th->ring = NULL;
+    if (gt_mine == r)
+        gt_mine = NULL;
+    __atomic_store_n(&r->gone, true, __ATOMIC_RELEASE);
 }
 
 /* Context state for (ctx, id): found, or made (anchored); -1 when it cannot
@@ -397,20 +476,21 @@ static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned
     return free_slot;
 }
 
-/* Is any queued batch of context i started under anchor generation gen? (gt_lock) */
+/* Is any queued batch of context i started under anchor generation gen?  (gt_read_lock and gt_lock) */
 static bool uses_anchor_locked(int i, unsigned gen)
 {
-    for (size_t k = 0; k < gt_count; k++) {
-        const struct gt_entry *e = &gt_queue[(gt_head + k) % GT_QUEUE];
-        if (e->ctx == i && e->gen == gen)
-            return true;
-    }
+    for (const struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+        for (uint64_t k = r->tail, h = ring_head(r); k < h; k++) {
+            const struct cbt_gpu_slot *s = &r->slots[k % r->size];
+            if (s->ctx == i && s->gen == gen)
+                return true;
+        }
     return false;
 }
 
 /* One queued batch as the read-back takes it from the queue's head. */
 struct gt_taken {
-    struct gt_entry e;
+    struct cbt_gpu_slot e;
     bool valid;           /* its context's state is still its own */
     CUcontext ctx;
     CUevent anchor;       /* the anchor of its generation (NULL: renewed twice since) */
@@ -453,30 +533,36 @@ static void renew_anchors(const struct cbt_real *real)
         bool ok = anchor(real, c, gen, &spare);
         pthread_mutex_lock(&gt_lock);
         if (ok)
-            c->gen = gen;
+            __atomic_store_n(&c->gen, gen, __ATOMIC_RELAXED); /* read without gt_lock by a ring's writer */
         pool_put(c, spare);
         pthread_mutex_unlock(&gt_lock);
     }
 }
 
 /*
- * Read back (gt_read_lock held): every queued batch whose end event
- * completed, in order, written as gpu_time; with a deadline, wait for them
- * until then.  A slice at a time: taken from the head under gt_lock, its
- * events read without it (no context is forgotten meanwhile: that takes
- * gt_read_lock), then popped and their events pooled under gt_lock, then
- * written.  own_thread: the reader's, which makes each entry's context
- * current while it reads its events.
+ * Read back ring r (gt_read_lock held): every batch queued on it whose end
+ * event completed, in order, written as gpu_time; with a deadline, wait for
+ * them until then.  A slice at a time: the states of their contexts and
+ * anchors looked up under gt_lock, their events read without it (no
+ * context is forgotten meanwhile: that takes gt_read_lock), then tail moved
+ * past them (the shared ring's events back in their pool first, under
+ * gt_lock), then written.  own_thread: the reader's, which makes each
+ * batch's context current (*current) while it reads its events.  False: a
+ * batch not done stopped it.
  */
-static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
+static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint64_t deadline, bool own_thread,
+                      CUcontext *current)
 {
     struct gt_taken x[GT_SLICE];
-    CUcontext current = NULL; /* own_thread: the context pushed (the events' own, current while read) */
+    uint64_t tail = r->tail;
     for (;;) {
+        const uint64_t head = ring_head(r);
+        size_t n = head - tail < GT_SLICE ? (size_t)(head - tail) : GT_SLICE;
+        if (!n)
+            return true;
         pthread_mutex_lock(&gt_lock);
-        size_t n = gt_count < GT_SLICE ? gt_count : GT_SLICE;
         for (size_t k = 0; k < n; k++) {
-            x[k].e = gt_queue[(gt_head + k) % GT_QUEUE];
+            x[k].e = r->slots[(tail + k) % r->size];
             x[k].valid = ctx_is(x[k].e.ctx, x[k].e.ctx_id);
             const struct gt_ctx *c = x[k].valid ? &gt_ctxs[x[k].e.ctx] : NULL;
             x[k].ctx = c ? c->ctx : NULL;
@@ -485,51 +571,72 @@ static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_t
             x[k].anchor_ns = kept ? c->anchor_ns[x[k].e.gen & 1] : 0;
         }
         pthread_mutex_unlock(&gt_lock);
-        if (!n)
-            break;
         size_t done = 0;
         while (done < n) {
             struct gt_taken *t = &x[done];
-            if (t->valid && own_thread && t->ctx != current && real->ctx_push && real->ctx_pop) {
+            if (t->valid && own_thread && t->ctx != *current && real->ctx_push && real->ctx_pop) {
                 CUcontext dummy;
-                if (current)
+                if (*current)
                     (void)real->ctx_pop(&dummy);
-                current = real->ctx_push(t->ctx) == CUDA_SUCCESS ? t->ctx : NULL;
+                *current = real->ctx_push(t->ctx) == CUDA_SUCCESS ? t->ctx : NULL;
             }
             if (t->valid) {
                 /* one call asks whether it is done and, when it is, how long
                  * it took (NOT_READY while either event is not done) */
-                CUresult r = real->event_elapsed(&t->dur, t->e.start, t->e.end);
-                if (r == CUDA_ERROR_NOT_READY) {
+                CUresult res = real->event_elapsed(&t->dur, t->e.start, t->e.end);
+                if (res == CUDA_ERROR_NOT_READY) {
                     if (!deadline || cbt_mono_ns() >= deadline)
                         break;
                     struct timespec ts = {0, 100000};
                     nanosleep(&ts, NULL);
                     continue;
                 }
-                t->valid = r == CUDA_SUCCESS;
+                t->valid = res == CUDA_SUCCESS;
             }
             times(real, t);
             done++;
         }
-        pthread_mutex_lock(&gt_lock);
-        for (size_t k = 0; k < done; k++) {
-            const struct gt_entry *e = &x[k].e;
-            if (ctx_is(e->ctx, e->ctx_id)) {
-                pool_put(&gt_ctxs[e->ctx], e->start);
-                pool_put(&gt_ctxs[e->ctx], e->end);
+        if (r->shared && done) {
+            pthread_mutex_lock(&gt_lock);
+            for (size_t k = 0; k < done; k++) {
+                struct cbt_gpu_slot *s = &r->slots[(tail + k) % r->size];
+                if (ctx_is(s->ctx, s->ctx_id)) {
+                    pool_put(&gt_ctxs[s->ctx], s->start);
+                    pool_put(&gt_ctxs[s->ctx], s->end);
+                }
+                s->start = s->end = NULL;
             }
+            pthread_mutex_unlock(&gt_lock);
         }
-        gt_head = (gt_head + done) % GT_QUEUE;
-        gt_count -= done;
-        pthread_mutex_unlock(&gt_lock);
+        tail += done;
+        __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
         for (size_t k = 0; k < done; k++) {
             if (x[k].e.ev.status == CBT_GPU_TIMED)
                 x[k].e.ev.start_rel_ns = x[k].start_ns - (int64_t)cbt_mono_ns();
             emit(&x[k].e.ev);
         }
         if (done < n)
-            break;
+            return false;
+    }
+}
+
+/* Read back every ring (gt_read_lock held; see read_ring); a ring read back
+ * whose thread is gone is freed; then the anchors due are renewed. */
+static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
+{
+    CUcontext current = NULL; /* own_thread: the context pushed (the events' own, current while read) */
+    pthread_mutex_lock(&gt_lock);
+    struct cbt_gpu_ring *r = gt_rings; /* rings are added in front, removed only under gt_read_lock */
+    pthread_mutex_unlock(&gt_lock);
+    while (r) {
+        (void)read_ring(real, r, deadline, own_thread, &current);
+        struct cbt_gpu_ring *next = r->next;
+        if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) && r->tail == ring_head(r)) {
+            pthread_mutex_lock(&gt_lock);
+            ring_free_locked(r);
+            pthread_mutex_unlock(&gt_lock);
+        }
+        r = next;
     }
     if (current) {
         CUcontext dummy;
@@ -538,32 +645,40 @@ static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_t
     renew_anchors(real);
 }
 
+/* The batch at ring r's tail written as lost, its slot passed (both locks held). */
+static void lose_locked(struct cbt_gpu_ring *r)
+{
+    struct cbt_gpu_slot *s = &r->slots[r->tail % r->size];
+    if (r->shared && ctx_is(s->ctx, s->ctx_id)) {
+        pool_put(&gt_ctxs[s->ctx], s->start);
+        pool_put(&gt_ctxs[s->ctx], s->end);
+    }
+    if (r->shared)
+        s->start = s->end = NULL;
+    struct cbt_ev_gpu ev = s->ev;
+    __atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_RELEASE);
+    ev.status = CBT_GPU_LOST;
+    emit(&ev);
+}
+
 /* What is still queued, written as not read back (both locks held). */
 static void abandon_locked(void)
 {
-    while (gt_count) {
-        struct gt_entry *e = &gt_queue[gt_head];
-        if (ctx_is(e->ctx, e->ctx_id)) {
-            pool_put(&gt_ctxs[e->ctx], e->start);
-            pool_put(&gt_ctxs[e->ctx], e->end);
-        }
-        e->ev.status = CBT_GPU_LOST;
-        emit(&e->ev);
-        gt_head = (gt_head + 1) % GT_QUEUE;
-        gt_count--;
-    }
+    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+        for (uint64_t h = ring_head(r); r->tail < h;)
+            lose_locked(r);
 }
 
-/* The batches of forgotten contexts at the queue's head, written as lost at once (both locks held). */
+/* The batches of forgotten contexts at the heads of the rings, written as lost at once (both locks held). */
 static void lost_heads_locked(void)
 {
-    while (gt_count && gt_queue[gt_head].ctx < 0) {
-        struct gt_entry *e = &gt_queue[gt_head];
-        e->ev.status = CBT_GPU_LOST;
-        emit(&e->ev);
-        gt_head = (gt_head + 1) % GT_QUEUE;
-        gt_count--;
-    }
+    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+        for (uint64_t h = ring_head(r); r->tail < h;) {
+            const struct cbt_gpu_slot *s = &r->slots[r->tail % r->size];
+            if (ctx_is(s->ctx, s->ctx_id))
+                break;
+            lose_locked(r);
+        }
 }
 
 /* A program thread reads back (the fallback; a context going), in RELAXED mode. */
@@ -607,11 +722,26 @@ static void wake_init(void)
     pthread_condattr_destroy(&a);
 }
 
-/* A forked child has none of its parent's contexts, nor its reader: nothing of theirs is used. */
+/* A forked child has none of its parent's contexts, nor its reader, nor
+ * its other threads: nothing of theirs is used.  The rings of those
+ * threads are freed; this thread's and the shared one are kept, emptied,
+ * their slots holding no event (the parent's contexts' events). */
 static void in_child(void)
 {
     memset(gt_ctxs, 0, sizeof gt_ctxs);
-    gt_head = gt_count = 0;
+    struct cbt_gpu_ring **p = &gt_rings;
+    while (*p) {
+        struct cbt_gpu_ring *r = *p;
+        if (r != gt_mine && r != gt_shared) {
+            *p = r->next;
+            free(r);
+            continue;
+        }
+        r->head = r->tail = r->tail_seen = 0;
+        for (unsigned k = 0; k < r->size; k++)
+            r->slots[k].start = r->slots[k].end = NULL;
+        p = &r->next;
+    }
     gt_reader = READER_NONE;
     gt_reader_waiting = false;
     ctx_epoch_next();
@@ -646,8 +776,7 @@ static void wait_until_locked(uint64_t deadline)
  * (a few microseconds each, under 1 % of a CPU); batches further apart than
  * that pay the wake, well under 1 % of their interval.  After a turn that
  * read back, the reader waits on gt_wake, so that a calling thread can wake
- * it early when the queue reaches half full (GT_QUEUE / 2).  Until the
- * process exits.
+ * it early when its ring reaches half full.  Until the process exits.
  */
 static void *reader_main(void *arg)
 {
@@ -660,7 +789,7 @@ static void *reader_main(void *arg)
         if (gt_reader != READER_RUNNING)
             break;
         uint64_t now = cbt_mono_ns();
-        if (!gt_count) {
+        if (!queued_locked()) {
             if (now - busy < GT_LINGER_NS) {
                 /* asleep without gt_lock (a wait on gt_wake would take it
                  * back marked contended: a futex wake at each unlock) */
@@ -670,10 +799,14 @@ static void *reader_main(void *arg)
                 pthread_mutex_lock(&gt_lock);
                 continue;
             }
-            gt_reader_waiting = true;
-            while (gt_reader == READER_RUNNING && !gt_count)
-                pthread_cond_wait(&gt_wake, &gt_lock);
-            gt_reader_waiting = false;
+            /* a ring's writer queues without gt_lock, and looks at
+             * gt_reader_waiting after: a batch queued while this thread
+             * goes to sleep may not wake it, and is read back at its next
+             * look (GT_IDLE_LOOK_NS) */
+            __atomic_store_n(&gt_reader_waiting, true, __ATOMIC_SEQ_CST);
+            while (gt_reader == READER_RUNNING && !queued_locked())
+                wait_until_locked(cbt_mono_ns() + GT_IDLE_LOOK_NS);
+            __atomic_store_n(&gt_reader_waiting, false, __ATOMIC_RELAXED);
             continue;
         }
         busy = now;
@@ -726,8 +859,8 @@ static void reader_start_locked(void)
 
 static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
                                const struct cbt_real *real);
-static bool before_stashed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                           const struct cbt_real *real);
+static bool before_ring(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                        const struct cbt_real *real);
 
 static bool have_driver(const struct cbt_real *real)
 {
@@ -746,27 +879,33 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
 /*
  * Per timed batch, on the calling thread: whether its stream is being
  * captured (once the process began a capture), then two events and the
- * start event's record; right after the
- * call, the end event's (cbt_gpu_end); once the batch event is written,
- * the queue (cbt_gpu_after, under gt_lock, which also refills the thread's
- * stash).
+ * start event's record; right after the call, the end event's
+ * (cbt_gpu_end); once the batch event is written, the batch queued
+ * (cbt_gpu_after).
  *
- * The usual way (before_stashed): the context's id is in the thread's memo
- * and two of its events in its stash, the stream is one the program made.
- * Then nothing but the records is asked of the driver, in the thread's own
- * capture mode: cuEventRecord on a stream not being captured breaks no
- * capture, of this thread or another, in any mode (measured on the H200:
- * tests/gpu/measured/capture-h200.txt).  Otherwise (the first batch of a
- * thread or context, the stash stale or empty, the NULL, legacy or
- * per-thread stream): the context's id, its state (anchored when new) and
- * the events from the pool (gt_lock), all in RELAXED mode.  Without a
- * reader (it could not be made, or the process is exiting), that way also
- * reads back the batches queued before, before the batch's own work is
- * submitted: a query just after it costs the H200 microseconds more.
+ * The usual way (before_ring): the thread has a ring (memwrap.c sees every
+ * call that can destroy a context), the context's id is in its memo, the
+ * ring's next slot holds two of its events, found its since no context
+ * went, the stream is one the program made, the reader runs.  Then nothing
+ * but the records is asked of the driver, in the thread's own capture
+ * mode: cuEventRecord on a stream not being captured breaks no capture, of
+ * this thread or another, in any mode (measured on the H200:
+ * tests/gpu/measured/capture-h200.txt); and the batch is queued with no
+ * lock and no atomic read-modify-write: the slot written, head moved on.
+ * Otherwise (the first batch of a thread, context or slot, a context gone
+ * since, the NULL, legacy or per-thread stream, no ring): the context's
+ * id, its state (anchored when new) and the events (gt_lock), all in
+ * RELAXED mode.  Without a reader (it could not be made, or the process is
+ * exiting), that way also reads back the batches queued before, before the
+ * batch's own work is submitted: a query just after it costs the H200
+ * microseconds more.  A ring full (the GPU, or the reader, behind by
+ * GT_RING batches of the thread) times no more batches of it until it is
+ * read back: they say "overflow".
  */
 void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CUstream stream)
 {
     t->status = -1;
+    t->slot = NULL;
     t->start = t->end = NULL;
     if (!cbt_tp_enabled(gpu_time))
         return;
@@ -786,7 +925,7 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
         t->status = cap == CBT_CAPTURE_UNKNOWN ? CBT_GPU_NO_EVENTS : CBT_GPU_CAPTURING;
         return;
     }
-    if (cbt_likely(before_stashed(t, b, ptsz, stream, real)))
+    if (cbt_likely(before_ring(t, b, ptsz, stream, real)))
         return;
     CUstreamCaptureMode was = relaxed_begin(real);
     gpu_before_relaxed(t, b, ptsz, stream, real);
@@ -797,24 +936,31 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
 static inline bool made_stream(CUstream s) { return (uintptr_t)s > 2; }
 
 /* The usual way (see above); false: the other. */
-static bool before_stashed(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
-                           const struct cbt_real *real)
+static bool before_ring(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, int ptsz, CUstream stream,
+                        const struct cbt_real *real)
 {
     struct cbt_gpu_thread *th = t->th;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
-    if (!th || !th->stash.end || !made_stream(stream) || !ctx)
+    struct cbt_gpu_ring *r = th ? th->ring : NULL;
+    if (!r || !made_stream(stream) || !ctx || __atomic_load_n(&gt_reader, __ATOMIC_RELAXED) != READER_RUNNING)
         return false;
     const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
     const struct cbt_gpu_memo *m = memo_of(th, ctx);
-    if (th->stash.epoch != epoch || m->epoch != epoch || m->ctx != ctx || m->id != th->stash.ctx_id)
+    if (m->epoch != epoch || m->ctx != ctx)
         return false;
-    t->ctx = th->stash.ctx;
-    t->ctx_id = m->id;
-    t->start = th->stash.start;
-    t->end = th->stash.end;
-    th->stash.start = th->stash.end = NULL;
-    /* not recorded: NO_EVENTS, the events back in the pool (cbt_gpu_after) */
-    if (real->event_record[ptsz](t->start, stream) == CUDA_SUCCESS)
+    if (cbt_unlikely(ring_full(r))) {
+        t->status = CBT_GPU_OVERFLOW;
+        pthread_cond_signal(&gt_wake);
+        return true;
+    }
+    struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
+    if (!s->end || s->epoch != epoch || s->ctx_id != m->id)
+        return false;
+    t->slot = s;
+    t->ctx = s->ctx;
+    t->ctx_id = s->ctx_id;
+    /* not recorded: NO_EVENTS, the events stay the slot's */
+    if (real->event_record[ptsz](s->start, stream) == CUDA_SUCCESS)
         t->status = CBT_GPU_TIMED;
     return true;
 }
@@ -827,18 +973,42 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
     if (!ctx || !ctx_id(real, t->th, ctx, &id))
         return;
     pthread_mutex_lock(&gt_lock);
-    stash_drop_locked(t->th); /* stale, or another context's */
     if (cbt_unlikely(gt_reader != READER_RUNNING)) {
         if (gt_reader == READER_NONE)
             reader_start_locked();
-        if (gt_reader == READER_INLINE && gt_count) {
+        if (gt_reader == READER_INLINE && queued_locked()) {
             pthread_mutex_unlock(&gt_lock);
             read_back_here(real);
             pthread_mutex_lock(&gt_lock);
         }
     }
     int i = ctx_state_locked(real, ctx, id, b->device);
-    CUevent start = i >= 0 ? pool_get(real, &gt_ctxs[i]) : NULL;
+    if (i < 0) {
+        pthread_mutex_unlock(&gt_lock);
+        return;
+    }
+    if (t->th) { /* the thread's ring: its head slot given two events of the context */
+        struct cbt_gpu_ring *r = t->th->ring;
+        if (!r && (r = ring_new_locked(GT_RING, false)))
+            t->th->ring = gt_mine = r;
+        if (r && ring_full(r)) {
+            t->status = CBT_GPU_OVERFLOW;
+            pthread_mutex_unlock(&gt_lock);
+            pthread_cond_signal(&gt_wake);
+            return;
+        }
+        struct cbt_gpu_slot *s = r && ring_fill_locked(real, r, i, id) ? &r->slots[r->head % r->size] : NULL;
+        pthread_mutex_unlock(&gt_lock);
+        if (s && real->event_record[ptsz](s->start, stream) == CUDA_SUCCESS) {
+            t->status = CBT_GPU_TIMED;
+            t->slot = s;
+            t->ctx = i;
+            t->ctx_id = id;
+        }
+        return;
+    }
+    /* no ring: two events from the pool, queued on the shared ring */
+    CUevent start = pool_get(real, &gt_ctxs[i]);
     CUevent end = start ? pool_get(real, &gt_ctxs[i]) : NULL;
     if (start && !end)
         pool_put(&gt_ctxs[i], start);
@@ -864,7 +1034,7 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
 /* The events of a call not timed after all, back in their pool. */
 static void give_back(struct cbt_gpu_call *t)
 {
-    if (!t->start)
+    if (!t->start) /* none, or the slot's */
         return;
     pthread_mutex_lock(&gt_lock);
     if (ctx_is(t->ctx, t->ctx_id)) {
@@ -883,13 +1053,14 @@ void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream
         return;
     }
     const struct cbt_real *real = cbt_real();
+    CUevent end = t->slot ? t->slot->end : t->end;
     if (made_stream(stream)) { /* no capture to break (see cbt_gpu_before) */
-        if (real->event_record[ptsz](t->end, stream) != CUDA_SUCCESS)
+        if (real->event_record[ptsz](end, stream) != CUDA_SUCCESS)
             t->status = CBT_GPU_NO_EVENTS;
         return;
     }
     CUstreamCaptureMode was = relaxed_begin(real);
-    if (real->event_record[ptsz](t->end, stream) != CUDA_SUCCESS)
+    if (real->event_record[ptsz](end, stream) != CUDA_SUCCESS)
         t->status = CBT_GPU_NO_EVENTS;
     relaxed_end(real, was);
 }
@@ -913,11 +1084,32 @@ static inline void ev_fill(struct cbt_ev_gpu *ev, const struct cbt_gpu_call *t, 
     }
 }
 
-/* A timed batch is queued in place (its entry made in the queue's slot, under gt_lock). */
+/* The writer's look at a ring it queued on: the reader asleep for good, or
+ * half the ring used before its turn, wake it. */
+static inline void maybe_wake(struct cbt_gpu_ring *r, uint64_t head)
+{
+    if (cbt_unlikely(head - r->tail_seen == r->size / 2))
+        r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    if (cbt_unlikely(__atomic_load_n(&gt_reader_waiting, __ATOMIC_SEQ_CST) || head - r->tail_seen == r->size / 2))
+        pthread_cond_signal(&gt_wake);
+}
+
+/* A timed batch queued on the thread's ring (no lock), or on the shared one
+ * (gt_lock); a batch not timed after all written at once. */
 void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum)
 {
     if (t->status < 0)
         return;
+    if (cbt_likely(t->status == CBT_GPU_TIMED && t->slot)) {
+        struct cbt_gpu_ring *r = t->th->ring;
+        struct cbt_gpu_slot *s = t->slot;
+        ev_fill(&s->ev, t, b, sum);
+        s->gen = __atomic_load_n(&gt_ctxs[t->ctx].gen, __ATOMIC_RELAXED);
+        const uint64_t head = r->head + 1;
+        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+        maybe_wake(r, head);
+        return;
+    }
     if (t->status != CBT_GPU_TIMED) {
         struct cbt_ev_gpu ev;
         ev_fill(&ev, t, b, sum);
@@ -927,19 +1119,18 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
     }
     pthread_mutex_lock(&gt_lock);
     struct gt_ctx *x = &gt_ctxs[t->ctx];
-    if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && gt_count < GT_QUEUE)) {
-        struct gt_entry *e = &gt_queue[(gt_head + gt_count) % GT_QUEUE];
-        e->ctx = t->ctx;
-        e->ctx_id = t->ctx_id;
-        e->gen = x->gen;
-        e->start = t->start;
-        e->end = t->end;
-        ev_fill(&e->ev, t, b, sum);
-        gt_count++;
-        stash_fill_locked(cbt_real(), t->th, t->ctx, t->ctx_id);
-        /* the reader asleep for good, or half the queue used before its turn */
-        if (gt_reader_waiting || gt_count == GT_QUEUE / 2)
-            pthread_cond_signal(&gt_wake);
+    struct cbt_gpu_ring *r = gt_shared ? gt_shared : (gt_shared = ring_new_locked(GT_SHARED_RING, true));
+    if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && r && !ring_full(r))) {
+        struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
+        s->start = t->start;
+        s->end = t->end;
+        s->ctx = t->ctx;
+        s->ctx_id = t->ctx_id;
+        s->gen = x->gen;
+        ev_fill(&s->ev, t, b, sum);
+        const uint64_t head = r->head + 1;
+        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+        maybe_wake(r, head);
     } else {
         struct cbt_ev_gpu ev;
         ev_fill(&ev, t, b, sum);
@@ -960,7 +1151,7 @@ void cbt_gpu_context_going(void)
     const struct cbt_real *real = cbt_real();
     ctx_epoch_next(); /* a memo filled from now on is one of the context that may go */
     pthread_mutex_lock(&gt_lock);
-    bool queued = gt_count > 0;
+    bool queued = queued_locked();
     pthread_mutex_unlock(&gt_lock);
     if (queued && have_driver(real))
         read_back_here(real);
@@ -977,7 +1168,7 @@ void cbt_gpu_context_gone(CUcontext ctx, int device)
             forget_locked(i);
     }
     lost_heads_locked(); /* what is lost is written at once, in order */
-    ctx_epoch_next();    /* and no stash filled before the context was forgotten holds */
+    ctx_epoch_next();    /* and no slot's events found its before the context was forgotten hold */
     pthread_mutex_unlock(&gt_lock);
     pthread_mutex_unlock(&gt_read_lock);
 }

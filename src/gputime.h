@@ -11,39 +11,38 @@
 
 #include "record.h"
 
-/* What gputime.c keeps per thread (part of its state, src/thread.h):
- * the context ids it asked for (cuCtxGetId), by handle, and a stash of
- * two events of one context for its next timed batch, both kept while no
- * context goes (their epoch). */
+/* What gputime.c keeps per thread (part of its state, src/thread.h): the
+ * context ids it asked for (cuCtxGetId), by handle, kept while no context
+ * goes (their epoch), and its ring: the timed batches it queued for the
+ * read-back, each slot with two events of its own (gputime.c). */
 #define CBT_GPU_MEMO 4
 struct cbt_gpu_memo {
     CUcontext ctx;
     unsigned long long id;
     uint64_t epoch; /* 0: never filled */
 };
+struct cbt_gpu_ring;
+struct cbt_gpu_slot;
 struct cbt_gpu_thread {
     struct cbt_gpu_memo memo[CBT_GPU_MEMO];
-    struct {
-        CUevent start, end; /* NULL: empty */
-        int ctx;            /* the context's state they belong to */
-        unsigned long long ctx_id;
-        uint64_t epoch;
-    } stash;
+    struct cbt_gpu_ring *ring; /* NULL: none made yet */
 };
 
 /* One call's timing, from cbt_gpu_before through cbt_gpu_end to cbt_gpu_after (on the stack). */
 struct cbt_gpu_call {
     /* set by the caller: the thread's part where memwrap.c sees every call
      * that can destroy a context (cbt_kind_cache_enabled); NULL: the id is
-     * asked per batch and the events taken from the pool */
+     * asked per batch, the events taken from the pool and queued on the
+     * shared ring */
     struct cbt_gpu_thread *th;
     int status;     /* enum cbt_gpu_status when not timed; -1: nothing to write */
     int ctx;        /* index of the context's state */
     unsigned long long ctx_id;
-    CUevent start, end; /* taken from the stash or the pool before the call */
+    struct cbt_gpu_slot *slot; /* the slot of th's ring timing it; NULL: start and end from the pool */
+    CUevent start, end;
 };
 
-/* A thread is gone: the events of its stash back in their pool. */
+/* A thread is gone: its ring is read back and freed by the reader. */
 void cbt_gpu_thread_release(struct cbt_gpu_thread *th);
 
 /* Before forwarding batch b (stream, context and device known): ask whether

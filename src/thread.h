@@ -62,7 +62,7 @@ struct cbt_thread {
         CUstream stream;
         uint32_t count;
     } gpu[CBT_GPU_SLOTS];
-    struct cbt_gpu_thread gpu_state;    /* gputime.c's: the context ids asked, a stash of events */
+    struct cbt_gpu_thread gpu_state;    /* gputime.c's: the context ids asked, its ring of timed batches */
     uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
     /* the validator's (strict mode, the stderr report) */
     struct cbt_validator *validator;

@@ -125,6 +125,19 @@ traced gt-refused env CUBATCHTRACE_GPU_TIME=1 CUBATCHTRACE_MODE=strict "$C" fail
 r=$(g gt-refused)
 for w in events=3 call_failed=3 timed=0 lost=0; do ok "$(has "$r" $w)" "refused in strict mode: $w"; done
 
+# a burst of batches whose GPU work never ends (in the test double): the
+# thread's ring of batches in flight fills, and the batches after that are
+# not timed ("overflow"); those queued are written as lost at exit, after
+# the wait for them; every batch has its gpu_time event, the program exits 0
+traced gt-burst env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1000000000 "$C" ok 700
+is "$st" 0 "burst: the client exits 0"
+r=$(g gt-burst)
+for w in batches=700 events=700 timed=0; do ok "$(has "$r" $w)" "burst: $w"; done
+ov=$(echo "$r" | sed -n 's/.* overflow=\([0-9]*\) .*/\1/p')
+lo=$(echo "$r" | sed -n 's/.* lost=\([0-9]*\) .*/\1/p')
+ok "$([ "${ov:-0}" -ge 1 ] && [ "${lo:-0}" -ge 1 ] && [ $((ov + lo)) = 700 ] && echo 0 || echo 1)" \
+    "burst: the batches beyond the ring say overflow, those in it lost (overflow=$ov lost=$lo)"
+
 traced gt-kill env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1000000 "$C" kill 4
 r=$(g gt-kill)
 for w in batches=4 events=0 process_gpu=1; do ok "$(has "$r" $w)" "kill: $w (nothing read back; the process event says GPU time was on)"; done
