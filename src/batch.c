@@ -727,9 +727,11 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
 
 /* A steady batch timed on the GPU: the same, with gputime.c's work around
  * the call and its read-back queued once the batch is written (out of
- * line, not cold: with CUBATCHTRACE_GPU_TIME=1 every batch takes it). */
+ * line, not cold: with CUBATCHTRACE_GPU_TIME=1 every batch takes it).
+ * unchecked: as on the untimed way, some 3D ops' form left to the driver. */
 __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller,
-                                                       bool d1, const uint16_t *refs, size_t attrs_read)
+                                                       bool d1, const uint16_t *refs, size_t attrs_read,
+                                                       bool unchecked)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
@@ -756,11 +758,14 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     uint8_t si = t->steady.stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, b.batch_id, b.tid, t1, refs);
-    steady_write(t, k, d1, refs, k->n, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
+    const size_t recorded = cbt_unlikely(unchecked && r != CUDA_SUCCESS)
+                                ? cbt_ops_driver_reads(k->n, k->ops, 0, k->stream, true)
+                                : k->n;
+    steady_write(t, k, d1, refs, recorded, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
                  caller);
     struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
                              .src_device = -1, .dst_device = -1};
-    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->sizes, k->n, &sum);
+    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->sizes, recorded, &sum);
     cbt_gpu_after(&gt, &b, &sum); /* after the batch event, which its gpu_time follows */
     return r;
 }
@@ -794,13 +799,13 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     } else {
         if (k->flags || !k->ops)
             return false;
-        size_t checked = timed ? k->n : cbt_ops_to_check(k->ops, k->n);
+        size_t checked = cbt_ops_to_check(k->ops, k->n);
         unchecked = checked < k->n;
         if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked))
             return false;
     }
     if (cbt_unlikely(timed)) {
-        *res = steady_timed(t, k, caller, d1, refs, attrs_read);
+        *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked);
         return true;
     }
 
