@@ -1459,16 +1459,70 @@ struct fc_event {
     bool recorded;
     unsigned queries;
     uint64_t ns;
-    struct fc_event *next;
 };
-static struct fc_event *fc_events; /* under fc_lock */
 
-static struct fc_event *fc_event_find_locked(CUevent e)
+/* The live events, a set of their handles (open addressing; FC_GONE marks
+ * a destroyed one's place), so that finding one costs the same however many
+ * the program made; and the GPU's progress: every event recorded at or
+ * before fc_done_ns is done (the GPU works in order).  Under fc_lock. */
+#define FC_GONE ((struct fc_event *)1)
+static struct fc_event **fc_ev_set;
+static size_t fc_ev_cap, fc_ev_used; /* used: places taken, live or gone */
+static uint64_t fc_done_ns;
+
+static size_t fc_ev_home(const void *h, size_t cap)
 {
-    for (struct fc_event *p = fc_events; p; p = p->next)
-        if ((CUevent)p == e)
-            return p;
-    return NULL;
+    uint64_t x = (uint64_t)(uintptr_t)h * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 20) & (cap - 1);
+}
+
+static struct fc_event **fc_event_place_locked(CUevent h)
+{
+    if (!fc_ev_cap || !h || h == (CUevent)FC_GONE)
+        return NULL;
+    for (size_t i = fc_ev_home(h, fc_ev_cap);; i = (i + 1) & (fc_ev_cap - 1)) {
+        if (!fc_ev_set[i])
+            return NULL;
+        if ((CUevent)fc_ev_set[i] == h)
+            return &fc_ev_set[i];
+    }
+}
+
+static struct fc_event *fc_event_find_locked(CUevent h)
+{
+    struct fc_event **p = fc_event_place_locked(h);
+    return p ? *p : NULL;
+}
+
+static bool fc_event_add_locked(struct fc_event *e)
+{
+    if (2 * (fc_ev_used + 1) > fc_ev_cap) {
+        size_t cap = fc_ev_cap ? 2 * fc_ev_cap : 64;
+        struct fc_event **set = calloc(cap, sizeof *set);
+        if (!set)
+            return false;
+        size_t used = 0;
+        for (size_t k = 0; k < fc_ev_cap; k++) {
+            struct fc_event *p = fc_ev_set[k];
+            if (!p || p == FC_GONE)
+                continue;
+            size_t i = fc_ev_home(p, cap);
+            while (set[i])
+                i = (i + 1) & (cap - 1);
+            set[i] = p;
+            used++;
+        }
+        free(fc_ev_set);
+        fc_ev_set = set;
+        fc_ev_cap = cap;
+        fc_ev_used = used;
+    }
+    size_t i = fc_ev_home(e, fc_ev_cap);
+    while (fc_ev_set[i])
+        i = (i + 1) & (fc_ev_cap - 1);
+    fc_ev_set[i] = e;
+    fc_ev_used++;
+    return true;
 }
 
 FC_ENTRY(CUresult, cuEventCreate, (CUevent *phEvent, unsigned int Flags))
@@ -1485,9 +1539,12 @@ FC_ENTRY(CUresult, cuEventCreate, (CUevent *phEvent, unsigned int Flags))
     e->ctx = fc_current;
     e->flags = Flags;
     pthread_mutex_lock(&fc_lock);
-    e->next = fc_events;
-    fc_events = e;
+    bool added = fc_event_add_locked(e);
     pthread_mutex_unlock(&fc_lock);
+    if (!added) {
+        free(e);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     *phEvent = (CUevent)e;
     return CUDA_SUCCESS;
 }
@@ -1495,12 +1552,10 @@ FC_ENTRY(CUresult, cuEventCreate, (CUevent *phEvent, unsigned int Flags))
 FC_ENTRY(CUresult, cuEventDestroy_v2, (CUevent hEvent))
 {
     pthread_mutex_lock(&fc_lock);
-    struct fc_event **pp = &fc_events;
-    while (*pp && (CUevent)*pp != hEvent)
-        pp = &(*pp)->next;
-    struct fc_event *e = *pp;
-    if (e)
-        *pp = e->next;
+    struct fc_event **pp = fc_event_place_locked(hEvent);
+    struct fc_event *e = pp ? *pp : NULL;
+    if (pp)
+        *pp = FC_GONE;
     pthread_mutex_unlock(&fc_lock);
     free(e);
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
@@ -1553,14 +1608,14 @@ static CUresult fc_event_done_locked(struct fc_event *e)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (e->recorded && e->queries < fc_env_uint("FAKECUDA_EVENT_LAG")) {
+    if (!e->recorded || e->ns <= fc_done_ns)
+        return CUDA_SUCCESS;
+    if (e->queries < fc_env_uint("FAKECUDA_EVENT_LAG")) {
         e->queries++;
         return CUDA_ERROR_NOT_READY;
     }
     /* the GPU works in order: what was recorded before is done too */
-    for (struct fc_event *p = fc_events; p; p = p->next)
-        if (p->recorded && p->ns <= e->ns)
-            p->queries = UINT_MAX;
+    fc_done_ns = e->ns;
     return CUDA_SUCCESS;
 }
 
