@@ -374,25 +374,29 @@ static void ring_free_locked(struct cbt_gpu_ring *r)
 }
 
 /*
- * The thread's next free slots, GT_FILL of them at most, given two events
- * of context i (id) each, found its still (the epoch they were last found
- * in moves when any context goes) or taken from its pool (made there when
- * it has none free), under gt_lock in RELAXED mode: cuEventCreate, and
- * making the context current for it, break no capture either (the
- * measurements above).  A slot's events not its context's go back to their
- * pool, or with their dead context.  True: the head slot has them.
+ * The thread's next free slots given two events of context i (id) each:
+ * those whose events are its found so again (the epoch they were last
+ * found in moves when any context goes), as far as they run; up to
+ * GT_FILL others given events from its pool (made there when it has none
+ * free), under gt_lock in RELAXED mode: cuEventCreate, and making the
+ * context current for it, break no capture either (the measurements
+ * above).  A slot's events not its context's go back to their pool, or
+ * with their dead context.  True: the head slot has them.
  */
 static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r, int i, unsigned long long id)
 {
     const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before ctx_is */
     if (ring_full(r) || !ctx_is(i, id))
         return false;
-    for (uint64_t k = r->head; k < r->head + GT_FILL && k - r->tail_seen < r->size; k++) {
+    unsigned made = 0;
+    for (uint64_t k = r->head; k - r->tail_seen < r->size; k++) {
         struct cbt_gpu_slot *s = &r->slots[k % r->size];
         if (s->end && s->ctx == i && s->ctx_id == id) {
             s->epoch = epoch;
             continue;
         }
+        if (made++ == GT_FILL)
+            break;
         if (s->end && ctx_is(s->ctx, s->ctx_id)) {
             pool_put(&gt_ctxs[s->ctx], s->start);
             pool_put(&gt_ctxs[s->ctx], s->end);
