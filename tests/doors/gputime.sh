@@ -183,6 +183,25 @@ for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 
 
 # a batch on a stream being captured into a graph (refused by the driver),
 # then the same batch once the capture ended (tests/gpu/clients/capture.c)
+# where the shim cannot see every call that could destroy a context (the
+# kind cache off: another library binds the driver's memory functions before
+# it), a thread keeps no events: it takes them from the pool and queues on
+# the shared ring, under the lock, switching to RELAXED capture mode around
+# them each time (more than 2 exchanges a batch); every batch is timed,
+# from one thread and from four at once
+other="$CLIENTS/.libs/libcbtother.so"
+traced gt-shared env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=2 LD_PRELOAD="$other:$CBT_SHIM" "$C" sync 6
+is "$st" 0 "shared ring: the client exits 0"
+r=$(g gt-shared)
+for w in batches=6 events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "shared ring: $w"; done
+xch=$(sed -n 's/^exchanges //p' "$CBT_TMP/gt-shared.out")
+ok "$([ -n "$xch" ] && [ "$xch" -ge 12 ] && echo 0 || echo 1)" "shared ring: the pool's way, in RELAXED mode each batch (${xch:-none} exchanges)"
+traced gt-shared4 env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 LD_PRELOAD="$other:$CBT_SHIM" "$C" threads 4 25
+r=$(g gt-shared4)
+for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 start_ok=1; do
+    ok "$(has "$r" $w)" "shared ring, four threads: $w"
+done
+
 traced gt-cap env CUBATCHTRACE_GPU_TIME=1 "$top_builddir/tests/gpu/capture" batch global 3d
 r=$(gpu_events gt-cap "$pid")
 for w in events=2 capturing=1 timed=1; do ok "$(has "$r" $w)" "capturing stream: $w (no event recorded on it)"; done
