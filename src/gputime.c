@@ -15,16 +15,15 @@
  * ring (one cuEventElapsedTime asks that and how long it took, one more
  * places its start against its context's anchor); it keeps looking at that
  * pace for a second after the rings empty, and only then sleeps on a
- * condition variable until a batch is queued (so that a program that
- * synchronizes between batches does not make each one wake it).  The
- * calling thread only records the two events and queues the batch on a
- * ring of its own, whose slots keep their two events from one use to the
- * next: no lock, no pool, no atomic read-modify-write on its usual way
- * (measured on the H200: the global queue's lock, pool and entry cost a
- * timed batch about as much as the read-back's queries did, bench/abn.sh).
- * Where the reader cannot be
- * made, and once the process exits, the next timed batch reads back
- * instead.  At exit (atexit) the rest are waited for, briefly.  A process
+ * condition variable until a batch is queued, looking once a second (so
+ * that a program that synchronizes between batches does not make each one
+ * wake it).  The calling thread only records the two events and queues the
+ * batch on a ring of its own, whose slots keep their two events from one
+ * use to the next: no lock, no pool, no atomic read-modify-write on its
+ * usual way (measured on the H200 with bench/abn.sh: a global queue's lock,
+ * pool and entry cost a timed batch about as much as the read-back's
+ * queries did).  Where the reader cannot be made, and once the process
+ * exits, the next timed batch reads back instead.  At exit (atexit) the rest are waited for, briefly.  A process
  * that never synchronizes loses nothing to that: an event completes when
  * the GPU reaches it, whoever waits for it.  The reader blocks every signal
  * (the program's handlers never run on it) and runs on the CPUs the process
