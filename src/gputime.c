@@ -491,7 +491,7 @@ static bool uses_anchor_locked(int i, unsigned gen)
     return false;
 }
 
-/* One queued batch as the read-back takes it from the queue's head. */
+/* One queued batch as the read-back takes it from its ring's tail. */
 struct gt_taken {
     struct cbt_gpu_slot e;
     bool valid;           /* its context's state is still its own */
@@ -773,17 +773,18 @@ static void wait_until_locked(uint64_t deadline)
 
 /*
  * The reader: reads back about every GT_READ_PERIOD_NS while batches are
- * queued, and keeps looking at that pace for GT_LINGER_NS after the queue
- * empties (a turn with nothing queued takes gt_lock and no driver call);
+ * queued, and keeps looking at that pace for GT_LINGER_NS after the rings
+ * empty (a turn with nothing queued takes gt_lock and no driver call);
  * only then does it sleep until a calling thread queues a batch and wakes
- * it (gt_reader_waiting).  A program that synchronizes between batches
+ * it (gt_reader_waiting), looking once a second.  A program that synchronizes between batches
  * empties the queue after each one: without the lingering, nearly every
  * batch would wake the reader, a futex system call on the calling thread.
  * Lingering costs a turn a millisecond for a second after the last batch
  * (a few microseconds each, under 1 % of a CPU); batches further apart than
- * that pay the wake, well under 1 % of their interval.  After a turn that
- * read back, the reader waits on gt_wake, so that a calling thread can wake
- * it early when its ring reaches half full.  Until the process exits.
+ * that pay the wake, well under 1 % of their interval.  Between turns the
+ * reader waits on gt_wake, so that a calling thread can wake it early when
+ * its ring reaches half full (a program that makes more than GT_RING / 2
+ * batches a millisecond).  Until the process exits.
  */
 static void *reader_main(void *arg)
 {
@@ -798,12 +799,10 @@ static void *reader_main(void *arg)
         uint64_t now = cbt_mono_ns();
         if (!queued_locked()) {
             if (now - busy < GT_LINGER_NS) {
-                /* asleep without gt_lock (a wait on gt_wake would take it
-                 * back marked contended: a futex wake at each unlock) */
-                pthread_mutex_unlock(&gt_lock);
-                struct timespec ts = {0, GT_READ_PERIOD_NS};
-                nanosleep(&ts, NULL);
-                pthread_mutex_lock(&gt_lock);
+                /* on gt_wake, so that a ring half full wakes it early (the
+                 * rings' writers take no gt_lock: none pays for the lock
+                 * the wait takes back marked contended) */
+                wait_until_locked(now + GT_READ_PERIOD_NS);
                 continue;
             }
             /* a ring's writer queues without gt_lock, and looks at

@@ -19,6 +19,9 @@
  *   client_gputime release N   N batches, a stream synchronize, then cuDevicePrimaryCtxRelease
  *   client_gputime threads T K T threads, K batches each
  *   client_gputime fork N      N batches, then a forked child makes N and exits, then the parent N more
+ *   client_gputime gone N M    N batches, a synchronize after each; a context of its own made and
+ *                              destroyed; then M more: prints "exchanges K" after the N, after the
+ *                              context went and after the M
  * Prints "pid P" before its first batch, for each process that makes batches.
  */
 #include "common.h"
@@ -90,6 +93,20 @@ int main(int argc, char **argv)
     if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
         int ms = !strcmp(m, "paced") ? (argc > 3 ? atoi(argv[3]) : 50) : 0;
         batches(s, n, strcmp(m, "ok") != 0, ms);
+        say_exchanges();
+        return 0;
+    }
+    if (!strcmp(m, "gone") && argc > 3) {
+        CUcontext own;
+        CUdevice d;
+        batches(s, n, 1, 0);
+        say_exchanges();
+        cc_check(cc.DeviceGet(&d, 0), "cuDeviceGet");
+        cc_check(cuCtxCreate(&own, NULL, 0, d), "cuCtxCreate");
+        cc_check(cuCtxDestroy(own), "cuCtxDestroy");
+        cc_check(cc.CtxSetCurrent(cc_ctx), "cuCtxSetCurrent");
+        say_exchanges();
+        batches(s, strtoul(argv[3], NULL, 10), 1, 0);
         say_exchanges();
         return 0;
     }

@@ -202,6 +202,19 @@ for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 
     ok "$(has "$r" $w)" "shared ring, four threads: $w"
 done
 
+# 600 batches, each synchronized, then, the ring gone round (every slot
+# holds events), a context made and destroyed elsewhere moves the epoch: the next
+# batch finds every slot's events still its context's at once, and the
+# batches after it take the usual way (no capture-mode exchange): at most
+# one slow way (2 exchanges) in 100
+traced gt-gone env CUBATCHTRACE_GPU_TIME=1 "$C" gone 600 100
+is "$st" 0 "context gone elsewhere: the client exits 0"
+r=$(g gt-gone)
+for w in batches=700 events=700; do ok "$(has "$r" $w)" "context gone elsewhere: $w"; done
+x=$(sed -n 's/^exchanges //p' "$CBT_TMP/gt-gone.out" | tr '\n' ' ')
+ok "$(echo "$x" | awk '{ exit !(NF == 3 && $3 - $2 <= 2) }' && echo 0 || echo 1)" \
+    "context gone elsewhere: the 100 batches after it switch capture mode at most twice (exchanges: $x)"
+
 traced gt-cap env CUBATCHTRACE_GPU_TIME=1 "$top_builddir/tests/gpu/capture" batch global 3d
 r=$(gpu_events gt-cap "$pid")
 for w in events=2 capturing=1 timed=1; do ok "$(has "$r" $w)" "capturing stream: $w (no event recorded on it)"; done
