@@ -17,7 +17,7 @@
  * (not timed), with what CUBATCHTRACE_GPU_TIME adds around it one piece at
  * a time, interleaved in rounds (31 rounds of 300 calls each): the two
  * records on the same pair of events every time (as bench/floor makes
- * them) and on pairs in turn (as the shim's pool hands them out); then the
+ * them) and on pairs in turn (as a thread's ring of timed batches uses its slots' events); then the
  * same with a thread reading the events back every millisecond, on the
  * calling thread's CPU and (with --cpu N) on CPU N+1.
  */
