@@ -486,6 +486,15 @@ static void step_validate(struct batch *x)
     x->refuse_at = x->refuse && x->d1 ? refused_copy(t, kept, x->cfg->strict_hazards) : SIZE_MAX;
 }
 
+/* Does a gpu_time event of this batch follow its record (CBT_HDR_GPU)?  A
+ * batch written before it is forwarded ("pending") is not timed when the
+ * 12.8 ABI passed it (call_forward); gpu_after writes one for any other
+ * timed batch while the session records gpu_time. */
+static bool gpu_follows(const struct batch *x)
+{
+    return x->timed && !(x->b.outcome == CBT_OUTCOME_PENDING && x->abi) && cbt_tp_enabled(gpu_time);
+}
+
 /* record: the batch events (and the stream's description before them). */
 static void step_record(struct batch *x)
 {
@@ -495,11 +504,12 @@ static void step_record(struct batch *x)
                                            x->b.device_count)
                          : CBT_EV_NO_STREAM;
     x->stream_index = si;
+    const bool gpu = cbt_unlikely(x->timed) && gpu_follows(x);
     if (x->d1)
-        cbt_record_batch1d(x->dict, &x->b, si, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
+        cbt_record_batch1d(x->dict, &x->b, si, gpu, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
                            x->k->sizes, x->n, x->refs, x->caller);
     else
-        cbt_record_batch(x->dict, &x->b, si, x->k->ops, x->n, x->refs, x->caller);
+        cbt_record_batch(x->dict, &x->b, si, gpu, x->k->ops, x->n, x->refs, x->caller);
 }
 
 /* Strict mode and the stderr report: the findings the driver's answer adds
@@ -570,17 +580,6 @@ static void call_forward(struct batch *x)
     x->b.result = (uint32_t)x->res;
 }
 
-/* GPU time, once the batch is written: its read-back queued (or why it is
- * not timed written), so that its gpu_time event follows its batch event. */
-static void gpu_after(struct batch *x)
-{
-    const struct call *k = x->k;
-    struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
-                             .src_device = -1, .dst_device = -1};
-    if (x->refs)
-        cbt_refs_gpu_summary(x->dict, x->refs, x->d1 ? NULL : k->ops, k->sizes, x->n, &sum);
-    cbt_gpu_after(&x->gt, &x->b, x->refs ? &sum : NULL);
-}
 
 /* call: refuse, or forward. */
 static void step_call(struct batch *x)
@@ -670,7 +669,8 @@ static inline uint8_t capture_of(const struct call *k, CUresult r)
  * passed) or that takes more than one event: the general writer. */
 CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
                                   size_t recorded, uint8_t si, const uint64_t h[CBT_EV_HEAD_WORDS],
-                                  uint8_t capture, uint64_t fail_idx, CUresult r, size_t attrs_read, void *caller)
+                                  uint8_t capture, uint64_t fail_idx, CUresult r, size_t attrs_read, bool gpu,
+                                  void *caller)
 {
     struct cbt_ev_batch b = {
         .batch_id = h[CBT_H_ID], .api = (uint8_t)k->api, .door = (uint8_t)k->door,
@@ -685,10 +685,10 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
             .attrs = (uint64_t)(uintptr_t)k->attrs, .attrs_idxs = (uint64_t)(uintptr_t)k->attrs_idxs,
             .num_attrs = k->num_attrs, .attrs_recorded = attrs_read,
         };
-        cbt_record_batch1d(&t->dict, &b, si, &b1, k->attrs, k->attrs_idxs, k->dsts, k->srcs, k->sizes, k->n, refs,
-                           caller);
+        cbt_record_batch1d(&t->dict, &b, si, gpu, &b1, k->attrs, k->attrs_idxs, k->dsts, k->srcs, k->sizes, k->n,
+                           refs, caller);
     } else {
-        cbt_record_batch(&t->dict, &b, si, k->ops, recorded, refs, caller);
+        cbt_record_batch(&t->dict, &b, si, gpu, k->ops, recorded, refs, caller);
     }
 }
 
@@ -721,7 +721,8 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
         else
             cbt_record_steady3d(&t->dict, rec, caller);
     } else {
-        steady_record_general(t, k, d1, refs, recorded, si, rec->h, capture, fail_idx, r, attrs_read, caller);
+        steady_record_general(t, k, d1, refs, recorded, si, rec->h, capture, fail_idx, r, attrs_read, rec->gpu,
+                              caller);
     }
 }
 
@@ -761,12 +762,10 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     const size_t recorded = cbt_unlikely(unchecked && r != CUDA_SUCCESS)
                                 ? cbt_ops_driver_reads(k->n, k->ops, 0, k->stream, true)
                                 : k->n;
+    rec.gpu = cbt_gpu_follows(&gt);
     steady_write(t, k, d1, refs, recorded, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
                  caller);
-    struct cbt_ev_gpu sum = {.src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND,
-                             .src_device = -1, .dst_device = -1};
-    cbt_refs_gpu_summary(&t->dict, refs, d1 ? NULL : k->ops, k->sizes, recorded, &sum);
-    cbt_gpu_after(&gt, &b, &sum); /* after the batch event, which its gpu_time follows */
+    cbt_gpu_after(&gt, b.batch_id); /* after the batch event, which its gpu_time follows */
     return r;
 }
 
@@ -811,6 +810,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
 
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = cbt_next_batch_id_tagged(s->tag);
+    rec.gpu = false;
     const int32_t tid = s->tid;
     t->depth++;
     uint64_t t0 = cbt_mono_ns();
@@ -869,7 +869,7 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
     else
         step_record(&x);
     if (cbt_unlikely(x.timed))
-        gpu_after(&x);
+        cbt_gpu_after(&x.gt, x.b.batch_id); /* after the batch event, which its gpu_time follows */
     if (t) {
         t->depth--;
         steady_after(t, &x);

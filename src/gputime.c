@@ -104,15 +104,17 @@ struct gt_ctx {
     size_t npool, cappool;
 };
 
-/* A timed batch queued for the read-back, in its ring. */
+/* A timed batch queued for the read-back, in its ring: one cache line,
+ * which the writer fills with the batch's id and anchor generation (the
+ * events and their context are the slot's own, kept from its last use). */
 struct cbt_gpu_slot {
     CUevent start, end;          /* a thread's ring: the slot's own, kept (NULL: none yet) */
-    int ctx;                     /* the context's state they belong to */
     unsigned long long ctx_id;
     uint64_t epoch;              /* gt_ctx_epoch when they were last found its (a thread's ring) */
+    uint64_t batch_id;
+    int ctx;                     /* the context's state they belong to */
     unsigned gen;                /* the anchor in effect when the batch started */
-    struct cbt_ev_gpu ev;
-};
+} __attribute__((aligned(64)));
 
 /*
  * A ring: one writer, the reader.  A thread's own ring is written by that
@@ -189,7 +191,7 @@ __attribute__((constructor)) static void gt_at_load(void)
     gt_have_load_cpus = sched_getaffinity(0, sizeof gt_load_cpus, &gt_load_cpus) == 0;
 }
 
-static void emit(struct cbt_ev_gpu *ev)
+static void emit(const struct cbt_ev_gpu_time *ev)
 {
     if (cbt_tp_enabled(gpu_time))
         cbt_tp(gpu_time, ev, __builtin_return_address(0));
@@ -494,6 +496,7 @@ static bool uses_anchor_locked(int i, unsigned gen)
 /* One queued batch as the read-back takes it from its ring's tail. */
 struct gt_taken {
     struct cbt_gpu_slot e;
+    struct cbt_ev_gpu_time ev; /* what its gpu_time event says */
     bool valid;           /* its context's state is still its own */
     CUcontext ctx;
     CUevent anchor;       /* the anchor of its generation (NULL: renewed twice since) */
@@ -509,11 +512,11 @@ static void times(const struct cbt_real *real, struct gt_taken *x)
     bool ok = x->valid && x->anchor &&
               real->event_elapsed(&from_anchor, x->anchor, x->e.start) == CUDA_SUCCESS && x->dur >= 0;
     if (ok) {
-        x->e.ev.status = CBT_GPU_TIMED;
-        x->e.ev.gpu_ns = (uint64_t)((double)x->dur * 1e6);
+        x->ev.status = CBT_GPU_TIMED;
+        x->ev.gpu_ns = (uint64_t)((double)x->dur * 1e6);
         x->start_ns = (int64_t)x->anchor_ns + (int64_t)((double)from_anchor * 1e6);
     } else {
-        x->e.ev.status = CBT_GPU_LOST;
+        x->ev.status = CBT_GPU_LOST;
     }
 }
 
@@ -566,6 +569,7 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
         pthread_mutex_lock(&gt_lock);
         for (size_t k = 0; k < n; k++) {
             x[k].e = r->slots[(tail + k) % r->size];
+            x[k].ev = (struct cbt_ev_gpu_time){.batch_id = x[k].e.batch_id};
             x[k].valid = ctx_is(x[k].e.ctx, x[k].e.ctx_id);
             const struct gt_ctx *c = x[k].valid ? &gt_ctxs[x[k].e.ctx] : NULL;
             x[k].ctx = c ? c->ctx : NULL;
@@ -618,9 +622,9 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
         tail += done;
         __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
         for (size_t k = 0; k < done; k++) {
-            if (x[k].e.ev.status == CBT_GPU_TIMED)
-                x[k].e.ev.start_rel_ns = x[k].start_ns - (int64_t)cbt_mono_ns();
-            emit(&x[k].e.ev);
+            if (x[k].ev.status == CBT_GPU_TIMED)
+                x[k].ev.start_rel_ns = x[k].start_ns - (int64_t)cbt_mono_ns();
+            emit(&x[k].ev);
         }
         if (done < n)
             return false;
@@ -662,9 +666,8 @@ static void lose_locked(struct cbt_gpu_ring *r)
     }
     if (r->shared)
         s->start = s->end = NULL;
-    struct cbt_ev_gpu ev = s->ev;
+    const struct cbt_ev_gpu_time ev = {.batch_id = s->batch_id, .status = CBT_GPU_LOST};
     __atomic_store_n(&r->tail, r->tail + 1, __ATOMIC_RELEASE);
-    ev.status = CBT_GPU_LOST;
     emit(&ev);
 }
 
@@ -1071,25 +1074,6 @@ void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream
     relaxed_end(real, was);
 }
 
-/* What the gpu_time event of t's batch b says but its times. */
-static inline void ev_fill(struct cbt_ev_gpu *ev, const struct cbt_gpu_call *t, const struct cbt_ev_batch *b,
-                           const struct cbt_ev_gpu *sum)
-{
-    *ev = (struct cbt_ev_gpu){
-        .batch_id = b->batch_id, .status = (uint8_t)t->status, .tid = b->tid, .api = b->api,
-        .stream = b->stream, .stream_id = b->stream_id, .device = b->device, .driver_ns = b->driver_ns,
-        .src_kind = CBT_GPU_MIXED_KIND, .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1,
-    };
-    if (sum) {
-        ev->ops = sum->ops;
-        ev->bytes = sum->bytes;
-        ev->src_kind = sum->src_kind;
-        ev->dst_kind = sum->dst_kind;
-        ev->src_device = sum->src_device;
-        ev->dst_device = sum->dst_device;
-    }
-}
-
 /* The writer's look at a ring it queued on: the reader asleep for good, or
  * half the ring used before its turn, wake it. */
 static inline void maybe_wake(struct cbt_gpu_ring *r, uint64_t head)
@@ -1102,14 +1086,14 @@ static inline void maybe_wake(struct cbt_gpu_ring *r, uint64_t head)
 
 /* A timed batch queued on the thread's ring (no lock), or on the shared one
  * (gt_lock); a batch not timed after all written at once. */
-void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum)
+void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
 {
     if (t->status < 0)
         return;
     if (cbt_likely(t->status == CBT_GPU_TIMED && t->slot)) {
         struct cbt_gpu_ring *r = t->th->ring;
         struct cbt_gpu_slot *s = t->slot;
-        ev_fill(&s->ev, t, b, sum);
+        s->batch_id = batch_id;
         s->gen = __atomic_load_n(&gt_ctxs[t->ctx].gen, __ATOMIC_RELAXED);
 #ifdef CBT_GT_BENCH_NO_QUEUE
         return; /* a build for bench/abn.sh only: the slot not queued, its events used again next */
@@ -1120,8 +1104,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
         return;
     }
     if (t->status != CBT_GPU_TIMED) {
-        struct cbt_ev_gpu ev;
-        ev_fill(&ev, t, b, sum);
+        const struct cbt_ev_gpu_time ev = {.batch_id = batch_id, .status = (uint8_t)t->status};
         give_back(t);
         emit(&ev);
         return;
@@ -1136,13 +1119,12 @@ void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const s
         s->ctx = t->ctx;
         s->ctx_id = t->ctx_id;
         s->gen = x->gen;
-        ev_fill(&s->ev, t, b, sum);
+        s->batch_id = batch_id;
         const uint64_t head = r->head + 1;
         __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
         maybe_wake(r, head);
     } else {
-        struct cbt_ev_gpu ev;
-        ev_fill(&ev, t, b, sum);
+        struct cbt_ev_gpu_time ev = {.batch_id = batch_id};
         if (ctx_is(t->ctx, t->ctx_id)) {
             ev.status = CBT_GPU_OVERFLOW;
             pool_put(x, t->start);

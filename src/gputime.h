@@ -60,10 +60,12 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
  * that failed is not timed: its events go back to the pool in cbt_gpu_after). */
 void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream);
 
-/* Once batch b is written: queue it for the read-back, or write at once why
- * it is not timed, so that its gpu_time event follows its batch event.
- * sum: its ops, bytes, kinds and devices (NULL: none known). */
-void cbt_gpu_after(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, const struct cbt_ev_gpu *sum);
+/* Does a gpu_time event of the batch follow (its record says so: CBT_HDR_GPU)? */
+static inline bool cbt_gpu_follows(const struct cbt_gpu_call *t) { return t->status >= 0; }
+
+/* Once the batch is written: queue it for the read-back, or write at once
+ * why it is not timed, so that its gpu_time event follows its batch event. */
+void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id);
 
 /* A context, or the primary context of a device, is about to go
  * (src/memwrap.c): what is done is read back now, while its events live. */

@@ -66,13 +66,4 @@ void cbt_check_footprints(struct cbt_dict *d, const CUDA_MEMCPY3D_BATCH_OP *ops,
 void cbt_refs_expand(const struct cbt_dict *d, const uint16_t *refs, size_t n, struct cbt_operand_info *src,
                      struct cbt_operand_info *dst);
 
-/* What a gpu_time event says of the batch's ops (3D: ops; 1D: its sizes):
- * how many, their bytes, and the memory kind and device of their sources
- * and destinations when all share one.  On the calling thread of a timed
- * batch: the operands are looked up once where every op's refs are the
- * first's, a copy between two pointers is its extent's product without the
- * validator's call, and a 1D copy's bytes are its size. */
-void cbt_refs_gpu_summary(const struct cbt_dict *d, const uint16_t *refs, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                          const size_t *sizes, size_t n, struct cbt_ev_gpu *g);
-
 #endif

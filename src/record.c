@@ -489,7 +489,7 @@ static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WOR
     return (uint32_t)((t->p - (uint8_t *)t->w) / 8);
 }
 
-CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
                       const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
@@ -497,6 +497,7 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
     struct tail t;
     uint8_t *h = hdr_begin(&t, b, stream_index);
     t.p = hdr_optional(t.p, &h[0], b, n, NULL);
+    h[0] |= gpu ? CBT_HDR_GPU : 0;
     tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
     struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
@@ -528,7 +529,7 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
     write_unlock(locked);
 }
 
-CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
                         const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip)
@@ -543,6 +544,7 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
     t.p = varint(t.p, zigzag(b1->attrs - b->op_list));
     t.p = varint(t.p, zigzag(b1->attrs_idxs - b->op_list));
     t.p = hdr_optional(t.p, &h[0], b, n, b1);
+    h[0] |= gpu ? CBT_HDR_GPU : 0;
     tail_pad(&t);
     bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
     struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
@@ -707,10 +709,10 @@ CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_re
             .attrs = (uint64_t)(uintptr_t)s->attrs, .attrs_idxs = (uint64_t)(uintptr_t)s->attrs_idxs,
             .num_attrs = 1, .attrs_recorded = 1,
         };
-        cbt_record_batch1d(d, &b, s->stream_index, &b1, s->attrs, s->attrs_idxs, s->list, s->srcs, s->sizes, s->n,
-                           s->refs, ip);
+        cbt_record_batch1d(d, &b, s->stream_index, s->gpu, &b1, s->attrs, s->attrs_idxs, s->list, s->srcs, s->sizes,
+                           s->n, s->refs, ip);
     } else {
-        cbt_record_batch(d, &b, s->stream_index, s->list, s->n, s->refs, ip);
+        cbt_record_batch(d, &b, s->stream_index, s->gpu, s->list, s->n, s->refs, ip);
     }
     return true;
 }
@@ -728,6 +730,7 @@ static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dic
     memcpy(p, d->memo_hdr, sizeof d->memo_hdr); /* whole: fewer branches than its words */
     if (d1 && (d->memo_key & 0x7f) > 3)
         memcpy(p + 3, d->memo_hdr1d, sizeof d->memo_hdr1d);
+    *(uint8_t *)p |= (uint8_t)(s->gpu ? CBT_HDR_GPU : 0); /* the mask byte, 0 in the memo */
     p += d->memo_key & 0x7f;
     if (!inl) {
         if (d1)

@@ -117,12 +117,12 @@ uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
 
 /* Write a 3D batch: its header (the fields of format 2, of which the
  * record keeps what <cubatchtrace/events.h> lists) and ops[0, n) with refs
- * (2 per op; NULL: none learned). */
-void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+ * (2 per op; NULL: none learned).  gpu: a gpu_time event of it follows. */
+void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
                       const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip);
 
 /* Write a 1D batch: its header, its attributes read, copies [0, n) with refs. */
-void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index,
+void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
                         const struct cbt_ev_batch1d *b1,
                         const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, const CUdeviceptr *dsts,
                         const CUdeviceptr *srcs, const size_t *sizes, size_t n, const uint16_t *refs, void *ip);
@@ -142,6 +142,7 @@ struct cbt_steady_rec {
     const uint16_t *refs;
     uint8_t stream_index;
     bool d1;
+    bool gpu;                       /* a gpu_time event of it follows (CBT_HDR_GPU) */
     const CUdeviceptr *srcs;        /* 1D: the other arrays, one attribute */
     const size_t *sizes;
     const CUmemcpyAttributes *attrs;

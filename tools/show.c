@@ -31,6 +31,7 @@ static const char usage_show[] =
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
     "  attr vpid=P id=I k=K idx=FIRST order=... flags=... src_locHint=TYPE:ID dst_locHint=...\n"
     "  finding vpid=P id=I rule=... severity=... op=K other_op=K side=... value=V limit=L inline=...\n"
+    "  gpu vpid=P id=I status=... gpu_ns=N start_rel_ns=N tid=T ... ops=N bytes=N src_kind=... dst_kind=...\n"
     "Each line ends with image=0x... when the trace tells process images apart.\n"
     "The `#` lines printed first say what every key means (docs/events.md too).\n"
     "Findings are the validator's, run as the trace is read; inline=0 marks one the\n"
@@ -66,7 +67,11 @@ static const char legend[] =
     "# finding: vpid, id, rule, severity, op and other_op (- for none; for the attr_* rules other_op is the\n"
     "#   attribute's index k), side, value, limit, inline (1: the\n"
     "#   shim's validator made it too; 0: it did not; -: not compared)\n"
-    "# inline_finding: a finding of the shim's validator that the reader's did not make (same keys)\n";
+    "# inline_finding: a finding of the shim's validator that the reader's did not make (same keys)\n"
+    "# gpu: a batch's GPU time (CUBATCHTRACE_GPU_TIME), as its gpu_time event came: vpid, id, status, gpu_ns,\n"
+    "#   start_rel_ns (GPU start minus the event's time), then the batch's: tid, api, stream, stream_id, device,\n"
+    "#   driver_ns, ops, bytes, src_kind and dst_kind (mixed: not all alike), src_device and dst_device\n"
+    "#   (-1 none, mixed)\n";
 
 struct show {
     FILE *out;
@@ -227,6 +232,36 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
     }
 }
 
+static void print_gpu_device(FILE *out, const char *key, int32_t d)
+{
+    if (d == CBT_GPU_MIXED_DEVICE)
+        fprintf(out, " %s=mixed", key);
+    else
+        fprintf(out, " %s=%d", key, (int)d);
+}
+
+static void show_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g)
+{
+    struct show *s = ctx;
+    FILE *out = s->out;
+    char b[4][24];
+    print_legend(s);
+    fprintf(out,
+            "gpu vpid=%" PRId64 " id=%" PRIu64 " status=%s gpu_ns=%" PRIu64 " start_rel_ns=%" PRId64 " tid=%d api=%s"
+            " stream=0x%" PRIx64 " stream_id=%" PRIu64 " device=%d driver_ns=%" PRIu64 " ops=%" PRIu64
+            " bytes=%" PRIu64 " src_kind=%s dst_kind=%s",
+            w->vpid, cbt_batch_number(g->batch_id), name_or(cbt_gpu_status_name(g->status), b[0], sizeof(b[0]), g->status),
+            g->gpu_ns, g->start_rel_ns, (int)g->tid, name_or(cbt_api_name(g->api), b[1], sizeof(b[1]), g->api),
+            g->stream, g->stream_id, (int)g->device, g->driver_ns, g->ops, g->bytes,
+            g->src_kind == CBT_GPU_MIXED_KIND ? "mixed" : name_or(cbt_memkind_name(g->src_kind), b[2], sizeof(b[2]), g->src_kind),
+            g->dst_kind == CBT_GPU_MIXED_KIND ? "mixed" : name_or(cbt_memkind_name(g->dst_kind), b[3], sizeof(b[3]), g->dst_kind));
+    print_gpu_device(out, "src_device", g->src_device);
+    print_gpu_device(out, "dst_device", g->dst_device);
+    if (w->image)
+        fprintf(out, " image=0x%08" PRIx32, w->image);
+    fputc('\n', out);
+}
+
 struct show_job {
     struct cbt_read_opts ro;
 };
@@ -245,6 +280,8 @@ static int show_read(void *arg)
     struct cbt_read_opts ro = j->ro;
     ro.batch = show_batch;
     ro.batch_ctx = &s;
+    ro.gpu = show_gpu;
+    ro.gpu_ctx = &s;
     struct cbt_read_out out;
     cbt_agg_read_out(a, &out);
     int rc = cbt_read(&ro, &out);

@@ -286,12 +286,13 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stream,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stream, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-/* The GPU time of a batch, once read back (CUBATCHTRACE_GPU_TIME=1). */
+/* The GPU time of a batch, once read back (CUBATCHTRACE_GPU_TIME=N): its
+ * id, status and times; the rest is in the batch's record (CBT_HDR_GPU). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,
-    LTTNG_UST_TP_ARGS(const struct cbt_ev_gpu *, r, void *, ip),
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_gpu_time *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_EV_GPU_FIELDS(CBT_TP_FIELD)
+        CBT_EV_GPU_TIME_FIELDS(CBT_TP_FIELD)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

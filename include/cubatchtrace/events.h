@@ -155,6 +155,10 @@
  *   CBT_HDR_FAIL_IDX   *failIdx after the call (none: UINT64_MAX)
  *   CBT_HDR_FINDINGS   findings of the calling thread's validator (0)
  *   CBT_HDR_RESULT     the result, when w cannot hold it
+ * and one bit that has no value:
+ *   CBT_HDR_GPU        a cubatchtrace:gpu_time event of this batch follows
+ *                      (CUBATCHTRACE_GPU_TIME): the reader keeps what the
+ *                      batch moves until it comes
  * The stream index names the writing thread's latest cubatchtrace:stream
  * of that index (CBT_EV_NO_STREAM: none).
  */
@@ -165,6 +169,7 @@
 #define CBT_HDR_FAIL_IDX 0x10u
 #define CBT_HDR_FINDINGS 0x20u
 #define CBT_HDR_RESULT 0x40u
+#define CBT_HDR_GPU 0x80u
 #define CBT_EV_NO_STREAM 255
 #define CBT_EV_STREAMS 16 /* stream indices of a thread: 0 .. 15 */
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
@@ -278,13 +283,23 @@ static inline unsigned long cbt_ev_hdr_len(const uint8_t *t, unsigned long n, in
  * The fields of cubatchtrace:gpu_time: X(kind, C type, name, enumeration).
  * The GPU times are the host's CLOCK_MONOTONIC, relative to the event's
  * own timestamp (the trace's clock), so a reader needs no clock offset:
- * GPU start = event time + start_rel_ns, end = start + gpu_ns.
+ * GPU start = event time + start_rel_ns, end = start + gpu_ns.  What else
+ * a reader says of the batch (its thread, stream, ops, bytes, memory kinds)
+ * it takes from the batch's own record, whose hdr mask has CBT_HDR_GPU.
  */
-#define CBT_EV_GPU_FIELDS(X)                                                                                  \
+#define CBT_EV_GPU_TIME_FIELDS(X)                                                                             \
     X(INT, uint64_t, batch_id, _)                                                                            \
     X(ENUM, uint8_t, status, gpu_status)                                                                     \
     X(INT, int64_t, start_rel_ns, _)    /* GPU start minus this event's time (<= 0); 0 unless timed */       \
-    X(INT, uint64_t, gpu_ns, _)         /* GPU end minus start; 0 unless timed */                           \
+    X(INT, uint64_t, gpu_ns, _)         /* GPU end minus start; 0 unless timed */
+
+/*
+ * A batch's GPU time as the reader hands it on: the event's fields, then
+ * the batch's, from its record.  Traces recorded before the short event
+ * carry all of these in the gpu_time event itself (the reader reads both).
+ */
+#define CBT_EV_GPU_FIELDS(X)                                                                                  \
+    CBT_EV_GPU_TIME_FIELDS(X)                                                                                \
     X(INT, int32_t, tid, _)             /* the batch's calling thread */                                     \
     X(ENUM, uint8_t, api, api)                                                                               \
     X(HEX, uint64_t, stream, _)                                                                              \
@@ -315,6 +330,9 @@ struct cbt_ev_finding {
 };
 struct cbt_ev_batch1d {
     CBT_EV_BATCH1D_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
+struct cbt_ev_gpu_time {
+    CBT_EV_GPU_TIME_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };
 struct cbt_ev_gpu {
     CBT_EV_GPU_FIELDS(CBT_EV_STRUCT_MEMBER_)

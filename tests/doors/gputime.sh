@@ -29,7 +29,7 @@ traced gt-ok env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=3 "$C" ok 5
 is "$st" 0 "ok: the client exits 0"
 r=$(g gt-ok)
 diag "$r"
-for w in batches=5 events=5 timed=5 tids_match=1 ids_unique=1 bytes=25600 ops=10 fields_ok=1 start_ok=1 process_gpu=1; do
+for w in batches=5 events=5 timed=5 tids_match=1 ids_unique=1 bytes=25600 ops=10 fields_ok=1 marks_ok=1 start_ok=1 process_gpu=1; do
     ok "$(has "$r" $w)" "ok: $w (batches read back at exit, events 3 queries late)"
 done
 
@@ -104,7 +104,7 @@ fi
 traced gt-n4 env CUBATCHTRACE_GPU_TIME=4 "$C" sync 10
 is "$st" 0 "one in 4: the client exits 0"
 r=$(g gt-n4)
-for w in batches=10 events=3 timed=3 timed_ids=0,4,8 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "one in 4: $w"; done
+for w in batches=10 events=3 timed=3 timed_ids=0,4,8 fields_ok=1 marks_ok=1 start_ok=1; do ok "$(has "$r" $w)" "one in 4: $w"; done
 _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-n4.out")
 grep -F "vpid = $_p," "$CBT_TMP/gt-n4.all" | grep -q ' cubatchtrace:process: .* gpu_time = 1, gpu_every = 4,'
 ok $? "one in 4: the process event says gpu_every 4"
@@ -179,7 +179,7 @@ for w in batches=8 events=8 timed=8 lost=0 fields_ok=1 start_ok=1; do ok "$(has 
 traced gt-thr env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 "$C" threads 4 25
 r=$(g gt-thr)
 diag "$r"
-for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "threads: $w"; done
+for w in batches=100 events=100 timed=100 tids_match=1 ids_unique=1 fields_ok=1 marks_ok=1 start_ok=1; do ok "$(has "$r" $w)" "threads: $w"; done
 
 # a batch on a stream being captured into a graph (refused by the driver),
 # then the same batch once the capture ended (tests/gpu/clients/capture.c)
@@ -193,7 +193,7 @@ other="$CLIENTS/.libs/libcbtother.so"
 traced gt-shared env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=2 LD_PRELOAD="$other:$CBT_SHIM" "$C" sync 6
 is "$st" 0 "shared ring: the client exits 0"
 r=$(g gt-shared)
-for w in batches=6 events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "shared ring: $w"; done
+for w in batches=6 events=6 timed=6 fields_ok=1 marks_ok=1 start_ok=1; do ok "$(has "$r" $w)" "shared ring: $w"; done
 xch=$(sed -n 's/^exchanges //p' "$CBT_TMP/gt-shared.out")
 ok "$([ -n "$xch" ] && [ "$xch" -ge 12 ] && echo 0 || echo 1)" "shared ring: the pool's way, in RELAXED mode each batch (${xch:-none} exchanges)"
 traced gt-shared4 env CUBATCHTRACE_GPU_TIME=1 FAKECUDA_EVENT_LAG=1 LD_PRELOAD="$other:$CBT_SHIM" "$C" threads 4 25

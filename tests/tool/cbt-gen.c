@@ -54,9 +54,11 @@
  *
  * gpu=STATUS writes a cubatchtrace:gpu_time event after each batch, as the
  * shim does with CUBATCHTRACE_GPU_TIME=1 (timed: GPU start gpu_start ns from
- * the event's time, gpu_ns long); its memory kinds and devices are the
- * spec's unless gpu_src, gpu_dst (a name or "mixed"), gpu_srcdev, gpu_dstdev
- * (-2: mixed) say otherwise, its bytes ops x the extent's unless gpu_bytes.
+ * the event's time, gpu_ns long), the batch in the shim's format, its record
+ * marked (CBT_HDR_GPU): the reader takes the rest from the batch.
+ * last_src=KIND, last_srcdev=N give the last op's source an allocation of
+ * its own, of that memory kind (a pointer) or on that device, so that the
+ * batch's sources are mixed.
  * --gpu-process writes the cubatchtrace:process event first, gpu_time 1.
  * --image TAG starts a process image of that tag (1 to 2^32-1): its process
  * event (gpu_time 0), then batch ids TAG << 32 | n, n from 0, as the shim
@@ -135,8 +137,8 @@ static void usage(void)
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
           "  format (CBT_EV_FORMAT2, or --format's) rules (CBT_RULES_VERSION, format 2 only)\n"
           "  copies (0; 1: a 1D batch of `ops` copies of `bytes` bytes, pointers only, the shim's format)\n"
-          "  gpu (none; a gpu_time status) gpu_ns (1000) gpu_start (-2000) gpu_bytes gpu_src gpu_dst\n"
-          "  gpu_srcdev gpu_dstdev (the batch's; mixed, -2)\n"
+          "  gpu (none; a gpu_time status: the shim's format) gpu_ns (1000) gpu_start (-2000)\n"
+          "  last_src last_srcdev (the last op's source: a pointer of its own, of that kind, on that device)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
           stderr);
     exit(2);
@@ -185,11 +187,11 @@ struct spec {
     int copies; /* a 1D batch (cuMemcpyBatchAsync): its ops are copies, the shim's format only */
     int numops_set, recorded_set;
     int gpu; /* a gpu_time status, -1: no event */
-    uint64_t gpu_ns, gpu_bytes;
+    uint64_t gpu_ns;
     int64_t gpu_start;
-    unsigned gpu_src, gpu_dst;
-    int gpu_srcdev, gpu_dstdev;
-    int gpu_bytes_set, gpu_src_set, gpu_dst_set, gpu_srcdev_set, gpu_dstdev_set;
+    unsigned last_src;
+    int last_srcdev;
+    int last_src_set, last_srcdev_set;
     struct violation viol[MAX_VIOL];
     int nviol;
 };
@@ -317,6 +319,17 @@ static void build(const struct spec *s, struct built *b)
         }
         b->opnd[2 * i] = so;
         b->opnd[2 * i + 1] = dn;
+    }
+    if (s->last_src_set || s->last_srcdev_set) {
+        /* the last op's source: a pointer into an allocation of its own, far from the others */
+        const uint64_t base = SRC_BASE + 0x10000000000ull;
+        CUDA_MEMCPY3D_BATCH_OP *op = &b->ops[k - 1];
+        memset(&op->src, 0, sizeof op->src);
+        op->src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        op->src.op.ptr.ptr = base;
+        b->opnd[2 * (k - 1)] = add_operand(b, s->last_src_set ? s->last_src : s->src,
+                                           s->last_srcdev_set ? s->last_srcdev : s->srcdev, base, stride(s), s->w,
+                                           s->h, s->d, s->elem);
     }
     for (int v = 0; v < s->nviol; v++) {
         uint64_t i = s->viol[v].op;
@@ -584,28 +597,13 @@ static void chunk_of(struct built *b, struct cbt_ev_chunk *c, uint64_t batch_id,
 static struct built scratch;
 
 /* The batch's cubatchtrace:gpu_time event, as the shim writes it once read back. */
-static void emit_gpu(const struct spec *s, const struct cbt_ev_batch *h, uint64_t nops, void *caller)
+static void emit_gpu(const struct spec *s, const struct cbt_ev_batch *h, void *caller)
 {
-    struct cbt_ev_gpu g;
-    memset(&g, 0, sizeof g);
-    g.batch_id = h->batch_id;
-    g.status = (uint8_t)s->gpu;
+    struct cbt_ev_gpu_time g = {.batch_id = h->batch_id, .status = (uint8_t)s->gpu};
     if (s->gpu == CBT_GPU_TIMED) {
         g.start_rel_ns = s->gpu_start;
         g.gpu_ns = s->gpu_ns;
     }
-    g.tid = h->tid;
-    g.api = h->api;
-    g.stream = h->stream;
-    g.stream_id = h->stream_id;
-    g.device = h->device;
-    g.driver_ns = h->driver_ns;
-    g.ops = nops;
-    g.bytes = s->gpu_bytes_set ? s->gpu_bytes : nops * s->w * s->h * s->d;
-    g.src_kind = (uint8_t)(s->gpu_src_set ? s->gpu_src : s->src);
-    g.dst_kind = (uint8_t)(s->gpu_dst_set ? s->gpu_dst : s->dst);
-    g.src_device = s->gpu_srcdev_set ? s->gpu_srcdev : on_device(s->src) || s->src == CBT_MEM_ARRAY ? s->srcdev : -1;
-    g.dst_device = s->gpu_dstdev_set ? s->gpu_dstdev : on_device(s->dst) || s->dst == CBT_MEM_ARRAY ? s->dstdev : -1;
     lttng_ust_tracepoint(cubatchtrace, gpu_time, &g, caller);
 }
 
@@ -638,7 +636,7 @@ static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_bat
     uint8_t si = d ? cbt_dict_stream(d, h->stream, h->stream_id, h->context, h->device, h->device_count)
                    : CBT_EV_NO_STREAM;
     if (!s->copies) {
-        cbt_record_batch(d, h, si, b->ops, n, refs, caller);
+        cbt_record_batch(d, h, si, s->gpu >= 0, b->ops, n, refs, caller);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -657,7 +655,7 @@ static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_bat
                                 .attrs = (uint64_t)(uintptr_t)&b->attr,
                                 .attrs_idxs = (uint64_t)(uintptr_t)&b->attr_idx, .num_attrs = 1,
                                 .attrs_recorded = 1};
-    cbt_record_batch1d(d, &h1, si, &b1, &b->attr, &b->attr_idx, b->dsts, b->srcs, b->sizes, n, refs, caller);
+    cbt_record_batch1d(d, &h1, si, s->gpu >= 0, &b1, &b->attr, &b->attr_idx, b->dsts, b->srcs, b->sizes, n, refs, caller);
 }
 
 static void write_process(uint64_t image_id, int gpu)
@@ -675,11 +673,6 @@ static void start_image(uint64_t tag)
     image = tag << 32 | 0x5eed;
     next_batch_id = image & 0xffffffff00000000ull;
     write_process(image, 0);
-}
-
-static unsigned gpu_kind(const char *key, const char *v)
-{
-    return !strcmp(v, "mixed") ? CBT_GPU_MIXED_KIND : parse_enum(key, v, cbt_memkind_name);
 }
 
 static void emit(const struct spec *s, void *caller)
@@ -741,7 +734,7 @@ static void emit(const struct spec *s, void *caller)
             cbt_record_end(&end, caller);
         }
         if (s->gpu >= 0)
-            emit_gpu(s, &end, nops, caller);
+            emit_gpu(s, &end, caller);
         return;
     }
     uint64_t first = 0;
@@ -762,8 +755,6 @@ static void emit(const struct spec *s, void *caller)
             hop_cpu();
         lttng_ust_tracepoint(cubatchtrace, batch_end, &end, caller);
     }
-    if (s->gpu >= 0)
-        emit_gpu(s, &end, nops, caller);
 }
 
 /* two distinct call sites the tests can name */
@@ -867,11 +858,8 @@ static void parse_spec(char *arg, struct spec *s)
         else if (!strcmp(kv, "gpu")) s->gpu = !strcmp(v, "none") ? -1 : (int)parse_enum(kv, v, cbt_gpu_status_name);
         else if (!strcmp(kv, "gpu_ns")) s->gpu_ns = num(kv, v);
         else if (!strcmp(kv, "gpu_start")) s->gpu_start = strtoll(v, NULL, 0);
-        else if (!strcmp(kv, "gpu_bytes")) { s->gpu_bytes = num(kv, v); s->gpu_bytes_set = 1; }
-        else if (!strcmp(kv, "gpu_src")) { s->gpu_src = gpu_kind(kv, v); s->gpu_src_set = 1; }
-        else if (!strcmp(kv, "gpu_dst")) { s->gpu_dst = gpu_kind(kv, v); s->gpu_dst_set = 1; }
-        else if (!strcmp(kv, "gpu_srcdev")) { s->gpu_srcdev = !strcmp(v, "mixed") ? CBT_GPU_MIXED_DEVICE : atoi(v); s->gpu_srcdev_set = 1; }
-        else if (!strcmp(kv, "gpu_dstdev")) { s->gpu_dstdev = !strcmp(v, "mixed") ? CBT_GPU_MIXED_DEVICE : atoi(v); s->gpu_dstdev_set = 1; }
+        else if (!strcmp(kv, "last_src")) { s->last_src = parse_enum(kv, v, cbt_memkind_name); s->last_src_set = 1; }
+        else if (!strcmp(kv, "last_srcdev")) { s->last_srcdev = atoi(v); s->last_srcdev_set = 1; }
         else if (!strcmp(kv, "api")) s->api = parse_enum(kv, v, cbt_api_name);
         else if (!strcmp(kv, "door")) s->door = parse_enum(kv, v, cbt_door_name);
         else if (!strcmp(kv, "outcome")) s->outcome = parse_enum(kv, v, cbt_outcome_name);
@@ -884,6 +872,10 @@ static void parse_spec(char *arg, struct spec *s)
             usage();
         }
     }
+    if (s->gpu >= 0)
+        s->format = CBT_EV_FORMAT; /* the mark a gpu_time event's batch carries is the compact record's */
+    if ((s->last_src_set || s->last_srcdev_set) && (s->ops < 2 || (s->last_src_set && is_array_kind(s->last_src))))
+        die("last_src, last_srcdev need two ops or more and a pointer kind", "last_src");
     if (s->copies) {
         if (s->format < CBT_EV_FORMAT)
             die("copies=1 is written in the shim's format only", "format");

@@ -19,7 +19,8 @@ need_sessiond
 [ -n "${PYTHON3:-}" ] || skip_all "python3 not found"
 GPUEXPECT="$top_srcdir/tests/tool/gpuexpect.py"
 
-# compare_gpu NAME TRACE-TEXT JSON [gpuexpect.py options]: one test per figure
+# compare_gpu NAME TRACE-TEXT JSON [gpuexpect.py options]: one test per figure (--show SHOW-TEXT: the
+# batches of the short gpu_time events, as `cubatchtrace show` decodes them)
 compare_gpu() {
     _l=$1; shift
     "$PYTHON3" "$GPUEXPECT" "$CATALOG" "$@" >"$CBT_TMP/gpuexpect.out" || { ok 1 "$_l: gpuexpect.py ran"; return; }
@@ -45,8 +46,8 @@ trace_text() {
 G1="n=3,ops=4,src=host_pinned,dst=device,bytes=4096,gpu=timed,gpu_ns=2000,gpu_start=-5000"
 G2="n=2,ops=2,src=device,dst=host_pageable,bytes=1000,stream=0x2000,stream_id=9,device=1,srcdev=1,gpu=timed,gpu_ns=700"
 G3="n=2,ops=3,src=device,dst=device,srcdev=0,dstdev=1,bytes=65536,gpu=timed,gpu_ns=3000,gpu_start=-3000000"
-G4="n=1,ops=5,src=device,dst=device,gpu=timed,gpu_src=mixed,gpu_bytes=12345,gpu_ns=4321"
-G5="n=1,ops=2,src=device,dst=device,gpu=timed,gpu_srcdev=mixed,gpu_ns=10"
+G4="n=1,ops=5,src=device,dst=device,last_src=host_pinned,gpu=timed,gpu_ns=4321"
+G5="n=1,ops=2,src=device,dst=device,last_srcdev=1,gpu=timed,gpu_ns=10"
 G6="n=1,ops=1,src=unknown,dst=host_pinned,device=-1,gpu=timed,gpu_ns=77"
 G7="n=1,ops=2,result=CUDA_ERROR_INVALID_VALUE,gpu=call_failed"
 G8="n=2,ops=1,gpu=capturing"
@@ -74,7 +75,8 @@ PIDS="$(pids_of g) $(pids_of h) $(pids_of k)"
 trace_text "$TG" g >"$CBT_TMP/g.txt"
 "$CBT" summary --json $(pids_of g) "$TG" >"$CBT_TMP/g.json" 2>"$CBT_TMP/err"
 is $? 0 "summary --json G exits 0"
-compare_gpu G "$CBT_TMP/g.txt" "$CBT_TMP/g.json"
+"$CBT" show $(pids_of g) "$TG" >"$CBT_TMP/g.show" 2>"$CBT_TMP/err"
+compare_gpu G "$CBT_TMP/g.txt" "$CBT_TMP/g.json" --show "$CBT_TMP/g.show"
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]
 print(" ".join("%s:%s" % (r["name"], r["batches"]) for r in g["by_direction"]), g["not_timed"]["not_read_back"], g["not_timed"]["call_failed"])' "$CBT_TMP/g.json")" \
    "HtoD:3 DtoH:2 peer:2 unknown:1 mixed:2 3 1" \
@@ -100,8 +102,9 @@ is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; d=[
 print(d == [r["name"] for r in g["by_direction"]], "mixed" in d, len(g["by_direction_op_size"]) > len(d))' "$CBT_TMP/all1.json")" \
    "True True True" "by_direction_op_size: the directions of by_direction in its order (mixed too), some with several sizes"
 { trace_text "$TG" g; trace_text "$TH" h; trace_text "$TK" k; } >"$CBT_TMP/all.trace"
-compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --text "$CBT_TMP/all3.txt"
-compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --text "$CBT_TMP/all3.raw" --raw
+"$CBT" show $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all.show" 2>"$CBT_TMP/err"
+compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --show "$CBT_TMP/all.show" --text "$CBT_TMP/all3.txt"
+compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --show "$CBT_TMP/all.show" --text "$CBT_TMP/all3.raw" --raw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; print(len(g["over_time"]["streams"]), g["over_time"]["streams"][-1]["name"], g["processes_timed"])' "$CBT_TMP/all3.json")" \
    "17 other 1" "over time: 16 streams and other; one process asked for GPU time"
 grep -q '^# not timed: capturing 2, no_events 1, call_failed 1, lost 1, overflow 1, not_read_back 3$' "$CBT_TMP/all3.txt"
@@ -165,8 +168,9 @@ done
 cmp -s "$CBT_TMP/shim1.json" "$CBT_TMP/shim2.json"; ok $? "shim traces, --jobs 2: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/shim1.txt" "$CBT_TMP/shim2.txt"; ok $? "shim traces, --jobs 2: the text summary is the one of --jobs 1"
 is "$(dos "$CBT_TMP/shim2.json")" "$(dos "$CBT_TMP/shim1.json")" "shim traces, --jobs 2: by_direction_op_size is the one of --jobs 1"
-compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.txt"
-compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --text "$CBT_TMP/shim2.raw" --raw
+"$CBT" show $SPIDS "$T1" "$T2" >"$CBT_TMP/shim.show" 2>"$CBT_TMP/err"
+compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --show "$CBT_TMP/shim.show" --text "$CBT_TMP/shim2.txt"
+compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --show "$CBT_TMP/shim.show" --text "$CBT_TMP/shim2.raw" --raw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]
 print(g["processes_timed"], g["batches_timed"], g["not_timed"]["call_failed"], g["not_timed"]["not_read_back"], g["gpu_ns"] > 0, g["bytes"])' "$CBT_TMP/shim2.json")" \
    "4 8 3 4 True $((5 * (4096 + 1024) + $(sed -n 's/^peer: [0-9]* batches, [0-9]* ops, \([0-9]*\) bytes.*/\1/p' "$CBT_TMP/s1.out")))" \

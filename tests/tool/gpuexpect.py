@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The "gpu" member a summary must have, computed from the events themselves.
 
-    gpuexpect.py CATALOG TRACE_TEXT SUMMARY_JSON [--text SUMMARY_TEXT] [--raw]
+    gpuexpect.py CATALOG TRACE_TEXT SUMMARY_JSON [--show SHOW_TEXT] [--text SUMMARY_TEXT] [--raw]
 
 TRACE_TEXT is babeltrace2 --clock-seconds text of the processes summarised;
 its cubatchtrace:gpu_time, batch (b and c in the compact record) and process events give the figures, by the
@@ -9,7 +9,12 @@ rules of docs/json-schema.md written again here (directions, memory kinds,
 op-size bins, stream and device names, the grid over time), with no code of
 the tool.  Prints one line per figure, "KEY<TAB>WANT<TAB>GOT", for the TAP
 script to compare.  With --text, the rows of the text summary's GPU tables
-too: exact figures (--raw), or in human units.
+too: exact figures (--raw), or in human units.  The shim's gpu_time event
+carries the batch's id, status and times only: what the batch moved (ops,
+bytes, memory kinds and devices of the ops, stream, device, host time) is
+taken from its batch and op lines in SHOW_TEXT (`cubatchtrace show` of the
+same traces and processes), summed here; an older trace's gpu_time event
+carries them itself.
 """
 import json
 import re
@@ -74,6 +79,47 @@ def size_bin(e):
     lo = 1 << (mean.bit_length() - 1)
     hi = (1 << mean.bit_length()) - 1
     return (str(lo) if lo == hi else "%d-%d" % (lo, hi)), lo, hi
+
+
+def show_batches(path, memkinds):
+    """{(host, vpid, image tag, number): the gpu_time fields a batch gives} from show's batch and op lines."""
+    kind_of = {n: v for v, n in memkinds.items()}
+    out, cur = {}, None
+    for line in open(path, errors="replace"):
+        if not line.startswith(("batch ", "op ")):
+            continue
+        k = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        key = (int(k["vpid"]), int(k.get("image", "0"), 16), int(k["id"]))
+        if line.startswith("batch "):
+            if "api" not in k:
+                cur = None
+                continue
+            cur = dict(stream=int(k["stream"], 16), stream_id=int(k["stream_id"]), device=int(k["device"]),
+                       driver_ns=int(k["driver_ns"]), ops=0, bytes=0, src_kind=255, dst_kind=255, src_device=-1,
+                       dst_device=-1)
+            out[(k["host"],) + key] = cur
+            continue
+        if cur is None:
+            continue
+        sides = []
+        for side in ("src", "dst"):
+            t = k[side].split(":")
+            sides.append((kind_of.get(t[1], int(t[1]) if t[1].isdigit() else -1), int(t[2])))
+        if cur["ops"] == 0:
+            cur["src_kind"], cur["src_device"] = sides[0]
+            cur["dst_kind"], cur["dst_device"] = sides[1]
+        else:
+            if cur["src_kind"] != sides[0][0]:
+                cur["src_kind"] = 255
+            if cur["dst_kind"] != sides[1][0]:
+                cur["dst_kind"] = 255
+            if cur["src_device"] != sides[0][1]:
+                cur["src_device"] = -2
+            if cur["dst_device"] != sides[1][1]:
+                cur["dst_device"] = -2
+        cur["ops"] += 1
+        cur["bytes"] += int(k["bytes"])
+    return out
 
 
 def rows(timed, key):
@@ -144,6 +190,11 @@ def main():
         i = args.index("--text")
         text_path = args[i + 1]
         del args[i:i + 2]
+    show_path = None
+    if "--show" in args:
+        i = args.index("--show")
+        show_path = args[i + 1]
+        del args[i:i + 2]
     catalog, trace, summary = args
     memkinds = catalog_list(catalog, "CBT_MEMKIND_LIST")
     statuses = catalog_list(catalog, "CBT_GPU_STATUS_LIST")
@@ -166,6 +217,14 @@ def main():
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1
         elif ev == "cubatchtrace:process" and f.get("gpu_time") == 1:
             gpu_procs.add(f["vpid"])
+    # the short gpu_time event: the rest from its batch, as show decodes it
+    shown = show_batches(show_path, memkinds) if show_path else {}
+    unknown = dict(stream=0, stream_id=0, device=-1, driver_ns=0, ops=0, bytes=0, src_kind=255, dst_kind=255,
+                   src_device=-1, dst_device=-1)
+    for e in gpu:
+        if "bytes" not in e:
+            b = e["batch_id"]
+            e.update(shown.get((e["host"], e["vpid"], b >> 32, b & 0xFFFFFFFF), unknown))
     d = json.load(open(summary))["gpu"]
     out = []
 

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "read/assemble.h"
+#include "read/gpujoin.h"
 #include "base/util.h"
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded op");
@@ -132,6 +133,7 @@ struct cbt_asm {
     uint32_t *ix_a, *ix_b;
     size_t cmp_cap;
     struct cbt_ops aops;
+    struct cbt_gpujoin *gpu; /* batches waiting for their gpu_time event */
     struct done_key done[DONE_SLOTS];
     struct cbt_read_stats st;
 };
@@ -140,12 +142,16 @@ struct cbt_asm {
 
 static void out_batch(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_batch *b, const struct cbt_ops *o)
 {
+    if (__builtin_expect(cbt_gpujoin_waiting(m->gpu), 0))
+        cbt_gpujoin_batch(m->gpu, w, b, o);
     if (m->out.batch)
         m->out.batch(m->out.ctx, w, b, o);
 }
 
 static void out_batch_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, const struct cbt_ops *o)
 {
+    if (__builtin_expect(cbt_gpujoin_waiting(m->gpu), 0))
+        cbt_gpujoin_ops(m->gpu, w, id, o);
     if (m->out.batch_ops)
         m->out.batch_ops(m->out.ctx, w, id, o);
 }
@@ -178,11 +184,26 @@ struct cbt_asm *cbt_asm_new(const struct cbt_read_out *out, cbt_batch_fn fn, voi
     m->ctx = ctx;
     m->cap_bytes = memory_cap();
     m->v = cbt_validator_new();
-    if (!m->v) {
+    m->gpu = cbt_gpujoin_new();
+    if (!m->v || !m->gpu) {
+        if (m->v)
+            cbt_validator_free(m->v);
+        cbt_gpujoin_free(m->gpu);
         free(m);
         return NULL;
     }
     return m;
+}
+
+void cbt_asm_gpu_expect(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id)
+{
+    cbt_gpujoin_expect(m->gpu, w, batch_id);
+}
+
+bool cbt_asm_gpu_time(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_gpu_time *e,
+                      struct cbt_ev_gpu *out)
+{
+    return cbt_gpujoin_take(m->gpu, w, e, out);
 }
 
 static void pend_free_arrays(struct pend *p)
@@ -211,6 +232,7 @@ void cbt_asm_free(struct cbt_asm *m)
         free(m->free);
         m->free = n;
     }
+    cbt_gpujoin_free(m->gpu);
     free(m->slots);
     free(m->sc_ops);
     free(m->sc_src);

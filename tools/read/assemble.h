@@ -91,6 +91,11 @@ void cbt_asm_attrs(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_
 void cbt_asm_chunk(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const struct cbt_chunk_bytes *c);
 void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h);
 void cbt_asm_inline_finding(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_finding *f);
+/* A batch whose record says a gpu_time event of it follows (read/gpujoin.h). */
+void cbt_asm_gpu_expect(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id);
+/* A short gpu_time event, with its batch's fields into out; false: the batch was not known. */
+bool cbt_asm_gpu_time(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_gpu_time *e,
+                      struct cbt_ev_gpu *out);
 /* The end of the input: every batch still assembling is handed over; the stats go to agg. */
 void cbt_asm_finish(struct cbt_asm *m);
 

@@ -432,6 +432,8 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
                    d1 ? d.attrs_recorded : 0);
     }
     w->vtid = h.tid;
+    if (ev->tail && ev->hdr_len && (ev->hdr[0] & CBT_HDR_GPU))
+        cbt_asm_gpu_expect(c->as, w, e->id); /* its gpu_time event follows */
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
     uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;
     c->last = (uint64_t)(t - c->t);

@@ -63,6 +63,9 @@ static const char *const finding_fields[G_COUNT_] = {CBT_EV_FINDING_FIELDS(CBT_F
 #undef CBT_FIELD_ENUM_
 #define CBT_FIELD_ENUM_(kind, type, name, en) U_##name,
 enum { CBT_EV_GPU_FIELDS(CBT_FIELD_ENUM_) U_COUNT_ };
+#define CBT_FIELD_ONE_(kind, type, name, en) +1
+enum { U_SHORT_COUNT_ = 0 CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_ONE_) }; /* the event's own: the first of the U_ fields */
+#undef CBT_FIELD_ONE_
 static const char *const gpu_fields[U_COUNT_] = {CBT_EV_GPU_FIELDS(CBT_FIELD_NAME_)};
 #undef CBT_FIELD_ENUM_
 #undef CBT_FIELD_NAME_
@@ -139,6 +142,7 @@ struct ecinfo {
     struct mem batch_id;      /* batch_ops, batch_attrs */
     struct mem h[H_COUNT_];   /* bin_info */
     struct mem u[U_COUNT_];   /* gpu_time */
+    bool gpu_short;           /* gpu_time: the event's own fields only, the rest from its batch */
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
     struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
@@ -441,7 +445,9 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         ok = find_ints(r, name, pl, finding_fields, G_COUNT_, e->g);
         break;
     case EK_GPU_TIME:
-        ok = find_ints(r, name, pl, gpu_fields, U_COUNT_, e->u);
+        /* the short event (the batch's record marked), or the whole one of older traces */
+        e->gpu_short = member_index(pl, "bytes", &e->u[U_bytes].sgn) < 0;
+        ok = find_ints(r, name, pl, gpu_fields, e->gpu_short ? U_SHORT_COUNT_ : U_COUNT_, e->u);
         break;
     default: /* bin_info: is_pic is optional; anything else missing, and it is not the statedump we know */
         for (int i = 0; i < H_COUNT_; i++) {
@@ -807,9 +813,17 @@ static int on_event(struct reader *r, const bt_message *msg)
     }
     case EK_GPU_TIME: {
         struct cbt_ev_gpu g;
-#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
-        CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
+        if (e->gpu_short) {
+            struct cbt_ev_gpu_time t;
+#define CBT_FIELD_GET_(kind, type, name, en) t.name = (type)member_int(pl, e->u[U_##name]);
+            CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
+            (void)cbt_asm_gpu_time(r->as, &w, &t, &g);
+        } else {
+#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
+            CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        }
         w.vtid = g.tid;
         cbt_where_image_of_batch(&w, g.batch_id);
         event_time(e, msg, &w);
