@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# tests/unit: the pure validator's tests (TAP), its libFuzzer target and the rules-doc check.
+# tests/unit: the pure validator's tests (TAP), its libFuzzer target, the rules-doc check and units of the reader.
 
 unit_validate_tests = \
 	tests/unit/test_validate_rules \
@@ -7,7 +7,8 @@ unit_validate_tests = \
 	tests/unit/test_validate_overlap \
 	tests/unit/test_validate_1d \
 	tests/unit/test_rules_doc \
-	tests/unit/test_units
+	tests/unit/test_units \
+	tests/unit/test_gpujoin
 
 check_PROGRAMS += $(unit_validate_tests)
 TESTS += $(unit_validate_tests) tests/unit/fuzz_validate.sh
@@ -27,6 +28,9 @@ tests_unit_test_validate_1d_LDADD = libcubatchtrace-validate.la
 # The text tables' human units: the tool's helpers, built from their source.
 tests_unit_test_units_SOURCES = tests/unit/test_units.c tools/base/util.c tools/base/util.h
 tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+# The reader's join of a short gpu_time event with its batch, built from its source.
+tests_unit_test_gpujoin_SOURCES = tests/unit/test_gpujoin.c tools/read/gpujoin.c tools/read/gpujoin.h
+tests_unit_test_gpujoin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c
 
