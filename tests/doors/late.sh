@@ -14,7 +14,8 @@
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
 CBT="$top_builddir/tools/cubatchtrace"
-N=70 MS=40 # 2.8 s of batches, one every 40 ms, on one stream, the same memory
+N=90 MS=40 # 3.6 s of batches, one every 40 ms, on one stream, the same memory (the late session
+# may start a second late on a loaded machine: 10 batches or more still follow its refresh)
 
 A=lateA-$$ B=lateB-$$
 cbt_session_start "$A" || { echo "Bail out! cannot create the LTTng session $A"; exit 1; }
