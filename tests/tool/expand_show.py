@@ -124,9 +124,20 @@ def finding(f, kind):
     return s + image(f)
 
 
+def gpu(f):
+    kind = lambda k: "mixed" if f[k] == "255" else f[k]
+    device = lambda k: "mixed" if num(f[k]) == -2 else f[k]
+    return where("gpu", f) + (" status=%s gpu_ns=%s start_rel_ns=%s tid=%s api=%s stream=%s stream_id=%s device=%s"
+                              " driver_ns=%s ops=%s bytes=%s src_kind=%s dst_kind=%s src_device=%s dst_device=%s") % (
+        f["status"], f["gpu_ns"], f["start_rel_ns"], f["tid"], f["api"], hexs(f["stream"]), f["stream_id"], f["device"],
+        f["driver_ns"], f["ops"], f["bytes"], kind("src_kind"), kind("dst_kind"), device("src_device"),
+        device("dst_device")) + image(f)
+
+
 def from_bt(pid):
     make = {"batch": lambda f: batch(f, False), "batch1d": lambda f: batch(f, True), "op": op, "attr": attr,
-            "finding": lambda f: finding(f, "finding"), "inline_finding": lambda f: finding(f, "inline_finding")}
+            "finding": lambda f: finding(f, "finding"), "inline_finding": lambda f: finding(f, "inline_finding"),
+            "gpu": gpu}
     for line in sys.stdin:
         m = re.search(r" cubatchtrace\.expand:(\w+): (\{.*\})\s*$", line)
         if not m:

@@ -106,10 +106,14 @@ record strict env CUBATCHTRACE_MODE=strict "$C/client_strict" table
 record report env CUBATCHTRACE_REPORT=stderr "$C/client_strict" report
 record threads "$C/client_threads"
 record abimix "$C/client_abimix"
-for n in kinds streams d1 d1big strict report threads abimix; do
+record gputime env CUBATCHTRACE_GPU_TIME=1 "$C/client_gputime" ok 5
+for n in kinds streams d1 d1big strict report threads abimix gputime; do
     expanded $n
     compare $n
 done
+# GPU time: a gpu event per gpu_time event, the batch's fields joined as show joins them
+is "$(grep -c '^gpu .* status=timed .* ops=2 bytes=5120 src_kind=mixed dst_kind=device src_device=mixed dst_device=0' "$CBT_TMP/gputime.x")" 5 \
+    "gputime: 5 gpu events, timed, with their batches' ops, bytes, memory kinds and devices (sources mixed: device and pinned host)"
 is "$(grep -c '^finding .* inline=1' "$CBT_TMP/report.x")" "$(grep -c '^finding ' "$CBT_TMP/report.s")" \
     "report: every read-time finding is marked as one the shim made too"
 grep -q '^attr ' "$CBT_TMP/d1big.x"; ok $? "d1big: a 1D batch's attributes are attr events"

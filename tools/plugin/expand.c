@@ -20,7 +20,9 @@
  * of the input's: `batch` (or `batch1d`), then an `attr` per attribute, an
  * `op` per op whose chunk came, a `finding` per finding of the read-time
  * validator and an `inline_finding` per finding only the shim made, in the
- * order `cubatchtrace show` prints them and with the same values.  They are
+ * order `cubatchtrace show` prints them and with the same values; and, for
+ * each cubatchtrace:gpu_time event (which passes through too), a `gpu`
+ * event: its fields joined with its batch's, as show's gpu line.  They are
  * stamped with the time of the event that completed the batch (at the end of
  * the input: the last time seen on that host), so the output stays in time
  * order.  docs/events.md lists their fields.
@@ -98,6 +100,7 @@ ENUM_FROM_LIST_(operand, CBT_OPERAND_LIST)
 ENUM_FROM_LIST_(memkind, CBT_MEMKIND_LIST)
 ENUM_FROM_LIST_(access_order, CBT_ACCESS_ORDER_LIST)
 ENUM_FROM_LIST_(location, CBT_LOCATION_LIST)
+ENUM_FROM_LIST_(gpu_status, CBT_GPU_STATUS_LIST)
 /* the reader's own lists: a batch's state (assemble.h) and a finding's inline */
 #define STATE_LIST_(X)                                                                                        \
     X(_, CBT_BS_COMPLETE, "complete") X(_, CBT_BS_PENDING, "pending") X(_, CBT_BS_INCOMPLETE, "incomplete")  \
@@ -241,12 +244,34 @@ static void describe_finding(struct fcb *b, bool with_inline)
         add_member(b, "inline", enum_inline(b->tc));
 }
 
+/* A batch's GPU time (struct cbt_ev_gpu, the reader's join), as show's gpu
+ * line: the memory kinds 255 and the devices -2 when the ops differ. */
+static void describe_gpu(struct fcb *b)
+{
+    add_where(b);
+    add_member(b, "status", enum_gpu_status(b->tc));
+    add_u(b, "gpu_ns", false);
+    add_s(b, "start_rel_ns");
+    add_s(b, "tid");
+    add_member(b, "api", enum_api(b->tc));
+    add_u(b, "stream", true);
+    add_u(b, "stream_id", false);
+    add_s(b, "device");
+    add_u(b, "driver_ns", false);
+    add_u(b, "ops", false);
+    add_u(b, "bytes", false);
+    add_member(b, "src_kind", enum_memkind(b->tc));
+    add_member(b, "dst_kind", enum_memkind(b->tc));
+    add_s(b, "src_device");
+    add_s(b, "dst_device");
+}
+
 /* ---------------------------------------------------------------- the output traces */
 
-enum { EC_BATCH, EC_BATCH1D, EC_ATTR, EC_OP, EC_FINDING, EC_INLINE_FINDING, EC_COUNT_ };
+enum { EC_BATCH, EC_BATCH1D, EC_ATTR, EC_OP, EC_FINDING, EC_INLINE_FINDING, EC_GPU, EC_COUNT_ };
 static const char *const ec_names[EC_COUNT_] = {
     EV_PREFIX "batch", EV_PREFIX "batch1d", EV_PREFIX "attr", EV_PREFIX "op", EV_PREFIX "finding",
-    EV_PREFIX "inline_finding",
+    EV_PREFIX "inline_finding", EV_PREFIX "gpu",
 };
 
 /* One host of the input: its trace and stream out, made at its first event. */
@@ -400,6 +425,7 @@ static bool host_make(struct expand_iter *it, struct host *h, const bt_clock_cla
         case EC_ATTR: describe_attr(&b); break;
         case EC_OP: describe_op(&b); break;
         case EC_FINDING: describe_finding(&b, true); break;
+        case EC_GPU: describe_gpu(&b); break;
         default: describe_finding(&b, false); break;
         }
         b.ok = b.ok && bt_event_class_set_name(h->ec[k], ec_names[k]) == BT_EVENT_CLASS_SET_NAME_STATUS_OK &&
@@ -652,6 +678,49 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
         it->oom = true;
 }
 
+/* A gpu_time event, joined with its batch by the reader: a gpu event, stamped
+ * with the gpu_time event's time (the message being decoded). */
+static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g)
+{
+    struct expand_iter *it = ctx;
+    if (it->oom || w->host >= it->nhosts)
+        return;
+    struct host *h = &it->hosts[w->host];
+    if (!begin(it, h)) {
+        it->oom = true;
+        return;
+    }
+    bt_message *m = h->has_clock
+                        ? bt_message_event_create_with_default_clock_snapshot(it->self, h->ec[EC_GPU], h->stream, h->last_cs)
+                        : bt_message_event_create(it->self, h->ec[EC_GPU], h->stream);
+    if (!m) {
+        it->oom = true;
+        return;
+    }
+    set_context(m, w->vpid, 0);
+    struct fw f = {.pl = bt_event_borrow_payload_field(bt_message_event_borrow_event(m))};
+    put_s(&f, w->vpid);
+    put_u(&f, cbt_batch_number(g->batch_id));
+    put_u(&f, w->image);
+    put_u(&f, g->status);
+    put_u(&f, g->gpu_ns);
+    put_s(&f, g->start_rel_ns);
+    put_s(&f, g->tid);
+    put_u(&f, g->api);
+    put_u(&f, g->stream);
+    put_u(&f, g->stream_id);
+    put_s(&f, g->device);
+    put_u(&f, g->driver_ns);
+    put_u(&f, g->ops);
+    put_u(&f, g->bytes);
+    put_u(&f, g->src_kind);
+    put_u(&f, g->dst_kind);
+    put_s(&f, g->src_device);
+    put_s(&f, g->dst_device);
+    if (!push(it, m))
+        it->oom = true;
+}
+
 /* ---------------------------------------------------------------- the statedump, copied */
 
 /* A field class of the statedump's payloads, copied: integers, strings,
@@ -830,7 +899,7 @@ expand_iter_init(bt_self_message_iterator *self, bt_self_message_iterator_config
         free(it);
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
-    const struct cbt_read_out out = {.ctx = it, .host = on_host};
+    const struct cbt_read_out out = {.ctx = it, .host = on_host, .gpu_time = on_gpu};
     if (!(it->dec = cbt_decoder_new(&out, on_batch, it))) {
         bt_message_iterator_put_ref(it->up);
         free(it);
@@ -1034,8 +1103,9 @@ BT_PLUGIN_FILTER_COMPONENT_CLASS_HELP(
     expand,
     "Decodes cubatchtrace's batch events (the compact record and format 2) with the cubatchtrace tool's own\n"
     "reader and validator and emits, per batch, cubatchtrace.expand:batch (or batch1d), attr, op, finding and\n"
-    "inline_finding events with every field by name, in a trace of their own per host. Every other message\n"
-    "passes through untouched. Place it after a muxer (the babeltrace2 command line does). No parameters.\n"
+    "inline_finding events with every field by name, and per gpu_time event a gpu event joined with its\n"
+    "batch, in a trace of their own per host. Every other message passes through untouched. Place it after\n"
+    "a muxer (the babeltrace2 command line does). No parameters.\n"
     "See docs/events.md of cubatchtrace.");
 BT_PLUGIN_FILTER_COMPONENT_CLASS_INITIALIZE_METHOD(expand, expand_init);
 BT_PLUGIN_FILTER_COMPONENT_CLASS_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD(expand, expand_iter_init);
