@@ -488,7 +488,7 @@ static void step_validate(struct batch *x)
 
 /* Does a gpu_time event of this batch follow its record (CBT_HDR_GPU)?  A
  * batch written before it is forwarded ("pending") is not timed when the
- * 12.8 ABI passed it (call_forward); gpu_after writes one for any other
+ * 12.8 ABI passed it (call_forward); cbt_gpu_after writes one for any other
  * timed batch while the session records gpu_time. */
 static bool gpu_follows(const struct batch *x)
 {
@@ -579,7 +579,6 @@ static void call_forward(struct batch *x)
     x->b.outcome = CBT_OUTCOME_FORWARDED;
     x->b.result = (uint32_t)x->res;
 }
-
 
 /* call: refuse, or forward. */
 static void step_call(struct batch *x)
