@@ -81,6 +81,22 @@ for i in sorted(batch_tid):
 print("ok" if len(batch_tid) == 4 and not bad else "%d batches; %s" % (len(batch_tid), ", ".join(bad)))')
 is "$verdict" ok "paced: each batch is read back after its batch event and before the next, by a thread of the shim's own"
 
+# a window that begins between batch 1's record and its gpu_time: its GPU
+# time is outside the window with its batch (the event alone would not
+# say what the batch moved); batches 2 and 3, recorded in it, are timed
+_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-paced.out")
+"$BABELTRACE2" --clock-seconds "$CBT_TMP/gt-paced" 2>/dev/null | grep "vpid = $_p," |
+    sed -n 's/^\[\([0-9.]*\)\].* cubatchtrace:\(b\|bs\|gpu_time\): .*/\2 \1/p' >"$CBT_TMP/paced.times"
+begin=$("$PY" -c '
+import sys
+t = [l.split() for l in open(sys.argv[1])]
+b = [float(v) for k, v in t if k != "gpu_time"]
+g = [float(v) for k, v in t if k == "gpu_time"]
+print("%.9f" % ((b[1] + g[1]) / 2) if len(b) == 4 and len(g) == 4 and b[1] < g[1] else "none")' "$CBT_TMP/paced.times")
+r=$("$top_builddir/tools/cubatchtrace" summary --json --pid "$_p" --begin "$begin" "$CBT_TMP/gt-paced" 2>&1 |
+    "$PY" -c 'import json,sys; d=json.load(sys.stdin); g=d["gpu"]; print(d["batches"], g["batches_timed"], g["ops"], g["bytes"])' 2>&1)
+is "$r" "2 2 4 10240" "paced, --begin between batch 1 and its read-back ($begin): 2 batches, both timed, with their ops and bytes"
+
 # batches 5 ms apart, each synchronized: the queue empties after each, and
 # the reader keeps looking at its pace for a while before it sleeps for good,
 # so the calling thread does not wake it per batch (a futex wake that wakes a

@@ -219,8 +219,8 @@ def main():
             gpu_procs.add(f["vpid"])
     # the short gpu_time event: the rest from its batch, as show decodes it
     shown = show_batches(show_path, memkinds) if show_path else {}
-    unknown = dict(stream=0, stream_id=0, device=-1, driver_ns=0, ops=0, bytes=0, src_kind=255, dst_kind=255,
-                   src_device=-1, dst_device=-1)
+    unknown = dict(stream=0, stream_id=0, device=-1, driver_ns=0, ops=0, bytes=0, src_kind=0, dst_kind=0,
+                   src_device=-1, dst_device=-1)  # its batch not in the input: memory kinds unknown (0)
     for e in gpu:
         if "bytes" not in e:
             b = e["batch_id"]

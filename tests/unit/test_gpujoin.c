@@ -75,8 +75,8 @@ int main(void)
            "the event's own fields");
     tap_ok(!cbt_gpujoin_waiting(j), "taken: nothing waits");
     tap_ok(!cbt_gpujoin_take(j, &wr, &t, &g), "a second event of it finds nothing");
-    tap_ok(g.tid == -1 && g.device == -1 && g.ops == 0 && g.bytes == 0 && g.src_kind == CBT_GPU_MIXED_KIND &&
-               g.src_device == -1 && g.gpu_ns == 800,
+    tap_ok(g.tid == -1 && g.device == -1 && g.ops == 0 && g.bytes == 0 && g.src_kind == CBT_MEM_UNKNOWN &&
+               g.dst_kind == CBT_MEM_UNKNOWN && g.src_device == -1 && g.dst_device == -1 && g.gpu_ns == 800,
            "a batch not known: its fields unknown, the event's kept");
 
     /* mixed kinds and devices; a batch not marked is not kept */

@@ -181,8 +181,8 @@ bool cbt_gpujoin_take(struct cbt_gpujoin *j, const struct cbt_where *w, const st
         *out = (*p)->g;
         drop(j, p);
     } else {
-        *out = (struct cbt_ev_gpu){.tid = -1, .device = -1, .src_kind = CBT_GPU_MIXED_KIND,
-                                   .dst_kind = CBT_GPU_MIXED_KIND, .src_device = -1, .dst_device = -1};
+        *out = (struct cbt_ev_gpu){.tid = -1, .device = -1, .src_kind = CBT_MEM_UNKNOWN,
+                                   .dst_kind = CBT_MEM_UNKNOWN, .src_device = -1, .dst_device = -1};
     }
     out->batch_id = t->batch_id;
     out->status = t->status;

@@ -32,8 +32,8 @@ void cbt_gpujoin_batch(struct cbt_gpujoin *j, const struct cbt_where *w, const s
 void cbt_gpujoin_ops(struct cbt_gpujoin *j, const struct cbt_where *w, uint64_t batch_id, const struct cbt_ops *o);
 
 /* A short gpu_time event: out gets its fields and the batch's (unknown when
- * its batch never came: tid and device -1, kinds mixed, zeros); the batch
- * is forgotten.  False when the batch was not known. */
+ * its batch never came: tid and devices -1, memory kinds unknown, zeros);
+ * the batch is forgotten.  False when the batch was not known. */
 bool cbt_gpujoin_take(struct cbt_gpujoin *j, const struct cbt_where *w, const struct cbt_ev_gpu_time *e,
                       struct cbt_ev_gpu *out);
 

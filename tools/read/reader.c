@@ -818,7 +818,12 @@ static int on_event(struct reader *r, const bt_message *msg)
 #define CBT_FIELD_GET_(kind, type, name, en) t.name = (type)member_int(pl, e->u[U_##name]);
             CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
-            (void)cbt_asm_gpu_time(r->as, &w, &t, &g);
+            /* a batch not seen: cut off by --begin (its record before the
+             * window, its read-back in it): outside the window, as its
+             * batch is; else (its events discarded, a session started late)
+             * handed on, the batch's fields unknown */
+            if (!cbt_asm_gpu_time(r->as, &w, &t, &g) && (r->o->begin || r->o->end))
+                break;
         } else {
 #define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
             CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
