@@ -20,6 +20,15 @@
  * them) and on pairs in turn (as a thread's ring of timed batches uses its slots' events); then the
  * same with a thread reading the events back every millisecond, on the
  * calling thread's CPU and (with --cpu N) on CPU N+1.
+ *
+ * Then how far apart a pair of events is recorded again: a timed batch of
+ * 1 and of 16 ops (4 KiB each), its two records on pairs taken in turn from
+ * D pairs (D = 1 is bench/floor's one pair; a thread's ring hands out its
+ * slots' pairs in turn, so D is how many timed batches pass before a pair
+ * is used again), with no reader and with a reader on CPU N+1 that reads
+ * back, every millisecond, each pair recorded since its last look, in order
+ * (its elapsed time, then its start against the anchor), as the shim's
+ * reader does.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -250,6 +259,119 @@ static void pieces_with_reader(const char *title, int cpu)
     printf("# the reader thread read back %lu pairs\n", reader_reads);
 }
 
+/* ---- how far apart a pair is recorded again ---- */
+
+#define R_PAIRS 512
+#define R_OPS 16
+static const unsigned r_dist[] = {1, 4, 16, 64, 512};
+#define R_DISTS (sizeof r_dist / sizeof r_dist[0])
+static struct {
+    CUevent start[R_PAIRS], end[R_PAIRS];
+    CUDA_MEMCPY3D_BATCH_OP ops[R_OPS];
+    volatile uint64_t seq;  /* timed batches recorded (the reader reads up to it) */
+    volatile unsigned dist; /* the pairs in turn now */
+    volatile int stop;
+    unsigned long reads;
+} R;
+
+static void *r_reader_main(void *arg)
+{
+    (void)arg;
+    uint64_t seen = 0;
+    while (!R.stop) {
+        uint64_t upto = R.seq;
+        unsigned d = R.dist;
+        if (upto - seen > R_PAIRS)
+            seen = upto - R_PAIRS;
+        for (; seen < upto; seen++) {
+            unsigned k = (unsigned)(seen % d);
+            float ms;
+            if (P.elapsed(&ms, R.start[k], R.end[k]) == CUDA_SUCCESS) {
+                P.elapsed(&ms, P.anchor, R.start[k]);
+                R.reads++;
+            }
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* A timed batch of nops ops with its pairs taken in turn from each of
+ * r_dist's counts, and the bare batch, interleaved in rounds as pieces()
+ * does; with a reader on cpu (-2: none, -1: the calling thread's). */
+static void reuse(unsigned nops, int cpu)
+{
+    static double mean[R_DISTS + 1][ROUNDS], r[ROUNDS];
+    pthread_t th;
+    bool reading = cpu >= -1;
+    R.stop = 0;
+    R.reads = 0;
+    R.dist = 1;
+    if (reading) {
+        if (pthread_create(&th, NULL, r_reader_main, NULL) != 0)
+            return;
+        if (cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            pthread_setaffinity_np(th, sizeof set, &set);
+        }
+    }
+    unsigned k = 0;
+    for (int round = 0; round < ROUNDS; round++)
+        for (unsigned j = 0; j <= R_DISTS; j++) {
+            unsigned v = (j + (unsigned)round) % (R_DISTS + 1); /* R_DISTS: the bare batch */
+            uint64_t sum = 0;
+            if (v < R_DISTS) {
+                P.sync(P.s); /* the pairs' last records done before their count changes */
+                R.dist = r_dist[v];
+            }
+            for (int i = 0; i < SYNCED_CALLS; i++) {
+                P.sync(P.s);
+                uint64_t t0 = now();
+                if (v == R_DISTS) {
+                    P.batch(nops, R.ops, 0, P.s);
+                } else {
+                    k = (k + 1) % r_dist[v];
+                    P.record(R.start[k], P.s);
+                    P.batch(nops, R.ops, 0, P.s);
+                    P.record(R.end[k], P.s);
+                    R.seq++;
+                }
+                sum += now() - t0;
+            }
+            mean[v][round] = (double)sum / SYNCED_CALLS;
+        }
+    if (reading) {
+        R.stop = 1;
+        pthread_join(th, NULL);
+    }
+    printf("# a %u-op device-to-device batch (4 KiB per op), two records on pairs in turn, %s: ns per call, and "
+           "added to the bare batch (median of per-round differences)\n",
+           nops,
+           !reading    ? "no reader"
+           : cpu < 0 ? "a reader every millisecond on the calling thread's CPU"
+                     : "a reader every millisecond on another CPU");
+    for (unsigned v = 0; v <= R_DISTS; v++) {
+        for (int round = 0; round < ROUNDS; round++)
+            r[round] = mean[v][round];
+        qsort(r, ROUNDS, sizeof *r, cmp);
+        double m = r[ROUNDS / 2];
+        for (int round = 0; round < ROUNDS; round++)
+            r[round] = mean[v][round] - mean[R_DISTS][round];
+        qsort(r, ROUNDS, sizeof *r, cmp);
+        char label[64];
+        if (v == R_DISTS)
+            snprintf(label, sizeof label, "batch");
+        else
+            snprintf(label, sizeof label, "records on %u pair%s in turn", r_dist[v], r_dist[v] > 1 ? "s" : "");
+        printf("%-62s %8.1f %+8.1f\n", label, m, r[ROUNDS / 2]);
+    }
+    if (reading)
+        printf("# the reader read back %lu pairs\n", R.reads);
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = "libcuda.so.1";
@@ -403,6 +525,23 @@ int main(int argc, char **argv)
     pieces_with_reader("the same, a reader thread on the calling thread's CPU", -1);
     if (cpu >= 0)
         pieces_with_reader("the same, a reader thread on another CPU", cpu + 1);
+    for (int i = 0; i < R_PAIRS; i++)
+        if (ev_create(&R.start[i], CU_EVENT_DEFAULT) || ev_create(&R.end[i], CU_EVENT_DEFAULT) ||
+            ev_record(R.start[i], s) || ev_record(R.end[i], s)) {
+            fprintf(stderr, "costs: cannot make the timing events\n");
+            return 1;
+        }
+    for (int i = 0; i < R_OPS; i++) {
+        R.ops[i] = P.op;
+        R.ops[i].src.op.ptr.ptr = d + (CUdeviceptr)i * 8192;
+        R.ops[i].dst.op.ptr.ptr = d + (512 << 10) + (CUdeviceptr)i * 8192;
+    }
+    P.sync(s);
+    for (unsigned n = 1; n <= R_OPS; n *= R_OPS) {
+        reuse(n, -2);
+        if (cpu >= 0)
+            reuse(n, cpu + 1);
+    }
     (void)sink;
     return 0;
 }
