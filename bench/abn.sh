@@ -8,8 +8,10 @@
 #   bench/abn.sh PASS OUT_DIR ROUNDS BUILD... [-- bench/overhead options...]
 #
 # Writes OUT_DIR/NAME-N.txt (NAME: the build directory's name) and
-# OUT_DIR/all.txt (build, round, kind, ops, shim_ns, floor_ns, shim - floor),
-# and prints the mean of shim - floor (ns) over the rounds, per build and row.
+# OUT_DIR/all.txt (build, round, kind, ops, shim_ns, floor_ns, shim - floor,
+# then the same for the added CPU of every thread: cpu_shim, cpu_floor,
+# cpu_shim - cpu_floor), and prints the means of both differences (ns) over
+# the rounds, per build and row.
 # Needs what the pass needs (lttng and a session daemon for session passes).
 # For where GPU time's cost goes: bench/gputime-split.sh makes the builds.
 set -u
@@ -37,10 +39,10 @@ for i in $(seq 1 "$rounds"); do
         cp "$tmp/overhead-$pass.txt" "$out/$n-$i.txt" 2>/dev/null ||
             echo "abn.sh: $n, round $i: no result (see bench/overhead-run $pass $b)" >&2
         rm -rf "$tmp"
-        awk -v b="$n" -v i="$i" '/^(d2d|h2d_pageable|array|d2d_1d) / { print b, i, $1, $2, $7, $10, $7 - $10 }' \
+        awk -v b="$n" -v i="$i" '/^(d2d|h2d_pageable|array|d2d_1d) / { print b, i, $1, $2, $7, $10, $7 - $10, $13, $15, $13 - $15 }' \
             "$out/$n-$i.txt" 2>/dev/null >>"$out/all.txt"
     done
 done
-echo "# mean shim - floor (ns) over $rounds round(s): build kind ops"
-awk '{ k = $3 " " $4 " " $1; s[k] += $7; c[k]++ } END { for (k in s) printf "%s %.0f\n", k, s[k] / c[k] }' \
+echo "# mean shim - floor (ns) over $rounds round(s): kind ops build time cpu"
+awk '{ k = $3 " " $4 " " $1; s[k] += $7; u[k] += $10; c[k]++ } END { for (k in s) printf "%s %.0f %.0f\n", k, s[k] / c[k], u[k] / c[k] }' \
     "$out/all.txt" | sort -k1,1 -k2n -k3,3

@@ -9,8 +9,9 @@
  * is never given an event (the event would become a node of the graph).
  *
  * The events are read back later, without waiting, by a thread of the
- * shim's own (the reader, made at the first timed batch): about every
- * millisecond while batches are queued, it writes cubatchtrace:gpu_time for
+ * shim's own (the reader, made at the first timed batch): every 1 to 16 ms
+ * while batches are queued (its pace follows how many it finds: see
+ * reader_main), it writes cubatchtrace:gpu_time for
  * every queued batch whose end event completed, in order on each thread's
  * ring (one cuEventElapsedTime asks that and how long it took, one more
  * places its start against its context's anchor); it keeps looking at that
@@ -85,7 +86,8 @@
 #define GT_FILL 8                            /* slots given events at a time */
 #define GT_REANCHOR_NS 4000000000ull         /* renew an anchor this often */
 #define GT_EXIT_WAIT_NS 2000000000ull        /* at exit, wait this long at most */
-#define GT_READ_PERIOD_NS 1000000            /* the reader's pace while batches are queued */
+#define GT_READ_PERIOD_NS 1000000            /* the reader's pace while batches are queued: at first, */
+#define GT_READ_PERIOD_MAX_NS 16000000       /* and at most (see reader_main) */
 #define GT_LINGER_NS 1000000000ull           /* and for this long after the rings emptied */
 #define GT_IDLE_LOOK_NS 1000000000ull        /* then looks this often, asleep but when woken */
 #define GT_SLICE 32                          /* entries read back per turn of gt_lock */
@@ -150,6 +152,7 @@ static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
  * read back instead (it could not be made, or the process is exiting). */
 static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
 static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued (gt_lock; read without it) */
+static uint64_t gt_read_count; /* batches read back, ever (gt_read_lock) */
 
 /*
  * Context ids a thread asked for (cuCtxGetId), by handle, in its memo
@@ -387,6 +390,7 @@ static void ring_free_locked(struct cbt_gpu_ring *r)
 static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r, int i, unsigned long long id)
 {
     const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before ctx_is */
+    r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE); /* every slot read back since found again */
     if (ring_full(r) || !ctx_is(i, id))
         return false;
     unsigned made = 0;
@@ -620,6 +624,7 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
             pthread_mutex_unlock(&gt_lock);
         }
         tail += done;
+        gt_read_count += done;
         __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
         for (size_t k = 0; k < done; k++) {
             if (x[k].ev.status == CBT_GPU_TIMED)
@@ -775,19 +780,39 @@ static void wait_until_locked(uint64_t deadline)
 }
 
 /*
- * The reader: reads back about every GT_READ_PERIOD_NS while batches are
- * queued, and keeps looking at that pace for GT_LINGER_NS after the rings
- * empty (a turn with nothing queued takes gt_lock and no driver call);
+ * The reader's next pace, from the batches its turn read back (n): a turn
+ * costs a wake, a lock and a context made current (a few microseconds of
+ * CPU) whatever it reads, and the program's longer batches find it busy
+ * more often, so it slows down, doubling its period up to
+ * GT_READ_PERIOD_MAX_NS, while a turn finds fewer than GT_RING / 16, and
+ * speeds up again, halving it down to GT_READ_PERIOD_NS, once one finds
+ * more than GT_RING / 4 (a ring half full wakes it at once anyway).  The
+ * gpu_time events come later, never fewer.
+ */
+static uint64_t next_period(uint64_t period, uint64_t n)
+{
+    if (n > GT_RING / 4 && period > GT_READ_PERIOD_NS)
+        return period / 2;
+    if (n < GT_RING / 16 && period < GT_READ_PERIOD_MAX_NS)
+        return period * 2;
+    return period;
+}
+
+/*
+ * The reader: reads back every `period` while batches are queued (from
+ * GT_READ_PERIOD_NS to GT_READ_PERIOD_MAX_NS: next_period), and keeps
+ * looking at that pace for GT_LINGER_NS after the rings empty (a turn with
+ * nothing queued takes gt_lock and no driver call);
  * only then does it sleep until a calling thread queues a batch and wakes
  * it (gt_reader_waiting), looking once a second.  A program that synchronizes between batches
  * empties the queue after each one: without the lingering, nearly every
  * batch would wake the reader, a futex system call on the calling thread.
- * Lingering costs a turn a millisecond for a second after the last batch
+ * Lingering costs a turn a period for a second after the last batch
  * (a few microseconds each, under 1 % of a CPU); batches further apart than
  * that pay the wake, well under 1 % of their interval.  Between turns the
  * reader waits on gt_wake, so that a calling thread can wake it early when
  * its ring reaches half full (a program that makes more than GT_RING / 2
- * batches a millisecond).  Until the process exits.
+ * batches a period).  Until the process exits.
  */
 static void *reader_main(void *arg)
 {
@@ -795,6 +820,7 @@ static void *reader_main(void *arg)
     const struct cbt_real *real = cbt_real();
     (void)relaxed_begin(real); /* this thread's mode, for good */
     uint64_t busy = cbt_mono_ns(); /* when a batch was last seen queued */
+    uint64_t period = GT_READ_PERIOD_NS;
     pthread_mutex_lock(&gt_lock);
     for (;;) {
         if (gt_reader != READER_RUNNING)
@@ -805,7 +831,7 @@ static void *reader_main(void *arg)
                 /* on gt_wake, so that a ring half full wakes it early (the
                  * rings' writers take no gt_lock: none pays for the lock
                  * the wait takes back marked contended) */
-                wait_until_locked(now + GT_READ_PERIOD_NS);
+                wait_until_locked(now + period);
                 continue;
             }
             /* a ring's writer queues without gt_lock, and looks at
@@ -824,12 +850,14 @@ static void *reader_main(void *arg)
         pthread_mutex_lock(&gt_lock);
         bool running = gt_reader == READER_RUNNING; /* at exit, at_exit reads back instead */
         pthread_mutex_unlock(&gt_lock);
+        const uint64_t before = gt_read_count;
         if (running)
             read_back(real, 0, true);
+        period = next_period(period, gt_read_count - before);
         pthread_mutex_unlock(&gt_read_lock);
         pthread_mutex_lock(&gt_lock);
         if (gt_reader == READER_RUNNING)
-            wait_until_locked(cbt_mono_ns() + GT_READ_PERIOD_NS);
+            wait_until_locked(cbt_mono_ns() + period);
     }
     pthread_mutex_unlock(&gt_lock);
     return NULL;
