@@ -46,11 +46,11 @@ void cbt_learn_refs(const struct cbt_real *real, struct cbt_cache *c, struct cbt
 void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,
                       const CUdeviceptr *dsts, const CUdeviceptr *srcs, uint16_t *refs, bool *risky);
 
-/* The steady state: when the first `checked` ops are well formed and every
- * operand lies in one of the recents, their refs (true); else false, and
- * nothing is changed.  Only for a caller that knows the recents still hold:
- * the same memory generation and dictionary epoch as the thread's previous
- * batch, which learned its refs (observe mode). */
+/* The steady state (src/recents.c): when the first `checked` ops are well
+ * formed and every operand lies in one of the recents, their refs (true);
+ * else false (refs may have been written).  Only for a caller that knows
+ * the recents still hold: the same memory generation and dictionary epoch
+ * as the thread's previous batch, which learned its refs (observe mode). */
 bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                      size_t checked);
 

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The steady state's lookups (src/recents.c): for random op lists and 1D
+ * copies (one buffer to another, mixed ranges, arrays, operands outside
+ * the recents, ops not well formed), the same answer and the same refs as
+ * an op-by-op reference; and no read beyond the page of an op (a copy)
+ * that failed, where the driver reads no further: an op list and 1D arrays
+ * running into a page that cannot be read.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "operands.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+
+#define LO0 0x10000ull
+#define LO1 0x800000ull
+#define LEN 0x40000ull
+#define ARRAY 0xa0a0a0ull
+
+static struct cbt_cache cache(void)
+{
+    struct cbt_cache c;
+    memset(&c, 0, sizeof c);
+    c.recent[0] = (struct cbt_recent){.lo = LO0, .len = LEN, .ref = 7};
+    c.recent[1] = (struct cbt_recent){.lo = LO1, .len = LEN, .ref = 9};
+    c.array_recent = (struct cbt_recent){.lo = ARRAY, .len = 1, .ref = 11};
+    return c;
+}
+
+/* The rules, op by op (operands.h, cbt_op_well_formed_inline). */
+static int ref_side(const struct cbt_cache *c, const CUmemcpy3DOperand *x, const CUDA_MEMCPY3D_BATCH_OP *op, bool form)
+{
+    if (x->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+        if (form && ((x->op.ptr.rowLength && x->op.ptr.rowLength < op->extent.width) ||
+                     (x->op.ptr.layerHeight && x->op.ptr.layerHeight < op->extent.height)))
+            return -1;
+        uint64_t a = x->op.ptr.ptr;
+        for (int k = 0; k < 2; k++)
+            if (a >= c->recent[k].lo && a < c->recent[k].lo + c->recent[k].len)
+                return c->recent[k].ref;
+        return -1;
+    }
+    if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && x->op.array.array &&
+        (uint64_t)(uintptr_t)x->op.array.array == c->array_recent.lo)
+        return c->array_recent.ref;
+    return -1;
+}
+
+static bool reference(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                      size_t checked)
+{
+    for (size_t i = 0; i < n; i++) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
+        bool form = i < checked;
+        if (form && (!op->extent.width || !op->extent.height || !op->extent.depth ||
+                     op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+                     op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+                     (op->flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)))
+            return false;
+        int s = ref_side(c, &op->src, op, form), d = ref_side(c, &op->dst, op, form);
+        if (s < 0 || d < 0)
+            return false;
+        refs[2 * i] = (uint16_t)s;
+        refs[2 * i + 1] = (uint16_t)d;
+    }
+    return true;
+}
+
+static void pointer(CUmemcpy3DOperand *x, uint64_t lo)
+{
+    memset(x, 0, sizeof *x);
+    x->type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    x->op.ptr.ptr = (CUdeviceptr)(lo + 4096 * pick(16));
+    x->op.ptr.rowLength = pick(2) ? 0 : 1024;
+}
+
+static CUDA_MEMCPY3D_BATCH_OP good_op(void)
+{
+    CUDA_MEMCPY3D_BATCH_OP op;
+    memset(&op, 0, sizeof op);
+    pointer(&op.src, LO0);
+    pointer(&op.dst, LO1);
+    op.extent.width = 256;
+    op.extent.height = 1;
+    op.extent.depth = 1;
+    op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    return op;
+}
+
+/* One change that may make an op not the usual one, or not taken. */
+static void spoil(CUDA_MEMCPY3D_BATCH_OP *op)
+{
+    switch (pick(10)) {
+    case 0: pointer(&op->src, LO1); break;                    /* mixed ranges, still taken */
+    case 1: pointer(&op->dst, LO0); break;
+    case 2: op->src.op.ptr.ptr = (CUdeviceptr)(LO1 + LEN); break; /* outside the recents */
+    case 3: op->extent.width = 0; break;                      /* not well formed */
+    case 4: op->src.op.ptr.rowLength = 16; break;
+    case 5: op->extent.height = 2; op->dst.op.ptr.layerHeight = 1; break;
+    case 6: op->srcAccessOrder = (CUmemcpySrcAccessOrder)9; break;
+    case 7: op->flags = 4; break;
+    case 8: /* an array operand, the recent one */
+        memset(&op->dst, 0, sizeof op->dst);
+        op->dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        op->dst.op.array.array = (CUarray)(uintptr_t)ARRAY;
+        break;
+    default: op->flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE; break; /* allowed */
+    }
+}
+
+static void random_lists(void)
+{
+    static CUDA_MEMCPY3D_BATCH_OP ops[300];
+    static uint16_t got[600], want[600];
+    const struct cbt_cache c = cache();
+    int agree = 0, taken = 0, trials = 4000;
+    for (int t = 0; t < trials; t++) {
+        size_t n = 1 + pick(t % 2 ? 300 : 20);
+        for (size_t i = 0; i < n; i++)
+            ops[i] = good_op();
+        int spoils = pick(4); /* none in a quarter of the lists */
+        for (int k = 0; k < spoils; k++)
+            spoil(&ops[pick((unsigned)n)]);
+        size_t checked = pick(3) ? n : pick((unsigned)n + 1);
+        memset(got, 0, sizeof got);
+        bool w = reference(&c, n, ops, want, checked);
+        bool g = cbt_refs_steady(&c, n, ops, got, checked);
+        if (g == w && (!g || memcmp(got, want, 4 * n) == 0))
+            agree++;
+        else if (t - agree < 5)
+            tap_diag("list %d: n %zu checked %zu: got %d, want %d", t, n, checked, g, w);
+        taken += w;
+    }
+    tap_ok(agree == trials, "3D: %d of %d random lists (%d taken) agree with the op-by-op rules", agree, trials,
+           taken);
+    tap_ok(taken > trials / 8 && taken < trials, "3D: the lists are both taken and not taken (%d)", taken);
+}
+
+static bool reference1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+                        const size_t *sizes, uint16_t *refs)
+{
+    for (size_t i = 0; i < n; i++) {
+        int s = -1, d = -1;
+        for (int k = 1; k >= 0; k--) {
+            if (srcs[i] >= c->recent[k].lo && srcs[i] < c->recent[k].lo + c->recent[k].len)
+                s = c->recent[k].ref;
+            if (dsts[i] >= c->recent[k].lo && dsts[i] < c->recent[k].lo + c->recent[k].len)
+                d = c->recent[k].ref;
+        }
+        if (!sizes[i] || s < 0 || d < 0)
+            return false;
+        refs[2 * i] = (uint16_t)s;
+        refs[2 * i + 1] = (uint16_t)d;
+    }
+    return true;
+}
+
+static void random_copies(void)
+{
+    static CUdeviceptr dsts[700], srcs[700];
+    static size_t sizes[700];
+    static uint16_t got[1400], want[1400];
+    const struct cbt_cache c = cache();
+    int agree = 0, taken = 0, trials = 4000;
+    for (int t = 0; t < trials; t++) {
+        size_t n = 1 + pick(t % 2 ? 700 : 20);
+        for (size_t i = 0; i < n; i++) {
+            srcs[i] = LO0 + 64 * pick(1000);
+            dsts[i] = LO1 + 64 * pick(1000);
+            sizes[i] = 64;
+        }
+        int spoils = pick(4);
+        for (int k = 0; k < spoils; k++) {
+            size_t i = pick((unsigned)n);
+            switch (pick(5)) {
+            case 0: srcs[i] = LO1; break;         /* mixed, taken */
+            case 1: dsts[i] = LO0 + LEN - 1; break; /* the last byte of a range, taken */
+            case 2: dsts[i] = 0; break;           /* NULL */
+            case 3: sizes[i] = 0; break;
+            default: srcs[i] = LO0 + LEN; break;  /* just past a range */
+            }
+        }
+        memset(got, 0, sizeof got);
+        bool w = reference1d(&c, n, dsts, srcs, sizes, want);
+        bool g = cbt_refs_steady1d(&c, n, dsts, srcs, sizes, got);
+        if (g == w && (!g || memcmp(got, want, 4 * n) == 0))
+            agree++;
+        else if (t - agree < 5)
+            tap_diag("copies %d: n %zu: got %d, want %d", t, n, g, w);
+        taken += w;
+    }
+    tap_ok(agree == trials, "1D: %d of %d random batches (%d taken) agree with the copy-by-copy rules", agree, trials,
+           taken);
+    tap_ok(taken > trials / 8 && taken < trials, "1D: the batches are both taken and not taken (%d)", taken);
+}
+
+/* Memory of `pages` pages whose page `hole` cannot be read. */
+static char *with_hole(long page, int pages, int hole)
+{
+    char *m = mmap(NULL, (size_t)page * (size_t)pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (mprotect(m + (size_t)page * (size_t)hole, (size_t)page, PROT_NONE) != 0)
+        return NULL;
+    return m;
+}
+
+static void no_read_past_a_failure(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    const struct cbt_cache c = cache();
+    static uint16_t refs[4096];
+    /* 3D: the list starts its first page, runs over an unreadable one and
+     * ends in a third; op `bad` (in the first page) is not well formed, so
+     * the driver reads no further: neither may the lookup */
+    char *m = with_hole(page, 3, 1);
+    if (!tap_ok(m != NULL, "3D: memory with an unreadable page"))
+        return;
+    CUDA_MEMCPY3D_BATCH_OP *ops = (CUDA_MEMCPY3D_BATCH_OP *)m;
+    size_t per_page = (size_t)page / sizeof *ops, n = 2 * (size_t)page / sizeof *ops + 2;
+    size_t bads[] = {0, 3, per_page - 1};
+    for (size_t k = 0; k < sizeof bads / sizeof *bads; k++) {
+        for (size_t i = 0; i < per_page; i++)
+            ops[i] = good_op();
+        ops[bads[k]].extent.depth = 0;
+        bool r = cbt_refs_steady(&c, n, ops, refs, cbt_ops_to_check(ops, n));
+        tap_ok(!r, "3D: op %zu of %zu not well formed, the next page unreadable: not taken, nothing read there", bads[k],
+               n);
+    }
+    munmap(m, (size_t)page * 3);
+    /* 1D: each array with its first 37 copies at the end of a page, the
+     * next page unreadable; copy `bad` has size 0 */
+    enum { FIRST = 37 };
+    char *a[3];
+    for (int k = 0; k < 3; k++)
+        a[k] = with_hole(page, 2, 1);
+    if (!tap_ok(a[0] && a[1] && a[2], "1D: memory with unreadable pages"))
+        return;
+    CUdeviceptr *dsts = (CUdeviceptr *)(a[0] + page - 8 * FIRST), *srcs = (CUdeviceptr *)(a[1] + page - 8 * FIRST);
+    size_t *sizes = (size_t *)(a[2] + page - 8 * FIRST), n1 = FIRST + 8;
+    for (size_t i = 0; i < FIRST; i++) {
+        dsts[i] = LO1;
+        srcs[i] = LO0;
+        sizes[i] = 8;
+    }
+    size_t bads1[] = {0, 5, FIRST - 1};
+    for (size_t k = 0; k < sizeof bads1 / sizeof *bads1; k++) {
+        sizes[bads1[k]] = 0;
+        bool r = cbt_refs_steady1d(&c, n1, dsts, srcs, sizes, refs);
+        tap_ok(!r, "1D: copy %zu of %zu has size 0, the arrays' next pages unreadable: not taken", bads1[k], n1);
+        sizes[bads1[k]] = 8;
+    }
+    for (int k = 0; k < 3; k++)
+        munmap(a[k], (size_t)page * 2);
+}
+
+int main(void)
+{
+    random_lists();
+    random_copies();
+    no_read_past_a_failure();
+    return tap_done();
+}
