@@ -237,8 +237,8 @@ static void no_read_past_a_failure(void)
             ops[i] = good_op();
         ops[bads[k]].extent.depth = 0;
         bool r = cbt_refs_steady(&c, n, ops, refs, cbt_ops_to_check(ops, n));
-        tap_ok(!r, "3D: op %zu of %zu not well formed, the next page unreadable: not taken, nothing read there", bads[k],
-               n);
+        tap_ok(!r, "3D: op %zu of %zu not well formed, the next page unreadable: not taken, nothing read there",
+               bads[k], n);
     }
     munmap(m, (size_t)page * 3);
     /* 1D: each array with its first 37 copies at the end of a page, the
