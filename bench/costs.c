@@ -238,6 +238,21 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
+/* A thread running fn, on cpu (-1: where it was created, the calling
+ * thread's CPU); false: none could be made. */
+static bool start_on(pthread_t *th, void *(*fn)(void *), int cpu)
+{
+    if (pthread_create(th, NULL, fn, NULL) != 0)
+        return false;
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pthread_setaffinity_np(*th, sizeof set, &set);
+    }
+    return true;
+}
+
 /* The pieces again with a reader thread running, on cpu (-1: where it was
  * created, the calling thread's CPU). */
 static void pieces_with_reader(const char *title, int cpu)
@@ -245,14 +260,8 @@ static void pieces_with_reader(const char *title, int cpu)
     pthread_t th;
     reader_stop = 0;
     reader_reads = 0;
-    if (pthread_create(&th, NULL, reader_main, NULL) != 0)
+    if (!start_on(&th, reader_main, cpu))
         return;
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        pthread_setaffinity_np(th, sizeof set, &set);
-    }
     pieces(title);
     reader_stop = 1;
     pthread_join(th, NULL);
@@ -308,16 +317,8 @@ static void reuse(unsigned nops, int cpu)
     R.stop = 0;
     R.reads = 0;
     R.dist = 1;
-    if (reading) {
-        if (pthread_create(&th, NULL, r_reader_main, NULL) != 0)
-            return;
-        if (cpu >= 0) {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(cpu, &set);
-            pthread_setaffinity_np(th, sizeof set, &set);
-        }
-    }
+    if (reading && !start_on(&th, r_reader_main, cpu))
+        return;
     unsigned k = 0;
     for (int round = 0; round < ROUNDS; round++)
         for (unsigned j = 0; j <= R_DISTS; j++) {

@@ -8,6 +8,7 @@
  * running into a page that cannot be read.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,15 +16,8 @@
 #include "../tap.h"
 #include "operands.h"
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+/* 0 to n - 1, the same sequence every run (random(), seeded in main) */
+static unsigned pick(unsigned n) { return (unsigned)((unsigned long)random() % n); }
 
 #define LO0 0x10000ull
 #define LO1 0x800000ull
@@ -269,6 +263,7 @@ static void no_read_past_a_failure(void)
 
 int main(void)
 {
+    srandom(88172645u);
     random_lists();
     random_copies();
     no_read_past_a_failure();
