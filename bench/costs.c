@@ -184,13 +184,28 @@ static void piece(enum piece v)
     P.last = k;
 }
 
+/* One row: the median over rounds of mean[], and of its difference from
+ * base[] round by round. */
+static void print_row(const char *label, const double *mean, const double *base)
+{
+    double r[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++)
+        r[k] = mean[k];
+    qsort(r, ROUNDS, sizeof *r, cmp);
+    double m = r[ROUNDS / 2];
+    for (int k = 0; k < ROUNDS; k++)
+        r[k] = mean[k] - base[k];
+    qsort(r, ROUNDS, sizeof *r, cmp);
+    printf("%-62s %8.1f %+8.1f\n", label, m, r[ROUNDS / 2]);
+}
+
 /* The pieces, interleaved: each round runs a block of SYNCED_CALLS of each
  * (in an order that rotates), the stream drained before every call (not
  * timed).  Prints each piece's median over rounds of its block mean, and
  * the median over rounds of its difference from the bare batch's. */
 static void pieces(const char *title)
 {
-    static double mean[P_COUNT][ROUNDS], r[ROUNDS];
+    static double mean[P_COUNT][ROUNDS];
     for (int k = 0; k < ROUNDS; k++)
         for (int j = 0; j < P_COUNT; j++) {
             enum piece v = (enum piece)((j + k) % P_COUNT);
@@ -204,16 +219,8 @@ static void pieces(const char *title)
             mean[v][k] = (double)sum / SYNCED_CALLS;
         }
     printf("# %s: ns per call, and added to the bare batch (median of per-round differences)\n", title);
-    for (int v = 0; v < P_COUNT; v++) {
-        for (int k = 0; k < ROUNDS; k++)
-            r[k] = mean[v][k];
-        qsort(r, ROUNDS, sizeof *r, cmp);
-        double m = r[ROUNDS / 2];
-        for (int k = 0; k < ROUNDS; k++)
-            r[k] = mean[v][k] - mean[P_BATCH][k];
-        qsort(r, ROUNDS, sizeof *r, cmp);
-        printf("%-62s %8.1f %+8.1f\n", piece_label[v], m, r[ROUNDS / 2]);
-    }
+    for (int v = 0; v < P_COUNT; v++)
+        print_row(piece_label[v], mean[v], mean[P_BATCH]);
 }
 
 /* A background reader: every millisecond, the read-back of the pair of
@@ -311,7 +318,7 @@ static void *r_reader_main(void *arg)
  * does; with a reader on cpu (-2: none, -1: the calling thread's). */
 static void reuse(unsigned nops, int cpu)
 {
-    static double mean[R_DISTS + 1][ROUNDS], r[ROUNDS];
+    static double mean[R_DISTS + 1][ROUNDS];
     pthread_t th;
     bool reading = cpu >= -1;
     R.stop = 0;
@@ -355,19 +362,12 @@ static void reuse(unsigned nops, int cpu)
            : cpu < 0 ? "a reader every millisecond on the calling thread's CPU"
                      : "a reader every millisecond on another CPU");
     for (unsigned v = 0; v <= R_DISTS; v++) {
-        for (int round = 0; round < ROUNDS; round++)
-            r[round] = mean[v][round];
-        qsort(r, ROUNDS, sizeof *r, cmp);
-        double m = r[ROUNDS / 2];
-        for (int round = 0; round < ROUNDS; round++)
-            r[round] = mean[v][round] - mean[R_DISTS][round];
-        qsort(r, ROUNDS, sizeof *r, cmp);
         char label[64];
         if (v == R_DISTS)
             snprintf(label, sizeof label, "batch");
         else
             snprintf(label, sizeof label, "records on %u pair%s in turn", r_dist[v], r_dist[v] > 1 ? "s" : "");
-        printf("%-62s %8.1f %+8.1f\n", label, m, r[ROUNDS / 2]);
+        print_row(label, mean[v], mean[R_DISTS]);
     }
     if (reading)
         printf("# the reader read back %lu pairs\n", R.reads);
