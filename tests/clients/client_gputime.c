@@ -8,8 +8,9 @@
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
  *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
- *   (ok, sync and paced then print "exchanges K" over the test double: its
- *   capture-mode exchanges so far, on every thread)
+ *   (ok, sync and paced then print "exchanges K" and "pushes P" over the test
+ *   double: its capture-mode exchanges and cuCtxPushCurrent calls so far, on
+ *   every thread)
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
@@ -70,8 +71,11 @@ static void batches(CUstream s, size_t n, int sync, int pause_ms)
 static void say_exchanges(void)
 {
     fakecuda_mode_exchanges_fn f = (fakecuda_mode_exchanges_fn)dlsym(RTLD_DEFAULT, "fakecuda_mode_exchanges");
+    fakecuda_ctx_pushes_fn p = (fakecuda_ctx_pushes_fn)dlsym(RTLD_DEFAULT, "fakecuda_ctx_pushes");
     if (f)
         printf("exchanges %llu\n", f());
+    if (p)
+        printf("pushes %llu\n", p());
     fflush(stdout);
 }
 

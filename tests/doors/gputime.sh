@@ -114,6 +114,19 @@ else
     diag "SKIP the spaced case: strace not installed or not allowed to trace"
 fi
 
+# 40 batches 3 ms apart, each synchronized: each turn of the reader finds
+# a batch or none, so it slows down (its period doubling to 16 ms) and
+# reads several batches a turn; each turn with something to read makes
+# their context current once (cuCtxPushCurrent, counted by the test
+# double): at a millisecond a turn, about one per batch
+traced gt-pace env CUBATCHTRACE_GPU_TIME=1 "$C" paced 40 3
+is "$st" 0 "pace: the client exits 0"
+r=$(g gt-pace)
+for w in events=40 timed=40 fields_ok=1; do ok "$(has "$r" $w)" "pace: $w"; done
+pu=$(sed -n 's/^pushes //p' "$CBT_TMP/gt-pace.out")
+ok "$([ -n "$pu" ] && [ "$pu" -lt 25 ] && echo 0 || echo 1)" \
+    "pace: the reader read 40 batches 3 ms apart in fewer than 25 turns (${pu:-no} contexts made current)"
+
 # CUBATCHTRACE_GPU_TIME=4: one batch in 4 of the stream timed, the first and
 # then every 4th (batches 0, 4, 8 of 10); the process event, the summary and
 # the timeline say how they were chosen

@@ -126,6 +126,7 @@ static __thread unsigned long long fc_ptds_id; /* per-thread stream's id, 0 unti
 static atomic_ullong fc_batch_count;
 static atomic_ullong fc_pointer_queries;
 static atomic_ullong fc_mode_exchanges; /* cuThreadExchangeStreamCaptureMode calls */
+static atomic_ullong fc_ctx_pushes;     /* cuCtxPushCurrent calls */
 /* fakecuda_place_next_alloc: where the next allocation goes (NULL: the heap). */
 static void *_Atomic fc_next_place;
 static atomic_ullong fc_next_id = 16; /* stream and buffer ids; small ids reserved */
@@ -307,6 +308,8 @@ FC_EXPORT unsigned long long fakecuda_batch_calls(void) { return atomic_load(&fc
 FC_EXPORT unsigned long long fakecuda_pointer_queries(void) { return atomic_load(&fc_pointer_queries); }
 
 FC_EXPORT unsigned long long fakecuda_mode_exchanges(void) { return atomic_load(&fc_mode_exchanges); }
+
+FC_EXPORT unsigned long long fakecuda_ctx_pushes(void) { return atomic_load(&fc_ctx_pushes); }
 
 FC_EXPORT void fakecuda_reset_counts(void)
 {
@@ -1667,6 +1670,7 @@ static __thread int fc_ctx_depth;
 
 FC_ENTRY(CUresult, cuCtxPushCurrent_v2, (CUcontext ctx))
 {
+    atomic_fetch_add(&fc_ctx_pushes, 1);
     if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&fc_lock);

@@ -24,6 +24,9 @@ unsigned long long fakecuda_pointer_queries(void);
 /* Calls of cuThreadExchangeStreamCaptureMode since load, on every thread. */
 unsigned long long fakecuda_mode_exchanges(void);
 
+/* Calls of cuCtxPushCurrent since load, on every thread. */
+unsigned long long fakecuda_ctx_pushes(void);
+
 /* The next allocation of any kind (cuMemAlloc, cuMemAllocHost, cuMemHostAlloc,
  * cuMemAllocManaged) is placed at addr instead of the double's heap: memory
  * the caller owns, keeps mapped, and that is not freed with the allocation.
@@ -35,5 +38,6 @@ typedef void (*fakecuda_reset_counts_fn)(void);
 typedef unsigned long long (*fakecuda_pointer_queries_fn)(void);
 typedef void (*fakecuda_place_next_alloc_fn)(void *);
 typedef unsigned long long (*fakecuda_mode_exchanges_fn)(void);
+typedef unsigned long long (*fakecuda_ctx_pushes_fn)(void);
 
 #endif
