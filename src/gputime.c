@@ -11,10 +11,13 @@
  * The events are read back later, without waiting, by a thread of the
  * shim's own (the reader, made at the first timed batch): every 1 to 16 ms
  * while batches are queued (its pace follows how many it finds: see
- * reader_main), it writes cubatchtrace:gpu_time for
- * every queued batch whose end event completed, in order on each thread's
- * ring (one cuEventElapsedTime asks that and how long it took, one more
- * places its start against its context's anchor); it keeps looking at that
+ * reader_main), it writes the GPU time of every queued batch whose end
+ * event completed, in order on each thread's ring (one cuEventElapsedTime
+ * asks that and how long it took, one more places its start against its
+ * context's anchor), those of up to 32 batches (a slice) in one
+ * cubatchtrace:gpu_time event: an event per batch, written by the reader,
+ * cost the calling thread time too, most at 16 ops (bench/results:
+ * gputime-emit/, gputime-batched/); it keeps looking at that
  * pace for a second after the rings empty, and only then sleeps on a
  * condition variable until a batch is queued, looking once a second (so
  * that a program that synchronizes between batches does not make each one
@@ -194,10 +197,33 @@ __attribute__((constructor)) static void gt_at_load(void)
     gt_have_load_cpus = sched_getaffinity(0, sizeof gt_load_cpus, &gt_load_cpus) == 0;
 }
 
+/* GPU times gathered for one cubatchtrace:gpu_time event (up to
+ * CBT_EV_GPU_TIMES batches): LTTng-UST costs the writer far more per event
+ * than per element, and the read-back finds batches a slice at a time. */
+_Static_assert(GT_SLICE <= CBT_EV_GPU_TIMES, "a slice read back fits one gpu_time event");
+static inline void times_add(struct cbt_ev_gpu_times *t, const struct cbt_ev_gpu_time *ev)
+{
+#define CBT_GT_ADD_(kind, type, name, en) t->name[t->n] = ev->name;
+    CBT_EV_GPU_TIME_FIELDS(CBT_GT_ADD_)
+#undef CBT_GT_ADD_
+    t->n++;
+}
+
+/* The event written, when it holds any; emptied. */
+static void times_emit(struct cbt_ev_gpu_times *t)
+{
+    if (t->n && cbt_tp_enabled(gpu_time))
+        cbt_tp(gpu_time, t, __builtin_return_address(0));
+    t->n = 0;
+}
+
+/* One batch's, in an event of its own (those not read back in a slice). */
 static void emit(const struct cbt_ev_gpu_time *ev)
 {
-    if (cbt_tp_enabled(gpu_time))
-        cbt_tp(gpu_time, ev, __builtin_return_address(0));
+    struct cbt_ev_gpu_times t;
+    t.n = 0;
+    times_add(&t, ev);
+    times_emit(&t);
 }
 
 static void pool_put(struct gt_ctx *c, CUevent e)
@@ -564,6 +590,8 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
                       CUcontext *current)
 {
     struct gt_taken x[GT_SLICE];
+    struct cbt_ev_gpu_times out;
+    out.n = 0;
     uint64_t tail = r->tail;
     for (;;) {
         const uint64_t head = ring_head(r);
@@ -626,11 +654,13 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
         tail += done;
         gt_read_count += done;
         __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+        const int64_t now = (int64_t)cbt_mono_ns();
         for (size_t k = 0; k < done; k++) {
             if (x[k].ev.status == CBT_GPU_TIMED)
-                x[k].ev.start_rel_ns = x[k].start_ns - (int64_t)cbt_mono_ns();
-            emit(&x[k].ev);
+                x[k].ev.start_rel_ns = x[k].start_ns - now;
+            times_add(&out, &x[k].ev);
         }
+        times_emit(&out); /* the slice's, in one event */
         if (done < n)
             return false;
     }

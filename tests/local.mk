@@ -148,7 +148,7 @@ tests_clients_client_gputime_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_gputime_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread -ldl
 EXTRA_tests_clients_client_gputime_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 TESTS += tests/doors/gputime.sh
-EXTRA_DIST += tests/doors/gputime.sh tests/doors/gpu_events.py
+EXTRA_DIST += tests/doors/gputime.sh tests/doors/gpu_events.py tests/gputimes.py
 
 # The host never notices: beside other interposers (libcbtother defines driver
 # functions, libcbtdlsymwrap wraps dlsym with a versioned forward), the shim

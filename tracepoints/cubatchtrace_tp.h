@@ -6,7 +6,7 @@
  * argument: the batch events' is the caller's return address; the
  * dictionary, gpu_time and process events', the shim's own.
  *
- * Format 3, what the shim writes (the compact record, <cubatchtrace/events.h>):
+ * Format 4, what the shim writes (the compact record, <cubatchtrace/events.h>):
  *   cubatchtrace:b          INFO     one per 3D batch: id, w, driver_ns, caller, hdr, its first ops and refs
  *   cubatchtrace:bo         INFO     each further chunk of a large 3D batch
  *   cubatchtrace:c          INFO     one per 1D batch: the same header, its attributes, its first copies and refs
@@ -15,6 +15,7 @@
  *   cubatchtrace:operand    INFO     an entry of the writing thread's operand dictionary
  *   cubatchtrace:stream     INFO     a stream as the writing thread describes it
  *   cubatchtrace:process    INFO     once per process image: host, rank, image
+ *   cubatchtrace:gpu_time   INFO     the GPU times of up to 32 batches, read back later (CUBATCHTRACE_GPU_TIME=N)
  * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
@@ -22,7 +23,7 @@
  *   cubatchtrace:batch_attrs INFO    each further group of attributes of a 1D batch
  *   cubatchtrace:batch_end  INFO     the result of a batch recorded before forwarding (outcome "pending")
  *   cubatchtrace:finding    WARNING  a finding of the calling thread's validator (strict mode, stderr report)
- *   cubatchtrace:gpu_time   INFO     the GPU time of a batch, read back later (CUBATCHTRACE_GPU_TIME=1)
+ *   cubatchtrace:gpu_time   INFO     the GPU time of a batch (one per event), read back later
  *   cubatchtrace:lookup     DEBUG    a dlsym/cuGetProcAddress answer the shim replaced
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
@@ -286,13 +287,16 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stream,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stream, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
-/* The GPU time of a batch, once read back (CUBATCHTRACE_GPU_TIME=N): its
- * id, status and times; the rest is in the batch's record (CBT_HDR_GPU). */
+/* The GPU times of 1 to CBT_EV_GPU_TIMES batches, once read back
+ * (CUBATCHTRACE_GPU_TIME=N): their ids, statuses and times, one sequence
+ * per field (struct cbt_ev_gpu_times); the rest is in each batch's record
+ * (CBT_HDR_GPU). */
+#define CBT_TP_GPU_SEQ_(kind, type, name, en) lttng_ust_field_sequence(type, name, r->name, uint8_t, r->n)
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,
-    LTTNG_UST_TP_ARGS(const struct cbt_ev_gpu_time *, r, void *, ip),
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_gpu_times *, r, void *, ip),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_unused(ip)
-        CBT_EV_GPU_TIME_FIELDS(CBT_TP_FIELD)
+        CBT_EV_GPU_TIME_FIELDS(CBT_TP_GPU_SEQ_)
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)

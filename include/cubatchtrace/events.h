@@ -31,7 +31,9 @@
  *                            there are none (status), with what the
  *                            bandwidth tables need (self-contained)
  * A batch of a process whose process event says gpu_time 1 and that has no
- * gpu_time event was not read back (the process ended first).
+ * gpu_time event was not read back (the process ended first).  (Of format
+ * 2: the shim now writes the GPU times of several batches per gpu_time
+ * event, struct cbt_ev_gpu_times below.)
  * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
  * 112 bytes), the two operand indices of each op (source, destination) and
  * the distinct operands those indices name, as struct cbt_ev_operand; bytes
@@ -156,9 +158,9 @@
  *   CBT_HDR_FINDINGS   findings of the calling thread's validator (0)
  *   CBT_HDR_RESULT     the result, when w cannot hold it
  * and one bit that has no value:
- *   CBT_HDR_GPU        a cubatchtrace:gpu_time event of this batch follows
- *                      (CUBATCHTRACE_GPU_TIME): the reader keeps what the
- *                      batch moves until it comes
+ *   CBT_HDR_GPU        the batch's GPU time follows, in a later
+ *                      cubatchtrace:gpu_time event (CUBATCHTRACE_GPU_TIME):
+ *                      the reader keeps what the batch moves until it comes
  * The stream index names the writing thread's latest cubatchtrace:stream
  * of that index (CBT_EV_NO_STREAM: none).
  */
@@ -280,7 +282,13 @@ static inline unsigned long cbt_ev_hdr_len(const uint8_t *t, unsigned long n, in
     X(INT, int32_t, tid, _)
 
 /*
- * The fields of cubatchtrace:gpu_time: X(kind, C type, name, enumeration).
+ * The GPU time of one batch: X(kind, C type, name, enumeration).  The shim
+ * writes those of up to CBT_EV_GPU_TIMES batches in one cubatchtrace:gpu_time
+ * event, as four sequences of that many elements by these names (struct
+ * cbt_ev_gpu_times: LTTng-UST charges the writer per event much more than
+ * per element, and the read-back finds batches a slice at a time); traces
+ * of earlier versions have one batch per event, these fields as integers
+ * (the status an enumeration), and the reader reads both.
  * The GPU times are the host's CLOCK_MONOTONIC, relative to the event's
  * own timestamp (the trace's clock), so a reader needs no clock offset:
  * GPU start = event time + start_rel_ns, end = start + gpu_ns.  What else
@@ -334,6 +342,16 @@ struct cbt_ev_batch1d {
 struct cbt_ev_gpu_time {
     CBT_EV_GPU_TIME_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };
+/* cubatchtrace:gpu_time as the shim writes it: the GPU times of n batches,
+ * 1 <= n <= CBT_EV_GPU_TIMES, one array per field (status: enum
+ * cbt_gpu_status). */
+#define CBT_EV_GPU_TIMES 32
+#define CBT_EV_GPU_TIMES_MEMBER_(kind, type, name, en) type name[CBT_EV_GPU_TIMES];
+struct cbt_ev_gpu_times {
+    uint8_t n;
+    CBT_EV_GPU_TIME_FIELDS(CBT_EV_GPU_TIMES_MEMBER_)
+};
+#undef CBT_EV_GPU_TIMES_MEMBER_
 struct cbt_ev_gpu {
     CBT_EV_GPU_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };

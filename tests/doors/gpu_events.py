@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Check the cubatchtrace:gpu_time events of a trace against its batches:
-the batch events (cubatchtrace:b and bs, 3D, cubatchtrace:c and cs, 1D) and gpu_time
-events from babeltrace2's text output (`babeltrace2 --clock-seconds` is not
+"""Check the GPU times of a trace against its batches: the batch events
+(cubatchtrace:b and bs, 3D, cubatchtrace:c and cs, 1D) and the batches' GPU
+times its cubatchtrace:gpu_time events carry (several per event:
+tests/gputimes.py reads them) from babeltrace2's text output (`babeltrace2 --clock-seconds` is not
 assumed: the timestamps are read as babeltrace2 prints them by default,
 [HH:MM:SS.ns]), each batch's fields, and each batch's GPU time joined with
 them, as `cubatchtrace show --pid PID` decodes them (SHOW-TEXT: its batch and
 gpu lines).  A batch event's timestamp is the end of its call.
 
 gpu_events.py TRACE-TEXT PID SHOW-TEXT  prints one line:
-  batches=B events=E timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
+  batches=B events=E (the batches' GPU times read, over all gpu_time events) timed=T capturing=C no_events=N call_failed=F lost=L overflow=O
   tids_match=0|1 ids_unique=0|1 bytes=SUM ops=SUM fields_ok=0|1 marks_ok=0|1 start_ok=0|1 process_gpu=G
   timed_ids=I,J,... (the timed batches' ids, ascending; - when none)
   outside_us=U (the farthest a timed batch's GPU start lies outside its call, for the log)
@@ -24,8 +25,12 @@ event in the middle of the wait for it, an error of half that wait: a few
 microseconds alone, milliseconds on a loaded machine; a wrong clock or sign
 is off by far more).
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gputimes  # noqa: E402
 
 path, pid, show_path = sys.argv[1], sys.argv[2], sys.argv[3]
 ts_re = re.compile(r"^\[(\d+):(\d+):(\d+)\.(\d+)\]")
@@ -82,7 +87,7 @@ for line in open(path, errors="replace"):
         marked[bid] = bool(h[4] & 0x80)
         batches[bid] = (ts_ns(line), shown.get((bid >> 32, bid & 0xffffffff), shown.get((0, bid & 0xffffffff))))
     elif " cubatchtrace:gpu_time: " in line:
-        events.append((ts_ns(line), line))
+        events += [(ts_ns(line), e) for e in gputimes.entries(line)]
     elif " cubatchtrace:process: " in line:
         process_gpu = field(line, "gpu_time")
 
@@ -90,10 +95,11 @@ counts = {k: 0 for k in ("timed", "capturing", "no_events", "call_failed", "lost
 ids, tids_match, fields_ok, start_ok, nbytes, nops = set(), 1, 1, 1, 0, 0
 timed_ids = []
 worst = 0  # the farthest a GPU start lies outside its call, ns
-for t, line in events:
-    st = field(line, "status")
+STATUS = gputimes.status_names()
+for t, e in events:
+    st = STATUS[e["status"]]
     counts[st] += 1
-    bid = field(line, "batch_id")
+    bid = e["batch_id"]
     ids.add(bid)
     g = shown_gpu.get((bid >> 32, bid & 0xffffffff), shown_gpu.get((0, bid & 0xffffffff)))
     if g:
@@ -114,11 +120,11 @@ for t, line in events:
             fields_ok = 0
     if st == "timed":
         timed_ids.append(bid & 0xffffffff)  # the batch's number within its process image
-        start = t + field(line, "start_rel_ns")
+        start = t + e["start_rel_ns"]
         call_end = bt
         call_start = bt - bl["driver_ns"]
         worst = max(worst, call_start - start, start - call_end)
-        if not (call_start - 5 * 10**7 <= start <= call_end + 5 * 10**7) or field(line, "gpu_ns") <= 0:
+        if not (call_start - 5 * 10**7 <= start <= call_end + 5 * 10**7) or e["gpu_ns"] <= 0:
             start_ok = 0
 marks_ok = int(all(marked[b] == (b in ids) for b in marked))
 print("batches=%d events=%d %s tids_match=%d ids_unique=%d bytes=%d ops=%d fields_ok=%d marks_ok=%d start_ok=%d "

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # GPU time (CUBATCHTRACE_GPU_TIME=1, src/gputime.c) over the test double,
-# whose timing events are host clock readings: every batch forwarded gets one
-# cubatchtrace:gpu_time event with its own fields, read back later (by the
-# shim's reader thread while the program runs, or at exit), or says why it
-# has none; the program's own results are unchanged.
+# whose timing events are host clock readings: every batch forwarded gets its
+# GPU time in a cubatchtrace:gpu_time event (several batches' per event),
+# read back later (by the shim's reader thread while the program runs, or at
+# exit), or says why it has none; the program's own results are unchanged.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -53,6 +53,8 @@ _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-paced.out")
 verdict=$(pid_events "$CBT_TMP/gt-paced.all" "$_p" | id_numbers |
     "$PYTHON3" -c '
 import re, sys
+sys.path.insert(0, sys.argv[1])
+import gputimes
 seq, batch_tid = [], {}
 for line in sys.stdin:
     tid = re.search(r"vtid = (\d+)", line)
@@ -61,9 +63,8 @@ for line in sys.stdin:
     if m:  # the batch id: the first word of t
         batch_tid[int(m.group(1))] = tid
         seq.append(("batch", int(m.group(1)), tid))
-    m = re.search(r" cubatchtrace:gpu_time: .* batch_id = (\d+),", line)
-    if m:
-        seq.append(("gpu_time", int(m.group(1)), tid))
+    if " cubatchtrace:gpu_time: " in line:
+        seq += [("gpu_time", e["batch_id"], tid) for e in gputimes.entries(line)]
 where = {(k, i): n for n, (k, i, _) in enumerate(seq)}
 bad = []
 for i in sorted(batch_tid):
@@ -78,21 +79,26 @@ for i in sorted(batch_tid):
         bad.append("gpu_time %d after batch %d" % (i, i + 1))
     if seq[g][2] is None or seq[g][2] == batch_tid[i]:
         bad.append("gpu_time %d on the batch thread" % i)
-print("ok" if len(batch_tid) == 4 and not bad else "%d batches; %s" % (len(batch_tid), ", ".join(bad)))')
+print("ok" if len(batch_tid) == 4 and not bad else "%d batches; %s" % (len(batch_tid), ", ".join(bad)))' "$top_srcdir/tests")
 is "$verdict" ok "paced: each batch is read back after its batch event and before the next, by a thread of the shim's own"
 
 # a window that begins between batch 1's record and its gpu_time: its GPU
 # time is outside the window with its batch (the event alone would not
 # say what the batch moved); batches 2 and 3, recorded in it, are timed
 _p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-paced.out")
-"$BABELTRACE2" --clock-seconds "$CBT_TMP/gt-paced" 2>/dev/null | grep "vpid = $_p," |
-    sed -n 's/^\[\([0-9.]*\)\].* cubatchtrace:\(b\|bs\|gpu_time\): .*/\2 \1/p' >"$CBT_TMP/paced.times"
+"$BABELTRACE2" --clock-seconds "$CBT_TMP/gt-paced" 2>/dev/null | grep "vpid = $_p," >"$CBT_TMP/paced.lines"
 begin=$("$PY" -c '
-import sys
-t = [l.split() for l in open(sys.argv[1])]
+import re, sys
+sys.path.insert(0, sys.argv[2])
+import gputimes
+t = []  # (b or gpu_time, its time): one gpu_time per batch GPU time it carries
+for line in open(sys.argv[1]):
+    m = re.match(r"^\[([0-9.]*)\].* cubatchtrace:(b|bs|gpu_time): ", line)
+    if m:
+        t += [(m.group(2), m.group(1))] * (len(gputimes.entries(line)) if m.group(2) == "gpu_time" else 1)
 b = [float(v) for k, v in t if k != "gpu_time"]
 g = [float(v) for k, v in t if k == "gpu_time"]
-print("%.9f" % ((b[1] + g[1]) / 2) if len(b) == 4 and len(g) == 4 and b[1] < g[1] else "none")' "$CBT_TMP/paced.times")
+print("%.9f" % ((b[1] + g[1]) / 2) if len(b) == 4 and len(g) == 4 and b[1] < g[1] else "none")' "$CBT_TMP/paced.lines" "$top_srcdir/tests")
 r=$("$top_builddir/tools/cubatchtrace" summary --json --pid "$_p" --begin "$begin" "$CBT_TMP/gt-paced" 2>&1 |
     "$PY" -c 'import json,sys; d=json.load(sys.stdin); g=d["gpu"]; print(d["batches"], g["batches_timed"], g["ops"], g["bytes"])' 2>&1)
 is "$r" "2 2 4 10240" "paced, --begin between batch 1 and its read-back ($begin): 2 batches, both timed, with their ops and bytes"

@@ -3,7 +3,7 @@
 
   gputime-DOOR-KIND   tests/gpu/clients/gputime.cu: a warm-up and five batches of 4 x 64 MiB copies (KIND d2d: device to device,
                       h2d: pinned host to device), each timed by the client with its own events around the call, once without the shim and once with it;
-                      the trace's GPU times as `cubatchtrace show` joins each gpu_time event with its batch: one
+                      the trace's GPU times as `cubatchtrace show` joins each with its batch: one
                       per batch, status timed, GPU time within 10 % of the client's, the batch's bytes (the
                       reader's, from the batch's record); the client's own median timing within 10 % of its
                       median without the shim; the bandwidth is reported (GB/s)
@@ -123,7 +123,7 @@ def cases(S):
     out = []
     for door, kind in CASES:
         out.append(C("gputime-%s-%s" % (door, kind), "CUBATCHTRACE_GPU_TIME=1, %s, 5 batches of 4 x 64 MiB %s: one "
-                     "gpu_time event per batch, timed, within 10 %% of the client's own event timing; GB/s "
+                     "GPU time per batch (gpu_time events), timed, within 10 %% of the client's own event timing; GB/s "
                      "reported" % (door, kind), gputime_case(S, door, kind),
                      needs=("cudart",)))
     out.append(C("gputime-timeline", "`cubatchtrace timeline` of a GPU-timed trace: the trace-event format checked "

@@ -52,9 +52,10 @@
  * first true finding left out, a lochint_invalid on op 0's source that the
  * ops do not have added).
  *
- * gpu=STATUS writes a cubatchtrace:gpu_time event after each batch, as the
- * shim does with CUBATCHTRACE_GPU_TIME=1 (timed: GPU start gpu_start ns from
- * the event's time, gpu_ns long), the batch in the shim's format, its record
+ * gpu=STATUS writes the GPU times of the spec's batches after them, as the
+ * shim does with CUBATCHTRACE_GPU_TIME=1: up to 32 batches per
+ * cubatchtrace:gpu_time event (timed: GPU start gpu_start ns from the
+ * event's time, gpu_ns long), the batch in the shim's format, its record
  * marked (CBT_HDR_GPU): the reader takes the rest from the batch.
  * last_src=KIND, last_srcdev=N give the last op's source an allocation of
  * its own, of that memory kind (a pointer) or on that device, so that the
@@ -596,15 +597,30 @@ static void chunk_of(struct built *b, struct cbt_ev_chunk *c, uint64_t batch_id,
 
 static struct built scratch;
 
-/* The batch's cubatchtrace:gpu_time event, as the shim writes it once read back. */
+/* The GPU times of a spec's batches, as the shim writes them once read
+ * back: several batches per cubatchtrace:gpu_time event (gpu_flush, after
+ * the spec's batches, or when full). */
+static struct cbt_ev_gpu_times gpu_pending;
+static void *gpu_caller;
+
+static void gpu_flush(void)
+{
+    if (gpu_pending.n)
+        lttng_ust_tracepoint(cubatchtrace, gpu_time, &gpu_pending, gpu_caller);
+    gpu_pending.n = 0;
+}
+
 static void emit_gpu(const struct spec *s, const struct cbt_ev_batch *h, void *caller)
 {
-    struct cbt_ev_gpu_time g = {.batch_id = h->batch_id, .status = (uint8_t)s->gpu};
-    if (s->gpu == CBT_GPU_TIMED) {
-        g.start_rel_ns = s->gpu_start;
-        g.gpu_ns = s->gpu_ns;
-    }
-    lttng_ust_tracepoint(cubatchtrace, gpu_time, &g, caller);
+    uint8_t k = gpu_pending.n;
+    gpu_pending.batch_id[k] = h->batch_id;
+    gpu_pending.status[k] = (uint8_t)s->gpu;
+    gpu_pending.start_rel_ns[k] = s->gpu == CBT_GPU_TIMED ? s->gpu_start : 0;
+    gpu_pending.gpu_ns[k] = s->gpu == CBT_GPU_TIMED ? s->gpu_ns : 0;
+    gpu_pending.n++;
+    gpu_caller = caller;
+    if (gpu_pending.n == CBT_EV_GPU_TIMES)
+        gpu_flush();
 }
 
 /* What the shim learned of an operand, as its dictionary takes it. */
@@ -1002,6 +1018,7 @@ int main(int argc, char **argv)
                 else
                     gen_site_a(&s);
             }
+            gpu_flush();
         }
     }
     if (raise_sig) {

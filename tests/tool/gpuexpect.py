@@ -4,7 +4,8 @@
     gpuexpect.py CATALOG TRACE_TEXT SUMMARY_JSON [--show SHOW_TEXT] [--text SUMMARY_TEXT] [--raw]
 
 TRACE_TEXT is babeltrace2 --clock-seconds text of the processes summarised;
-its cubatchtrace:gpu_time, batch (b and c in the compact record) and process events give the figures, by the
+its cubatchtrace:gpu_time (the GPU times of one or several batches each:
+tests/gputimes.py), batch (b and c in the compact record) and process events give the figures, by the
 rules of docs/json-schema.md written again here (directions, memory kinds,
 op-size bins, stream and device names, the grid over time), with no code of
 the tool.  Prints one line per figure, "KEY<TAB>WANT<TAB>GOT", for the TAP
@@ -17,8 +18,12 @@ same traces and processes), summed here; an older trace's gpu_time event
 carries them itself.
 """
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gputimes  # noqa: E402
 
 LINE = re.compile(r"^\[(\d+)\.(\d{9})\] \([^)]*\) (\S+) (cubatchtrace:\w+): (.*)$")
 FIELD = re.compile(r"(\w+) = (\( \"[^\"]*\" : container = (-?\d+) \)|\"[^\"]*\"|-?0x[0-9a-fA-F]+|-?\d+)")
@@ -207,7 +212,12 @@ def main():
         f["ts"] = int(m.group(1)) * 1000000000 + int(m.group(2))
         f["host"] = m.group(3)
         ev = m.group(4)
-        if ev == "cubatchtrace:gpu_time":
+        if ev == "cubatchtrace:gpu_time" and "bytes" not in f:
+            # the batches' GPU times it carries (several, the shim's now; one, earlier)
+            for e in gputimes.entries(m.group(5)):
+                e.update(ts=f["ts"], host=f["host"], vpid=f["vpid"])
+                gpu.append(e)
+        elif ev == "cubatchtrace:gpu_time":  # the whole event of older traces: one batch, all its fields
             gpu.append(f)
         elif ev == "cubatchtrace:batch" and f["outcome"] == 0 and f["result"] == 0:
             forwarded_ok[f["vpid"]] = forwarded_ok.get(f["vpid"], 0) + 1

@@ -111,7 +111,7 @@ for n in kinds streams d1 d1big strict report threads abimix gputime; do
     expanded $n
     compare $n
 done
-# GPU time: a gpu event per gpu_time event, the batch's fields joined as show joins them
+# GPU time: a gpu event per batch GPU time (several per gpu_time event), the batch's fields joined as show joins them
 is "$(grep -c '^gpu .* status=timed .* ops=2 bytes=5120 src_kind=mixed dst_kind=device src_device=mixed dst_device=0' "$CBT_TMP/gputime.x")" 5 \
     "gputime: 5 gpu events, timed, with their batches' ops, bytes, memory kinds and devices (sources mixed: device and pinned host)"
 is "$(grep -c '^finding .* inline=1' "$CBT_TMP/report.x")" "$(grep -c '^finding ' "$CBT_TMP/report.s")" \

@@ -143,6 +143,7 @@ struct ecinfo {
     struct mem h[H_COUNT_];   /* bin_info */
     struct mem u[U_COUNT_];   /* gpu_time */
     bool gpu_short;           /* gpu_time: the event's own fields only, the rest from its batch */
+    bool gpu_multi;           /* gpu_time: those fields as sequences, one element per batch (the shim's now) */
     struct mem rank;          /* process */
     int rank_var;             /* process: the string member, -1 absent */
     struct mem gpu_time;      /* process: idx -1 when absent (recorded before GPU time existed) */
@@ -248,6 +249,25 @@ static bool find_ints(struct reader *r, const char *ev, const bt_field_class *pl
         }
         if (!field_is(pl, out[i].idx, BT_FIELD_CLASS_TYPE_INTEGER)) {
             snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` has an unexpected type", ev, names[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Look up `count` members that are sequences (or arrays) of integers; false (r->fail set) when not. */
+static bool find_int_arrays(struct reader *r, const char *ev, const bt_field_class *pl, const char *const *names,
+                            int count, struct mem *out)
+{
+    for (int i = 0; i < count; i++) {
+        out[i].idx = member_index(pl, names[i], &out[i].sgn);
+        const bt_field_class *fc = out[i].idx >= 0 ? member_class(pl, out[i].idx) : NULL;
+        if (!fc || !bt_field_class_type_is(bt_field_class_get_type(fc), BT_FIELD_CLASS_TYPE_ARRAY) ||
+            !bt_field_class_type_is(
+                bt_field_class_get_type(bt_field_class_array_borrow_element_field_class_const(fc)),
+                BT_FIELD_CLASS_TYPE_INTEGER)) {
+            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is missing or not a sequence of integers",
+                     ev, names[i]);
             return false;
         }
     }
@@ -444,11 +464,17 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
     case EK_FINDING:
         ok = find_ints(r, name, pl, finding_fields, G_COUNT_, e->g);
         break;
-    case EK_GPU_TIME:
-        /* the short event (the batch's record marked), or the whole one of older traces */
-        e->gpu_short = member_index(pl, "bytes", &e->u[U_bytes].sgn) < 0;
-        ok = find_ints(r, name, pl, gpu_fields, e->gpu_short ? U_SHORT_COUNT_ : U_COUNT_, e->u);
+    case EK_GPU_TIME: {
+        /* several batches' own fields as sequences (the shim's now), the
+         * short event of one batch (the batch's record marked), or the
+         * whole one of older traces */
+        int id = member_index(pl, "batch_id", NULL);
+        e->gpu_multi = id >= 0 && field_is(pl, id, BT_FIELD_CLASS_TYPE_ARRAY);
+        e->gpu_short = e->gpu_multi || member_index(pl, "bytes", &e->u[U_bytes].sgn) < 0;
+        ok = e->gpu_multi ? find_int_arrays(r, name, pl, gpu_fields, U_SHORT_COUNT_, e->u)
+                          : find_ints(r, name, pl, gpu_fields, e->gpu_short ? U_SHORT_COUNT_ : U_COUNT_, e->u);
         break;
+    }
     default: /* bin_info: is_pic is optional; anything else missing, and it is not the statedump we know */
         for (int i = 0; i < H_COUNT_; i++) {
             e->h[i].idx = member_index(pl, bin_info_fields[i], &e->h[i].sgn);
@@ -655,6 +681,30 @@ static void event_time(const struct ecinfo *e, const bt_message *msg, struct cbt
     }
 }
 
+/* A batch's GPU time, joined: handed on at w (the gpu_time event's process and time). */
+static void gpu_out(struct reader *r, struct cbt_where w, const struct cbt_ev_gpu *g)
+{
+    w.vtid = g->tid;
+    cbt_where_image_of_batch(&w, g->batch_id);
+    if (r->out.gpu_time)
+        r->out.gpu_time(r->out.ctx, &w, g);
+    if (r->o->gpu)
+        r->o->gpu(r->o->gpu_ctx, &w, g);
+}
+
+/* A batch's own GPU time (the short form): joined with its batch, handed on. */
+static void gpu_time_one(struct reader *r, const struct cbt_where w, const struct cbt_ev_gpu_time *t)
+{
+    struct cbt_ev_gpu g;
+    /* a batch not seen: cut off by --begin (its record before the window,
+     * its read-back in it): outside the window, as its batch is; else (its
+     * events discarded, a session started late) handed on, the batch's
+     * fields unknown */
+    if (!cbt_asm_gpu_time(r->as, &w, t, &g) && (r->o->begin || r->o->end))
+        return;
+    gpu_out(r, w, &g);
+}
+
 static int on_event(struct reader *r, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -812,30 +862,39 @@ static int on_event(struct reader *r, const bt_message *msg)
         break;
     }
     case EK_GPU_TIME: {
-        struct cbt_ev_gpu g;
+        event_time(e, msg, &w);
+        if (e->gpu_multi) {
+            /* one batch per element, all at the event's time */
+            const bt_field *f[U_SHORT_COUNT_];
+            uint64_t n = UINT64_MAX;
+            for (int i = 0; i < U_SHORT_COUNT_; i++) {
+                f[i] = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->u[i].idx);
+                uint64_t len = bt_field_array_get_length(f[i]);
+                n = len < n ? len : n; /* sequences of unequal length: the batches all of them give */
+            }
+            for (uint64_t k = 0; k < n; k++) {
+                struct cbt_ev_gpu_time t;
+#define CBT_FIELD_GET_(kind, type, name, en)                                                                           \
+    t.name = (type)get_int(bt_field_array_borrow_element_field_by_index_const(f[U_##name], k), e->u[U_##name].sgn);
+                CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+                gpu_time_one(r, w, &t);
+            }
+            break;
+        }
         if (e->gpu_short) {
             struct cbt_ev_gpu_time t;
 #define CBT_FIELD_GET_(kind, type, name, en) t.name = (type)member_int(pl, e->u[U_##name]);
             CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
-            /* a batch not seen: cut off by --begin (its record before the
-             * window, its read-back in it): outside the window, as its
-             * batch is; else (its events discarded, a session started late)
-             * handed on, the batch's fields unknown */
-            if (!cbt_asm_gpu_time(r->as, &w, &t, &g) && (r->o->begin || r->o->end))
-                break;
-        } else {
-#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
-            CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
-#undef CBT_FIELD_GET_
+            gpu_time_one(r, w, &t);
+            break;
         }
-        w.vtid = g.tid;
-        cbt_where_image_of_batch(&w, g.batch_id);
-        event_time(e, msg, &w);
-        if (r->out.gpu_time)
-            r->out.gpu_time(r->out.ctx, &w, &g);
-        if (r->o->gpu)
-            r->o->gpu(r->o->gpu_ctx, &w, &g);
+        struct cbt_ev_gpu g;
+#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
+        CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        gpu_out(r, w, &g);
         break;
     }
     case EK_BIN_INFO: {
