@@ -33,6 +33,17 @@ for w in batches=5 events=5 timed=5 tids_match=1 ids_unique=1 bytes=25600 ops=10
     ok "$(has "$r" $w)" "ok: $w (batches read back at exit, events 3 queries late)"
 done
 
+# 64 batches made at once: the read-back writes the GPU times it finds in
+# one turn, up to 32, in one gpu_time event (an event per batch slowed the
+# calling thread), so there are far fewer events than batches
+traced gt-many env CUBATCHTRACE_GPU_TIME=1 "$C" ok 64
+r=$(g gt-many)
+for w in batches=64 events=64 timed=64 ids_unique=1 fields_ok=1 marks_ok=1; do ok "$(has "$r" $w)" "64 at once: $w"; done
+_p=$(sed -n 's/^pid //p' "$CBT_TMP/gt-many.out")
+ne=$(pid_events "$CBT_TMP/gt-many.all" "$_p" | grep -c ' cubatchtrace:gpu_time: ')
+ok "$([ "$ne" -ge 2 ] && [ "$ne" -le 32 ] && echo 0 || echo 1)" \
+    "64 at once: their GPU times in 2 to 32 gpu_time events ($ne), up to 32 batches each"
+
 traced gt-sync env CUBATCHTRACE_GPU_TIME=1 "$C" sync 6
 r=$(g gt-sync)
 for w in events=6 timed=6 fields_ok=1 start_ok=1; do ok "$(has "$r" $w)" "sync: $w"; done

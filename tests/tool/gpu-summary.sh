@@ -179,8 +179,6 @@ SPIDS="$(pids_of s1) $(pids_of s2)"
 is "$("$PYTHON3" -c 'import sys; sys.path.insert(0, sys.argv[1]); import gputimes
 print(sum(len(gputimes.entries(l)) for l in open(sys.argv[2]) if " cubatchtrace:gpu_time: " in l))' "$top_srcdir/tests" "$CBT_TMP/shim.trace")" 11 \
    "the shim wrote the GPU times of 11 batches: 3 + 5 read back, 3 failed calls, none of the killed process's 4"
-n=$(grep -c ' cubatchtrace:gpu_time: ' "$CBT_TMP/shim.trace")
-ok "$([ "$n" -lt 11 ] && echo 0 || echo 1)" "the shim wrote them in fewer than 11 gpu_time events ($n): a read-back's batches in one"
 for j in 1 2; do
     "$CBT" summary --json --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.json" 2>"$CBT_TMP/err"
     is $? 0 "summary --json --jobs $j of the shim's traces exits 0"
