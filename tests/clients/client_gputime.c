@@ -8,9 +8,10 @@
  *   client_gputime ok N        N batches, then a normal exit (read back at exit)
  *   client_gputime sync N      N batches, a stream synchronize after each
  *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
- *   (ok, sync and paced then print "exchanges K" and "pushes P" over the test
- *   double: its capture-mode exchanges and cuCtxPushCurrent calls so far, on
- *   every thread)
+ *   (ok, sync and paced give the copies' sources known bytes first, then
+ *   print "data H" (a hash of what the batches wrote), and "exchanges K" and
+ *   "pushes P" over the test double: its capture-mode exchanges and
+ *   cuCtxPushCurrent calls so far, on every thread)
  *   client_gputime fail N      N batches whose op is malformed (the call fails)
  *   client_gputime kill N      N batches, then SIGKILL to itself
  *   client_gputime ctx N       N batches in a context of its own, then cuCtxDestroy, then N more in the primary
@@ -66,6 +67,27 @@ static void batches(CUstream s, size_t n, int sync, int pause_ms)
     }
 }
 
+/* The copies' sources given known bytes (before the batches). */
+static void fill_sources(void)
+{
+    cc_check(cuMemsetD8(dev, 0x5a, 8192), "cuMemsetD8");
+    for (size_t i = 0; i < 1024; i++)
+        ((unsigned char *)pinned)[i] = (unsigned char)(i * 7 + 1);
+}
+
+/* What the batches wrote, once done: "data H", H a hash of both destinations. */
+static void say_data(CUstream s)
+{
+    unsigned char out[4096 + 1024];
+    cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+    cc_check(cuMemcpyDtoH(out, dev + 8192, 4096), "cuMemcpyDtoH");
+    cc_check(cuMemcpyDtoH(out + 4096, dev + 16384, 1024), "cuMemcpyDtoH");
+    unsigned long long h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < sizeof(out); i++)
+        h = (h ^ out[i]) * 1099511628211ull;
+    printf("data %016llx\n", h);
+}
+
 /* Over the test double: how many times the process switched a thread's
  * capture interaction mode so far (nothing on a real driver). */
 static void say_exchanges(void)
@@ -96,7 +118,9 @@ int main(int argc, char **argv)
     const char *m = argv[1];
     if (!strcmp(m, "ok") || !strcmp(m, "sync") || !strcmp(m, "paced")) {
         int ms = !strcmp(m, "paced") ? (argc > 3 ? atoi(argv[3]) : 50) : 0;
+        fill_sources();
         batches(s, n, strcmp(m, "ok") != 0, ms);
+        say_data(s);
         say_exchanges();
         return 0;
     }
