@@ -30,10 +30,9 @@
  *   cubatchtrace:gpu_time    the batch's GPU start and duration, or why
  *                            there are none (status), with what the
  *                            bandwidth tables need (self-contained)
- * A batch of a process whose process event says gpu_time 1 and that has no
- * gpu_time event was not read back (the process ended first).  (Of format
- * 2: the shim now writes the GPU times of several batches per gpu_time
- * event, struct cbt_ev_gpu_times below.)
+ * (one event per batch, in format 2).  A batch of a process whose process
+ * event says gpu_time 1 and whose GPU time never came was not read back
+ * (the process ended first).
  * A chunk carries its ops as the bytes of CUDA_MEMCPY3D_BATCH_OP (CUDA 13,
  * 112 bytes), the two operand indices of each op (source, destination) and
  * the distinct operands those indices name, as struct cbt_ev_operand; bytes
@@ -85,8 +84,9 @@
  *                         handle, id, context, device, and the process's
  *                         device count and rules version; written before
  *                         the first batch event on it and whenever that changes
- * and, as in format 2: batch_end (pending batches), finding, gpu_time,
- * lookup, process.
+ * and, as in format 2: batch_end (pending batches), finding, lookup,
+ * process; and gpu_time, now the GPU times of up to CBT_EV_GPU_TIMES
+ * batches per event (struct cbt_ev_gpu_times below).
  *
  * t: 64-bit words, its bytes little-endian, in this order:
  *   h      CBT_EV_HEAD_WORDS words: id, w, driver_ns (the host time in the

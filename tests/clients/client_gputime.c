@@ -5,7 +5,7 @@
  * op of 4096 bytes and one pinned-to-device op of 1024 bytes per batch
  * unless said otherwise.
  *
- *   client_gputime ok N        N batches, then a normal exit (read back at exit)
+ *   client_gputime ok N        N batches, then (after the data line below) a normal exit
  *   client_gputime sync N      N batches, a stream synchronize after each
  *   client_gputime paced N [MS] N batches, a stream synchronize and MS ms (default 50) asleep after each
  *   (ok, sync and paced give the copies' sources known bytes first, then
