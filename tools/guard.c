@@ -2,27 +2,37 @@
 /*
  * Reading behind a guard.  libbabeltrace2 crashes, allocates without bound or
  * loops forever on some damaged traces, so the step of a command that decodes
- * (read, aggregate, print) runs in a child process:
+ * (read, aggregate, print) runs guarded, in this process:
  *
- *   - with a memory limit (RLIMIT_DATA: heap and anonymous memory; the stream
- *     files babeltrace2 maps read-only do not count, so a large trace of many
- *     streams is not refused for its size) and no core dump;
- *   - watched: the child counts the decoder calls that came back (below), and
- *     the parent stops it when that count has not moved for the time-out,
- *     which also bounds how long a live peer may take to answer;
- *   - writing its standard output to a scratch file that reaches ours only
- *     when the command succeeded (status other than 2), and its standard error
- *     to another, of which only our own `cubatchtrace:` lines are passed on.
+ *   - with a memory limit (RLIMIT_DATA, lowered for the step: heap and
+ *     anonymous memory; the stream files babeltrace2 maps read-only do not
+ *     count, so a large trace of many streams is not refused for its size);
+ *   - with handlers of the fatal signals (SIGSEGV, SIGABRT, ...), on a stack
+ *     of their own in each thread that reads (a stack overflow too);
+ *   - watched by a thread of ours: the step counts the decoder calls that
+ *     came back (below), and the watchdog ends the process when that count
+ *     has not moved for the time-out, which also bounds how long a live peer
+ *     may take to answer;
+ *   - with its standard output in a scratch file that reaches ours only when
+ *     the command succeeded (status other than 2), and its standard error in
+ *     another, of which only our own `cubatchtrace:` lines are passed on.
  *
- * When the child dies by a signal, goes over its limit or stalls, the parent
- * prints one line that names the trace (and the stream file, when known) and
- * returns 2.
+ * When the decoder crashes, goes over its limit or stalls, one line names the
+ * trace (and the stream file, when known) and the process ends at once, with
+ * status 2 or the one the command set (cbt_guard_on_failure), after removing
+ * the file the command named.  What that line needs is made ready before the
+ * step; the handler and the watchdog then only copy bytes, write and end
+ * (async-signal-safe: the decoder may have died holding any lock).
  *
- * Progress and "which trace": the child wraps the three libbabeltrace2 calls
+ * Not a child process: forking the reader, with its libraries mapped and
+ * relocated, and tearing the copy down again cost more than reading a trace
+ * of a few thousand batches (bench/summary.sh).
+ *
+ * Progress and "which trace": the guard wraps the three libbabeltrace2 calls
  * every reader goes through (adding a source component, creating a message
  * iterator, taking the next messages) and finds the library's own functions
  * with dlsym(RTLD_NEXT).  So the guard knows nothing of the event format or
- * of how the reader is written.  Outside a guarded child the wrappers only
+ * of how the reader is written.  Outside a guarded step the wrappers only
  * forward.  Several threads read at once (parallel.c): what the wrappers
  * remember (struct wrapped) is behind one lock, taken around the tables
  * only, never across a call into libbabeltrace2 (a filter's iterator calls
@@ -33,17 +43,17 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <babeltrace2/babeltrace.h>
@@ -53,19 +63,34 @@
 
 #define GUARD_DEFAULT_MEMORY (8ull << 30)
 #define GUARD_DEFAULT_TIMEOUT_S 30.0
+#define ALTSTACK_BYTES (64 * 1024)
 
-/* What the child tells the parent, in memory both share. */
-struct guard_shared {
+enum { IDLE, RUNNING, DONE, FAILING };
+
+/* The guarded step, as its handlers and its watchdog see it. */
+static struct guard {
+    int state;              /* IDLE, RUNNING, DONE, FAILING: atomic */
     uint64_t progress;      /* decoder calls that came back */
-    int fatal_signal;       /* set by the child's handler of a fatal signal */
-    uint64_t data_at_fatal; /* bytes of data (heap) the child had then */
     char trace[1024];       /* the trace directory or URL being read; "" unknown */
     char stream[1024];      /* the stream file being decoded; "" unknown */
-};
+    const char *const *inputs;
+    int ninputs;
+    int out, err;           /* the scratch files (our fds 1 and 2 during the step) */
+    int user_out, user_err; /* our standard output and error, kept aside */
+    bool debug;             /* CUBATCHTRACE_DEBUG: all of the step's stderr on failure */
+    bool shown;             /* the watchdog's "reading ..." line is on the terminal */
+    uint64_t limit;         /* the data limit; 0 none */
+    double stall_s;         /* the time-out; 0 none */
+    char prefix[64];        /* "cubatchtrace COMMAND: " */
+    char limit_text[32];    /* the limit: "8 GiB" */
+    char stall_text[32];    /* the time-out: "30" */
+    int fail_status;        /* the exit status when the step fails */
+    char remove[PATH_MAX];  /* a file to remove when it fails; "" none */
+} g = {.fail_status = 2};
 
-static struct guard_shared *shared; /* set in the guarded child only */
-static void moved(void);
 static long page_size;
+static void moved(void);
+static void wrapped_reset(void);
 
 /* ---------------------------------------------------------------- limits */
 
@@ -90,7 +115,7 @@ static int memory_limit(uint64_t *limit)
     return 0;
 }
 
-/* The limit the child gets: ours, or a lower one already set on us. */
+/* The limit the step gets: ours, or a lower one already set on us. */
 static uint64_t effective_limit(uint64_t limit)
 {
     struct rlimit cur;
@@ -129,9 +154,76 @@ static void format_size(char *buf, size_t len, uint64_t v)
         snprintf(buf, len, "%.3g MiB", (double)v / (double)(1ull << 20));
 }
 
-/* ---------------------------------------------------------------- the child */
+/* ---------------------------------------------------------------- the line, async-signal-safe */
 
-/* The data size from /proc/self/statm (its sixth field, pages): async-signal-safe. */
+/* A line built by appending, cut at its size. */
+struct line {
+    char buf[3072];
+    size_t n;
+};
+
+static void add_n(struct line *l, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i] && l->n < sizeof(l->buf) - 2; i++)
+        l->buf[l->n++] = s[i];
+}
+
+static void add(struct line *l, const char *s) { add_n(l, s, SIZE_MAX); }
+
+static void add_uint(struct line *l, unsigned v)
+{
+    char d[16];
+    int k = 0;
+    do
+        d[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < (int)sizeof(d));
+    while (k)
+        add_n(l, &d[--k], 1);
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static bool is_url(const char *s) { return strncmp(s, "net://", 6) == 0 || strncmp(s, "net4://", 7) == 0; }
+
+/* What the step was reading: the trace (its directory, else that of its
+ * stream file, else the inputs given); true when it is a live session. */
+static bool add_input(struct line *l)
+{
+    const char *what = g.trace[0] ? g.trace : NULL;
+    size_t len = SIZE_MAX;
+    const char *slash = strrchr(g.stream, '/');
+    if (!what && g.stream[0] == '/' && slash) {
+        what = g.stream;
+        len = slash > g.stream ? (size_t)(slash - g.stream) : 1;
+    }
+    const char *more = "";
+    if (!what && g.ninputs > 0) {
+        what = g.inputs[0];
+        more = g.ninputs > 1 ? " (or another input)" : "";
+    }
+    if (!what) {
+        add(l, "the trace");
+        return false;
+    }
+    bool live = is_url(what);
+    add(l, live ? "live session " : "trace ");
+    add_n(l, what, len);
+    add(l, more);
+    return live;
+}
+
+/* The data size from /proc/self/statm (its sixth field, pages). */
 static uint64_t data_bytes(void)
 {
     char buf[256];
@@ -153,34 +245,177 @@ static uint64_t data_bytes(void)
     return v * (uint64_t)page_size;
 }
 
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}
+
+/* The scratch file `from`, from its start, onto `to`. */
+static void copy_fd(int from, int to)
+{
+    char buf[4096]; /* small: this may run on the handler's stack */
+    ssize_t n;
+    if (lseek(from, 0, SEEK_SET) != 0)
+        return;
+    while ((n = read(from, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return;
+        write_all(to, buf, (size_t)n);
+    }
+}
+
+/* The step failed (sig: the fatal signal; 0: it stalled): the one line (all
+ * of the step's stderr first with CUBATCHTRACE_DEBUG), the command's file
+ * removed, and the process ends.  A second failure waits for that end. */
+static _Noreturn void fail(int sig)
+{
+    int running = RUNNING;
+    if (!__atomic_compare_exchange_n(&g.state, &running, FAILING, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        for (;;)
+            pause();
+    uint64_t data = sig ? data_bytes() : 0;
+    if (g.shown)
+        write_all(g.user_err, "\r\033[K", 4);
+    if (g.debug)
+        copy_fd(g.err, g.user_err);
+    struct line l = {.n = 0};
+    add(&l, g.prefix);
+    add(&l, "cannot read ");
+    bool live = add_input(&l);
+    if (!sig && live) {
+        add(&l, ": no answer in ");
+        add(&l, g.stall_text);
+        add(&l, " s (CUBATCHTRACE_TIMEOUT sets the time-out)");
+    } else {
+        if (!sig) {
+            add(&l, ": the trace decoder made no progress in ");
+            add(&l, g.stall_text);
+            add(&l, " s: damaged input? (CUBATCHTRACE_TIMEOUT sets the time-out)");
+        } else if (g.limit && data >= g.limit / 8 * 7) {
+            add(&l, ": the trace decoder went over its memory limit of ");
+            add(&l, g.limit_text);
+            add(&l, ": damaged input? (CUBATCHTRACE_MAX_MEMORY sets the limit)");
+        } else {
+            add(&l, ": the trace decoder crashed (");
+            const char *name = signal_name(sig);
+            if (name) {
+                add(&l, name);
+            } else {
+                add(&l, "signal ");
+                add_uint(&l, (unsigned)sig);
+            }
+            add(&l, ") on damaged input");
+        }
+        if (g.stream[0]) {
+            add(&l, " (in ");
+            add(&l, g.stream);
+            add(&l, ")");
+        }
+    }
+    add(&l, "\n");
+    write_all(g.user_err, l.buf, l.n);
+    if (g.remove[0])
+        unlink(g.remove);
+    _exit(g.fail_status);
+}
+
 static void on_fatal_signal(int sig)
 {
-    /* SA_RESETHAND: the default action follows, with this one blocked until we return */
-    shared->data_at_fatal = data_bytes();
-    __atomic_store_n(&shared->fatal_signal, sig, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == RUNNING || __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == FAILING)
+        fail(sig);
+    /* the step is over: what the signal does without us */
+    signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void child_setup(uint64_t limit)
+/* ---------------------------------------------------------------- the handler's stacks */
+
+/* Each thread that reads has a stack for the handler, so that a stack
+ * overflow in the decoder still reaches it: this thread, and those the
+ * reader starts (cbt_thread_enter). */
+static _Thread_local void *altstack;
+
+static void altstack_on(void)
 {
-    static char altstack[64 * 1024]; /* a stack overflow in the decoder still reaches the handler */
-    struct rlimit core = {0, 0};
-    setrlimit(RLIMIT_CORE, &core);
-    struct rlimit data;
-    if (limit && getrlimit(RLIMIT_DATA, &data) == 0) {
-        data.rlim_cur = (rlim_t)limit;
-        setrlimit(RLIMIT_DATA, &data);
+    void *p = mmap(NULL, ALTSTACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_BYTES};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_BYTES);
+        return;
     }
-    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
-    sigaltstack(&ss, NULL);
-    struct sigaction sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_RESETHAND | SA_ONSTACK};
-    sigemptyset(&sa.sa_mask);
-    static const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTRAP, SIGFPE, SIGILL, SIGSYS};
-    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-        sigaction(fatal[i], &sa, NULL);
+    altstack = p;
 }
 
-/* ---------------------------------------------------------------- the parent */
+static void altstack_off(void)
+{
+    if (!altstack)
+        return;
+    stack_t ss = {.ss_flags = SS_DISABLE};
+    sigaltstack(&ss, NULL);
+    munmap(altstack, ALTSTACK_BYTES);
+    altstack = NULL;
+}
+
+/* ---------------------------------------------------------------- the watchdog */
+
+static double now_s(void) { return (double)cbt_now_ns() / 1e9; }
+
+/* Until told to stop (end of file on `arg`, a pipe): ends the process when
+ * the progress count has not moved for g.stall_s seconds (0: never).  When
+ * stderr is a terminal and the reading takes more than a second, one line
+ * there says what is being read and for how long, rewritten in place and
+ * erased at the end. */
+static void *watchdog(void *arg)
+{
+    int stop = (int)(intptr_t)arg;
+    uint64_t seen = 0;
+    double start = now_s(), last_move = start;
+    bool tty = isatty(g.user_err);
+    int wait_ms = g.stall_s > 0 ? (int)(g.stall_s * 1000 / 8) + 1 : -1;
+    if (wait_ms > 500 || (tty && wait_ms < 0))
+        wait_ms = 500;
+    for (;;) {
+        struct pollfd p = {.fd = stop, .events = POLLIN};
+        int n = poll(&p, 1, wait_ms);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            break;
+        if (tty && now_s() - start >= 1.0) {
+            struct line l = {.n = 0};
+            add(&l, "\r\033[K");
+            add_n(&l, g.prefix, strlen(g.prefix) - 2); /* without its ": " */
+            add(&l, ": reading ");
+            add_input(&l);
+            char secs[32];
+            snprintf(secs, sizeof(secs), ": %.0f s", now_s() - start);
+            add(&l, secs);
+            write_all(g.user_err, l.buf, l.n);
+            g.shown = true;
+        }
+        uint64_t progress = __atomic_load_n(&g.progress, __ATOMIC_RELAXED);
+        if (progress != seen) {
+            seen = progress;
+            last_move = now_s();
+        } else if (g.stall_s > 0 && now_s() - last_move >= g.stall_s) {
+            fail(0);
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the step */
 
 /* An unnamed scratch file: in TMPDIR (or /tmp), else in memory. */
 static int scratch_file(void)
@@ -201,30 +436,7 @@ static int scratch_file(void)
     return memfd_create("cubatchtrace", MFD_CLOEXEC);
 }
 
-static void copy_fd(int from, int to)
-{
-    char buf[1 << 16];
-    ssize_t n;
-    if (lseek(from, 0, SEEK_SET) != 0)
-        return;
-    while ((n = read(from, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(to, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                return;
-            off += w;
-        }
-    }
-}
-
-/* The child's standard error: everything with CUBATCHTRACE_DEBUG; else its
+/* The step's standard error: everything with CUBATCHTRACE_DEBUG; else its
  * own `cubatchtrace:` lines (libraries print other lines on damaged input),
  * only the last one when it failed (status 2), or failing any such line its
  * first line.  Returns how many lines. */
@@ -282,158 +494,117 @@ static int relay_stderr(int fd, bool all, bool last_only)
     return lines;
 }
 
-static const char *signal_name(int sig)
+void cbt_guard_on_failure(int status, const char *remove)
 {
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGABRT: return "SIGABRT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGSYS: return "SIGSYS";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    default: return NULL;
-    }
+    g.fail_status = status;
+    snprintf(g.remove, sizeof(g.remove), "%s", remove ? remove : "");
 }
 
-static bool is_url(const char *s) { return strncmp(s, "net://", 6) == 0 || strncmp(s, "net4://", 7) == 0; }
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTRAP, SIGFPE, SIGILL, SIGSYS};
+#define NFATAL (sizeof(fatal_signals) / sizeof(fatal_signals[0]))
 
-/* What the child was reading: the trace (its directory, else that of its
- * stream file, else the inputs given) and whether it is a live session. */
-static void name_input(const struct guard_shared *g, char *buf, size_t len, bool *live, const char *const *inputs,
-                       int ninputs)
+/* What the step changed in the process, to be put back after it. */
+struct saved {
+    struct rlimit data;
+    bool limited;
+    struct sigaction handlers[NFATAL];
+    pthread_t dog;
+    int stop[2]; /* the watchdog's pipe */
+};
+
+/* Scratch files in place of fds 1 and 2, the watchdog, the limit, the handlers. */
+static int step_begin(struct saved *s)
 {
-    const char *what = g->trace[0] ? g->trace : NULL;
-    int dirlen = -1;
-    const char *slash = strrchr(g->stream, '/');
-    if (!what && g->stream[0] == '/' && slash) {
-        what = g->stream;
-        dirlen = slash > g->stream ? (int)(slash - g->stream) : 1;
+    fflush(stdout);
+    fflush(stderr);
+    s->stop[0] = s->stop[1] = -1;
+    g.out = scratch_file();
+    g.err = scratch_file();
+    g.user_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    g.user_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    int e = 0;
+    if (g.out < 0 || g.err < 0 || g.user_out < 0 || g.user_err < 0 || pipe2(s->stop, O_CLOEXEC) != 0)
+        e = errno;
+    else
+        e = pthread_create(&s->dog, NULL, watchdog, (void *)(intptr_t)s->stop[0]);
+    if (e) {
+        cbt_err("cannot set up the reading: %s", strerror(e));
+        int fds[] = {g.out, g.err, g.user_out, g.user_err, s->stop[0], s->stop[1]};
+        for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        return -1;
     }
-    const char *more = "";
-    if (!what && ninputs > 0) {
-        what = inputs[0];
-        more = ninputs > 1 ? " (or another input)" : "";
+    dup2(g.out, STDOUT_FILENO);
+    dup2(g.err, STDERR_FILENO);
+    s->limited = false;
+    if (g.limit && getrlimit(RLIMIT_DATA, &s->data) == 0) {
+        struct rlimit data = s->data;
+        data.rlim_cur = (rlim_t)g.limit;
+        s->limited = setrlimit(RLIMIT_DATA, &data) == 0;
     }
-    if (!what) {
-        *live = false;
-        snprintf(buf, len, "the trace");
-        return;
-    }
-    *live = is_url(what);
-    if (dirlen < 0)
-        dirlen = (int)strlen(what);
-    snprintf(buf, len, "%s %.*s%s", *live ? "live session" : "trace", dirlen, what, more);
-}
-
-static double now_s(void) { return (double)cbt_now_ns() / 1e9; }
-
-/* Until the child is gone (end of file on `done`), or stopped here because its
- * progress count has not moved for stall_s seconds (0: never).  True when stopped.
- * When stderr is a terminal and the reading takes more than a second, one
- * line there says what is being read and for how long, rewritten in place
- * and erased at the end. */
-static bool watch(pid_t pid, int done, const struct guard_shared *g, double stall_s, int *status,
-                  const char *const *inputs, int ninputs)
-{
-    uint64_t seen = 0;
-    double start = now_s(), last_move = start;
-    bool stalled = false, tty = isatty(STDERR_FILENO), shown = false;
-    int wait_ms = stall_s > 0 ? (int)(stall_s * 1000 / 8) + 1 : -1;
-    if (wait_ms > 500 || (tty && wait_ms < 0))
-        wait_ms = 500;
-    for (;;) {
-        struct pollfd p = {.fd = done, .events = POLLIN};
-        int n = poll(&p, 1, wait_ms);
-        if (n > 0 || (n < 0 && errno != EINTR))
-            break;
-        if (tty && now_s() - start >= 1.0) {
-            char where[2200];
-            bool live;
-            name_input(g, where, sizeof(where), &live, inputs, ninputs);
-            const char *cmd = cbt_command();
-            fprintf(stderr, "\r\033[K%s%s%s: reading %.200s: %.0f s", CBT_PROG, cmd ? " " : "", cmd ? cmd : "", where,
-                    now_s() - start);
-            fflush(stderr);
-            shown = true;
-        }
-        uint64_t progress = __atomic_load_n(&g->progress, __ATOMIC_RELAXED);
-        if (progress != seen) {
-            seen = progress;
-            last_move = now_s();
-        } else if (stall_s > 0 && now_s() - last_move >= stall_s) {
-            stalled = true;
-            kill(pid, SIGKILL);
-            break;
-        }
-    }
-    if (shown)
-        fputs("\r\033[K", stderr);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-        ;
-    return stalled;
-}
-
-/* The one line for a child that stalled or died by a signal. */
-static void report_failure(const struct guard_shared *g, bool stalled, int status, uint64_t limit, double stall_s,
-                           const char *const *inputs, int ninputs)
-{
-    char where[2200], in_stream[1100] = "";
-    bool live;
-    name_input(g, where, sizeof(where), &live, inputs, ninputs);
-    if (g->stream[0])
-        snprintf(in_stream, sizeof(in_stream), " (in %s)", g->stream);
-    if (stalled && live) {
-        cbt_err("cannot read %s: no answer in %g s (CUBATCHTRACE_TIMEOUT sets the time-out)", where, stall_s);
-        return;
-    }
-    if (stalled) {
-        cbt_err("cannot read %s: the trace decoder made no progress in %g s: damaged input? "
-                "(CUBATCHTRACE_TIMEOUT sets the time-out)%s",
-                where, stall_s, in_stream);
-        return;
-    }
-    int sig = WTERMSIG(status), fatal = __atomic_load_n(&g->fatal_signal, __ATOMIC_ACQUIRE);
-    const char *name = signal_name(sig);
-    char num[32];
-    if (!name) {
-        snprintf(num, sizeof(num), "signal %d", sig);
-        name = num;
-    }
-    if (limit && fatal == sig && g->data_at_fatal >= limit / 8 * 7) {
-        char sz[32];
-        format_size(sz, sizeof(sz), limit);
-        cbt_err("cannot read %s: the trace decoder went over its memory limit of %s: damaged input? "
-                "(CUBATCHTRACE_MAX_MEMORY sets the limit)%s",
-                where, sz, in_stream);
-    } else if (fatal == sig) {
-        cbt_err("cannot read %s: the trace decoder crashed (%s) on damaged input%s", where, name, in_stream);
-    } else {
-        cbt_err("cannot read %s: the trace decoder was killed (%s)%s", where, name, in_stream);
-    }
-}
-
-/* In the child: body with its output in the scratch files, then exit. */
-static void run_child(pid_t parent, int done_read, int out, int err, struct guard_shared *g, uint64_t limit,
-                      int (*body)(void *arg), void *arg)
-{
-    /* the write end of `done` stays open until this process ends: the parent's end-of-file */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(2);
-    close(done_read);
-    dup2(out, STDOUT_FILENO);
-    dup2(err, STDERR_FILENO);
-    close(out);
-    close(err);
-    shared = g;
+    struct sigaction sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_ONSTACK};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NFATAL; i++)
+        sigaction(fatal_signals[i], &sa, &s->handlers[i]);
+    altstack_on();
     cbt_progress_listen(moved);
-    child_setup(limit);
-    int rc = body(arg);
+    cbt_thread_listen(altstack_on, altstack_off);
+    __atomic_store_n(&g.state, RUNNING, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* The step ended by itself: all put back, fds 1 and 2 ours again. */
+static void step_end(struct saved *s)
+{
+    int running = RUNNING;
+    if (!__atomic_compare_exchange_n(&g.state, &running, DONE, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        for (;;) /* a failure is being told; the process ends there */
+            pause();
+    close(s->stop[1]);
+    pthread_join(s->dog, NULL);
+    close(s->stop[0]);
+    if (g.shown)
+        write_all(g.user_err, "\r\033[K", 4);
+    cbt_thread_listen(NULL, NULL);
+    cbt_progress_listen(NULL);
+    altstack_off();
+    for (size_t i = 0; i < NFATAL; i++)
+        sigaction(fatal_signals[i], &s->handlers[i], NULL);
+    if (s->limited)
+        setrlimit(RLIMIT_DATA, &s->data);
+    dup2(g.user_out, STDOUT_FILENO);
+    dup2(g.user_err, STDERR_FILENO);
+    close(g.user_out);
+    close(g.user_err);
+    wrapped_reset();
+    __atomic_store_n(&g.state, IDLE, __ATOMIC_RELEASE);
+}
+
+int cbt_guard_run(const char *const *inputs, int ninputs, int (*body)(void *arg), void *arg)
+{
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != IDLE || getenv("XX_NOGUARD")) /* already inside a guarded step */
+        return body(arg);
+    int rc = 2;
+    if (memory_limit(&g.limit) != 0 || stall_limit(&g.stall_s) != 0)
+        goto out;
+    g.limit = effective_limit(g.limit);
+    page_size = sysconf(_SC_PAGESIZE);
+    g.inputs = inputs;
+    g.ninputs = ninputs;
+    g.trace[0] = g.stream[0] = 0;
+    g.progress = 0;
+    g.shown = false;
+    g.debug = getenv("CUBATCHTRACE_DEBUG") != NULL;
+    const char *cmd = cbt_command();
+    snprintf(g.prefix, sizeof(g.prefix), "%s%s%s: ", CBT_PROG, cmd ? " " : "", cmd ? cmd : "");
+    format_size(g.limit_text, sizeof(g.limit_text), g.limit);
+    snprintf(g.stall_text, sizeof(g.stall_text), "%g", g.stall_s);
+
+    struct saved s;
+    if (step_begin(&s) != 0)
+        goto out;
+    rc = body(arg);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         const char *tmp = getenv("TMPDIR");
         cbt_err("cannot write the output to a scratch file in %s: %s", tmp && *tmp ? tmp : "/tmp",
@@ -441,80 +612,37 @@ static void run_child(pid_t parent, int done_read, int out, int err, struct guar
         rc = 2;
     }
     fflush(stderr);
-    _exit(rc);
-}
+    step_end(&s);
 
-int cbt_guard_run(const char *const *inputs, int ninputs, int (*body)(void *arg), void *arg)
-{
-    if (shared) /* already inside a guarded child */
-        return body(arg);
-    uint64_t limit;
-    double stall_s;
-    if (memory_limit(&limit) != 0 || stall_limit(&stall_s) != 0)
-        return 2;
-    limit = effective_limit(limit);
-    page_size = sysconf(_SC_PAGESIZE);
-    struct guard_shared *g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    int out = scratch_file(), err = scratch_file();
-    int done[2] = {-1, -1};
-    pid_t pid = -1;
-    if (g != MAP_FAILED && out >= 0 && err >= 0 && pipe2(done, O_CLOEXEC) == 0) {
-        fflush(stdout);
-        fflush(stderr);
-        pid_t parent = getpid();
-        if ((pid = fork()) == 0)
-            run_child(parent, done[0], out, err, g, limit, body, arg);
+    if (rc != 2)
+        copy_fd(g.out, STDOUT_FILENO);
+    if (relay_stderr(g.err, g.debug, rc == 2) == 0 && rc == 2) {
+        struct line l = {.n = 0};
+        add_input(&l);
+        l.buf[l.n] = 0;
+        cbt_err("cannot read %s: the trace decoder failed", l.buf);
     }
-    int rc = 2;
-    if (pid < 0) {
-        cbt_err("cannot start the reading process: %s", strerror(errno));
-    } else {
-        close(done[1]);
-        done[1] = -1;
-        int status = 0;
-        bool stalled = watch(pid, done[0], g, stall_s, &status, inputs, ninputs);
-        bool debug = getenv("CUBATCHTRACE_DEBUG") != NULL;
-        if (stalled || WIFSIGNALED(status)) {
-            if (debug)
-                relay_stderr(err, true, false);
-            report_failure(g, stalled, status, limit, stall_s, inputs, ninputs);
-        } else {
-            rc = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
-            if (rc != 2) {
-                fflush(stdout);
-                copy_fd(out, STDOUT_FILENO);
-            }
-            if (relay_stderr(err, debug, rc == 2) == 0 && rc == 2) {
-                char where[2200];
-                bool live;
-                name_input(g, where, sizeof(where), &live, inputs, ninputs);
-                cbt_err("cannot read %s: the trace decoder failed", where);
-            }
-        }
-    }
-    if (g != MAP_FAILED)
-        munmap(g, sizeof(*g));
-    int fds[] = {out, err, done[0], done[1]};
-    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
+    close(g.out);
+    close(g.err);
+out:
+    g.remove[0] = 0;
+    g.fail_status = 2;
     return rc;
 }
 
 /* ---------------------------------------------------------------- progress */
 
-static void moved(void)
-{
-    if (shared)
-        __atomic_fetch_add(&shared->progress, 1, __ATOMIC_RELAXED);
-}
+static void moved(void) { __atomic_fetch_add(&g.progress, 1, __ATOMIC_RELAXED); }
+
+/* Whether a guarded step runs: the wrappers then watch, else they only forward. */
+static bool guarded(void) { return __atomic_load_n(&g.state, __ATOMIC_RELAXED) == RUNNING; }
 
 
 /* Under wrapped.lock: one thread at a time names what is being read. */
 static void publish(const char *trace, const char *stream)
 {
-    snprintf(shared->trace, sizeof(shared->trace), "%s", trace ? trace : "");
-    snprintf(shared->stream, sizeof(shared->stream), "%s", stream ? stream : "");
+    snprintf(g.trace, sizeof(g.trace), "%s", trace ? trace : "");
+    snprintf(g.stream, sizeof(g.stream), "%s", stream ? stream : "");
 }
 
 /* libbabeltrace2's own function NAME, found once. */
@@ -554,8 +682,26 @@ static struct wrapped {
     struct source_rec *sources;
     size_t nsources;
     struct iter_rec *iters;           /* ITER_SLOTS, open addressing */
-    const struct iter_rec *published; /* whose trace and stream shared->trace/stream name now */
+    const struct iter_rec *published; /* whose trace and stream g.trace and g.stream name now */
 } wrapped = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* After a step: what the wrappers remembered of its graphs, forgotten. */
+static void wrapped_reset(void)
+{
+    pthread_mutex_lock(&wrapped.lock);
+    for (size_t i = 0; i < wrapped.nsources; i++)
+        free(wrapped.sources[i].trace);
+    free(wrapped.sources);
+    wrapped.sources = NULL;
+    wrapped.nsources = 0;
+    if (wrapped.iters)
+        for (unsigned i = 0; i < ITER_SLOTS; i++)
+            free(wrapped.iters[i].stream_name);
+    free(wrapped.iters);
+    wrapped.iters = NULL;
+    wrapped.published = NULL;
+    pthread_mutex_unlock(&wrapped.lock);
+}
 
 /* Under wrapped.lock. */
 static struct iter_rec *iter_slot(const bt_message_iterator *it, bool add)
@@ -617,8 +763,9 @@ bt_graph_add_component_status bt_graph_add_source_component(bt_graph *graph,
                                                              bt_logging_level logging_level,
                                                              const bt_component_source **component)
 {
-    const char *trace = shared ? input_of(params) : NULL;
-    if (shared) {
+    bool on = guarded();
+    const char *trace = on ? input_of(params) : NULL;
+    if (on) {
         pthread_mutex_lock(&wrapped.lock);
         publish(trace, NULL);
         wrapped.published = NULL;
@@ -626,7 +773,7 @@ bt_graph_add_component_status bt_graph_add_source_component(bt_graph *graph,
     }
     bt_graph_add_component_status st =
         REAL(bt_graph_add_source_component)(graph, component_class, name, params, logging_level, component);
-    if (shared && st == BT_GRAPH_ADD_COMPONENT_STATUS_OK && component && *component && trace) {
+    if (on && st == BT_GRAPH_ADD_COMPONENT_STATUS_OK && component && *component && trace) {
         pthread_mutex_lock(&wrapped.lock);
         struct source_rec *n = realloc(wrapped.sources, sizeof(*n) * (wrapped.nsources + 1));
         if (n) {
@@ -648,7 +795,8 @@ bt_message_iterator_create_from_sink_component(bt_self_component_sink *self_comp
                                                bt_message_iterator **message_iterator)
 {
     const char *trace = NULL;
-    if (shared) {
+    bool on = guarded();
+    if (on) {
         const bt_connection *c = bt_port_borrow_connection_const(
             bt_port_input_as_port_const(bt_self_component_port_input_as_port_input(port)));
         const bt_component *up =
@@ -675,7 +823,7 @@ bt_message_iterator_create_from_sink_component(bt_self_component_sink *self_comp
     }
     bt_message_iterator_create_from_sink_component_status st =
         REAL(bt_message_iterator_create_from_sink_component)(self_component_sink, port, message_iterator);
-    if (shared && st == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK && *message_iterator) {
+    if (on && st == BT_MESSAGE_ITERATOR_CREATE_FROM_SINK_COMPONENT_STATUS_OK && *message_iterator) {
         pthread_mutex_lock(&wrapped.lock);
         struct iter_rec *r = iter_slot(*message_iterator, true);
         if (r)
@@ -690,7 +838,7 @@ static void *real_bt_message_iterator_next;
 bt_message_iterator_next_status bt_message_iterator_next(bt_message_iterator *message_iterator,
                                                          bt_message_array_const *messages, uint64_t *count)
 {
-    if (!shared)
+    if (!guarded())
         return REAL(bt_message_iterator_next)(message_iterator, messages, count);
     pthread_mutex_lock(&wrapped.lock);
     struct iter_rec *r = iter_slot(message_iterator, false);

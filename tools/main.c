@@ -23,7 +23,7 @@
  *   report.c    `report`: the summary as one HTML page, plots by gnuplot
  *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
- *   guard.c     decoding in a child process: memory limit, watchdog
+ *   guard.c     decoding behind a guard: memory limit, fatal signals, watchdog
  *   parallel.c  trace directories read on several threads, merged
  * render/, what people read
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
@@ -96,9 +96,9 @@ static const char usage_main[] =
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
 
 #define USAGE_READING                                                                    \
-    "Reading runs in a child process: CUBATCHTRACE_MAX_MEMORY (default the smaller of\n" \
-    "8G and half the memory) limits its memory, CUBATCHTRACE_TIMEOUT (default 30 s)\n"   \
-    "how long the decoder, or a live peer, may go without progress.\n"
+    "Reading is guarded: CUBATCHTRACE_MAX_MEMORY (default the smaller of 8G and\n"       \
+    "half the memory) limits its memory, CUBATCHTRACE_TIMEOUT (default 30 s) how\n"      \
+    "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
     "Usage: cubatchtrace summary [--json | --raw] [--by WHAT]... [--pid PID]... [--begin TIME]\n"

@@ -10,7 +10,7 @@
  * the outputs order every row by its figures and names, so the summary is
  * the one a single thread prints (`--jobs 1`).
  *
- * Threads, not processes: the guard (guard.c) watches one process, whose
+ * Threads, not processes: the guard (guard.c) watches the process, whose
  * memory limit then bounds every thread together; each thread's reader keeps
  * its own bound (CUBATCHTRACE_READ_MEMORY).  libbabeltrace2 objects are never
  * shared between threads: each thread finds the `ctf` plugin and builds its
@@ -78,6 +78,15 @@ static void *worker(void *arg)
     }
 }
 
+/* A thread of the pool's own: the guard's hooks around the work. */
+static void *worker_thread(void *arg)
+{
+    cbt_thread_enter();
+    worker(arg);
+    cbt_thread_leave();
+    return NULL;
+}
+
 int cbt_jobs_default(void) { return cbt_usable_cpus(); }
 
 static bool any_url(const struct cbt_read_opts *o)
@@ -112,7 +121,7 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
         p.failed = true;
     }
     for (int k = 1; t && k < jobs; k++) { /* this thread is the first */
-        if (pthread_create(&t[k], NULL, worker, &p) != 0)
+        if (pthread_create(&t[k], NULL, worker_thread, &p) != 0)
             break;
         started = k;
     }

@@ -1106,6 +1106,7 @@ int cbt_cmd_report(int argc, char **argv)
     } else {
         j.ro = (struct cbt_read_opts){
             .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
+        cbt_guard_on_failure(2, tmp); /* no unfinished file left behind */
         rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, report_read, &j);
     }
     if (fclose(j.out) != 0 && rc == 0) {

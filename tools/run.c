@@ -536,7 +536,8 @@ int cbt_cmd_run(int argc, char **argv)
     sigaction(SIGQUIT, &sa, NULL);
 
     int status = 2, ran = 0, exec_errno = 0;
-    bool keep_tmp = false;
+    bool keep_tmp = false, summarize = false;
+    char shown[PATH_MAX + 8]; /* the trace as the user would name it */
     char outarg[2 * PATH_MAX + 16];
     snprintf(outarg, sizeof(outarg), "--output=%s", outdir);
     char subarg[64], numarg[64];
@@ -670,15 +671,9 @@ int cbt_cmd_run(int argc, char **argv)
         goto cleanup;
     }
     /* named as the user would: relative to the working directory when given so (or by default) */
-    char shown[PATH_MAX + 8];
     snprintf(shown, sizeof(shown), "%s%s", rel[0] == '/' || strncmp(rel, "./", 2) == 0 ? "" : "./", rel);
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, shown);
-    {
-        const char *inputs[1] = {shown};
-        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .raw = raw,
-                                    .live_fd = -1, .program = prog[0]};
-        cbt_guard_run(inputs, 1, cbt_summary_read, &j); /* a failure is one line; the status stays the program's */
-    }
+    summarize = true;
     goto cleanup;
 
 fail:
@@ -693,5 +688,12 @@ cleanup:
     stop_daemon(&r);
     if (!keep_tmp) /* else keep the daemon's log named in the error line */
         rm_rf(r.tmp);
+    if (summarize) { /* last: a trace it cannot read ends the process (one line; the status stays the program's) */
+        const char *inputs[1] = {shown};
+        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .raw = raw,
+                                    .live_fd = -1, .program = prog[0]};
+        cbt_guard_on_failure(status, NULL);
+        cbt_guard_run(inputs, 1, cbt_summary_read, &j);
+    }
     return status;
 }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The summary of one or more traces, as `summary` and `run` print it: read,
- * aggregate, print text or JSON.  Runs behind the guard (guard.c), in its
- * child process.
+ * aggregate, print text or JSON.  Runs behind the guard (guard.c).
  */
 #include "config.h"
 

@@ -56,7 +56,7 @@ static const char usage_timeline[] =
     "  -h, --help         this text\n"
     "\n"
     "Timestamps are microseconds from the earliest event written (otherData.origin_ns).\n"
-    "Reading runs in a child process (CUBATCHTRACE_MAX_MEMORY, CUBATCHTRACE_TIMEOUT).\n"
+    "Reading is guarded (CUBATCHTRACE_MAX_MEMORY, CUBATCHTRACE_TIMEOUT).\n"
     "\n"
     "Exit status: 0 written; 2 the input could not be read, the output cannot be\n"
     "written or the command line is wrong (one line on stderr, no FILE).\n";
@@ -893,6 +893,7 @@ int cbt_cmd_timeline(int argc, char **argv)
     }
     j.ro = (struct cbt_read_opts){
         .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end};
+    cbt_guard_on_failure(2, tmp); /* no unfinished file left behind */
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, timeline_read, &j);
     if (tmp && rc == 0) {
         mode_t mask = umask(0);

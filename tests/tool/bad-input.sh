@@ -48,6 +48,15 @@ for cmd in summary check; do
     one_line_error "$cmd: a good trace and one that crashes the decoder" "$st" "$CBT_TMP/out" "$CBT_TMP/err" \
         "cannot read trace $CBT_TMP/seq-crash: "
 done
+# timeline and report write their file only when the reading succeeds: a
+# crash leaves neither it nor a scratch copy beside it.
+mkdir -p "$CBT_TMP/files"
+for cmd in timeline report; do
+    guarded $cmd -o "$CBT_TMP/files/out.$cmd" "$CBT_TMP/seq-crash"
+    one_line_error "$cmd -o: a sequence that crashes the decoder" "$st" "$CBT_TMP/out" "$CBT_TMP/err" \
+        "cannot read trace $CBT_TMP/seq-crash: "
+    is "$(ls -A "$CBT_TMP/files")" "" "$cmd -o: no file left behind by a crashed reading"
+done
 export CUBATCHTRACE_MAX_MEMORY=256M
 for cmd in summary check; do
     guarded $cmd "$CBT_TMP/seq-big"

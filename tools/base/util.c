@@ -327,6 +327,26 @@ void cbt_progress(void)
         progress_listener();
 }
 
+static void (*thread_enter_listener)(void), (*thread_leave_listener)(void);
+
+void cbt_thread_listen(void (*enter)(void), void (*leave)(void))
+{
+    thread_enter_listener = enter;
+    thread_leave_listener = leave;
+}
+
+void cbt_thread_enter(void)
+{
+    if (thread_enter_listener)
+        thread_enter_listener();
+}
+
+void cbt_thread_leave(void)
+{
+    if (thread_leave_listener)
+        thread_leave_listener();
+}
+
 void cbt_log_last_line(const char *path, char *buf, size_t len)
 {
     buf[0] = 0;

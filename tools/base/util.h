@@ -76,14 +76,20 @@ static inline bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz)
  * whose values are addresses, handles or flags, else decimal; returns buf. */
 const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len);
 
-/* ---- progress ---- */
-/* A long step of our own tells whoever watches (guard.c, in its child) that
- * the work moves; nothing happens when nobody listens. */
 /* The last non-empty line of the log at `path` that is not a command line
  * (`$ ...`): what a failed lttng command said; "" when there is none. */
 void cbt_log_last_line(const char *path, char *buf, size_t len);
 
+/* ---- progress, threads ---- */
+/* A long step of our own tells whoever watches (guard.c) that the work
+ * moves; nothing happens when nobody listens. */
 void cbt_progress(void);
 void cbt_progress_listen(void (*fn)(void));
+
+/* A thread of the reader's own calls cbt_thread_enter first and
+ * cbt_thread_leave last, for whoever listens (guard.c: its signal stack). */
+void cbt_thread_enter(void);
+void cbt_thread_leave(void);
+void cbt_thread_listen(void (*enter)(void), void (*leave)(void));
 
 #endif

@@ -1005,6 +1005,7 @@ static void *pipe_main(void *arg)
 {
     struct reader *r = arg;
     struct pipe *p = r->pipe;
+    cbt_thread_enter();
     for (;;) {
         uint64_t from = p->done, to = LOAD(p->head);
         if (2 * (to - from) < PIPE_MSGS) {
@@ -1032,6 +1033,7 @@ static void *pipe_main(void *arg)
             pthread_mutex_unlock(&p->lock);
         }
     }
+    cbt_thread_leave();
     return NULL;
 }
 
