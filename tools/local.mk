@@ -39,7 +39,7 @@ tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
 tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
-tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS)
+tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) -ldl
 dist_man1_MANS += docs/cubatchtrace.1
 
 # The event generator: synthetic batches through the real tracepoint provider,

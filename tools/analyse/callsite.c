@@ -8,17 +8,20 @@
  * the recorded one (the program was rebuilt since), follows .gnu_debuglink
  * and build id to separate debug information, and maps the address to its
  * symbol and its DWARF source line.  C++ symbols are demangled with the C++
- * ABI's own __cxa_demangle (libstdc++).  A library made for this rather
+ * ABI's own __cxa_demangle, from libstdc++ loaded when a first C++ name
+ * needs it (loading it with the tool costs every run about a third of a
+ * millisecond, whatever the trace).  A library made for this rather
  * than our own ELF reader: DWARF line tables, split debug files and build
  * ids are its trade.
  *
  * The trace is read offline: the debuginfod client that libdw may carry is
- * never asked (DEBUGINFOD_URLS is cleared in this process, the guard's child).
+ * never asked (DEBUGINFOD_URLS is cleared in this process).
  * Only the few addresses that reach a printed table or finding are named,
  * so this is not on the per-event path; names are cached.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -26,6 +29,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +37,32 @@
 
 #include "analyse/callsite.h"
 
-/* The C++ ABI's demangler (libstdc++, <cxxabi.h>). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* The C++ ABI's demangler (libstdc++, <cxxabi.h>), found on first use. */
+typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+
+static demangle_fn *demangler;
+
+static void find_demangler(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    demangler = h ? (demangle_fn *)dlsym(h, "__cxa_demangle") : NULL;
+}
+
+/* NAME demangled (to be freed), or NULL when it is not a C++ name or cannot be. */
+static char *demangle(const char *name)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (strncmp(name, "_Z", 2) != 0)
+        return NULL;
+    pthread_once(&once, find_demangler);
+    int status = -1;
+    char *dm = demangler ? demangler(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(dm);
+        return NULL;
+    }
+    return dm;
+}
 
 #define MAX_OBJS 65536
 #define MAX_PROCS 64
@@ -245,9 +273,8 @@ static bool dwarf_function(Dwfl_Module *mod, Dwarf_Addr pc, char *out, size_t le
             name = dwarf_formstring(&at);
         if (!name)
             continue;
-        int status = -1;
-        char *dm = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
-        snprintf(out, len, "%s", status == 0 && dm ? dm : name);
+        char *dm = demangle(name);
+        snprintf(out, len, "%s", dm ? dm : name);
         free(dm);
         found = true;
     }
@@ -321,9 +348,8 @@ static void lookup(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t a
     GElf_Sym sym;
     const char *fn = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
     if (fn) {
-        int status = -1;
-        char *dm = strncmp(fn, "_Z", 2) == 0 ? __cxa_demangle(fn, NULL, NULL, &status) : NULL;
-        copy(cs->function, sizeof(cs->function), status == 0 && dm ? dm : fn);
+        char *dm = demangle(fn);
+        copy(cs->function, sizeof(cs->function), dm ? dm : fn);
         free(dm);
         cs->function_offset = off;
     }
