@@ -436,6 +436,16 @@ static int scratch_file(void)
     return memfd_create("cubatchtrace", MFD_CLOEXEC);
 }
 
+/* fd, moved above 0, 1 and 2 (which may be closed, and are ours to redirect). */
+static int above_stdio(int fd)
+{
+    if (fd < 0 || fd > STDERR_FILENO)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return moved;
+}
+
 /* The step's standard error: everything with CUBATCHTRACE_DEBUG; else its
  * own `cubatchtrace:` lines (libraries print other lines on damaged input),
  * only the last one when it failed (status 2), or failing any such line its
@@ -518,12 +528,15 @@ static int step_begin(struct saved *s)
     fflush(stdout);
     fflush(stderr);
     s->stop[0] = s->stop[1] = -1;
-    g.out = scratch_file();
-    g.err = scratch_file();
+    /* ours kept aside (-1: closed, and closed again after the step) */
     g.user_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     g.user_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    g.out = above_stdio(scratch_file());
+    g.err = above_stdio(scratch_file());
     int e = 0;
-    if (g.out < 0 || g.err < 0 || g.user_out < 0 || g.user_err < 0 || pipe2(s->stop, O_CLOEXEC) != 0)
+    if (g.out < 0 || g.err < 0 || pipe2(s->stop, O_CLOEXEC) != 0)
+        e = errno;
+    else if ((s->stop[0] = above_stdio(s->stop[0])) < 0 || (s->stop[1] = above_stdio(s->stop[1])) < 0)
         e = errno;
     else
         e = pthread_create(&s->dog, NULL, watchdog, (void *)(intptr_t)s->stop[0]);
@@ -573,10 +586,15 @@ static void step_end(struct saved *s)
         sigaction(fatal_signals[i], &s->handlers[i], NULL);
     if (s->limited)
         setrlimit(RLIMIT_DATA, &s->data);
-    dup2(g.user_out, STDOUT_FILENO);
-    dup2(g.user_err, STDERR_FILENO);
-    close(g.user_out);
-    close(g.user_err);
+    const int user[2] = {g.user_out, g.user_err};
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (user[fd - 1] >= 0) {
+            dup2(user[fd - 1], fd);
+            close(user[fd - 1]);
+        } else {
+            close(fd);
+        }
+    }
     wrapped_reset();
     __atomic_store_n(&g.state, IDLE, __ATOMIC_RELEASE);
 }

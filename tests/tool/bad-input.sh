@@ -57,6 +57,12 @@ for cmd in timeline report; do
         "cannot read trace $CBT_TMP/seq-crash: "
     is "$(ls -A "$CBT_TMP/files")" "" "$cmd -o: no file left behind by a crashed reading"
 done
+# With its standard output closed (a daemon's job), the reading is set up
+# all the same: a crash still gives its line.
+"$CBT" summary "$CBT_TMP/seq-crash" >&- 2>"$CBT_TMP/err"
+is "$?" 2 "summary with stdout closed, a sequence that crashes the decoder: exit status 2"
+grep -q "cannot read trace $CBT_TMP/seq-crash: " "$CBT_TMP/err" && [ "$(wc -l <"$CBT_TMP/err")" -eq 1 ]
+ok $? "summary with stdout closed: the one line says which trace"
 export CUBATCHTRACE_MAX_MEMORY=256M
 for cmd in summary check; do
     guarded $cmd "$CBT_TMP/seq-big"
