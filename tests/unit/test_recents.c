@@ -73,12 +73,21 @@ static bool reference(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_B
     return true;
 }
 
+/* A list's ops alike but for their pointers (most real lists, and the run
+ * recents.c takes 16 bytes at a time), or each rowLength drawn anew; the
+ * operands' padding left as it is (a program's stack) or not. */
+static bool alike, garbage;
+
 static void pointer(CUmemcpy3DOperand *x, uint64_t lo)
 {
     memset(x, 0, sizeof *x);
     x->type = CU_MEMCPY_OPERAND_TYPE_POINTER;
     x->op.ptr.ptr = (CUdeviceptr)(lo + 4096 * pick(16));
-    x->op.ptr.rowLength = pick(2) ? 0 : 1024;
+    x->op.ptr.rowLength = alike || pick(2) ? 0 : 1024;
+    if (garbage) { /* the 4 bytes after the type */
+        uint32_t junk = (uint32_t)random();
+        memcpy((char *)x + sizeof x->type, &junk, sizeof junk);
+    }
 }
 
 static CUDA_MEMCPY3D_BATCH_OP good_op(void)
@@ -123,6 +132,8 @@ static void random_lists(void)
     int agree = 0, taken = 0, trials = 4000;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 300 : 20);
+        alike = t % 3 != 0;
+        garbage = t % 5 == 0;
         for (size_t i = 0; i < n; i++)
             ops[i] = good_op();
         int spoils = pick(4); /* none in a quarter of the lists */
