@@ -9,8 +9,8 @@
  * and build id to separate debug information, and maps the address to its
  * symbol and its DWARF source line.  C++ symbols are demangled with the C++
  * ABI's own __cxa_demangle, from libstdc++ loaded when a first C++ name
- * needs it (loading it with the tool costs every run about a third of a
- * millisecond, whatever the trace).  A library made for this rather
+ * needs it (linked to the tool, its loading and relocation would be paid by
+ * every run, whatever the trace: bench/summary.sh).  A library made for this rather
  * than our own ELF reader: DWARF line tables, split debug files and build
  * ids are its trade.
  *
