@@ -176,7 +176,7 @@ static inline size_t like_first(const struct first *f, size_t from, size_t n, co
  * the driver) whose operands are pointers in op 0's ranges (taken: their
  * refs written); returns the first that is not, or n. */
 static inline __attribute__((always_inline)) size_t in_first_ranges(const struct first *f, size_t from, size_t n,
-                                                        const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+                                                                    const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
 {
     size_t i = from;
     for (; i < n; i++) {
