@@ -194,8 +194,6 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-static bool is_url(const char *s) { return strncmp(s, "net://", 6) == 0 || strncmp(s, "net4://", 7) == 0; }
-
 /* What the step was reading: the trace (its directory, else that of its
  * stream file, else the inputs given); true when it is a live session. */
 static bool add_input(struct line *l)
@@ -216,7 +214,7 @@ static bool add_input(struct line *l)
         add(l, "the trace");
         return false;
     }
-    bool live = is_url(what);
+    bool live = cbt_is_url(what);
     add(l, live ? "live session " : "trace ");
     add_n(l, what, len);
     add(l, more);
@@ -528,17 +526,20 @@ static int step_begin(struct saved *s)
     fflush(stdout);
     fflush(stderr);
     s->stop[0] = s->stop[1] = -1;
-    /* ours kept aside (-1: closed, and closed again after the step) */
-    g.user_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-    g.user_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-    g.out = above_stdio(scratch_file());
-    g.err = above_stdio(scratch_file());
+    /* ours kept aside (-1: closed, and closed again after the step; any
+     * other failure to keep them, such as no fd left, is an error) */
     int e = 0;
-    if (g.out < 0 || g.err < 0 || pipe2(s->stop, O_CLOEXEC) != 0)
+    if ((g.user_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 && errno != EBADF)
         e = errno;
-    else if ((s->stop[0] = above_stdio(s->stop[0])) < 0 || (s->stop[1] = above_stdio(s->stop[1])) < 0)
+    if ((g.user_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 && errno != EBADF && !e)
         e = errno;
-    else
+    g.out = g.err = -1;
+    if (!e && ((g.out = above_stdio(scratch_file())) < 0 || (g.err = above_stdio(scratch_file())) < 0 ||
+               pipe2(s->stop, O_CLOEXEC) != 0))
+        e = errno;
+    if (!e && ((s->stop[0] = above_stdio(s->stop[0])) < 0 || (s->stop[1] = above_stdio(s->stop[1])) < 0))
+        e = errno;
+    if (!e)
         e = pthread_create(&s->dog, NULL, watchdog, (void *)(intptr_t)s->stop[0]);
     if (e) {
         cbt_err("cannot set up the reading: %s", strerror(e));

@@ -92,7 +92,7 @@ int cbt_jobs_default(void) { return cbt_usable_cpus(); }
 static bool any_url(const struct cbt_read_opts *o)
 {
     for (int i = 0; i < o->ninputs; i++)
-        if (strncmp(o->inputs[i], "net://", 6) == 0 || strncmp(o->inputs[i], "net4://", 7) == 0)
+        if (cbt_is_url(o->inputs[i]))
             return true;
     return false;
 }

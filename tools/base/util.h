@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define CBT_PROG "cubatchtrace"
 
@@ -75,6 +76,9 @@ static inline bool cbt_grow(void **p, uint64_t *cap, uint64_t want, size_t sz)
 /* A finding's value or limit as printed: hexadecimal ("0x...") for the rules
  * whose values are addresses, handles or flags, else decimal; returns buf. */
 const char *cbt_rule_value(unsigned rule, uint64_t v, char *buf, size_t len);
+
+/* Whether an input names a live session (net://, net4://) rather than files. */
+static inline bool cbt_is_url(const char *s) { return strncmp(s, "net://", 6) == 0 || strncmp(s, "net4://", 7) == 0; }
 
 /* The last non-empty line of the log at `path` that is not a command line
  * (`$ ...`): what a failed lttng command said; "" when there is none. */

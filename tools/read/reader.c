@@ -1078,7 +1078,6 @@ static int pipe_push(struct pipe *p, bt_message_array_const msgs, uint64_t count
     return failed ? -1 : 0;
 }
 
-static bool is_url(const char *s);
 
 /* The bytes of the files in trace directory `dir` (its stream files and metadata). */
 static uint64_t trace_bytes(const char *dir)
@@ -1114,7 +1113,7 @@ static bool pipe_wanted(const struct reader *r, const struct cbt_read_opts *o)
     if ((s && strcmp(s, "0") == 0) || o->tick)
         return false;
     for (int i = 0; i < r->npaths; i++)
-        if (is_url(r->paths[i]))
+        if (cbt_is_url(r->paths[i]))
             return false;
     if (s && strcmp(s, "1") == 0)
         return true;
@@ -1315,7 +1314,6 @@ static int find_traces(struct reader *r, const char *dir, int depth)
     return rc;
 }
 
-static bool is_url(const char *s) { return strncmp(s, "net://", 6) == 0 || strncmp(s, "net4://", 7) == 0; }
 
 /* A quoted absolute path inside a message ('...' or `...`), copied to buf. */
 static bool quoted_path(const char *m, char *buf, size_t len)
@@ -1399,7 +1397,7 @@ static int list_inputs(struct reader *r, const struct cbt_read_opts *o)
 {
     for (int i = 0; i < o->ninputs; i++) {
         const char *in = o->inputs[i];
-        if (is_url(in)) {
+        if (cbt_is_url(in)) {
             add_path(r, in);
             continue;
         }
@@ -1541,7 +1539,7 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
     for (int i = 0; i < r->npaths; i++) {
         bt_value *params = bt_value_map_create();
         bt_value *inputs = NULL;
-        bool url = is_url(r->paths[i]);
+        bool url = cbt_is_url(r->paths[i]);
         if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
             bt_value_array_append_string_element(inputs, r->paths[i]) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
             (url && bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
@@ -1656,7 +1654,7 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
                 bt_current_thread_clear_error();
                 cbt_err("cannot read %s: %s", r->npaths == 1 ? r->paths[0] : o->inputs[0], r->fail);
             } else {
-                report_bt_error(r, is_url(r->paths[0]) ? "cannot read live session" : "cannot read trace");
+                report_bt_error(r, cbt_is_url(r->paths[0]) ? "cannot read live session" : "cannot read trace");
             }
             goto out;
         }
