@@ -88,40 +88,62 @@ static inline __attribute__((always_inline)) bool refs_steady(const struct cbt_c
 
 /* ---- the runs of ops like the first ----
  *
- * The ops of a steady batch mostly differ in their two pointers alone, and
- * those lie in the ranges the first op's do.  So once op 0 has passed the
- * loop above, op i is taken when its pointers lie in op 0's two ranges (its
- * refs are then op 0's) and, before the list's last page, when its bytes
- * other than the pointers and the operands' padding equal op 0's: every
- * field the form checks read is among them, so it is as well formed as op
- * 0.  The first op that differs, and the ops after it, go through the loop
- * above.  Fewer instructions an op than that loop (bench/profile). */
+ * The ops of a steady batch mostly differ in their two pointers, or an
+ * array operand's offset, alone, and those pointers lie in the ranges the
+ * first op's do.  So once op 0 has passed the loop above, op i is taken
+ * when its operands are of op 0's types, its pointers lie in op 0's two
+ * ranges and its arrays are op 0's (its refs are then op 0's) and, before
+ * the list's last page, when its bytes other than the pointers, the array
+ * offsets and the operands' padding equal op 0's: every field the form
+ * checks read is among them, so it is as well formed as op 0.  The first
+ * op that differs, and the ops after it, go through the loop above.  Fewer
+ * instructions an op than that loop (bench/profile). */
 
-/* Op 0's two ranges and refs, when both its operands are pointers there. */
+/* Op 0's two sides as ranges (an array: its handle, a range of one) and refs. */
 struct first {
     uint64_t lo_s, len_s, lo_d, len_d;
     uint32_t pair; /* refs[0] and refs[1], as one store */
 };
 
-static inline __attribute__((always_inline)) bool first_of(const struct cbt_cache *c, const CUDA_MEMCPY3D_BATCH_OP *op0,
-                                                           struct first *f)
+/* One side of op 0, once the loop above took it; arr: an array (its type
+ * is the caller's test). */
+static inline __attribute__((always_inline)) bool first_side(const struct cbt_cache *c, const CUmemcpy3DOperand *x,
+                                                             bool arr, uint64_t *lo, uint64_t *len, uint16_t *ref)
 {
-    if (op0->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER || op0->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+    if (arr) { /* the thread's recent array */
+        *lo = c->array_recent.lo, *len = 1, *ref = c->array_recent.ref;
+        return true;
+    }
+    const struct cbt_recent *r = recent_of(c, (uint64_t)x->op.ptr.ptr);
+    if (!r)
         return false;
-    const struct cbt_recent *rs = recent_of(c, (uint64_t)op0->src.op.ptr.ptr);
-    const struct cbt_recent *rd = recent_of(c, (uint64_t)op0->dst.op.ptr.ptr);
-    if (!rs || !rd)
+    *lo = r->lo, *len = r->len, *ref = r->ref;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool first_of(const struct cbt_cache *c, const CUDA_MEMCPY3D_BATCH_OP *op0,
+                                                           struct first *f, bool as, bool ad)
+{
+    uint16_t two[2];
+    if (!first_side(c, &op0->src, as, &f->lo_s, &f->len_s, &two[0]) ||
+        !first_side(c, &op0->dst, ad, &f->lo_d, &f->len_d, &two[1]))
         return false;
-    *f = (struct first){rs->lo, rs->len, rd->lo, rd->len, 0};
-    const uint16_t two[2] = {rs->ref, rd->ref};
     memcpy(&f->pair, two, sizeof f->pair);
     return true;
 }
 
-/* Whether op's pointers lie in op 0's ranges (not tested: that they are pointers). */
+/* Whether op's pointers (or array handles) lie in op 0's ranges (not
+ * tested: that its operands are of op 0's types). */
 static inline __attribute__((always_inline)) bool in_first(const struct first *f, const CUDA_MEMCPY3D_BATCH_OP *op)
 {
+    _Static_assert(offsetof(CUmemcpy3DOperand, op.ptr.ptr) == offsetof(CUmemcpy3DOperand, op.array.array),
+                   "a pointer and an array handle at the same place");
     return ((uint64_t)op->src.op.ptr.ptr - f->lo_s < f->len_s) & ((uint64_t)op->dst.op.ptr.ptr - f->lo_d < f->len_d);
+}
+
+static inline CUmemcpy3DOperandType type_of(bool arr)
+{
+    return arr ? CU_MEMCPY_OPERAND_TYPE_ARRAY : CU_MEMCPY_OPERAND_TYPE_POINTER;
 }
 
 #if defined(__SSE2__)
@@ -129,20 +151,27 @@ static inline __attribute__((always_inline)) bool in_first(const struct first *f
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == 112, "CUDA_MEMCPY3D_BATCH_OP: 7 blocks of 16 bytes");
 _Static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, src) == 0 && offsetof(CUDA_MEMCPY3D_BATCH_OP, dst) == 40 &&
-                   offsetof(CUmemcpy3DOperand, op.ptr.ptr) == 8,
-               "the pointers at bytes 8 and 48; the operands' padding at 4 and 44");
+                   offsetof(CUmemcpy3DOperand, op.ptr.ptr) == 8 && offsetof(CUmemcpy3DOperand, op.array.offset) == 16 &&
+                   sizeof(CUmemcpy3DOperand) == 40,
+               "the pointers (array handles) at bytes 8 and 48, the array offsets at 16..39 and 56..79, the "
+               "operands' padding at 4 and 44");
 #define BLOCK(b, at) _mm_loadu_si128((const __m128i *)((b) + (at)))
 
 /* The ops from `from` to n - 1 (before the list's last page) like op 0
  * (taken: their refs written); returns the first that is not, or n.  SSE2
  * (every x86-64), the bytes compared 16 at a time, the blocks written out
- * so that op 0's stay in registers. */
+ * so that op 0's stay in registers; as, ad: op 0's source, destination is
+ * an array (constants: one loop each, the masks folded in). */
 static inline __attribute__((always_inline)) size_t like_first(const struct first *f, size_t from, size_t n,
-                                                         const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+                                                               const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                                               bool as, bool ad)
 {
-    /* compared: all but src's padding (bytes 4..7) and pointer (8..15), and
-     * dst's padding (44..47) and pointer (48..55) */
-    const __m128i k0 = _mm_set_epi32(0, 0, 0, -1), k2 = _mm_set_epi32(0, -1, -1, -1), k3 = _mm_set_epi32(-1, -1, 0, 0);
+    /* not compared: src's padding (bytes 4..7) and pointer or handle
+     * (8..15), dst's (44..47, 48..55); an array's offset (src 16..39, dst
+     * 56..79).  The handle is in_first's test. */
+    const __m128i k0 = _mm_set_epi32(0, 0, 0, -1),
+                  k2 = as ? _mm_set_epi32(0, -1, 0, 0) : _mm_set_epi32(0, -1, -1, -1),
+                  k3 = _mm_set_epi32(-1, -1, 0, 0);
     const char *b0 = (const char *)&ops[0];
     const __m128i t0 = _mm_and_si128(BLOCK(b0, 0), k0), t1 = BLOCK(b0, 16), t2 = _mm_and_si128(BLOCK(b0, 32), k2),
                   t3 = _mm_and_si128(BLOCK(b0, 48), k3), t4 = BLOCK(b0, 64), t5 = BLOCK(b0, 80), t6 = BLOCK(b0, 96);
@@ -150,10 +179,13 @@ static inline __attribute__((always_inline)) size_t like_first(const struct firs
     for (; i < n; i++) {
         const char *b = (const char *)&ops[i];
         __m128i d = _mm_xor_si128(_mm_and_si128(BLOCK(b, 0), k0), t0);
-        d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 16), t1));
+        if (!as) /* else bytes 16..31: the source's offset */
+            d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 16), t1));
         d = _mm_or_si128(d, _mm_xor_si128(_mm_and_si128(BLOCK(b, 32), k2), t2));
-        d = _mm_or_si128(d, _mm_xor_si128(_mm_and_si128(BLOCK(b, 48), k3), t3));
-        d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 64), t4));
+        if (!ad) { /* else bytes 48..79: the destination's handle and offset */
+            d = _mm_or_si128(d, _mm_xor_si128(_mm_and_si128(BLOCK(b, 48), k3), t3));
+            d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 64), t4));
+        }
         d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 80), t5));
         d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 96), t6));
         if (!((_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xFFFF) & in_first(f, &ops[i])))
@@ -165,24 +197,24 @@ static inline __attribute__((always_inline)) size_t like_first(const struct firs
 #undef BLOCK
 #else
 static inline size_t like_first(const struct first *f, size_t from, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                                uint16_t *refs)
+                                uint16_t *refs, bool as, bool ad)
 {
-    (void)f, (void)n, (void)ops, (void)refs;
+    (void)f, (void)n, (void)ops, (void)refs, (void)as, (void)ad;
     return from; /* the loop above, op by op */
 }
 #endif
 
 /* The ops from `from` to n - 1 on the list's last page (their form left to
- * the driver) whose operands are pointers in op 0's ranges (taken: their
- * refs written); returns the first that is not, or n. */
+ * the driver) whose operands are of op 0's types and in op 0's ranges
+ * (taken: their refs written); returns the first that is not, or n. */
 static inline __attribute__((always_inline)) size_t in_first_ranges(const struct first *f, size_t from, size_t n,
-                                                                    const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs)
+                                                                    const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                                                    bool as, bool ad)
 {
     size_t i = from;
     for (; i < n; i++) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
-        if (!((op->src.type == CU_MEMCPY_OPERAND_TYPE_POINTER) & (op->dst.type == CU_MEMCPY_OPERAND_TYPE_POINTER) &
-              in_first(f, op)))
+        if (!((op->src.type == type_of(as)) & (op->dst.type == type_of(ad)) & in_first(f, op)))
             break;
         memcpy(&refs[2 * i], &f->pair, sizeof f->pair);
     }
@@ -204,31 +236,56 @@ static __attribute__((noinline)) bool others_unchecked(const struct cbt_cache *c
     return refs_steady(c, n, ops, refs, false);
 }
 
-/* A batch whose op 0 copies pointer to pointer: op 0 by the loop above,
- * the runs like it, then the loop above for what they left. */
-static __attribute__((noinline)) bool runs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                                                  uint16_t *refs, size_t checked)
+/* A batch of two ops or more whose op 0's source is an array (as) or a
+ * pointer, its destination likewise (ad): op 0 by the loop above, the runs
+ * like it, then the loop above for what they left. */
+static inline __attribute__((always_inline)) bool runs(const struct cbt_cache *c, size_t n,
+                                                       const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                                       size_t checked, bool as, bool ad)
 {
     struct first f;
-    if (!refs_steady(c, 1, ops, refs, checked > 0) || !first_of(c, &ops[0], &f))
+    if (!refs_steady(c, 1, ops, refs, checked > 0) || !first_of(c, &ops[0], &f, as, ad))
         return false;
     size_t i = 1;
     if (checked > 1) {
-        i = like_first(&f, 1, checked, ops, refs);
+        i = like_first(&f, 1, checked, ops, refs, as, ad);
         if (cbt_unlikely(i < checked) && !others_checked(c, checked - i, ops + i, refs + 2 * i))
             return false;
         i = checked;
     }
-    i = in_first_ranges(&f, i, n, ops, refs);
+    i = in_first_ranges(&f, i, n, ops, refs, as, ad);
     return cbt_likely(i == n) || others_unchecked(c, n - i, ops + i, refs + 2 * i);
+}
+
+/* Pointer to pointer, the usual batch. */
+static __attribute__((noinline)) bool runs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
+                                                  uint16_t *refs, size_t checked)
+{
+    return runs(c, n, ops, refs, checked, false, false);
+}
+
+/* An array on either side, or both (apart: the pointers' code stays as it is). */
+static __attribute__((noinline)) bool runs_steady_arrays(const struct cbt_cache *c, size_t n,
+                                                         const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                                                         size_t checked, bool as, bool ad)
+{
+    return as && ad ? runs(c, n, ops, refs, checked, true, true)
+           : as     ? runs(c, n, ops, refs, checked, true, false)
+                    : runs(c, n, ops, refs, checked, false, true);
 }
 
 CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                                 size_t checked)
 {
     /* op 0 is read whatever its form (the driver reads it) */
-    if (n > 1 && ops[0].src.type == CU_MEMCPY_OPERAND_TYPE_POINTER && ops[0].dst.type == CU_MEMCPY_OPERAND_TYPE_POINTER)
-        return runs_steady(c, n, ops, refs, checked);
+    if (n > 1) {
+        const CUmemcpy3DOperandType ts = ops[0].src.type, td = ops[0].dst.type;
+        const bool as = ts == CU_MEMCPY_OPERAND_TYPE_ARRAY, ad = td == CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        if (cbt_likely(ts == CU_MEMCPY_OPERAND_TYPE_POINTER && td == CU_MEMCPY_OPERAND_TYPE_POINTER))
+            return runs_steady(c, n, ops, refs, checked);
+        if ((as || ts == CU_MEMCPY_OPERAND_TYPE_POINTER) && (ad || td == CU_MEMCPY_OPERAND_TYPE_POINTER))
+            return runs_steady_arrays(c, n, ops, refs, checked, as, ad);
+    }
     return refs_steady(c, checked, ops, refs, true) &&
            refs_steady(c, n - checked, ops + checked, refs + 2 * checked, false);
 }

@@ -90,12 +90,37 @@ static void pointer(CUmemcpy3DOperand *x, uint64_t lo)
     }
 }
 
+/* An array operand, the recent one or (other) another, at an offset drawn anew. */
+static void array(CUmemcpy3DOperand *x, bool other)
+{
+    memset(x, 0, sizeof *x);
+    x->type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    x->op.array.array = (CUarray)(uintptr_t)(other ? ARRAY + 0x100 : ARRAY);
+    x->op.array.offset.x = pick(64);
+    x->op.array.offset.y = pick(1024);
+    x->op.array.offset.z = pick(2);
+    if (garbage) {
+        uint32_t junk = (uint32_t)random();
+        memcpy((char *)x + sizeof x->type, &junk, sizeof junk);
+    }
+}
+
+/* The list's shape: which of its usual op's operands are arrays (bit 0 the
+ * source's, bit 1 the destination's). */
+static unsigned shape;
+
 static CUDA_MEMCPY3D_BATCH_OP good_op(void)
 {
     CUDA_MEMCPY3D_BATCH_OP op;
     memset(&op, 0, sizeof op);
-    pointer(&op.src, LO0);
-    pointer(&op.dst, LO1);
+    if (shape & 1)
+        array(&op.src, false);
+    else
+        pointer(&op.src, LO0);
+    if (shape & 2)
+        array(&op.dst, false);
+    else
+        pointer(&op.dst, LO1);
     op.extent.width = 256;
     op.extent.height = 1;
     op.extent.depth = 1;
@@ -106,7 +131,18 @@ static CUDA_MEMCPY3D_BATCH_OP good_op(void)
 /* One change that may make an op not the usual one, or not taken. */
 static void spoil(CUDA_MEMCPY3D_BATCH_OP *op)
 {
-    switch (pick(10)) {
+    switch (pick(15)) {
+    case 13: /* the type alone changed: a pointer in a recent range read as an array handle, or the other way */
+        op->src.type = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? CU_MEMCPY_OPERAND_TYPE_POINTER
+                                                                     : CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        break;
+    case 14:
+        op->dst.type = op->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? CU_MEMCPY_OPERAND_TYPE_POINTER
+                                                                     : CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        break;
+    case 10: array(&op->src, pick(2)); break;                 /* an array: the recent one, or not */
+    case 11: array(&op->dst, pick(2)); break;
+    case 12: op->dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY; op->dst.op.array.array = NULL; break; /* no array */
     case 0: pointer(&op->src, LO1); break;                    /* mixed ranges, still taken */
     case 1: pointer(&op->dst, LO0); break;
     case 2: op->src.op.ptr.ptr = (CUdeviceptr)(LO1 + LEN); break; /* outside the recents */
@@ -129,11 +165,12 @@ static void random_lists(void)
     static CUDA_MEMCPY3D_BATCH_OP ops[300];
     static uint16_t got[600], want[600];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, trials = 4000;
+    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 300 : 20);
         alike = t % 3 != 0;
         garbage = t % 5 == 0;
+        shape = t % 7 < 4 ? 0 : t % 7 - 3; /* pointers in most lists; arrays on either side, or both */
         for (size_t i = 0; i < n; i++)
             ops[i] = good_op();
         int spoils = pick(4); /* none in a quarter of the lists */
@@ -148,10 +185,12 @@ static void random_lists(void)
         else if (t - agree < 5)
             tap_diag("list %d: n %zu checked %zu: got %d, want %d", t, n, checked, g, w);
         taken += w;
+        taken_arrays += w && shape;
     }
     tap_ok(agree == trials, "3D: %d of %d random lists (%d taken) agree with the op-by-op rules", agree, trials,
            taken);
     tap_ok(taken > trials / 8 && taken < trials, "3D: the lists are both taken and not taken (%d)", taken);
+    tap_ok(taken_arrays > trials / 20, "3D: lists of array operands taken too (%d)", taken_arrays);
 }
 
 static bool reference1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
