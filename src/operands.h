@@ -53,6 +53,9 @@ void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct c
  * as the thread's previous batch, which learned its refs (observe mode). */
 bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                      size_t checked);
+/* Whether it compares ops with AVX2 (set at load where the CPU has it; the
+ * tests turn it off to try the SSE2 loop too). */
+extern bool cbt_recents_avx2;
 
 /*
  * How many of the n ops at `ops` must be checked for form before the list

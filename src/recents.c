@@ -14,7 +14,9 @@
  * Tried and not kept: testing a batch whose sources lie in one range and
  * destinations in another a run of ops at a time, with no branch per op
  * (the tests of the run or-ed together): as many instructions an op, and
- * slower than a branch an op, which the steady state predicts.
+ * slower than a branch an op, which the steady state predicts.  Asking
+ * for the op list's first lines (prefetch) before the lookup and again
+ * when the driver returns: no gain on the H200 (bench/results/lookup-ab).
  */
 #include "config.h"
 
@@ -138,7 +140,7 @@ static inline __attribute__((always_inline)) bool in_first(const struct first *f
 {
     _Static_assert(offsetof(CUmemcpy3DOperand, op.ptr.ptr) == offsetof(CUmemcpy3DOperand, op.array.array),
                    "a pointer and an array handle at the same place");
-    return ((uint64_t)op->src.op.ptr.ptr - f->lo_s < f->len_s) & ((uint64_t)op->dst.op.ptr.ptr - f->lo_d < f->len_d);
+    return (uint64_t)op->src.op.ptr.ptr - f->lo_s < f->len_s && (uint64_t)op->dst.op.ptr.ptr - f->lo_d < f->len_d;
 }
 
 static inline CUmemcpy3DOperandType type_of(bool arr)
@@ -172,6 +174,7 @@ static inline __attribute__((always_inline)) size_t like_first(const struct firs
     const __m128i k0 = _mm_set_epi32(0, 0, 0, -1),
                   k2 = as ? _mm_set_epi32(0, -1, 0, 0) : _mm_set_epi32(0, -1, -1, -1),
                   k3 = _mm_set_epi32(-1, -1, 0, 0);
+    const struct first g = *f; /* in registers: the refs' stores could alias *f */
     const char *b0 = (const char *)&ops[0];
     const __m128i t0 = _mm_and_si128(BLOCK(b0, 0), k0), t1 = BLOCK(b0, 16), t2 = _mm_and_si128(BLOCK(b0, 32), k2),
                   t3 = _mm_and_si128(BLOCK(b0, 48), k3), t4 = BLOCK(b0, 64), t5 = BLOCK(b0, 80), t6 = BLOCK(b0, 96);
@@ -188,9 +191,9 @@ static inline __attribute__((always_inline)) size_t like_first(const struct firs
         }
         d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 80), t5));
         d = _mm_or_si128(d, _mm_xor_si128(BLOCK(b, 96), t6));
-        if (!((_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xFFFF) & in_first(f, &ops[i])))
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) != 0xFFFF || !in_first(&g, &ops[i]))
             break;
-        memcpy(&refs[2 * i], &f->pair, sizeof f->pair);
+        memcpy(&refs[2 * i], &g.pair, sizeof g.pair);
     }
     return i;
 }
@@ -204,6 +207,73 @@ static inline size_t like_first(const struct first *f, size_t from, size_t n, co
 }
 #endif
 
+/* The same with AVX2 (where the CPU has it: cbt_recents_avx2), 32 bytes at
+ * a time: fewer instructions an op (bench/profile).  Bytes 80..95 are
+ * compared twice (the last block overlaps the one before).  The ymm
+ * registers are cleared on the way out (vzeroupper, the compiler's), so the
+ * program's SSE code pays no transition. */
+CBT_HOT bool cbt_recents_avx2; /* operands.h */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_LIKE_AVX2 1
+#define BLOCK32(b, at) _mm256_loadu_si256((const __m256i *)((b) + (at)))
+
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) size_t
+like_first_avx2(const struct first *f, size_t from, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
+                bool as, bool ad)
+{
+    /* dwords compared (-1) or not (0), as like_first: bytes 0..31 (src's
+     * type; its padding, pointer or handle not; 16..31 unless an array's
+     * offset), 32..63 (32..39 unless src's offset; dst's type; its padding
+     * and pointer not; 56..63 unless dst's offset), 64..95 (64..79 unless
+     * dst's offset), 80..111 */
+    const __m256i ka = _mm256_set_epi32(as ? 0 : -1, as ? 0 : -1, as ? 0 : -1, as ? 0 : -1, 0, 0, 0, -1),
+                  kb = _mm256_set_epi32(ad ? 0 : -1, ad ? 0 : -1, 0, 0, 0, -1, as ? 0 : -1, as ? 0 : -1);
+    const struct first g = *f;
+    const char *b0 = (const char *)&ops[0];
+    const __m256i ta = _mm256_and_si256(BLOCK32(b0, 0), ka), tb = _mm256_and_si256(BLOCK32(b0, 32), kb),
+                  tc = BLOCK32(b0, 64), td = BLOCK32(b0, 80);
+    size_t i = from;
+    for (; i < n; i++) {
+        const char *b = (const char *)&ops[i];
+        __m256i d = _mm256_or_si256(_mm256_xor_si256(_mm256_and_si256(BLOCK32(b, 0), ka), ta),
+                                    _mm256_xor_si256(_mm256_and_si256(BLOCK32(b, 32), kb), tb));
+        if (!ad) /* else bytes 64..79: the destination's offset */
+            d = _mm256_or_si256(d, _mm256_xor_si256(BLOCK32(b, 64), tc));
+        d = _mm256_or_si256(d, _mm256_xor_si256(BLOCK32(b, 80), td));
+        if (!_mm256_testz_si256(d, d) || !in_first(&g, &ops[i]))
+            break;
+        memcpy(&refs[2 * i], &g.pair, sizeof g.pair);
+    }
+    return i;
+}
+#undef BLOCK32
+
+__attribute__((target("avx2"), noinline)) static size_t like_first_avx2_pointers(const struct first *f, size_t n,
+                                                                                const CUDA_MEMCPY3D_BATCH_OP *ops,
+                                                                                uint16_t *refs)
+{
+    return like_first_avx2(f, 1, n, ops, refs, false, false);
+}
+
+__attribute__((target("avx2"), noinline)) static size_t like_first_avx2_arrays(const struct first *f, size_t n,
+                                                                              const CUDA_MEMCPY3D_BATCH_OP *ops,
+                                                                              uint16_t *refs, bool as, bool ad)
+{
+    return as && ad ? like_first_avx2(f, 1, n, ops, refs, true, true)
+           : as     ? like_first_avx2(f, 1, n, ops, refs, true, false)
+                    : like_first_avx2(f, 1, n, ops, refs, false, true);
+}
+
+/* The CPU asked once, at load. */
+__attribute__((constructor)) static void recents_init(void)
+{
+    __builtin_cpu_init();
+    cbt_recents_avx2 = __builtin_cpu_supports("avx2");
+}
+#endif
+
 /* The ops from `from` to n - 1 on the list's last page (their form left to
  * the driver) whose operands are of op 0's types and in op 0's ranges
  * (taken: their refs written); returns the first that is not, or n. */
@@ -211,12 +281,13 @@ static inline __attribute__((always_inline)) size_t in_first_ranges(const struct
                                                                     const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                                                                     bool as, bool ad)
 {
+    const struct first g = *f;
     size_t i = from;
     for (; i < n; i++) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &ops[i];
-        if (!((op->src.type == type_of(as)) & (op->dst.type == type_of(ad)) & in_first(f, op)))
+        if (op->src.type != type_of(as) || op->dst.type != type_of(ad) || !in_first(&g, op))
             break;
-        memcpy(&refs[2 * i], &f->pair, sizeof f->pair);
+        memcpy(&refs[2 * i], &g.pair, sizeof g.pair);
     }
     return i;
 }
@@ -248,7 +319,13 @@ static inline __attribute__((always_inline)) bool runs(const struct cbt_cache *c
         return false;
     size_t i = 1;
     if (checked > 1) {
-        i = like_first(&f, 1, checked, ops, refs, as, ad);
+#ifdef HAVE_LIKE_AVX2
+        if (cbt_likely(cbt_recents_avx2))
+            i = !as && !ad ? like_first_avx2_pointers(&f, checked, ops, refs)
+                           : like_first_avx2_arrays(&f, checked, ops, refs, as, ad);
+        else
+#endif
+            i = like_first(&f, 1, checked, ops, refs, as, ad);
         if (cbt_unlikely(i < checked) && !others_checked(c, checked - i, ops + i, refs + 2 * i))
             return false;
         i = checked;
