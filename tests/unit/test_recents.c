@@ -212,7 +212,7 @@ static bool reference1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *
     return true;
 }
 
-static void random_copies(void)
+static void random_copies(const char *how)
 {
     static CUdeviceptr dsts[700], srcs[700];
     static size_t sizes[700];
@@ -246,9 +246,9 @@ static void random_copies(void)
             tap_diag("copies %d: n %zu: got %d, want %d", t, n, g, w);
         taken += w;
     }
-    tap_ok(agree == trials, "1D: %d of %d random batches (%d taken) agree with the copy-by-copy rules", agree, trials,
-           taken);
-    tap_ok(taken > trials / 8 && taken < trials, "1D: the batches are both taken and not taken (%d)", taken);
+    tap_ok(agree == trials, "1D, %s: %d of %d random batches (%d taken) agree with the copy-by-copy rules", how,
+           agree, trials, taken);
+    tap_ok(taken > trials / 8 && taken < trials, "1D, %s: the batches are both taken and not taken (%d)", how, taken);
 }
 
 /* Memory of `pages` pages whose page `hole` cannot be read. */
@@ -285,43 +285,74 @@ static void no_read_past_a_failure(void)
                bads[k], n);
     }
     munmap(m, (size_t)page * 3);
-    /* 1D: each array with its first 37 copies at the end of a page, the
-     * next page unreadable; copy `bad` has size 0 */
-    enum { FIRST = 37 };
+}
+
+/* 1D: each array with its first copies at the end of a page (first[0] of
+ * dsts, first[1] of srcs, first[2] of sizes), the next page unreadable;
+ * copy `bad` (before the first of those pages ends) has size 0 or a NULL
+ * pointer, so the driver reads no further: neither may the lookup, four
+ * copies at a time (the batch long enough for it) or one by one. */
+static void no_read_past_a_failed_copy(const char *how, const size_t first[3])
+{
+    long page = sysconf(_SC_PAGESIZE);
+    const struct cbt_cache c = cache();
+    static uint16_t refs[4096];
     char *a[3];
     for (int k = 0; k < 3; k++)
         a[k] = with_hole(page, 2, 1);
-    if (!tap_ok(a[0] && a[1] && a[2], "1D: memory with unreadable pages"))
+    if (!tap_ok(a[0] && a[1] && a[2], "1D, %s: memory with unreadable pages", how))
         return;
-    CUdeviceptr *dsts = (CUdeviceptr *)(a[0] + page - 8 * FIRST), *srcs = (CUdeviceptr *)(a[1] + page - 8 * FIRST);
-    size_t *sizes = (size_t *)(a[2] + page - 8 * FIRST), n1 = FIRST + 8;
-    for (size_t i = 0; i < FIRST; i++) {
+    CUdeviceptr *dsts = (CUdeviceptr *)(a[0] + page - 8 * first[0]), *srcs = (CUdeviceptr *)(a[1] + page - 8 * first[1]);
+    size_t *sizes = (size_t *)(a[2] + page - 8 * first[2]);
+    size_t least = first[0] < first[1] ? first[0] : first[1];
+    least = first[2] < least ? first[2] : least;
+    const size_t n1 = least + 8;
+    for (size_t i = 0; i < least; i++) {
         dsts[i] = LO1;
         srcs[i] = LO0;
         sizes[i] = 8;
     }
-    size_t bads1[] = {0, 5, FIRST - 1};
+    size_t bads1[] = {0, 1, 5, least - 4, least - 1};
     for (size_t k = 0; k < sizeof bads1 / sizeof *bads1; k++) {
-        sizes[bads1[k]] = 0;
+        size_t b = bads1[k];
+        if (k % 2) {
+            sizes[b] = 0;
+        } else {
+            dsts[b] = 0;
+        }
         bool r = cbt_refs_steady1d(&c, n1, dsts, srcs, sizes, refs);
-        tap_ok(!r, "1D: copy %zu of %zu has size 0, the arrays' next pages unreadable: not taken", bads1[k], n1);
-        sizes[bads1[k]] = 8;
+        tap_ok(!r, "1D, %s: copy %zu of %zu has %s, the arrays' pages end after %zu, %zu, %zu: not taken", how, b, n1,
+               k % 2 ? "size 0" : "a NULL destination", first[0], first[1], first[2]);
+        sizes[b] = 8;
+        dsts[b] = LO1;
     }
     for (int k = 0; k < 3; k++)
         munmap(a[k], (size_t)page * 2);
+}
+
+/* The 1D tests, the copies taken as the loop in use takes them. */
+static void copies(const char *how)
+{
+    random_copies(how);
+    /* the pages alike, then each array's page the first to end */
+    const size_t ends[][3] = {{37, 37, 37}, {26, 60, 43}, {60, 27, 42}, {58, 54, 51}};
+    for (size_t k = 0; k < sizeof ends / sizeof *ends; k++)
+        no_read_past_a_failed_copy(how, ends[k]);
 }
 
 int main(void)
 {
     srandom(88172645u);
     /* the ops compared 32 bytes at a time where the CPU can, then 16 */
-    if (cbt_recents_avx2)
+    if (cbt_recents_avx2) {
         random_lists("AVX2");
-    else
-        tap_skip(3, "3D, AVX2: this CPU has none");
+        copies("AVX2");
+    } else {
+        tap_skip(3 + 2 + 4 * 6, "AVX2: this CPU has none");
+    }
     cbt_recents_avx2 = false;
     random_lists("SSE2");
-    random_copies();
+    copies("copy by copy");
     no_read_past_a_failure();
     return tap_done();
 }
