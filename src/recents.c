@@ -9,7 +9,9 @@
  * Reading no further than the driver: it reads op i + 1 (copy i + 1 of a
  * 1D batch) only once op i passed its checks, and so do these loops, which
  * stop at the first op they cannot take.  The ops from the list's last page
- * on are not checked for form (operands.h: cbt_ops_to_check).
+ * on are not checked for form (operands.h: cbt_ops_to_check); the 1D runs
+ * read a few copies ahead only within the pages of the copy the driver
+ * reads.
  *
  * Tried and not kept: testing a batch whose sources lie in one range and
  * destinations in another a run of ops at a time, with no branch per op
