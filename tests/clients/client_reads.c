@@ -15,7 +15,10 @@
  *                           and 3 ops before an unreadable page, op 0 bad
  *                           (v2 and the 12.8 ABI each)
  *   client_reads repeat     three times each: 16 ops in one page, 40 ops,
- *                           130 ops (more than a chunk), the same lists;
+ *                           130 ops (more than a chunk), 400 ops and 300
+ *                           ops alike but for their pointers, the same lists
+ *                           (the first of each size after a cuMemAlloc and
+ *                           cuMemFree: through the steps);
  *                           then 1D batches of 5, 40 and 400 copies
  * Prints one line per call: "NAME result=R fail_idx=F" (F: - when SIZE_MAX).
  */
@@ -168,30 +171,43 @@ static int do_steady(void)
 }
 
 /* Batches repeated as they were: the second and third of each size take
- * the steady path, and must read back as the first. */
+ * the steady path, and must read back as the first, which takes the steps. */
 static int do_repeat(void)
 {
     long page = sysconf(_SC_PAGESIZE);
     CUDA_MEMCPY3D_BATCH_OP *in_page = aligned_alloc((size_t)page, (size_t)page);
-    CUDA_MEMCPY3D_BATCH_OP *heap = calloc(130, sizeof *heap);
-    if (!in_page || !heap)
+    CUDA_MEMCPY3D_BATCH_OP *heap = calloc(400, sizeof *heap), *like = calloc(300, sizeof *like);
+    if (!in_page || !heap || !like)
         cc_fail("alloc");
-    for (int i = 0; i < 130; i++) {
+    for (int i = 0; i < 400; i++) {
         CUDA_MEMCPY3D_BATCH_OP op = cc_op(cc_ptr(dev, (size_t)(i % 16) * 1024, 0, 0),
                                           cc_ptr(dev, 32768 + (size_t)(i % 8) * 2048, 0, 0), 256 + 8 * (size_t)(i % 5),
                                           1 + (size_t)(i % 3), 1);
         heap[i] = op;
         if (i < 16)
             in_page[i] = op;
+        if (i < 300) /* alike but for their pointers */
+            like[i] = cc_op(cc_ptr(dev, (size_t)(i % 16) * 1024, 0, 0), cc_ptr(dev, 32768 + (size_t)(i % 8) * 2048, 0, 0),
+                            256, 1, 1);
     }
     const struct {
         const char *name;
         CUDA_MEMCPY3D_BATCH_OP *ops;
         size_t n;
-    } sizes[] = {{"repeat-16", in_page, 16}, {"repeat-40", heap + 3, 40}, {"repeat-130", heap, 130}};
-    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
+    } sizes[] = {{"repeat-16", in_page, 16},
+                 {"repeat-40", heap + 3, 40},
+                 {"repeat-130", heap, 130},
+                 {"repeat-400", heap, 400},
+                 {"repeat-300", like, 300}};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        /* memory allocated and freed: the first of each size takes the
+         * steps again (the memory generation moved), the others the steady path */
+        CUdeviceptr tmp;
+        cc_check(cc.MemAlloc(&tmp, 4096), "cuMemAlloc");
+        cc_check(cc.MemFree(tmp), "cuMemFree");
         for (int k = 0; k < 3; k++)
             say(sizes[c].name, cuMemcpy3DBatchAsync_v2(sizes[c].n, sizes[c].ops, 0, stream), SIZE_MAX);
+    }
     /* the arrays on the stack, the sizes and the attribute on the heap: far
      * apart, as a program's may be (the hdr that names them grows) */
     CUdeviceptr dsts[400], srcs[400];
@@ -206,9 +222,13 @@ static int do_repeat(void)
     }
     a->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     const size_t counts[] = {5, 40, 400};
-    for (size_t c = 0; c < 3; c++)
+    for (size_t c = 0; c < 3; c++) {
+        CUdeviceptr tmp; /* as above: the first of each count through the steps */
+        cc_check(cc.MemAlloc(&tmp, 4096), "cuMemAlloc");
+        cc_check(cc.MemFree(tmp), "cuMemFree");
         for (int k = 0; k < 3; k++)
             say("repeat-1d", cuMemcpyBatchAsync_v2(dsts, srcs, lens, counts[c], a, &idx, 1, stream), SIZE_MAX);
+    }
     return 0;
 }
 

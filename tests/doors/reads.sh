@@ -66,9 +66,10 @@ is "$(batches "$t" | awk '{print $4}' | tr '\n' ' ')" \
     "steady: the driver's results"
 
 # Batches repeated as they were (16 ops in one page, 40, and 130: more than
-# a chunk; 1D: 5, 40 and 400 copies): the second and third of each size, on
-# the steady path, read back exactly as the first (every batch, attribute
-# and op field but the ids and times).
+# a chunk; 400, and 300 alike but for their pointers; 1D: 5, 40 and 400
+# copies): the second and third of each size, on the steady path, read back
+# exactly as the first, which a memory allocation before it sends through
+# the steps (every batch, attribute and op field but the ids and times).
 t="$CBT_TMP/rrepeat-$$.trace"
 is "$(show_of "$t" | awk '
     $1 == "batch" || $1 == "op" || $1 == "attr" {
@@ -87,7 +88,7 @@ is "$(show_of "$t" | awk '
             a = order[j]
             printf "%s:%s ", num[a], (sig[a] == sig[order[j + 1]] && sig[a] == sig[order[j + 2]]) ? "same" : "differ"
         }
-    }')" "16:same 40:same 130:same 5:same 40:same 400:same " \
+    }')" "16:same 40:same 130:same 400:same 300:same 5:same 40:same 400:same " \
     "repeat: each size's second and third batch (the steady path) read back as its first"
 
 bare straddle "$CLIENTS/client_reads" straddle 2>/dev/null
