@@ -415,7 +415,8 @@ static inline __attribute__((always_inline)) bool copies_steady(const struct cbt
  * range tests with AVX2's signed compare: x - lo < len is, both sides'
  * top bit flipped, x - (lo ^ 2^63) < len ^ 2^63 signed.
  */
-#define PAGE_LEFT(p) ((4096u - ((uintptr_t)(p) & 4095u)) / 8u) /* entries of 8 bytes from p to its page's end */
+/* the 8-byte entries from p to the end of its page (operands.h: CBT_PAGE_MIN) */
+#define PAGE_LEFT(p) ((CBT_PAGE_MIN - ((uintptr_t)(p) & (CBT_PAGE_MIN - 1))) / 8u)
 
 /* The loop above, apart, for the copies a run did not take. */
 static __attribute__((noinline)) bool copies_others(const struct cbt_cache *c, size_t from, size_t to,
