@@ -337,8 +337,8 @@ static inline __attribute__((always_inline)) bool runs(const struct cbt_cache *c
 }
 
 /* Pointer to pointer, the usual batch. */
-static __attribute__((noinline)) bool runs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops,
-                                                  uint16_t *refs, size_t checked)
+static __attribute__((noinline)) bool runs_steady(const struct cbt_cache *c, size_t n,
+                                                  const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs, size_t checked)
 {
     return runs(c, n, ops, refs, checked, false, false);
 }
@@ -440,9 +440,11 @@ __attribute__((target("avx2"), noinline)) static bool copies_runs(const struct c
     memcpy(&pair, two, sizeof pair);
     memcpy(refs, &pair, sizeof pair);
     const uint64_t top = 1ull << 63;
-    const __m256i slo = _mm256_set1_epi64x((long long)(lo_s ^ top)), slen = _mm256_set1_epi64x((long long)(len_s ^ top)),
-                  dlo = _mm256_set1_epi64x((long long)(lo_d ^ top)), dlen = _mm256_set1_epi64x((long long)(len_d ^ top)),
-                  zero = _mm256_setzero_si256(), ones = _mm256_set1_epi64x(-1);
+    const __m256i slo = _mm256_set1_epi64x((long long)(lo_s ^ top)),
+                  slen = _mm256_set1_epi64x((long long)(len_s ^ top)),
+                  dlo = _mm256_set1_epi64x((long long)(lo_d ^ top)),
+                  dlen = _mm256_set1_epi64x((long long)(len_d ^ top)), zero = _mm256_setzero_si256(),
+                  ones = _mm256_set1_epi64x(-1);
     const __m128i pairs = _mm_set1_epi32((int)pair);
     size_t i = 1;
     while (i < n) {

@@ -187,8 +187,8 @@ static int do_repeat(void)
         if (i < 16)
             in_page[i] = op;
         if (i < 300) /* alike but for their pointers */
-            like[i] = cc_op(cc_ptr(dev, (size_t)(i % 16) * 1024, 0, 0), cc_ptr(dev, 32768 + (size_t)(i % 8) * 2048, 0, 0),
-                            256, 1, 1);
+            like[i] = cc_op(cc_ptr(dev, (size_t)(i % 16) * 1024, 0, 0),
+                            cc_ptr(dev, 32768 + (size_t)(i % 8) * 2048, 0, 0), 256, 1, 1);
     }
     const struct {
         const char *name;

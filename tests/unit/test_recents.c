@@ -302,7 +302,8 @@ static void no_read_past_a_failed_copy(const char *how, const size_t first[3])
         a[k] = with_hole(page, 2, 1);
     if (!tap_ok(a[0] && a[1] && a[2], "1D, %s: memory with unreadable pages", how))
         return;
-    CUdeviceptr *dsts = (CUdeviceptr *)(a[0] + page - 8 * first[0]), *srcs = (CUdeviceptr *)(a[1] + page - 8 * first[1]);
+    CUdeviceptr *dsts = (CUdeviceptr *)(a[0] + page - 8 * first[0]);
+    CUdeviceptr *srcs = (CUdeviceptr *)(a[1] + page - 8 * first[1]);
     size_t *sizes = (size_t *)(a[2] + page - 8 * first[2]);
     size_t least = first[0] < first[1] ? first[0] : first[1];
     least = first[2] < least ? first[2] : least;
