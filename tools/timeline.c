@@ -309,7 +309,9 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
         return;
     t->batches++;
     uint32_t host_rec = (uint32_t)t->nrecs;
-    /* the batch event is written once the driver returned: the call began driver_ns before */
+    /* the batch's time is when the driver returned (its event's, or for a
+     * batch written before the call, its batch_end's): the call began
+     * driver_ns before */
     r->kind = R_HOST;
     r->track = tr;
     r->ts = rb->w.ts_ns - (int64_t)h->driver_ns;

@@ -241,4 +241,19 @@ checker "$CBT_TMP/win.json" --expect-host-spans "$nw"
 ok $? "--begin $b --end $e: $nw calls, as summary counts in that window"
 is "$([ "$nw" -gt 0 ] && [ "$nw" -lt "$nb" ] && echo inside)" inside "the window holds some batches, not all ($nw of $nb)"
 is "$(jget "$CBT_TMP/win.json" "($o['begin'], $o['end'])")" "('$b', '$e')" "otherData says the window"
+
+# a batch written before its call (outcome pending; cubatchtrace:batch_end
+# once the call returned): its call ends when the call returned, at its
+# batch_end's time, as other calls end at their batch event's
+F=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top_srcdir/include/cubatchtrace/events.h")
+gen_session pend || { ok 1 "session pend starts"; done_testing; }
+gen_run pend "n=1,ops=2,src=device,dst=device,pending=1,driver_ns=5000,format=$F"
+ok $? "pending: the generator ran"
+gen_stop pend
+tl -o "$CBT_TMP/pend.json" $(pids_of pend) "$(trace_of pend)"
+"$BABELTRACE2" --clock-seconds "$(trace_of pend)" 2>/dev/null >"$CBT_TMP/pend.txt"
+is "$(jget "$CBT_TMP/pend.json" '" ".join("%d %d" % (round(e["dur"] * 1000), int(d["otherData"]["origin_ns"]) + round((e["ts"] + e["dur"]) * 1000)) for e in d["traceEvents"] if e["ph"] == "X" and "door" in e["args"])')" \
+    "5000 $(grep -F "vpid = $(cat "$CBT_TMP/pend.pids")," "$CBT_TMP/pend.txt" |
+        sed -n 's/^\[\([0-9]*\)\.\([0-9]*\)\].* cubatchtrace:batch_end: .*/\1\2/p')" \
+    "pending: the call lasts its driver_ns and ends at its batch_end's time"
 done_testing

@@ -72,6 +72,8 @@ struct pend {
     uint64_t id;
     bool have_header, have_end, malformed, given_up;
     struct cbt_where w;
+    int64_t end_ts_ns; /* batch_end's time (has_end_ts): the batch's, as a batch event after the call has its own */
+    bool has_end_ts;
     char procname[32];
     struct cbt_ev_batch h, end;
     CUDA_MEMCPY3D_BATCH_OP *ops;
@@ -879,6 +881,10 @@ static void hand_over_pend(struct cbt_asm *m, struct pend *p, enum cbt_batch_sta
     struct cbt_ev_batch h = p->h;
     if (p->have_end)
         apply_end(&h, &p->end);
+    if (p->have_end && p->has_end_ts) { /* written before the call: its time is when the call returned */
+        p->w.ts_ns = p->end_ts_ns;
+        p->w.has_ts = true;
+    }
     struct whole x = {
         .w = &p->w, .id = p->id, .h = p->have_header ? &h : NULL, .state = state,
         .ops = p->ops, .src = p->src, .dst = p->dst, .nops = p->nops,
@@ -1238,6 +1244,8 @@ void cbt_asm_end(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_
         p->malformed = true;
     p->have_end = true;
     p->end = *h;
+    p->end_ts_ns = w->ts_ns;
+    p->has_end_ts = w->has_ts;
     pend_done(m, p);
 }
 

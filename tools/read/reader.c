@@ -833,6 +833,7 @@ static int on_event(struct reader *r, const bt_message *msg)
             return -1;
         w.vtid = h.tid;
         cbt_where_image_of_batch(&w, h.batch_id);
+        event_time(e, msg, &w); /* when the call returned: the batch's time */
         cbt_asm_end(r->as, &w, &h);
         break;
     }
