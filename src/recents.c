@@ -483,8 +483,9 @@ CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUd
                                   const CUdeviceptr *srcs, const size_t *sizes, uint16_t *refs)
 {
 #ifdef HAVE_LIKE_AVX2
-    /* from 32 copies on: below, the saving is less than the lines of code
-     * the runs add (bench/profile), which the driver's work evicts */
+    /* from 32 copies on: at 16, bench/profile counted a few instructions a
+     * copy saved for about a dozen more lines of code run per call, which
+     * the driver's work evicts (a judgment: not timed on the GPU) */
     if (n >= 32 && cbt_likely(cbt_recents_avx2))
         return copies_runs(c, n, dsts, srcs, sizes, refs);
 #endif

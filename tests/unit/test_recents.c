@@ -345,6 +345,12 @@ int main(void)
 {
     srandom(88172645u);
     /* the ops compared 32 bytes at a time where the CPU can, then 16 */
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    tap_ok(cbt_recents_avx2 == (bool)__builtin_cpu_supports("avx2"),
+           "the AVX2 loops are in use exactly where the CPU has AVX2 (it has%s)",
+           __builtin_cpu_supports("avx2") ? "" : " not");
+#endif
     if (cbt_recents_avx2) {
         random_lists("AVX2");
         copies("AVX2");
