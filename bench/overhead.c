@@ -125,8 +125,11 @@
 #define ARRAY_WIDTH (OP_BYTES / sizeof(float)) /* floats per array row: one row per op */
 
 /* The bounds the shim is held to (bench/README.md, "Verdicts"). */
-#define TIME_VS_FLOOR_RATIO 1.1  /* calling thread: shim <= 1.1 x floor + 10 ns */
+#define TIME_VS_FLOOR_RATIO 1.1  /* calling thread, below PER_OP_FROM ops: shim <= 1.1 x floor + 10 ns */
 #define TIME_VS_FLOOR_SLACK_NS 10.0
+#define PER_OP_FROM 64            /* from this many ops: shim <= floor + so much per op */
+#define PER_OP_SLACK_3D_NS 5.0    /* per op of a 3D batch */
+#define PER_OP_SLACK_1D_NS 2.0    /* per copy of a 1D batch */
 #define CPU_VS_FLOOR_RATIO 1.2   /* calls + other threads: shim <= 1.2 x floor */
 /* With CUBATCHTRACE_GPU_TIME set, the floor records two timing events around
  * its calls too (bench/floor), and the shim may add this much more. */
@@ -630,7 +633,7 @@ struct row {
     const char *stop;          /* "ci", "budget" or "iters" */
     double bare_ns;            /* median over rounds of bare's block median */
     struct ci t[C_COUNT];      /* added calling-thread time vs bare (median over rounds) */
-    struct ci t_excess;        /* shim - (1.1 x floor + 10 ns), per round */
+    struct ci t_excess;        /* shim - time_bound(floor), per round */
     struct ci cpu[C_COUNT];    /* added CPU: calls + other threads, vs bare (mean over rounds) */
     struct ci cpu_excess;      /* shim - 1.2 x floor, per round */
     struct ci process[C_COUNT]; /* added process CPU, everything counted (mean over rounds) */
@@ -640,6 +643,16 @@ struct row {
     double aa_lo, aa_hi;
     enum verdict v_time, v_cpu, v_goal, v_aa;
 };
+
+/* The calling thread's time bound for the shim, given the floor's added time
+ * (bench/README.md, "Verdicts"): a ratio of the floor's where the batch's
+ * fixed cost dominates, a slack per op from PER_OP_FROM ops. */
+static double time_bound(enum kind kind, size_t n, double floor_ns)
+{
+    if (n < PER_OP_FROM)
+        return TIME_VS_FLOOR_RATIO * floor_ns + TIME_VS_FLOOR_SLACK_NS;
+    return floor_ns + (double)n * (kind == K_D2D_1D ? PER_OP_SLACK_1D_NS : PER_OP_SLACK_3D_NS);
+}
 
 /* The statistics of the rounds so far. */
 static void summarize(struct row *w, const struct series *s, const struct contenders *ct)
@@ -659,7 +672,7 @@ static void summarize(struct row *w, const struct series *s, const struct conten
         double dts = ms->t - mb->t, dtf = mf->t - mb->t, dcs = added_cpu(ms, mb), dcf = added_cpu(mf, mb);
         d[TS][r] = dts;
         d[TF][r] = dtf;
-        d[TX][r] = dts - (TIME_VS_FLOOR_RATIO * dtf + TIME_VS_FLOOR_SLACK_NS + gpu_slack_ns);
+        d[TX][r] = dts - (time_bound(w->kind, w->n, dtf) + gpu_slack_ns);
         d[CS][r] = dcs;
         d[CF][r] = dcf;
         d[CX][r] = dcs - (CPU_VS_FLOOR_RATIO * dcf + gpu_slack_ns);
@@ -936,7 +949,7 @@ static const char csv_header[] =
     "process_shim_ns,process_shim_lo_ns,process_shim_hi_ns,process_floor_ns,process_floor_lo_ns,"
     "process_floor_hi_ns,"
     "goal_pct,goal_ns,aa_lo_ns,aa_hi_ns,time_vs_floor,cpu_vs_floor,goal,aa,"
-    "mode,session,null,driver,driver_version,cpu,date\n";
+    "mode,session,null,driver,driver_version,cpu,date,time_bound_ns\n";
 
 /* Text for a CSV field: no commas, no quotes. */
 static void csv_text(char *s)
@@ -972,7 +985,12 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
         csv_num(f, v[i], i == 3 || i == 7 ? 4 : 1);
     fprintf(f, "%s,%s,%s,%s,", verdict_name[w->v_time], verdict_name[w->v_cpu], verdict_name[w->v_goal],
             verdict_name[w->v_aa]);
-    fprintf(f, "%s,%d,%d,%s,%d,%s,%s\n", mode, session, null, fake ? "fakecuda" : "nvidia", version, cpu, date);
+    fprintf(f, "%s,%d,%d,%s,%d,%s,%s,", mode, session, null, fake ? "fakecuda" : "nvidia", version, cpu, date);
+    /* The time bound at the floor's median (the verdict is on the per-round excess). */
+    double bound = isnan(w->t[C_FLOOR].est) ? NAN : time_bound(w->kind, w->n, w->t[C_FLOOR].est) + gpu_slack_ns;
+    if (!isnan(bound))
+        fprintf(f, "%.1f", bound);
+    fputc('\n', f);
 }
 
 /* ---- options ---- */
@@ -1288,11 +1306,13 @@ int main(int argc, char **argv)
            "%% of bare_us; cpu_shim, cpu_floor = added CPU per call of the calling thread inside the call and of "
            "every other thread of the process: mean over rounds of (block's CPU per call - bare's), with its 95%% "
            "interval (bootstrap)\n");
-    printf("# bounds:    in a session, time: shim <= %.1f x floor + %.0f ns; cpu: shim <= %.1f x floor; goal: shim "
+    printf("# bounds:    in a session, time: shim <= %.1f x floor + %.0f ns below %d ops, from %d ops shim <= floor + "
+           "%.0f ns per op (3D) or %.0f ns per copy (1D); cpu: shim <= %.1f x floor; goal: shim "
            "<= goal%% of bare (5/3/2/1.5 %% at 1/4/16/64+ ops, where the floor meets it); with no session, aa: "
            "shim inside the --null run's interval (--aa). ok: interval at or below the bound; ok?: it straddles "
            "the bound; OVER: wholly above; -: not judged\n",
-           TIME_VS_FLOOR_RATIO, TIME_VS_FLOOR_SLACK_NS, CPU_VS_FLOOR_RATIO);
+           TIME_VS_FLOOR_RATIO, TIME_VS_FLOOR_SLACK_NS, PER_OP_FROM, PER_OP_FROM, PER_OP_SLACK_3D_NS,
+           PER_OP_SLACK_1D_NS, CPU_VS_FLOOR_RATIO);
     if (gpu_slack_ns > 0)
         printf("# gpu time:  CUBATCHTRACE_GPU_TIME=%s: the floor records two timing events around one call in as "
                "many (cuEventRecord, never read back); both bounds allow the shim %.0f ns more\n",
