@@ -79,7 +79,9 @@
  *                     of the process is moved to the other CPUs
  *   --csv FILE        also write the results as CSV
  *   --libcuda PATH    the driver to dlopen (default libcuda.so.1; also given to the
- *                     shim and the floor through CUBATCHTRACE_LIBCUDA)
+ *                     shim and the floor through CUBATCHTRACE_LIBCUDA); through
+ *                     bench/drvclock, an "outside" table follows: each call's time
+ *                     less the driver's own part (bench/README.md)
  *   --null            A/A test: the bare driver in every slot (neither the shim nor
  *                     the floor is loaded): the noise of the method
  *
@@ -160,6 +162,7 @@ static struct {
     CUresult (*stream_synchronize)(CUstream);
     CUresult (*get_error_name)(CUresult, const char **);
     unsigned long long (*fake_batch_calls)(void); /* only in the test double */
+    uint64_t (*drvclock_last_ns)(void);           /* only through bench/drvclock */
 } drv;
 
 enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_D2D_1D, K_COUNT };
@@ -592,6 +595,7 @@ static const struct aa_row *find_aa(enum kind k, size_t n)
  * over the same span, everything counted. */
 struct block_measure {
     double t, in_calls, others, process;
+    double out; /* median of (call - the driver's part), through bench/drvclock; else NAN */
 };
 
 /* Per round and contender, what its block measured. */
@@ -633,6 +637,7 @@ struct row {
     const char *stop;          /* "ci", "budget" or "iters" */
     double bare_ns;            /* median over rounds of bare's block median */
     struct ci t[C_COUNT];      /* added calling-thread time vs bare (median over rounds) */
+    struct ci out[C_COUNT];    /* the same outside the driver (bench/drvclock), else NAN */
     struct ci t_excess;        /* shim - time_bound(floor), per round */
     struct ci cpu[C_COUNT];    /* added CPU: calls + other threads, vs bare (mean over rounds) */
     struct ci cpu_excess;      /* shim - 1.2 x floor, per round */
@@ -657,7 +662,7 @@ static double time_bound(enum kind kind, size_t n, double floor_ns)
 /* The statistics of the rounds so far. */
 static void summarize(struct row *w, const struct series *s, const struct contenders *ct)
 {
-    enum { TS, TF, TX, CS, CF, CX, PS, PF, NSERIES };
+    enum { TS, TF, TX, CS, CF, CX, PS, PF, OS, OF, NSERIES };
     size_t n = s->n;
     double *scratch = malloc(n * sizeof *scratch), *d[NSERIES];
     if (!scratch)
@@ -678,6 +683,8 @@ static void summarize(struct row *w, const struct series *s, const struct conten
         d[CX][r] = dcs - (CPU_VS_FLOOR_RATIO * dcf + gpu_slack_ns);
         d[PS][r] = ms->process - mb->process;
         d[PF][r] = mf->process - mb->process;
+        d[OS][r] = ms->out - mb->out;
+        d[OF][r] = mf->out - mb->out;
         so += ms->others - mb->others;
         fo += mf->others - mb->others;
     }
@@ -689,6 +696,9 @@ static void summarize(struct row *w, const struct series *s, const struct conten
     struct ci none = {NAN, NAN, NAN};
     w->t[C_FLOOR] = floor ? median_ci(d[TF], n, scratch) : none;
     w->t_excess = floor ? median_ci(d[TX], n, scratch) : none;
+    bool clocked = drv.drvclock_last_ns != NULL;
+    w->out[C_SHIM] = clocked ? median_ci(d[OS], n, scratch) : none;
+    w->out[C_FLOOR] = clocked && floor ? median_ci(d[OF], n, scratch) : none;
     uint64_t seed = 0x9e3779b97f4a7c15ull ^ (w->n * 131 + (uint64_t)w->kind);
     struct ci m[4];
     const double *cx[4] = {d[CS], d[CF], d[CX]};
@@ -736,6 +746,7 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
                       uint64_t *calls, struct cpu_marks *mk, struct block_measure *out)
 {
     uint64_t in_calls = 0;
+    uint64_t *outs = calls + block;
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
         evict();
@@ -747,12 +758,18 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
         if (r != CUDA_SUCCESS)
             die("%s batch of %zu ops (%s) failed: %d (%s)", who, n, kind_name[b->kind], (int)r, err_name(r));
         calls[j] = t1 - t0;
+        /* the driver's part is read inside the call: never more than the call */
+        if (drv.drvclock_last_ns) {
+            uint64_t d = drv.drvclock_last_ns();
+            outs[j] = calls[j] > d ? calls[j] - d : 0;
+        }
         in_calls += c1 - c0;
     }
     CHECK(drv.stream_synchronize(b->stream));
     struct cpu_marks now;
     cpu_marks_now(&now);
     out->t = median_u64(calls, (size_t)block);
+    out->out = drv.drvclock_last_ns ? median_u64(outs, (size_t)block) : NAN;
     out->in_calls = (double)in_calls / (double)block;
     out->process = (double)(now.process - mk->process) / (double)block;
     /* signed: the two clocks are read a few ns apart */
@@ -768,7 +785,7 @@ static void run_round(const struct contenders *ct, long r, struct bench *b, size
         run_block(ct, c, contender_name[c], b, n, block, calls, mk, &m[c]);
     }
     if (ct->count < 3)
-        m[C_FLOOR] = (struct block_measure){0, 0, 0, 0};
+        m[C_FLOOR] = (struct block_measure){0, 0, 0, 0, NAN};
 }
 
 static void run_row(const struct contenders *ct, struct bench *b, enum kind k, size_t n, const struct options *o,
@@ -802,7 +819,7 @@ static void run_row(const struct contenders *ct, struct bench *b, enum kind k, s
     long min_rounds = o->quick ? 20 : 50;
     double min_ns = o->budget * 1e9 / 10;
 
-    uint64_t *calls = malloc((size_t)block * sizeof *calls);
+    uint64_t *calls = malloc(2 * (size_t)block * sizeof *calls); /* the calls, then their parts outside the driver */
     if (!calls)
         die("out of memory");
     struct block_measure m[C_COUNT];
@@ -888,6 +905,16 @@ static void judge_row(struct row *w, const struct contenders *ct, bool session, 
 
 /* ---- output ---- */
 
+static void print_outside(FILE *f, const struct row *w)
+{
+    char sc[40], fc[40];
+    snprintf(sc, sizeof sc, "%.0f..%.0f", w->out[C_SHIM].lo, w->out[C_SHIM].hi);
+    snprintf(fc, sizeof fc, "%.0f..%.0f", w->out[C_FLOOR].lo, w->out[C_FLOOR].hi);
+    double diff = w->out[C_SHIM].est - w->out[C_FLOOR].est;
+    fprintf(f, "%-7s %-13s %5zu %8.0f %-17s %8.0f %-17s %9.0f %8.1f\n", "outside", kind_name[w->kind], w->n,
+            w->out[C_SHIM].est, sc, w->out[C_FLOOR].est, fc, diff, diff / (double)w->n);
+}
+
 /* Whole nanoseconds, never "-0". */
 static double whole(double v)
 {
@@ -949,7 +976,8 @@ static const char csv_header[] =
     "process_shim_ns,process_shim_lo_ns,process_shim_hi_ns,process_floor_ns,process_floor_lo_ns,"
     "process_floor_hi_ns,"
     "goal_pct,goal_ns,aa_lo_ns,aa_hi_ns,time_vs_floor,cpu_vs_floor,goal,aa,"
-    "mode,session,null,driver,driver_version,cpu,date,time_bound_ns\n";
+    "mode,session,null,driver,driver_version,cpu,date,time_bound_ns,"
+    "out_shim_ns,out_shim_lo_ns,out_shim_hi_ns,out_floor_ns,out_floor_lo_ns,out_floor_hi_ns\n";
 
 /* Text for a CSV field: no commas, no quotes. */
 static void csv_text(char *s)
@@ -990,6 +1018,13 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
     double bound = isnan(w->t[C_FLOOR].est) ? NAN : time_bound(w->kind, w->n, w->t[C_FLOOR].est) + gpu_slack_ns;
     if (!isnan(bound))
         fprintf(f, "%.1f", bound);
+    const double o[] = {w->out[C_SHIM].est, w->out[C_SHIM].lo, w->out[C_SHIM].hi,
+                        w->out[C_FLOOR].est, w->out[C_FLOOR].lo, w->out[C_FLOOR].hi};
+    for (size_t i = 0; i < sizeof o / sizeof *o; i++) {
+        fputc(',', f);
+        if (!isnan(o[i]))
+            fprintf(f, "%.1f", o[i]);
+    }
     fputc('\n', f);
 }
 
@@ -1192,6 +1227,7 @@ int main(int argc, char **argv)
     drv.stream_synchronize = need(hc, "cuStreamSynchronize");
     drv.get_error_name = dlsym(hc, "cuGetErrorName");
     drv.fake_batch_calls = (unsigned long long (*)(void))dlsym(hc, "fakecuda_batch_calls");
+    drv.drvclock_last_ns = (uint64_t(*)(void))dlsym(hc, "cbt_drvclock_last_ns");
     bool fake = drv.fake_batch_calls != NULL;
     Dl_info di;
     char driver_path[512] = "?";
@@ -1344,6 +1380,10 @@ int main(int argc, char **argv)
 
     int rows = 0, count[4][V_COUNT] = {{0}}, over_rows = 0, budget_rows = 0;
     char over_list[1024] = "", budget_list[1024] = "";
+    /* Outside the driver (bench/drvclock): one line per row, printed after the table. */
+    char *outside = NULL;
+    size_t outside_len = 0;
+    FILE *outf = drv.drvclock_last_ns ? open_memstream(&outside, &outside_len) : NULL;
     for (int k = 0; k < K_COUNT; k++) {
         if (!o.kinds[k])
             continue;
@@ -1352,6 +1392,8 @@ int main(int argc, char **argv)
             run_row(&ct, &b, (enum kind)k, o.sizes[s], &o, &w);
             judge_row(&w, &ct, session, o.null, fake);
             print_row(&w);
+            if (outf)
+                print_outside(outf, &w);
             if (csv) {
                 csv_row(csv, &w, csv_mode, session, o.null, fake, version, csv_cpu, date);
                 fflush(csv);
@@ -1377,6 +1419,16 @@ int main(int argc, char **argv)
     }
     if (csv)
         fclose(csv);
+    if (outf) {
+        fclose(outf);
+        printf("\n# outside the driver (bench/drvclock): each call's time less the driver's own part, paired with "
+               "bare's as above: what the shim and the floor add around the driver, without the driver's scatter "
+               "(nor what they cost the driver through the caches); not judged\n");
+        printf("%-7s %-13s %5s %8s %-17s %8s %-17s %9s %8s\n", "outside", "kind", "ops", "shim_ns", "shim_ci",
+               "floor_ns", "floor_ci", "diff_ns", "diff/op");
+        fputs(outside ? outside : "", stdout);
+        free(outside);
+    }
     teardown(&b);
     drv.primary_ctx_release(dev);
 

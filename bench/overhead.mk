@@ -23,3 +23,12 @@ EXTRA_DIST += bench/profile bench/codelines.awk bench/README.md bench/overhead-r
 noinst_PROGRAMS += bench/costs
 bench_costs_SOURCES = bench/costs.c
 bench_costs_LDADD = -ldl -lpthread
+# bench/drvclock: a stand-in for libcuda.so.1 that times the driver's part of
+# each batch call (bench/overhead --libcuda; bench/README.md).  It depends on
+# libcuda.so.1 (linked against the test double's soname here; at run time the
+# loader's libcuda.so.1, the real driver on a GPU machine).
+noinst_LTLIBRARIES += bench/drvclock/libcbtdrvclock.la
+bench_drvclock_libcbtdrvclock_la_SOURCES = bench/drvclock.c
+bench_drvclock_libcbtdrvclock_la_LIBADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda -ldl
+bench_drvclock_libcbtdrvclock_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+EXTRA_bench_drvclock_libcbtdrvclock_la_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
