@@ -32,3 +32,7 @@ bench_drvclock_libcbtdrvclock_la_SOURCES = bench/drvclock.c
 bench_drvclock_libcbtdrvclock_la_LIBADD = -L$(top_builddir)/tests/fakecuda/lib -lcuda -ldl
 bench_drvclock_libcbtdrvclock_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 EXTRA_bench_drvclock_libcbtdrvclock_la_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# bench/overhead's bounds and its outside table, over the test double.
+TESTS += tests/tool/bench-overhead.sh
+EXTRA_DIST += tests/tool/bench-overhead.sh

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/overhead over the test double: the time bound each row is judged by
+# (1.1 x the floor + 10 ns below 64 ops; from 64 ops the floor + 5 ns per op
+# for 3D, + 2 ns per copy for 1D), and the "outside the driver" figures,
+# present through bench/drvclock and absent without it.
+. "$top_srcdir/tests/lib.sh"
+
+bench=$top_builddir/bench/overhead
+clock=$top_builddir/bench/drvclock/.libs/libcbtdrvclock.so
+floor=$top_builddir/bench/floor/.libs/libcbtfloor.so
+[ -x "$bench" ] && [ -f "$clock" ] && [ -f "$floor" ] || skip_all "bench/overhead, bench/drvclock or the floor not built"
+export LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+run() { # run OUT-PREFIX LIBCUDA
+    "$bench" --quick --iters 20 --warmup 2 --sizes 1,64 --kinds d2d,d2d_1d --mode none --floor "$floor" \
+        --libcuda "$2" --csv "$1.csv" "$CBT_SHIM" >"$1.txt" 2>&1
+}
+
+run "$CBT_TMP/clock" "$clock"; ok $? "bench/overhead runs through bench/drvclock"
+run "$CBT_TMP/plain" "$CBT_FAKECUDA_DIR/libcuda.so.1"; ok $? "bench/overhead runs on the test double itself"
+
+# Each row's bound at the floor's median, against the rule.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    {
+        f = $(c["floor_ns"]); n = $(c["ops"])
+        want = n < 64 ? 1.1 * f + 10 : f + n * ($(c["kind"]) == "d2d_1d" ? 2 : 5)
+        got = $(c["time_bound_ns"])
+        if (got == "" || got - want > 0.1 || want - got > 0.1) { printf "%s/%s: bound %s, want %.1f\n", $1, n, got, want; bad++ }
+        rows++
+    }
+    END { exit !(rows == 4 && !bad) }' "$CBT_TMP/clock.csv" >"$CBT_TMP/bounds" 2>&1
+ok $? "every row's time bound follows its size and kind"
+diag "$(cat "$CBT_TMP/bounds")"
+
+# The outside figures: a table of four rows and filled CSV columns through
+# the clock; neither on the double itself.
+is "$(grep -c '^outside \(d2d\|d2d_1d\) ' "$CBT_TMP/clock.txt")" 4 "through bench/drvclock: an outside row per row"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $(c["out_shim_ns"]) == "" || $(c["out_floor_ns"]) == "" || $(c["out_shim_lo_ns"]) > $(c["out_shim_hi_ns"]) { bad++ }
+    END { exit !(NR == 5 && !bad) }' "$CBT_TMP/clock.csv"
+ok $? "through bench/drvclock: the CSV's outside columns are filled, each interval in order"
+is "$(grep -c '^outside ' "$CBT_TMP/plain.txt")" 0 "on the double itself: no outside table"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $(c["out_shim_ns"]) != "" { bad++ } END { exit !(NR == 5 && !bad) }' \
+    "$CBT_TMP/plain.csv"
+ok $? "on the double itself: the CSV's outside columns are empty"
+done_testing
