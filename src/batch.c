@@ -376,12 +376,30 @@ static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *c
     cbt_record_finding(&ev, caller);
 }
 
+/* A batch id (process.h): from the thread's block of them, a new block when
+ * it is spent or of another image (a forked child's); without the thread's
+ * state, from the image's counter itself.  The steady path's ids are the
+ * steps': one thread alone numbers its batches 0, 1, 2, ... */
+CBT_COLD_FN static uint64_t thread_batch_ids(struct cbt_thread *t, uint64_t tag)
+{
+    return cbt_batch_ids_take(tag, &t->steady.id_next, &t->steady.id_end);
+}
+
+static inline uint64_t thread_batch_id(struct cbt_thread *t, uint64_t tag)
+{
+    struct cbt_steady *s = &t->steady;
+    return cbt_likely(s->id_next != s->id_end && ((s->id_next ^ tag) >> 32) == 0) ? s->id_next++
+                                                                                  : thread_batch_ids(t, tag);
+}
+
 /* describe: ids, the stream (before the call), the signs of mixed-up ABIs. */
 static void step_describe(struct batch *x)
 {
     const struct call *k = x->k;
     x->b = (struct cbt_ev_batch){
-        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = cbt_next_batch_id(), .api = (uint8_t)k->api,
+        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION,
+        .batch_id = x->t ? thread_batch_id(x->t, cbt_image_id() & 0xffffffff00000000ull) : cbt_next_batch_id(),
+        .api = (uint8_t)k->api,
         .door = (uint8_t)k->door, .capture = CBT_CAPTURE_UNKNOWN, .num_ops = k->n, .flags = k->flags,
         .op_list = (uint64_t)(uintptr_t)(x->d1 ? (void *)k->dsts : (void *)k->ops),
         .stream = (uint64_t)(uintptr_t)k->stream, .device = -1, .fail_idx = UINT64_MAX,
@@ -736,7 +754,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
     struct cbt_steady_rec rec;
-    rec.h[CBT_H_ID] = cbt_next_batch_id_tagged(t->steady.tag);
+    rec.h[CBT_H_ID] = thread_batch_id(t, t->steady.tag);
     /* what gputime.c reads of the batch; the stream's slot holds its
      * description while the steady state does */
     struct cbt_ev_batch b = {
@@ -808,7 +826,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     }
 
     struct cbt_steady_rec rec;
-    rec.h[CBT_H_ID] = cbt_next_batch_id_tagged(s->tag);
+    rec.h[CBT_H_ID] = thread_batch_id(t, s->tag);
     rec.gpu = false;
     const int32_t tid = s->tid;
     t->depth++;
@@ -839,8 +857,10 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
               slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
               t->cache.generation == x->look.generation && cbt_kind_cache_enabled(); /* then only turned off */
+    /* the ids the thread holds are kept (thread_batch_id checks their image) */
     t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
-                                    .tag = cbt_image_id() & 0xffffffff00000000ull, .tid = cbt_tid(),
+                                    .tag = cbt_image_id() & 0xffffffff00000000ull, .id_next = t->steady.id_next,
+                                    .id_end = t->steady.id_end, .tid = cbt_tid(),
                                     .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
                                     .stream_index = x->stream_index, .valid = ok};
 }

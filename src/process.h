@@ -23,4 +23,22 @@ static inline uint64_t cbt_next_batch_id_tagged(uint64_t tag)
     return tag | (__atomic_fetch_add(&cbt_batch_counter, 1, __ATOMIC_RELAXED) & 0xffffffffull);
 }
 
+/* Batch ids a thread takes at a time (batch.c, thread_batch_id): one
+ * atomic add on the image's counter per block, not per batch (a locked add
+ * costs a batch more than the rest of its id).  Ids stay unique in the
+ * image and rise along each thread; one thread alone numbers its batches
+ * 0, 1, 2, ...; across threads they are not in the order of the calls. */
+#define CBT_ID_BLOCK 256u
+
+/* A block of ids for the holder of [*next, *end): returns the first, the
+ * rest left in the range (never past the counter's 32 bits). */
+static inline uint64_t cbt_batch_ids_take(uint64_t tag, uint64_t *next, uint64_t *end)
+{
+    uint64_t base = __atomic_fetch_add(&cbt_batch_counter, CBT_ID_BLOCK, __ATOMIC_RELAXED) & 0xffffffffull;
+    uint64_t n = 0x100000000ull - base < CBT_ID_BLOCK ? 0x100000000ull - base : CBT_ID_BLOCK;
+    *next = (tag | base) + 1;
+    *end = (tag | base) + n;
+    return tag | base;
+}
+
 #endif

@@ -43,6 +43,7 @@ struct cbt_steady {
     CUstream stream; /* NULL: none (special handles never) */
     uint64_t generation;
     uint64_t tag;    /* the image id's high half, and the thread's id: the same */
+    uint64_t id_next, id_end; /* batch ids this thread holds (process.h), tag included */
     int32_t tid;     /* until a fork, which moves the memory generation */
     uint32_t epoch;
     uint8_t ptsz, stream_index, valid;

@@ -29,6 +29,10 @@ same=$(batch_events "$t" | awk '$1 == "b" && $2 == $4' | wc -l)
 is "$same" $((8 * K)) "8 threads: every batch event written by its calling thread (tid = vtid)"
 ids=$(batch_results "$t" | awk '{print $1}' | sort -n | uniq | wc -l)
 is "$ids" $((8 * K)) "8 threads: every batch_id distinct"
+# A thread takes its batch numbers in blocks (src/process.h): they rise
+# along each thread's events, whatever the other threads take.
+falls=$(batch_events "$t" | awk '$1 == "b" { if (($2 in last) && $3 <= last[$2]) n++; last[$2] = $3 } END { print n + 0 }')
+is "$falls" 0 "8 threads: each thread's batch numbers rise along its events"
 "$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/thr-$$" >"$CBT_TMP/thr-$$.json" 2>&1
 is "$(grep -o '"threads": [0-9]*' "$CBT_TMP/thr-$$.json")" '"threads": 8' \
     "8 threads: cubatchtrace summary counts the 8 calling threads"
