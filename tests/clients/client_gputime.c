@@ -93,9 +93,12 @@ static void say_data(CUstream s)
 static void say_exchanges(void)
 {
     fakecuda_mode_exchanges_fn f = (fakecuda_mode_exchanges_fn)dlsym(RTLD_DEFAULT, "fakecuda_mode_exchanges");
+    fakecuda_mode_exchanges_fn ft = (fakecuda_mode_exchanges_fn)dlsym(RTLD_DEFAULT, "fakecuda_thread_mode_exchanges");
     fakecuda_ctx_pushes_fn p = (fakecuda_ctx_pushes_fn)dlsym(RTLD_DEFAULT, "fakecuda_ctx_pushes");
     if (f)
         printf("exchanges %llu\n", f());
+    if (ft)
+        printf("thread_exchanges %llu\n", ft()); /* this thread's alone */
     if (p)
         printf("pushes %llu\n", p());
     fflush(stdout);

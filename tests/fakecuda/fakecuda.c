@@ -126,6 +126,7 @@ static __thread unsigned long long fc_ptds_id; /* per-thread stream's id, 0 unti
 static atomic_ullong fc_batch_count;
 static atomic_ullong fc_pointer_queries;
 static atomic_ullong fc_mode_exchanges; /* cuThreadExchangeStreamCaptureMode calls */
+static __thread unsigned long long fc_thread_exchanges; /* the calling thread's share of them */
 static atomic_ullong fc_ctx_pushes;     /* cuCtxPushCurrent calls */
 /* fakecuda_place_next_alloc: where the next allocation goes (NULL: the heap). */
 static void *_Atomic fc_next_place;
@@ -308,6 +309,7 @@ FC_EXPORT unsigned long long fakecuda_batch_calls(void) { return atomic_load(&fc
 FC_EXPORT unsigned long long fakecuda_pointer_queries(void) { return atomic_load(&fc_pointer_queries); }
 
 FC_EXPORT unsigned long long fakecuda_mode_exchanges(void) { return atomic_load(&fc_mode_exchanges); }
+FC_EXPORT unsigned long long fakecuda_thread_mode_exchanges(void) { return fc_thread_exchanges; }
 
 FC_EXPORT unsigned long long fakecuda_ctx_pushes(void) { return atomic_load(&fc_ctx_pushes); }
 
@@ -1236,6 +1238,7 @@ FC_ENTRY(CUresult, cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode
     if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
     atomic_fetch_add(&fc_mode_exchanges, 1);
+    fc_thread_exchanges++;
     CUstreamCaptureMode old = fc_thread_mode;
     fc_thread_mode = *mode;
     *mode = old;

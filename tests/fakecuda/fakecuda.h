@@ -23,6 +23,7 @@ unsigned long long fakecuda_pointer_queries(void);
 
 /* Calls of cuThreadExchangeStreamCaptureMode since load, on every thread. */
 unsigned long long fakecuda_mode_exchanges(void);
+unsigned long long fakecuda_thread_mode_exchanges(void); /* the calling thread's alone */
 
 /* Calls of cuCtxPushCurrent since load, on every thread. */
 unsigned long long fakecuda_ctx_pushes(void);
