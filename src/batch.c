@@ -376,20 +376,37 @@ static void emit_finding(uint64_t batch_id, const struct cbt_finding *f, void *c
     cbt_record_finding(&ev, caller);
 }
 
-/* A batch id (process.h): from the thread's block of them, a new block when
- * it is spent or of another image (a forked child's); without the thread's
- * state, from the image's counter itself.  The steady path's ids are the
- * steps': one thread alone numbers its batches 0, 1, 2, ... */
-CBT_COLD_FN static uint64_t thread_batch_ids(struct cbt_thread *t, uint64_t tag)
+/* A batch id (process.h): from the thread's block of them, a new block
+ * when it is spent; without the thread's state, from the image's counter
+ * itself.  The steady path's ids are the steps': one thread alone numbers
+ * its batches 0, 1, 2, ...  The steps drop a block of another image (a
+ * forked child's) first; the steady path, which a fork leaves until the
+ * steps ran, need not. */
+CBT_COLD_FN static uint64_t thread_batch_ids(struct cbt_steady *s)
 {
-    return cbt_batch_ids_take(tag, &t->steady.id_next, &t->steady.id_end);
+    return cbt_batch_ids_take(s->id_next & 0xffffffff00000000ull, &s->id_next, &s->id_left);
 }
 
-static inline uint64_t thread_batch_id(struct cbt_thread *t, uint64_t tag)
+static inline uint64_t thread_batch_id(struct cbt_steady *s)
 {
-    struct cbt_steady *s = &t->steady;
-    return cbt_likely(s->id_next != s->id_end && ((s->id_next ^ tag) >> 32) == 0) ? s->id_next++
-                                                                                  : thread_batch_ids(t, tag);
+    if (cbt_likely(s->id_left)) {
+        s->id_left--;
+        return s->id_next++;
+    }
+    return thread_batch_ids(s);
+}
+
+/* The steps' batch id: the thread's block first made the image's. */
+static uint64_t steps_batch_id(struct cbt_thread *t)
+{
+    if (!t)
+        return cbt_next_batch_id();
+    const uint64_t tag = cbt_image_id() & 0xffffffff00000000ull;
+    if ((t->steady.id_next ^ tag) >> 32) {
+        t->steady.id_next = tag;
+        t->steady.id_left = 0;
+    }
+    return thread_batch_id(&t->steady);
 }
 
 /* describe: ids, the stream (before the call), the signs of mixed-up ABIs. */
@@ -398,7 +415,7 @@ static void step_describe(struct batch *x)
     const struct call *k = x->k;
     x->b = (struct cbt_ev_batch){
         .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION,
-        .batch_id = x->t ? thread_batch_id(x->t, cbt_image_id() & 0xffffffff00000000ull) : cbt_next_batch_id(),
+        .batch_id = steps_batch_id(x->t),
         .api = (uint8_t)k->api,
         .door = (uint8_t)k->door, .capture = CBT_CAPTURE_UNKNOWN, .num_ops = k->n, .flags = k->flags,
         .op_list = (uint64_t)(uintptr_t)(x->d1 ? (void *)k->dsts : (void *)k->ops),
@@ -754,7 +771,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
     struct cbt_steady_rec rec;
-    rec.h[CBT_H_ID] = thread_batch_id(t, t->steady.tag);
+    rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     /* what gputime.c reads of the batch; the stream's slot holds its
      * description while the steady state does */
     struct cbt_ev_batch b = {
@@ -826,7 +843,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     }
 
     struct cbt_steady_rec rec;
-    rec.h[CBT_H_ID] = thread_batch_id(t, s->tag);
+    rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     rec.gpu = false;
     const int32_t tid = s->tid;
     t->depth++;
@@ -857,10 +874,9 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
               slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
               t->cache.generation == x->look.generation && cbt_kind_cache_enabled(); /* then only turned off */
-    /* the ids the thread holds are kept (thread_batch_id checks their image) */
+    /* the ids the thread holds are kept (this batch's steps made them the image's) */
     t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
-                                    .tag = cbt_image_id() & 0xffffffff00000000ull, .id_next = t->steady.id_next,
-                                    .id_end = t->steady.id_end, .tid = cbt_tid(),
+                                    .id_next = t->steady.id_next, .id_left = t->steady.id_left, .tid = cbt_tid(),
                                     .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
                                     .stream_index = x->stream_index, .valid = ok};
 }

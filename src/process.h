@@ -30,14 +30,15 @@ static inline uint64_t cbt_next_batch_id_tagged(uint64_t tag)
  * 0, 1, 2, ...; across threads they are not in the order of the calls. */
 #define CBT_ID_BLOCK 256u
 
-/* A block of ids for the holder of [*next, *end): returns the first, the
- * rest left in the range (never past the counter's 32 bits). */
-static inline uint64_t cbt_batch_ids_take(uint64_t tag, uint64_t *next, uint64_t *end)
+/* A block of ids under `tag` (the image id's high half): returns the
+ * first, the next in *next and how many are left after it in *left (never
+ * past the counter's 32 bits). */
+static inline uint64_t cbt_batch_ids_take(uint64_t tag, uint64_t *next, uint32_t *left)
 {
     uint64_t base = __atomic_fetch_add(&cbt_batch_counter, CBT_ID_BLOCK, __ATOMIC_RELAXED) & 0xffffffffull;
     uint64_t n = 0x100000000ull - base < CBT_ID_BLOCK ? 0x100000000ull - base : CBT_ID_BLOCK;
     *next = (tag | base) + 1;
-    *end = (tag | base) + n;
+    *left = (uint32_t)(n - 1);
     return tag | base;
 }
 

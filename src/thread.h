@@ -42,10 +42,10 @@ struct cbt_stream_slot {
 struct cbt_steady {
     CUstream stream; /* NULL: none (special handles never) */
     uint64_t generation;
-    uint64_t tag;    /* the image id's high half, and the thread's id: the same */
-    uint64_t id_next, id_end; /* batch ids this thread holds (process.h), tag included */
+    uint64_t id_next; /* the thread's next batch id (process.h): its high half the image's tag */
     int32_t tid;     /* until a fork, which moves the memory generation */
     uint32_t epoch;
+    uint32_t id_left; /* ids left in the thread's block from id_next */
     uint8_t ptsz, stream_index, valid;
 };
 
@@ -72,6 +72,8 @@ struct cbt_thread {
     struct cbt_finding *findings;
     CUDA_MEMCPY3D_BATCH_OP *copies;     /* a 1D batch's copies as ops */
 };
+_Static_assert(offsetof(struct cbt_thread, cache.array_recent) + sizeof(struct cbt_recent) <= 128,
+               "the steady state and the recents fit the thread block's first two cache lines");
 
 /* The calling thread's state, made on first use; NULL when out of memory. */
 extern CBT_TLS struct cbt_thread *cbt_tls_thread __attribute__((visibility("hidden")));

@@ -549,7 +549,6 @@ static bool pid_wanted(const struct reader *r, int64_t vpid)
     return false;
 }
 
-
 /*
  * The bytes of sequence member `which` of `pl`, copied into r->seq[which]:
  * each element in the machine's byte order (the recorder's, for elements
@@ -1079,7 +1078,6 @@ static int pipe_push(struct pipe *p, bt_message_array_const msgs, uint64_t count
     return failed ? -1 : 0;
 }
 
-
 /* The bytes of the files in trace directory `dir` (its stream files and metadata). */
 static uint64_t trace_bytes(const char *dir)
 {
@@ -1314,7 +1312,6 @@ static int find_traces(struct reader *r, const char *dir, int depth)
     free(subs);
     return rc;
 }
-
 
 /* A quoted absolute path inside a message ('...' or `...`), copied to buf. */
 static bool quoted_path(const char *m, char *buf, size_t len)
