@@ -8,9 +8,13 @@ show:    every line but the legend, without what differs from run to run or
          names the recorder (vpid, id, image, tid, host, driver_ns, caller,
          format, rules, inline: the inline findings are compared only within
          one rules version); every address or other large number renamed by
-         its first appearance (two runs of a program lay out memory alike,
-         not at the same addresses); --sort: the lines sorted, addresses and
-         stream ids left out (threads: their order is the scheduler's).
+         its first appearance in its batch (two runs of a program lay out
+         memory alike, not at the same addresses; and whether a buffer freed
+         after one batch is handed out again for the next depends on how
+         much the heap held before, which the recorder's own allocations and
+         the environment move: page-aligned blocks split the heap's free
+         space by where its top lies); --sort: the lines sorted, addresses
+         and stream ids left out (threads: their order is the scheduler's).
 summary: the counts and the tables by what the ops are (rows: name, batches,
          ops, bytes; bytes per op where the table has them), the findings
          (rule, severity, count).
@@ -42,6 +46,8 @@ def show(data, sort):
         if line.startswith("#"):
             continue
         line = DROP.sub("", line)
+        if line.startswith("batch "):
+            seen.clear()
         if sort:  # threads: the order of batches, so of first appearances and stream ids, is the scheduler's
             line = re.sub(r' stream_id=\d+', '', re.sub(r'0x[0-9a-fA-F]{6,}', 'X', line))
         out.append(big(line).rstrip())
