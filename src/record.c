@@ -738,6 +738,22 @@ CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_re
     return true;
 }
 
+/* n words from src to dst, one at a time.  For the few words of a small
+ * batch: a copy of unknown length becomes rep movsq, whose start-up costs
+ * tens of cycles however short the copy (a 1D batch of one copy made three
+ * of them); the empty asm keeps the compiler from turning the loop back
+ * into one. */
+static inline __attribute__((always_inline)) void copy_words(uint64_t *dst, const void *src, size_t n)
+{
+    const char *from = src;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w;
+        memcpy(&w, from + 8 * i, 8);
+        dst[i] = w;
+        __asm__ volatile("");
+    }
+}
+
 /* t of a steady batch: h, the memo's hdr, what the event carries there
  * (inl: a b or c event; else a bs or cs event, which carries the ops or the
  * arrays and attributes in sequences of their own, and a cs event the
@@ -760,16 +776,19 @@ static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dic
         memcpy(p, s->attrs, 8 * CBT_EV_ATTR_WORDS);
         p[CBT_EV_ATTR_WORDS] = *s->attrs_idxs;
         p += CBT_EV_ATTR_WORDS + 1;
-        memcpy(p, s->list, 8 * n);
-        memcpy(p + n, s->srcs, 8 * n);
-        memcpy(p + 2 * n, s->sizes, 8 * n);
+        copy_words(p, s->list, n);
+        copy_words(p + n, s->srcs, n);
+        copy_words(p + 2 * n, s->sizes, n);
         p += 3 * n;
     } else if (cbt_likely(n == 1)) {
         memcpy(p, s->list, CBT_EV_OP_SIZE); /* the usual batch: a copy of known size */
         p += CBT_EV_OP_WORDS;
     } else {
-        memcpy(p, s->list, CBT_EV_OP_SIZE * n);
-        p += CBT_EV_OP_WORDS * n;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(p, (const CUDA_MEMCPY3D_BATCH_OP *)s->list + i, CBT_EV_OP_SIZE); /* as for one op */
+            p += CBT_EV_OP_WORDS;
+            __asm__ volatile(""); /* one op at a time (see copy_words) */
+        }
     }
     bool same = cbt_likely(2 * n <= CBT_DICT_SMALL) ? small_refs_repeat(d, s->refs, n) : refs_repeat(d, s->refs, n, n);
     if (cbt_likely(same)) {
@@ -794,7 +813,11 @@ CBT_HOT_FN void cbt_record_steady3d(struct cbt_dict *d, const struct cbt_steady_
     if (inl) {
         cbt_tp(b, t, words, ip);
     } else {
-        const struct cbt_ev_rec r = {.tail = t, .tail_words = words, .count = (uint32_t)s->n, .ops = s->list};
+        struct cbt_ev_rec r; /* what bs reads, alone: an initialiser of the whole struct is a rep stosq */
+        r.tail = t;
+        r.tail_words = words;
+        r.count = (uint32_t)s->n;
+        r.ops = s->list;
         cbt_tp(bs, &r, ip);
     }
     write_unlock(locked);
@@ -811,9 +834,15 @@ CBT_HOT_FN void cbt_record_steady1d(struct cbt_dict *d, const struct cbt_steady_
     if (inl) {
         cbt_tp(c, t, words, ip);
     } else {
-        const struct cbt_ev_rec r = {.tail = t, .tail_words = words, .count = (uint32_t)s->n, .nattrs = 1,
-                                     .attrs = s->attrs, .dsts = (const uint64_t *)s->list,
-                                     .srcs = (const uint64_t *)s->srcs, .sizes = (const uint64_t *)s->sizes};
+        struct cbt_ev_rec r; /* what cs reads, alone (as for bs above) */
+        r.tail = t;
+        r.tail_words = words;
+        r.count = (uint32_t)s->n;
+        r.nattrs = 1;
+        r.attrs = s->attrs;
+        r.dsts = (const uint64_t *)s->list;
+        r.srcs = (const uint64_t *)s->srcs;
+        r.sizes = (const uint64_t *)s->sizes;
         cbt_tp(cs, &r, ip);
     }
     write_unlock(locked);
