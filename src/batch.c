@@ -544,7 +544,7 @@ static void step_record(struct batch *x)
         cbt_record_batch1d(x->dict, &x->b, si, gpu, &x->b1, x->k->attrs, x->k->attrs_idxs, x->k->dsts, x->k->srcs,
                            x->k->sizes, x->n, x->refs, x->caller);
     else
-        cbt_record_batch(x->dict, &x->b, si, gpu, x->k->ops, x->n, x->refs, 0, x->caller);
+        cbt_record_batch(x->dict, &x->b, si, gpu, x->k->ops, x->n, x->refs, x->caller);
 }
 
 /* Strict mode and the stderr report: the findings the driver's answer adds
@@ -698,31 +698,13 @@ static inline uint8_t capture_of(const struct call *k, CUresult r)
                                                                              k->stream);
 }
 
-/* A steady 3D batch whose checked ops (before the list's last page: the
- * driver reads them whatever its answer) fill whole chunks after its first:
- * those chunks written now, while the lookup has just read their ops and
- * before the call evicts them (cbt_record_ahead3d), the rest after the call
- * as before; whole chunks only, so that the batch takes no more events than
- * it would.  The dictionary is refreshed first when due, so that their refs
- * name entries written before them.  Returns how far they went (0: none
- * written).  For checked >= 2 * CBT_EV_CHUNK3D. */
-static __attribute__((noinline)) size_t steady_ahead(struct cbt_thread *t, const struct call *k, uint64_t id,
-                                                     int32_t tid, const uint16_t *refs, size_t checked, void *caller)
-{
-    const size_t to = checked / CBT_EV_CHUNK3D * CBT_EV_CHUNK3D;
-    const uint64_t now = cbt_mono_coarse_ns();
-    if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, now)))
-        steady_refresh(t, k, id, tid, now, refs);
-    return cbt_record_ahead3d(&t->dict, id, k->ops, to, refs, caller) ? to : 0;
-}
-
 /* The batch record of a steady batch whose hdr holds an optional value (a
  * failIdx, a result beyond w, attributes not one of one, fewer ops read than
  * passed) or that takes more than one event: the general writer. */
 CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
                                   size_t recorded, uint8_t si, const uint64_t h[CBT_EV_HEAD_WORDS],
                                   uint8_t capture, uint64_t fail_idx, CUresult r, size_t attrs_read, bool gpu,
-                                  size_t ahead, void *caller)
+                                  void *caller)
 {
     struct cbt_ev_batch b = {
         .batch_id = h[CBT_H_ID], .api = (uint8_t)k->api, .door = (uint8_t)k->door,
@@ -740,7 +722,7 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
         cbt_record_batch1d(&t->dict, &b, si, gpu, &b1, k->attrs, k->attrs_idxs, k->dsts, k->srcs, k->sizes, k->n,
                            refs, caller);
     } else {
-        cbt_record_batch(&t->dict, &b, si, gpu, k->ops, recorded, refs, ahead, caller);
+        cbt_record_batch(&t->dict, &b, si, gpu, k->ops, recorded, refs, caller);
     }
 }
 
@@ -749,7 +731,7 @@ CBT_COLD_FN static void steady_record_general(struct cbt_thread *t, const struct
 static inline void steady_write(struct cbt_thread *t, const struct call *k, bool d1, const uint16_t *refs,
                                 size_t recorded, uint8_t si, struct cbt_steady_rec *rec, uint8_t capture,
                                 uint64_t fail_idx, CUresult r, int32_t tid, uint64_t driver_ns, size_t attrs_read,
-                                size_t ahead, void *caller)
+                                void *caller)
 {
     rec->h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
                       (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
@@ -774,7 +756,7 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
             cbt_record_steady3d(&t->dict, rec, caller);
     } else {
         steady_record_general(t, k, d1, refs, recorded, si, rec->h, capture, fail_idx, r, attrs_read, rec->gpu,
-                              ahead, caller);
+                              caller);
     }
 }
 
@@ -784,15 +766,12 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
  * unchecked: as on the untimed way, some 3D ops' form left to the driver. */
 __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller,
                                                        bool d1, const uint16_t *refs, size_t attrs_read,
-                                                       bool unchecked, size_t checked)
+                                                       bool unchecked)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
-    const size_t ahead = cbt_unlikely(checked >= 2 * CBT_EV_CHUNK3D)
-                             ? steady_ahead(t, k, rec.h[CBT_H_ID], t->steady.tid, refs, checked, caller)
-                             : 0;
     /* what gputime.c reads of the batch; the stream's slot holds its
      * description while the steady state does */
     struct cbt_ev_batch b = {
@@ -819,7 +798,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                                 : k->n;
     rec.gpu = cbt_gpu_follows(&gt);
     steady_write(t, k, d1, refs, recorded, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
-                 ahead, caller);
+                 caller);
     cbt_gpu_after(&gt, b.batch_id); /* after the batch event, which its gpu_time follows */
     return r;
 }
@@ -838,7 +817,6 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         return false;
     size_t attrs_read = 0;
     bool unchecked = false; /* 3D: some ops' form left to the driver's answer */
-    size_t checked = 0;     /* 3D: the ops checked for form, those before the list's last page */
     if (d1) {
         /* what cbt_copies_driver_reads asks (the stream is the steady one,
          * which the driver knows), the copies' test with their refs; the
@@ -854,13 +832,13 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     } else {
         if (k->flags || !k->ops)
             return false;
-        checked = cbt_ops_to_check(k->ops, k->n);
+        size_t checked = cbt_ops_to_check(k->ops, k->n);
         unchecked = checked < k->n;
         if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked))
             return false;
     }
     if (cbt_unlikely(timed)) {
-        *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked, checked);
+        *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked);
         return true;
     }
 
@@ -868,9 +846,6 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     rec.gpu = false;
     const int32_t tid = s->tid;
-    const size_t ahead = cbt_unlikely(checked >= 2 * CBT_EV_CHUNK3D)
-                             ? steady_ahead(t, k, rec.h[CBT_H_ID], tid, refs, checked, caller)
-                             : 0;
     t->depth++;
     uint64_t t0 = cbt_mono_ns();
     CUresult r = forward(k, k->n, k->num_attrs);
@@ -886,7 +861,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
-    steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, tid, t1 - t0, attrs_read, ahead, caller);
+    steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, tid, t1 - t0, attrs_read, caller);
     *res = r;
     return true;
 }

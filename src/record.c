@@ -490,7 +490,7 @@ static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WOR
 }
 
 CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
-                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, size_t ahead, void *ip)
+                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip)
 {
     if (!cbt_tp_enabled(b))
         return;
@@ -525,29 +525,8 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
         else
             cbt_tp(bo, &r, ip);
         first += count;
-        if (first == CBT_EV_CHUNK3D && ahead > first)
-            first = ahead; /* those went before (cbt_record_ahead3d) */
     } while (first < n);
     write_unlock(locked);
-}
-
-bool cbt_record_ahead3d(const struct cbt_dict *d, uint64_t id, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t to,
-                        const uint16_t *refs, void *ip)
-{
-    if (!cbt_tp_enabled(b) || !cbt_tp_enabled(ba))
-        return false;
-    struct cbt_ev_rec r = {.h = {id}, .key = d->key};
-    bool locked = write_lock();
-    for (size_t first = CBT_EV_CHUNK3D; first < to; first += CBT_EV_CHUNK3D) {
-        r.first = first;
-        r.count = to - first < CBT_EV_CHUNK3D ? (uint32_t)(to - first) : CBT_EV_CHUNK3D;
-        r.ops = ops + first;
-        r.refs = refs + 2 * first;
-        r.nrefs_ops = r.count;
-        cbt_tp(ba, &r, ip);
-    }
-    write_unlock(locked);
-    return true;
 }
 
 CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
@@ -733,7 +712,7 @@ CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_re
         cbt_record_batch1d(d, &b, s->stream_index, s->gpu, &b1, s->attrs, s->attrs_idxs, s->list, s->srcs, s->sizes,
                            s->n, s->refs, ip);
     } else {
-        cbt_record_batch(d, &b, s->stream_index, s->gpu, s->list, s->n, s->refs, 0, ip);
+        cbt_record_batch(d, &b, s->stream_index, s->gpu, s->list, s->n, s->refs, ip);
     }
     return true;
 }

@@ -117,20 +117,9 @@ uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
 
 /* Write a 3D batch: its header (the fields of format 2, of which the
  * record keeps what <cubatchtrace/events.h> lists) and ops[0, n) with refs
- * (2 per op; NULL: none learned).  gpu: a gpu_time event of it follows.
- * ahead: the ops from CBT_EV_CHUNK3D up to `ahead` went before it
- * (cbt_record_ahead3d; 0: none did). */
+ * (2 per op; NULL: none learned).  gpu: a gpu_time event of it follows. */
 void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,
-                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, size_t ahead, void *ip);
-
-/* Ops [CBT_EV_CHUNK3D, to) of batch `id` and their refs (2 per op, from
- * op 0) as cubatchtrace:ba events, ahead of the batch's own: the steady
- * path writes them before the call, while its lookup has just read them
- * (the driver's work evicts the op list before the record after the call
- * would read it again).  False: none written (the session records no
- * batches). */
-bool cbt_record_ahead3d(const struct cbt_dict *d, uint64_t id, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t to,
-                        const uint16_t *refs, void *ip);
+                      const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, const uint16_t *refs, void *ip);
 
 /* Write a 1D batch: its header, its attributes read, copies [0, n) with refs. */
 void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_t stream_index, bool gpu,

@@ -9,7 +9,6 @@
  * Format 4, what the shim writes (the compact record, <cubatchtrace/events.h>):
  *   cubatchtrace:b          INFO     one per 3D batch: id, w, driver_ns, caller, hdr, its first ops and refs
  *   cubatchtrace:bo         INFO     each further chunk of a large 3D batch
- *   cubatchtrace:ba         INFO     such a chunk written ahead of its batch's b (before the call), with the thread's key
  *   cubatchtrace:c          INFO     one per 1D batch: the same header, its attributes, its first copies and refs
  *   cubatchtrace:co         INFO     each further chunk of copies
  *   cubatchtrace:ca         INFO     the attributes of a 1D batch that reads more than CBT_EV_ATTRS1D
@@ -211,22 +210,6 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, bo,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, bo, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
-
-/* A chunk of a long 3D batch written before the call, ahead of its bs:
- * bo, and the writing thread's dictionary key, by which the reader decodes
- * its refs before the batch's own event names the thread. */
-LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, ba,
-    LTTNG_UST_TP_ARGS(const struct cbt_ev_rec *, r, void *, ip),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_unused(ip)
-        CBT_TP_REC_ID
-        lttng_ust_field_integer_hex(uint64_t, key, r->key)
-        lttng_ust_field_integer(uint64_t, first, r->first)
-        CBT_TP_REC_OPS
-        CBT_TP_REC_REFS
-    )
-)
-LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, ba, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 /* A small 1D batch: everything in t (its words: the same field as CBT_TP_REC_TAIL). */
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, c,

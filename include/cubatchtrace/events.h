@@ -61,10 +61,6 @@
  *                         as a sequence of their own, then t (h, hdr, the
  *                         refs of those ops)
  *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
- *   cubatchtrace:ba       such a chunk written before the call, ahead of the
- *                         batch's bs (the steady path, for the ops from the
- *                         second chunk to the list's last page): id, key (the
- *                         writing thread's dictionary key), first, ops, refs
  *   cubatchtrace:c        a 1D batch of at most CBT_EV_INLINE1D copies and
  *                         CBT_EV_INLINE_ATTRS attributes read: t (h, hdr,
  *                         the attributes, their attrsIdxs, then dsts, srcs
@@ -386,15 +382,14 @@ struct cbt_ev_chunk {
 /* A compact record (format 4) as the shim hands it to the tracepoints
  * b, bo, c, co and ca: what an event does not carry is ignored. */
 struct cbt_ev_rec {
-    uint64_t h[CBT_EV_HEAD_WORDS]; /* id, w, driver_ns, caller (t's head); bo, ba, co, ca: h[CBT_H_ID] only */
-    uint64_t first;              /* bo, ba, co, ca: index of the first op, copy or attribute */
-    uint64_t key;                /* ba: the writing thread's dictionary key */
+    uint64_t h[CBT_EV_HEAD_WORDS]; /* id, w, driver_ns, caller (t's head); bo, co, ca: h[CBT_H_ID] only */
+    uint64_t first;              /* bo, co, ca: index of the first op, copy or attribute */
     const uint64_t *tail;        /* b, bs, c, cs: t, tail_words words (h first) */
     uint32_t tail_words;
     uint32_t count;              /* ops (bs, bo) or copies (cs, co) this event carries */
     const void *ops;             /* bs, bo: count ops (8-byte aligned) */
     const uint64_t *dsts, *srcs, *sizes; /* cs, co: count each */
-    const uint16_t *refs;        /* bo, ba, co: 2 * nrefs_ops: source, destination */
+    const uint16_t *refs;        /* bo, co: 2 * nrefs_ops: source, destination */
     uint32_t nrefs_ops;          /* count, or 0 */
     uint32_t nattrs;             /* cs, ca: attributes carried */
     const void *attrs;           /* nattrs CUmemcpyAttributes (8-byte aligned) */

@@ -1982,9 +1982,10 @@ static bool fc_batch_stream_known(CUstream hStream)
  * is copied, so a rejected batch leaves memory as it was; the copies are
  * synchronous, so every stream is always idle.
  */
-static CUresult fc_batch_body(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
-                              unsigned long long flags, CUstream hStream)
+static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
+                         CUstream hStream)
 {
+    fc_batch_enter();
     /* The H200 returns before touching *failIdx for a NULL stream. */
     if (hStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
@@ -2026,32 +2027,6 @@ static CUresult fc_batch_body(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, siz
                         src.origin + z * src.layer_pitch + y * src.row_pitch, row_bytes);
     }
     return CUDA_SUCCESS;
-}
-
-/* FAKECUDA_BATCH_EVICT_BYTES: every batch call ends by writing one byte in
- * each 64-byte line of a buffer that large, as the real driver's work runs
- * through the CPU's caches (bench/profile --evict-in-call: what reading
- * the op list both before and after the call costs a caller). */
-static void fc_batch_leave(void)
-{
-    static volatile unsigned char *buf;
-    static size_t len = SIZE_MAX;
-    if (len == SIZE_MAX) {
-        size_t want = fc_env_uint("FAKECUDA_BATCH_EVICT_BYTES");
-        buf = want ? malloc(want) : NULL;
-        len = buf ? want : 0;
-    }
-    for (size_t i = 0; i < len; i += 64)
-        buf[i]++;
-}
-
-static CUresult fc_batch(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx, unsigned long long flags,
-                         CUstream hStream)
-{
-    fc_batch_enter();
-    CUresult r = fc_batch_body(numOps, opList, failIdx, flags, hStream);
-    fc_batch_leave();
-    return r;
 }
 
 FC_ENTRY(CUresult, cuMemcpy3DBatchAsync_v2,
@@ -2136,10 +2111,11 @@ static bool fc_side1d_ok(CUdeviceptr p, size_t n)
     return true;
 }
 
-static CUresult fc_batch1d_body(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
-                                CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
-                                CUstream hStream)
+static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+                           CUstream hStream)
 {
+    fc_batch_enter();
     if (hStream == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (failIdx)
@@ -2174,16 +2150,6 @@ static CUresult fc_batch1d_body(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *si
         memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
     }
     return CUDA_SUCCESS;
-}
-
-static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
-                           CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
-                           CUstream hStream)
-{
-    fc_batch_enter();
-    CUresult r = fc_batch1d_body(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
-    fc_batch_leave();
-    return r;
 }
 
 FC_ENTRY(CUresult, cuMemcpyBatchAsync_v2,

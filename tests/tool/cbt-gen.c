@@ -138,8 +138,6 @@ static void usage(void)
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
           "  format (CBT_EV_FORMAT2, or --format's) rules (CBT_RULES_VERSION, format 2 only)\n"
           "  copies (0; 1: a 1D batch of `ops` copies of `bytes` bytes, pointers only, the shim's format)\n"
-          "  ahead (0; N: its ops from the second chunk up to N written first, as cubatchtrace:ba events,\n"
-          "         as the shim's steady path writes a long batch; the shim's format)\n"
           "  gpu (none; a gpu_time status: the shim's format) gpu_ns (1000) gpu_start (-2000)\n"
           "  last_src last_srcdev (the last op's source: a pointer of its own, of that kind, on that device)\n"
           "names are the catalogue's (catalog.h); numbers are accepted too\n",
@@ -187,7 +185,6 @@ struct spec {
     uint32_t elem;
     unsigned api, door, outcome, result, src, dst, order, site, format, rules;
     int srcdev, dstdev, device, devices, distinct, pending, inline_mode;
-    uint64_t ahead;
     int copies; /* a 1D batch (cuMemcpyBatchAsync): its ops are copies, the shim's format only */
     int numops_set, recorded_set;
     int gpu; /* a gpu_time status, -1: no event */
@@ -655,10 +652,7 @@ static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_bat
     uint8_t si = d ? cbt_dict_stream(d, h->stream, h->stream_id, h->context, h->device, h->device_count)
                    : CBT_EV_NO_STREAM;
     if (!s->copies) {
-        uint64_t ahead = s->ahead < n ? s->ahead : n;
-        if (ahead <= CBT_EV_CHUNK3D || !refs || !cbt_record_ahead3d(d, h->batch_id, b->ops, ahead, refs, caller))
-            ahead = 0;
-        cbt_record_batch(d, h, si, s->gpu >= 0, b->ops, n, refs, ahead, caller);
+        cbt_record_batch(d, h, si, s->gpu >= 0, b->ops, n, refs, caller);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -873,7 +867,6 @@ static void parse_spec(char *arg, struct spec *s)
         else if (!strcmp(kv, "distinct")) s->distinct = atoi(v) != 0;
         else if (!strcmp(kv, "format")) s->format = (unsigned)num(kv, v);
         else if (!strcmp(kv, "copies")) s->copies = atoi(v) != 0;
-        else if (!strcmp(kv, "ahead")) s->ahead = num(kv, v);
         else if (!strcmp(kv, "rules")) s->rules = (unsigned)num(kv, v);
         else if (!strcmp(kv, "pending")) s->pending = !strcmp(v, "lost") ? 2 : atoi(v) != 0;
         else if (!strcmp(kv, "inline")) s->inline_mode = !strcmp(v, "wrong") ? 2 : atoi(v) != 0;

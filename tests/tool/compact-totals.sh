@@ -7,7 +7,7 @@
 # batches of several chunks, refs that repeat the previous batch's, CUDA
 # arrays, a batch recorded pending and its batch_end, ops the driver never
 # read, small and large 1D batches whose copies the reader makes ops,
-# findings of each kind of op, chunks written ahead of their batch's event.
+# findings of each kind of op.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -23,11 +23,7 @@ S6="n=1,ops=6,numops=10,stream=0x2000,stream_id=9,format=$F"
 S7="n=4,ops=1,copies=1,api=cuMemcpyBatchAsync_v2,src=host_pageable,dst=device,bytes=65536,order=ANY,format=$F"
 S8="n=2,ops=500,copies=1,api=cuMemcpyBatchAsync_v2_ptsz,src=device,dst=host_pinned,bytes=256,format=$F"
 S9="n=3,ops=3,copies=1,api=cuMemcpyBatchAsync_v2,src=device,dst=device,violate=overlap_dst_dst@1,format=$F"
-# long batches whose ops after the first chunk came first (ba), as the
-# shim's steady path writes them: all of them, or up to the list's last page
-S10="n=2,ops=300,src=device,dst=host_pinned,bytes=512,violate=overlap_dst_dst@290,ahead=300,format=$F"
-S11="n=2,ops=600,src=host_pinned,dst=device,bytes=128,ahead=550,format=$F"
-set -- "$S1" "$S2" "$S3" "$S4" "$S5" "$S6" "$S7" "$S8" "$S9" "$S10" "$S11"
+set -- "$S1" "$S2" "$S3" "$S4" "$S5" "$S6" "$S7" "$S8" "$S9"
 
 gen_session a || { ok 1 "session a starts"; done_testing; }
 gen_run a "$@"; ok $? "generator ran"
@@ -40,7 +36,6 @@ TA=$(trace_of a)
 grep -F "vpid = $(cat "$CBT_TMP/a.pids")," "$CBT_TMP/trace.all" |
     sed -n 's/.* cubatchtrace:\([a-z_0-9]*\): .*/\1/p' | sort -u >"$CBT_TMP/names"
 is "$(grep -cxE 'b|c|operand|stream|process' "$CBT_TMP/names")" 5 "the events are b and c, operand, stream, process"
-is "$(grep -cxE 'ba' "$CBT_TMP/names")" 1 "and ba, the chunks written ahead"
 is "$(grep -cxE 'batch|batch1d|batch_ops|batch_attrs' "$CBT_TMP/names")" 0 "no batch event of format 2"
 
 "$CBT" summary --json $(pids_of a) "$TA" >"$CBT_TMP/a.json" 2>"$CBT_TMP/err"

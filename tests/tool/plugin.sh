@@ -23,7 +23,7 @@ unset BABELTRACE_PLUGIN_PATH
 # bt ARGS...: babeltrace2 with the plugin of this build tree, the expand filter after the muxer
 bt() { "$BABELTRACE2" --plugin-path="$PLUG" --no-delta "$@" -c filter.cubatchtrace.expand; }
 # consumed: the events of a batch, which the filter takes in and expands
-CONSUMED=' cubatchtrace:(b|bs|bo|ba|c|cs|co|ca|operand|stream|batch|batch_ops|batch1d|batch_attrs|batch_end|finding): '
+CONSUMED=' cubatchtrace:(b|bs|bo|c|cs|co|ca|operand|stream|batch|batch_ops|batch1d|batch_attrs|batch_end|finding): '
 # the events of the filter's own trace: its common context is vpid and ip, with no packet context before it
 OWN=' [a-z_.]+:[a-z_0-9]+: \{ vpid = -?[0-9]+, ip = 0x[0-9A-F]+ \}, \{'
 

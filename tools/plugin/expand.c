@@ -8,7 +8,7 @@
  * source.ctf.lttng-live and a muxer: time order within each trace); each one
  * goes to the tool's own decoder (read/reader.h: the same event decoding,
  * compact record, reassembly and validation as `cubatchtrace show`).  The
- * events of a batch (formats 3 and 4: b, bs, bo, ba, c, cs, co, ca, operand, stream; format 2's
+ * events of a batch (formats 3 and 4: b, bs, bo, c, cs, co, ca, operand, stream; format 2's
  * batch, batch_ops, batch1d, batch_attrs; batch_end and the shim's inline
  * finding events) stay here; every other message goes out as it came, the
  * same object (process, gpu_time, lookup, statedump, other providers,

@@ -486,13 +486,10 @@ void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1
 {
     /* a further chunk: its thread is the one whose batch has this id; mostly
      * that of the latest batch (a process writes one batch at a time), else
-     * searched among all; a chunk written ahead of its batch's event names
-     * its thread by key */
+     * searched among all */
     struct thread *t = NULL;
     const struct thread *l = c->last < c->cap ? &c->t[c->last] : NULL;
-    if (e->keyed) /* written before its batch's event: the thread its key names */
-        t = thread_of(c, w->host, e->key);
-    else if (l && l->used && l->host == w->host && l->cur_id == e->id && l->cur_is1d == d1)
+    if (l && l->used && l->host == w->host && l->cur_id == e->id && l->cur_is1d == d1)
         t = &c->t[c->last];
     for (uint64_t i = slot_of(c->cap, w->host, 0), n = 0; !t && n < c->cap; n++, i = (i + 1) & (c->cap - 1))
         if (c->t[i].used && c->t[i].host == w->host && c->t[i].cur_id == e->id && c->t[i].cur_is1d == d1) {

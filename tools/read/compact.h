@@ -20,8 +20,6 @@
  * attrs and attr_idxs 8 bytes an element, refs 2, hdr 1. */
 struct cbt_compact_ev {
     uint64_t id, w, driver_ns, caller, first;
-    uint64_t key;     /* ba: the writing thread's dictionary key */
-    bool keyed;       /* ba: a chunk ahead of its batch's event, its thread found by key */
     const uint8_t *hdr, *ops, *refs, *dsts, *srcs, *sizes, *attrs, *attr_idxs;
     uint64_t hdr_len, ops_len, refs_len, dsts_len, srcs_len, sizes_len, attrs_len, attr_idxs_len;
     bool tail;        /* format 4: hdr is t's bytes after h; what the event carries there follows it */
@@ -38,7 +36,7 @@ void cbt_compact_operand(struct cbt_compact *c, const struct cbt_where *w, uint6
 void cbt_compact_stream(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_ev_stream *e);
 /* b (d1 false) or c (d1 true): the batch and its first chunk. */
 void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, const struct cbt_compact_ev *e);
-/* bo or co: a further chunk; ba (keyed): one ahead of its batch's event. */
+/* bo or co: a further chunk. */
 void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1, const struct cbt_compact_ev *e);
 /* ca: attributes of a 1D batch, before its c event. */
 void cbt_compact_attrs(struct cbt_compact *c, const struct cbt_where *w, const struct cbt_compact_ev *e);

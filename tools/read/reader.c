@@ -43,8 +43,8 @@
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
     EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME,
-    /* formats 3 and 4, the compact record (bs and cs read as b and c; ba: bo written ahead, with a key) */
-    EK_B, EK_BO, EK_BA, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
+    /* formats 3 and 4, the compact record (bs and cs read as b and c) */
+    EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
 
 /* The fields, by the lists of events.h */
@@ -100,7 +100,6 @@ static const char *const compact_fields[X_COUNT_] = {
 static const unsigned compact_members[] = {
     [EK_B] = XB(id) | XB(w) | XB(driver_ns) | XB(caller) | XB(hdr) | XB(ops) | XB(refs),
     [EK_BO] = XB(id) | XB(first) | XB(ops) | XB(refs),
-    [EK_BA] = XB(id) | XB(key) | XB(first) | XB(ops) | XB(refs),
     [EK_C] = XB(id) | XB(w) | XB(driver_ns) | XB(caller) | XB(hdr) | XB(attrs) | XB(attr_idxs) | XB(dsts) |
              XB(srcs) | XB(sizes) | XB(refs),
     [EK_CO] = XB(id) | XB(first) | XB(dsts) | XB(srcs) | XB(sizes) | XB(refs),
@@ -339,8 +338,6 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         e->kind = EK_B;
     else if (strcmp(name, "cubatchtrace:bo") == 0)
         e->kind = EK_BO;
-    else if (strcmp(name, "cubatchtrace:ba") == 0) /* a further chunk written before its batch's event */
-        e->kind = EK_BA;
     else if (strcmp(name, "cubatchtrace:c") == 0)
         e->kind = EK_C;
     else if (strcmp(name, "cubatchtrace:cs") == 0) /* a large 1D batch: as c, its copies in sequences */
@@ -643,8 +640,6 @@ static bool read_compact(struct reader *r, const struct ecinfo *e, const bt_fiel
     x->driver_ns = ints[X_driver_ns];
     x->caller = ints[X_caller];
     x->first = ints[X_first];
-    x->key = ints[X_key];
-    x->keyed = e->kind == EK_BA;
     const uint8_t *t = NULL;
     uint64_t t_len = 0;
     const uint8_t **seqs[] = {&x->hdr, &x->ops, &x->refs, &x->dsts, &x->srcs, &x->sizes, &x->attrs, &x->attr_idxs,
@@ -789,7 +784,6 @@ static int on_event(struct reader *r, const bt_message *msg)
     case EK_B:
     case EK_C:
     case EK_BO:
-    case EK_BA:
     case EK_CO:
     case EK_CA:
     case EK_OPERAND:
@@ -1729,7 +1723,7 @@ enum cbt_decoded cbt_decoder_message(struct cbt_decoder *d, const bt_message *ms
         return CBT_DECODED_OTHER;
     switch (d->r->last_kind) {
     case EK_BATCH: case EK_BATCH_OPS: case EK_BATCH_END: case EK_FINDING: case EK_BATCH1D: case EK_BATCH_ATTRS:
-    case EK_B: case EK_BO: case EK_BA: case EK_C: case EK_CO: case EK_CA: case EK_OPERAND: case EK_STREAM:
+    case EK_B: case EK_BO: case EK_C: case EK_CO: case EK_CA: case EK_OPERAND: case EK_STREAM:
         return CBT_DECODED_BATCH;
     default:
         return CBT_DECODED_OTHER;
