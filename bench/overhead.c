@@ -60,6 +60,11 @@
  *                     line of a buffer of BYTES: over the CPU test double,
  *                     a stand-in for the real driver's work, which evicts
  *                     what the caller's path touched between two calls
+ *   --fresh           before each call (not timed, after --evict), build the
+ *                     op list (1D: the arrays) again, as a program that
+ *                     fills its list for each batch: the call then finds it
+ *                     in the cache, where without --fresh it finds it as the
+ *                     previous call and the driver's work between left it
  *   --sizes LIST      comma-separated batch sizes (default 1,4,16,64,256,1024,4096)
  *   --kinds LIST      comma-separated kinds (default d2d,h2d_pageable,array,d2d_1d)
  *   --budget S        seconds of measured rounds per row at most (default 5; --quick 0.3)
@@ -189,6 +194,7 @@ struct options {
     CUmemcpySrcAccessOrder h2d_order;
     int cpu;
     size_t evict;
+    bool fresh;
 };
 
 /* --evict: the buffer written before each call. */
@@ -200,6 +206,10 @@ static inline void evict(void)
     for (size_t i = 0; i < evict_len; i += 64)
         evict_buf[i]++;
 }
+
+/* --fresh: the list built again before each call, with this order for h2d. */
+static bool fresh_lists;
+static CUmemcpySrcAccessOrder fresh_order;
 
 /* The session goals: added calling-thread time, percent of the bare call. */
 static double goal_pct(size_t n)
@@ -750,6 +760,8 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
         evict();
+        if (fresh_lists)
+            make_ops(b, b->kind, n, fresh_order);
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
         CUresult r = call(ct, c, b, n);
@@ -1032,7 +1044,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -1059,6 +1071,8 @@ static void parse(int argc, char **argv, struct options *o)
             o->null = true;
         else if (!strcmp(a, "--evict"))
             o->evict = (size_t)strtoull(ARG(), NULL, 0);
+        else if (!strcmp(a, "--fresh"))
+            o->fresh = true;
         else if (!strcmp(a, "--no-floor"))
             o->no_floor = true;
         else if (!strcmp(a, "--floor"))
@@ -1185,6 +1199,8 @@ int main(int argc, char **argv)
             die("--evict %zu: out of memory", o.evict);
         evict_len = o.evict;
     }
+    fresh_lists = o.fresh;
+    fresh_order = o.h2d_order;
     const char *gt = getenv("CUBATCHTRACE_GPU_TIME");
     if (gt && atoi(gt) > 0)
         gpu_slack_ns = GPU_TIME_SLACK_NS;
@@ -1317,9 +1333,10 @@ int main(int argc, char **argv)
            getenv("CUBATCHTRACE_REPORT") ? getenv("CUBATCHTRACE_REPORT") : "(unset)",
            getenv("LTTNG_UST_ALLOW_BLOCKING") ? getenv("LTTNG_UST_ALLOW_BLOCKING") : "(unset)");
     printf("# ops:       4 KiB each, distinct offsets; d2d device->device; h2d_pageable malloc->device, "
-           "srcAccessOrder %s; array device->float CUDA array row (1024 floats)\n",
+           "srcAccessOrder %s; array device->float CUDA array row (1024 floats); %s\n",
            o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ? "STREAM"
-           : o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ? "DURING_API_CALL" : "ANY");
+           : o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ? "DURING_API_CALL" : "ANY",
+           o.fresh ? "the list built again before each call (--fresh)" : "the list built once per row");
     printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "
            "rotates through every permutation; cuStreamSynchronize before each call and after each block; "
            "CLOCK_MONOTONIC around each call, CLOCK_THREAD_CPUTIME_ID just outside that; "
