@@ -43,4 +43,11 @@ is "$(grep -c '^outside ' "$CBT_TMP/plain.txt")" 0 "on the double itself: no out
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $(c["out_shim_ns"]) != "" { bad++ } END { exit !(NR == 5 && !bad) }' \
     "$CBT_TMP/plain.csv"
 ok $? "on the double itself: the CSV's outside columns are empty"
+
+# --fresh: the list built again before each call, in every kind; the header says which.
+"$bench" --quick --iters 5 --warmup 1 --sizes 1,4 --kinds d2d,h2d_pageable,array,d2d_1d --mode none --floor "$floor" \
+    --libcuda "$clock" --fresh "$CBT_SHIM" >"$CBT_TMP/fresh.txt" 2>&1
+ok $? "bench/overhead --fresh runs every kind"
+is "$(grep -c '^# ops:.*the list built again before each call (--fresh)$' "$CBT_TMP/fresh.txt")" 1 "--fresh: the header says the list is built again"
+is "$(grep -c '^# ops:.*the list built once per row$' "$CBT_TMP/clock.txt")" 1 "without --fresh: the header says the list is built once"
 done_testing
