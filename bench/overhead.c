@@ -207,9 +207,11 @@ static inline void evict(void)
         evict_buf[i]++;
 }
 
-/* --fresh: the list built again before each call, with this order for h2d. */
+/* --fresh: the list built again before each call, with this order for h2d;
+ * the lists built and the measured calls, for the last line. */
 static bool fresh_lists;
 static CUmemcpySrcAccessOrder fresh_order;
+static unsigned long long lists_built, calls_measured;
 
 /* The session goals: added calling-thread time, percent of the bare call. */
 static double goal_pct(size_t n)
@@ -355,6 +357,7 @@ static CUmemcpy3DOperand dptr_operand(CUdeviceptr p)
 
 static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOrder h2d_order)
 {
+    lists_built++;
     b->kind = k;
     if (k == K_D2D_1D) {
         for (size_t i = 0; i < n; i++) {
@@ -762,6 +765,7 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
         evict();
         if (fresh_lists)
             make_ops(b, b->kind, n, fresh_order);
+        calls_measured++;
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
         CUresult r = call(ct, c, b, n);
@@ -1457,5 +1461,6 @@ int main(int argc, char **argv)
     printf("\n# summary: %d of %d rows OVER%s%s\n", over_rows, rows, over_rows ? ":" : "", over_list);
     printf("# budget:  the budget ran out before the intervals were narrow enough in %d of %d rows%s%s\n",
            budget_rows, rows, budget_rows ? ":" : "", budget_list);
+    printf("# lists:   %llu op lists built for %llu measured calls\n", lists_built, calls_measured);
     return 0;
 }

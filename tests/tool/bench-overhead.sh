@@ -50,4 +50,8 @@ ok $? "on the double itself: the CSV's outside columns are empty"
 ok $? "bench/overhead --fresh runs every kind"
 is "$(grep -c '^# ops:.*the list built again before each call (--fresh)$' "$CBT_TMP/fresh.txt")" 1 "--fresh: the header says the list is built again"
 is "$(grep -c '^# ops:.*the list built once per row$' "$CBT_TMP/clock.txt")" 1 "without --fresh: the header says the list is built once"
+# Lists built against measured calls: one before each call with --fresh, one per row without.
+lists() { awk '/^# lists: / { exit !($3 '"$2"' $8 && $8 > 0) } END { if (NR == 0) exit 1 }' "$1"; }
+lists "$CBT_TMP/fresh.txt" '>='; ok $? "--fresh: a list built before every measured call"
+lists "$CBT_TMP/clock.txt" '<'; ok $? "without --fresh: fewer lists built than calls measured"
 done_testing
