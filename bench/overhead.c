@@ -1332,9 +1332,11 @@ int main(int argc, char **argv)
     printf("# shim:      %s\n", o.shim);
     printf("# floor:     %s\n", floor_note);
     printf("# mode:      %s\n", mode_buf);
-    printf("# env:       CUBATCHTRACE_MODE=%s CUBATCHTRACE_REPORT=%s LTTNG_UST_ALLOW_BLOCKING=%s\n",
+    printf("# env:       CUBATCHTRACE_MODE=%s CUBATCHTRACE_REPORT=%s CUBATCHTRACE_SUBBUF_SIZE=%s "
+           "LTTNG_UST_ALLOW_BLOCKING=%s\n",
            getenv("CUBATCHTRACE_MODE") ? getenv("CUBATCHTRACE_MODE") : "(unset)",
            getenv("CUBATCHTRACE_REPORT") ? getenv("CUBATCHTRACE_REPORT") : "(unset)",
+           getenv("CUBATCHTRACE_SUBBUF_SIZE") ? getenv("CUBATCHTRACE_SUBBUF_SIZE") : "(unset)",
            getenv("LTTNG_UST_ALLOW_BLOCKING") ? getenv("LTTNG_UST_ALLOW_BLOCKING") : "(unset)");
     printf("# ops:       4 KiB each, distinct offsets; d2d device->device; h2d_pageable malloc->device, "
            "srcAccessOrder %s; array device->float CUDA array row (1024 floats); %s\n",

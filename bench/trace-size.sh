@@ -41,7 +41,7 @@ measure() {
     lttng enable-event -u -s "$s" -c shim 'cubatchtrace:*' --loglevel=INFO >/dev/null &&
         lttng enable-event -u -s "$s" -c floor 'cbtfloor:*' --loglevel=INFO >/dev/null &&
         lttng start "$s" >/dev/null || return 1
-    LTTNG_UST_ALLOW_BLOCKING=1 "$bench" "$shim" --floor "$floor" --mode session --iters "$calls" --warmup "$warm" \
+    LTTNG_UST_ALLOW_BLOCKING=1 CUBATCHTRACE_SUBBUF_SIZE=4M "$bench" "$shim" --floor "$floor" --mode session --iters "$calls" --warmup "$warm" \
         --sizes "$2" --kinds "$1" >/dev/null 2>&1
     st=$?
     lttng stop "$s" >/dev/null

@@ -21,8 +21,8 @@
  *              finish      the stream's id and capture state (driver:
  *                          cuStreamGetId on a stream first seen and not
  *                          being captured), the driver's result checked
- *   per chunk  record      the batch events (record.c), CBT_EV_CHUNK3D ops
- *                          or CBT_EV_CHUNK1D copies each
+ *   per chunk  record      the batch events (record.c), a chunk of ops
+ *                          or copies each (cbt_chunk3d, cbt_chunk1d)
  *
  * A batch like the thread's previous one skips the steps (steady_path, per
  * op: the refs from the previous batch's ranges, the form check before the

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cubatchtrace/events.h>
+
 #include "driver.h"
 #include "settings.h"
 
@@ -130,8 +132,58 @@ CBT_HOT struct cbt_config cbt_config_table;
 CBT_HOT int cbt_config_ready;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
+/* A size as lttng enable-channel --subbuf-size takes it (bytes, or with k,
+ * M or G, and KiB, MB...); 0 when it is not one. */
+static uint64_t parse_size(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return 0;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
+    if (shift && *end == 'i')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end || n > (UINT64_MAX >> shift))
+        return 0;
+    return (uint64_t)n << shift;
+}
+
+/* The chunk of at least `least` and at most `most` ops or copies of `each`
+ * bytes that a sub-buffer of sb bytes holds, `fixed` bytes of it taken. */
+static uint32_t chunk_for(uint64_t sb, uint64_t fixed, uint64_t each, uint32_t least, uint32_t most)
+{
+    uint64_t n = sb > fixed ? (sb - fixed) / each : 0;
+    return n < least ? least : n > most ? most : (uint32_t)n;
+}
+
+static void read_chunks(void)
+{
+    const char *v = secure_getenv("CUBATCHTRACE_SUBBUF_SIZE");
+    if (!v || !*v)
+        return;
+    uint64_t sb = parse_size(v);
+    if (!sb) {
+        cbt_warn_once(NULL, "CUBATCHTRACE_SUBBUF_SIZE=%s is not a size such as 16K or 1M: a large batch is written "
+                      "%d ops (%d copies) an event", v, CBT_EV_CHUNK3D, CBT_EV_CHUNK1D);
+        return;
+    }
+    cbt_chunk3d = chunk_for(sb, CBT_EV_CHUNK_SLACK, CBT_EV_OP_SIZE + 4, CBT_EV_CHUNK3D, CBT_EV_CHUNK3D_MAX);
+    cbt_chunk1d = chunk_for(sb, CBT_EV_CHUNK_SLACK + CBT_EV_ATTR_BYTES1D, 3 * 8 + 4, CBT_EV_CHUNK1D,
+                            CBT_EV_CHUNK1D_MAX);
+}
+
 static void read_config(void)
 {
+    read_chunks();
     const char *m = secure_getenv("CUBATCHTRACE_MODE");
     cbt_config_table.mode = CBT_MODE_OBSERVE;
     if (m && *m) {

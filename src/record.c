@@ -478,6 +478,10 @@ static inline uint8_t *hdr_begin(struct tail *t, const struct cbt_ev_batch *b, u
     return h;
 }
 
+/* settings.h: set by the configuration (src/driver.c) */
+CBT_HOT uint32_t cbt_chunk3d = CBT_EV_CHUNK3D;
+CBT_HOT uint32_t cbt_chunk1d = CBT_EV_CHUNK1D;
+
 /* h, and the refs of the event's first n ops unless they repeat: t is done. */
 static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
 {
@@ -499,7 +503,8 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
     t.p = hdr_optional(t.p, &h[0], b, n, NULL);
     h[0] |= gpu ? CBT_HDR_GPU : 0;
     tail_pad(&t);
-    bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK3D);
+    const uint32_t chunk = cbt_chunk3d;
+    bool same = d && refs_repeat(d, refs, n, chunk);
     struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
     if (n <= CBT_EV_INLINE3D) { /* one event, the ops in t */
         tail_put(&t, ops, n * sizeof *ops);
@@ -509,12 +514,12 @@ CBT_HOT_FN void cbt_record_batch(struct cbt_dict *d, const struct cbt_ev_batch *
         write_unlock(locked);
         return;
     }
-    uint32_t count0 = n < CBT_EV_CHUNK3D ? (uint32_t)n : CBT_EV_CHUNK3D;
+    uint32_t count0 = n < chunk ? (uint32_t)n : chunk;
     r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
     bool locked = write_lock();
     size_t first = 0;
     do {
-        uint32_t count = n - first < CBT_EV_CHUNK3D ? (uint32_t)(n - first) : CBT_EV_CHUNK3D;
+        uint32_t count = n - first < chunk ? (uint32_t)(n - first) : chunk;
         r.first = first;
         r.count = count;
         r.ops = ops + first;
@@ -546,7 +551,8 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
     t.p = hdr_optional(t.p, &h[0], b, n, b1);
     h[0] |= gpu ? CBT_HDR_GPU : 0;
     tail_pad(&t);
-    bool same = d && refs_repeat(d, refs, n, CBT_EV_CHUNK1D);
+    const uint32_t chunk = cbt_chunk1d;
+    bool same = d && refs_repeat(d, refs, n, chunk);
     struct cbt_ev_rec r = {.h = {b->batch_id, packed_w(b, same), b->driver_ns, b->caller}, .tail = t.w};
     size_t na = b1->attrs_recorded;
     if (n <= CBT_EV_INLINE1D && na <= CBT_EV_INLINE_ATTRS) { /* one event, everything in t */
@@ -575,11 +581,11 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
         r.attrs = attrs;
         tail_put(&t, attrs_idxs, na * sizeof *attrs_idxs);
     }
-    uint32_t count0 = n < CBT_EV_CHUNK1D ? (uint32_t)n : CBT_EV_CHUNK1D;
+    uint32_t count0 = n < chunk ? (uint32_t)n : chunk;
     r.tail_words = tail_end(&t, r.h, refs, refs && !same ? count0 : 0);
     size_t first = 0;
     do {
-        uint32_t count = n - first < CBT_EV_CHUNK1D ? (uint32_t)(n - first) : CBT_EV_CHUNK1D;
+        uint32_t count = n - first < chunk ? (uint32_t)(n - first) : chunk;
         r.first = first;
         r.count = count;
         static const uint64_t none[1];
@@ -609,8 +615,8 @@ CBT_HOT_FN void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch
          ? CBT_EV_INLINE3D * CBT_EV_OP_WORDS + (4 * CBT_EV_INLINE3D + 7) / 8                                   \
          : CBT_EV_ATTR_WORDS + 1 + 3 * CBT_EV_INLINE1D + (4 * CBT_EV_INLINE1D + 7) / 8)
 #define STEADY_CHUNK_WORDS                                                                                    \
-    (1 + (4 * CBT_EV_CHUNK1D + 7) / 8 > (4 * CBT_EV_CHUNK3D + 7) / 8 ? 1 + (4 * CBT_EV_CHUNK1D + 7) / 8        \
-                                                                    : (4 * CBT_EV_CHUNK3D + 7) / 8)
+    (1 + (4 * CBT_EV_CHUNK1D_MAX + 7) / 8 > (4 * CBT_EV_CHUNK3D_MAX + 7) / 8 ? 1 + (4 * CBT_EV_CHUNK1D_MAX + 7) / 8 \
+                                                                            : (4 * CBT_EV_CHUNK3D_MAX + 7) / 8)
 #define STEADY_WORDS                                                                                          \
     (CBT_EV_HEAD_WORDS + CBT_MEMO_WORDS +                                                                     \
      (STEADY_INLINE_WORDS > STEADY_CHUNK_WORDS ? STEADY_INLINE_WORDS : STEADY_CHUNK_WORDS))

@@ -15,6 +15,7 @@
 #include <cubatchtrace/validate.h>
 
 #include "driver.h"
+#include "settings.h"
 
 #define CBT_REF_UNKNOWN 0xffffu /* an operand the dictionary could not hold */
 
@@ -138,7 +139,7 @@ void cbt_record_batch1d(struct cbt_dict *d, const struct cbt_ev_batch *b, uint8_
 struct cbt_steady_rec {
     uint64_t h[CBT_EV_HEAD_WORDS];
     const void *list;               /* 3D: the ops; 1D: dsts */
-    size_t n;                       /* at most CBT_EV_CHUNK3D, CBT_EV_CHUNK1D */
+    size_t n;                       /* at most a chunk: cbt_chunk3d, cbt_chunk1d */
     const uint16_t *refs;
     uint8_t stream_index;
     bool d1;
@@ -154,7 +155,7 @@ static inline bool cbt_record_steady_fits(bool d1, size_t n, uint64_t fail_idx, 
                                           size_t attrs_read)
 {
     return fail_idx == UINT64_MAX && result < CBT_W_RESULT_ESCAPE &&
-           (d1 ? n <= CBT_EV_CHUNK1D && num_attrs == 1 && attrs_read == 1 : n <= CBT_EV_CHUNK3D);
+           (d1 ? n <= cbt_chunk1d && num_attrs == 1 && attrs_read == 1 : n <= cbt_chunk3d);
 }
 
 /* Write a steady batch (see above): 3D, 1D. */

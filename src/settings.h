@@ -17,6 +17,11 @@ struct cbt_config {
     bool gpu_time;        /* CUBATCHTRACE_GPU_TIME=N (N >= 1): batches timed on their stream (src/gputime.c) */
     uint32_t gpu_every;   /* ... one batch in N of each stream (per calling thread); 1: every batch */
 };
+/* Ops (copies) per bs/bo (cs/co) event: the largest the sub-buffer
+ * CUBATCHTRACE_SUBBUF_SIZE names holds, CBT_EV_CHUNK3D (1D) without it
+ * (read with the configuration; the least until then). */
+extern uint32_t cbt_chunk3d __attribute__((visibility("hidden")));
+extern uint32_t cbt_chunk1d __attribute__((visibility("hidden")));
 extern struct cbt_config cbt_config_table __attribute__((visibility("hidden")));
 extern int cbt_config_ready __attribute__((visibility("hidden")));
 const struct cbt_config *cbt_config_slow(void);

@@ -137,6 +137,14 @@ tests_clients_client_loss_LDADD = $(CBT_CLIENT_CUDA_LIBS) -lpthread
 EXTRA_tests_clients_client_loss_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 TESTS += tests/doors/loss.sh
 EXTRA_DIST += tests/doors/loss.sh
+# A large batch in as few events as the sub-buffers hold (tests/doors/chunks.sh).
+check_PROGRAMS += tests/clients/client_big3d
+tests_clients_client_big3d_SOURCES = tests/clients/client_big3d.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_big3d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_big3d_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_big3d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+TESTS += tests/doors/chunks.sh
+EXTRA_DIST += tests/doors/chunks.sh
 # A session that starts late, while another records (tests/doors/late.sh, client_loss paced).
 TESTS += tests/doors/late.sh
 EXTRA_DIST += tests/doors/late.sh

@@ -87,7 +87,9 @@ static const char usage_run[] =
     "instead of losing events, and the buffers stay at their set size (per CPU:\n"
     "--num-subbuf x --subbuf-size).  Recorded: cubatchtrace:* at TRACE_INFO and more\n"
     "severe, lttng_ust_statedump:* (to name call sites), contexts vpid, vtid,\n"
-    "procname and ip.\n"
+    "procname and ip.  The program runs with CUBATCHTRACE_SUBBUF_SIZE set to the\n"
+    "sub-buffer size (unless set already): a large batch takes as few events as\n"
+    "one sub-buffer holds.\n"
     "\n"
     "Session daemon: the one already running is used; otherwise a private one is\n"
     "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
@@ -619,6 +621,15 @@ int cbt_cmd_run(int argc, char **argv)
             signal(SIGQUIT, SIG_DFL);
             setenv("LD_PRELOAD", preload, 1);
             setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1);
+            /* the shim writes a large batch in as few events as this channel's
+             * sub-buffers hold; a value of the caller's own (another session
+             * with smaller ones) is kept */
+            uint64_t sb;
+            if (cbt_parse_size(subbuf, &sb) == 0) {
+                char v[24];
+                snprintf(v, sizeof v, "%llu", (unsigned long long)sb);
+                setenv("CUBATCHTRACE_SUBBUF_SIZE", v, 0);
+            }
             if (strict)
                 setenv("CUBATCHTRACE_MODE", "strict", 1);
             if (report)

@@ -57,8 +57,8 @@
  *
  *   cubatchtrace:b        a 3D batch of at most CBT_EV_INLINE3D ops read:
  *                         t (h, hdr, the ops, their refs)
- *   cubatchtrace:bs       a larger 3D batch: its first CBT_EV_CHUNK3D ops
- *                         as a sequence of their own, then t (h, hdr, the
+ *   cubatchtrace:bs       a larger 3D batch: its first chunk of ops
+ *                         (CBT_EV_CHUNK3D or more) as a sequence of their own, then t (h, hdr, the
  *                         refs of those ops)
  *   cubatchtrace:bo       each further chunk of a 3D batch: id, first, ops, refs
  *   cubatchtrace:c        a 1D batch of at most CBT_EV_INLINE1D copies and
@@ -67,8 +67,8 @@
  *                         and sizes, the refs)
  *   cubatchtrace:cs       a larger 1D batch: its attributes read (all of
  *                         them when at most CBT_EV_ATTRS1D, else none:
- *                         cubatchtrace:ca came before), its first
- *                         CBT_EV_CHUNK1D copies (dsts, srcs, sizes as
+ *                         cubatchtrace:ca came before), its first chunk
+ *                         of copies (dsts, srcs, sizes as
  *                         passed), then t (h, hdr, the attrsIdxs of the
  *                         attributes it carries, the refs of its copies)
  *   cubatchtrace:co       each further chunk of copies: id, first, dsts, srcs, sizes, refs
@@ -125,9 +125,19 @@
 #define CBT_H_W 1
 #define CBT_H_DRIVER_NS 2
 #define CBT_H_CALLER 3
-#define CBT_EV_CHUNK3D 128  /* ops per b/bo event (128 x 112 + 512 bytes: fits a 16 KiB sub-buffer) */
-#define CBT_EV_CHUNK1D 384  /* copies per c/co event (384 x 28 bytes) */
-#define CBT_EV_ATTRS1D 128  /* attributes a c event carries (128 x 32 bytes) */
+/* Ops (copies) per bs/bo (cs/co) event: the chunk.  The writer takes the
+ * largest that the sub-buffer CUBATCHTRACE_SUBBUF_SIZE names holds (LTTng
+ * drops an event larger than a sub-buffer), from the least below (which a
+ * 16 KiB sub-buffer, LTTng's per-process default, holds) to the most.  The
+ * reader needs no chunk size: a batch whose first event carries every op
+ * read is a single-chunk batch. */
+#define CBT_EV_CHUNK3D 128      /* the least: 128 x (112 + 4) + 1.4 KiB fits 16 KiB */
+#define CBT_EV_CHUNK1D 384      /* the least: 384 x (24 + 4) + attributes fits 16 KiB */
+#define CBT_EV_CHUNK3D_MAX 1024 /* the most: 1024 x (112 + 4) bytes, a 128 KiB sub-buffer */
+#define CBT_EV_CHUNK1D_MAX 1024 /* the most: 1024 x (24 + 4) bytes and the attributes, 64 KiB */
+#define CBT_EV_CHUNK_SLACK 2048 /* bytes of a sub-buffer left to the event's header, contexts, h and hdr */
+#define CBT_EV_ATTR_BYTES1D (CBT_EV_ATTRS1D * (24 + 8)) /* a cs event's attributes and attrsIdxs at most */
+#define CBT_EV_ATTRS1D 128  /* attributes a c event carries (128 x 24 bytes) */
 #define CBT_EV_DICT 1024    /* operand dictionary entries per thread */
 #define CBT_EV_DICT_REFRESH_NS 1000000000ull
 
@@ -177,7 +187,9 @@
 #define CBT_EV_HDR_MAX 170 /* bytes: 16 varints of at most 10 */
 /* t's words at most: h, hdr, what follows it (the attrsIdxs of a cs event
  * are the most), the refs of a chunk */
-#define CBT_EV_TAIL_WORDS (CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 + CBT_EV_ATTRS1D + (4 * CBT_EV_CHUNK1D + 7) / 8)
+#define CBT_EV_TAIL_WORDS                                                                                     \
+    (CBT_EV_HEAD_WORDS + (CBT_EV_HDR_MAX + 7) / 8 + CBT_EV_ATTRS1D +                                          \
+     (4 * (CBT_EV_CHUNK1D_MAX > CBT_EV_CHUNK3D_MAX ? CBT_EV_CHUNK1D_MAX : CBT_EV_CHUNK3D_MAX) + 7) / 8)
 
 /* The varints of hdr every batch has after the mask byte: 3 (3D), 7 (1D). */
 #define CBT_HDR_FIXED(d1) ((d1) ? 7u : 3u)

@@ -47,6 +47,16 @@ run_bg "$CBT_TMP/t4" --subbuf-size 16384 -- "$GEN" --pidfile "$CBT_TMP/t4.pid" n
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["discarded_events"], d["read"]["incomplete_batches"])' "$CBT_TMP/t4.json" 2>&1)" \
    "1 128 0 0" "16 KiB sub-buffers: the largest chunk events are all recorded"
 
+# the shim learns the channel's sub-buffer size (a large batch in as few
+# events as one holds: tests/doors/chunks.sh); a value of the caller's own is kept
+run_bg "$CBT_TMP/t5" -- sh -c 'echo "$CUBATCHTRACE_SUBBUF_SIZE" >"$0"' "$CBT_TMP/t5.sb"
+is "$(cat "$CBT_TMP/t5.sb")" 1048576 "run tells the program's shim the sub-buffer size (default 1M)"
+run_bg "$CBT_TMP/t6" --subbuf-size 64K -- sh -c 'echo "$CUBATCHTRACE_SUBBUF_SIZE" >"$0"' "$CBT_TMP/t6.sb"
+is "$(cat "$CBT_TMP/t6.sb")" 65536 "run tells the program's shim the sub-buffer size it was given (64K)"
+env CUBATCHTRACE_SUBBUF_SIZE=16K "$CBT" run -o "$CBT_TMP/t7" -- sh -c 'echo "$CUBATCHTRACE_SUBBUF_SIZE" >"$0"' \
+    "$CBT_TMP/t7.sb" >/dev/null 2>&1
+is "$(cat "$CBT_TMP/t7.sb")" 16K "a CUBATCHTRACE_SUBBUF_SIZE of the caller's own is kept"
+
 run_bg "$CBT_TMP/t2" -- "$GEN" n=1 --raise 15
 is "$st" 143 "a program killed by SIGTERM gives 128+15"
 run_bg "$CBT_TMP/t3" -- "$CBT_TMP/no-such-program"

@@ -254,7 +254,7 @@ static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1,
 /* The refs of ops [first, first + n) of the batch, into c->refs; NULL when
  * the event carries none it can use (the operands are then unknown). */
 static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const struct cbt_compact_ev *e, uint64_t n,
-                               bool first_event, uint64_t recorded, uint64_t chunk)
+                               bool first_event, uint64_t recorded)
 {
     if (!cbt_grow((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs))
         return NULL;
@@ -267,7 +267,7 @@ static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const st
     if (e->refs_len != 4 * n)
         return NULL;
     memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
-    if (first_event && n > 0 && recorded <= chunk && n == recorded) {
+    if (first_event && n > 0 && n == recorded) {
         /* the writer's previous single-chunk batch, for the next that repeats it */
         if (cbt_grow((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
             memcpy(t->prev_refs, e->refs, 2 * n * sizeof *t->prev_refs);
@@ -435,13 +435,12 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
     if (ev->tail && ev->hdr_len && (ev->hdr[0] & CBT_HDR_GPU))
         cbt_asm_gpu_expect(c->as, w, e->id); /* its gpu_time event follows */
     uint64_t n = d1 ? e->dsts_len / 8 : e->ops_len / CBT_EV_OP_SIZE;
-    uint64_t chunk = d1 ? CBT_EV_CHUNK1D : CBT_EV_CHUNK3D;
     c->last = (uint64_t)(t - c->t);
     t->cur_id = e->id;
     t->cur_is1d = d1;
     t->ops_expected = recorded;
     t->ops_seen = n;
-    const uint16_t *refs = refs_of(c, t, e, n, true, recorded, chunk);
+    const uint16_t *refs = refs_of(c, t, e, n, true, recorded);
     if (!d1) {
         hand_over(c, w, t, e->id, e->ops, n, 0, refs, &h, NULL, NULL);
         return;

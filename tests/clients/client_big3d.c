@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
+ * checked.
+ *
+ *   client_big3d K N   a batch of N copies of 256 bytes from pinned memory
+ *                      to a device buffer, then K batches of N device-to-
+ *                      device copies (block i to block N - 1 - i, the same
+ *                      operands every time: the steady path from the
+ *                      second on), then the read-back into pinned memory
+ *
+ * Says its pid on stderr; prints "batches=B ops=M" and exits 0 when every
+ * byte arrived, 1 when not, 2 when the set-up fails.
+ */
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define COPY 256
+
+static unsigned long long batches, ops_made;
+
+static CUmemcpy3DOperand ptr_of(CUdeviceptr p)
+{
+    CUmemcpy3DOperand o;
+    memset(&o, 0, sizeof o);
+    o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    o.op.ptr.ptr = p;
+    return o;
+}
+
+/* One batch of n copies: op i from src + i * COPY to dst + at(i) * COPY. */
+static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdeviceptr dst, int reverse, CUstream s)
+{
+    for (size_t i = 0; i < n; i++) {
+        memset(&ops[i], 0, sizeof ops[i]);
+        ops[i].src = ptr_of(src + i * COPY);
+        ops[i].dst = ptr_of(dst + (reverse ? n - 1 - i : i) * COPY);
+        ops[i].extent.width = COPY;
+        ops[i].extent.height = 1;
+        ops[i].extent.depth = 1;
+        ops[i].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    }
+    cc_check(cuMemcpy3DBatchAsync(n, ops, 0, s), "cuMemcpy3DBatchAsync_v2");
+    batches++;
+    ops_made += n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        cc_fail("usage: client_big3d K N");
+    size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
+    if (n == 0 || n > (1u << 20))
+        cc_fail("N must be 1..%u", 1u << 20);
+    fprintf(stderr, "client_big3d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
+    cc_load_direct();
+    CUstream s = cc_setup();
+    unsigned char *in, *back;
+    CUdeviceptr a, b;
+    cc_check(cc.MemAllocHost((void **)&in, n * COPY), "cuMemAllocHost");
+    cc_check(cc.MemAllocHost((void **)&back, n * COPY), "cuMemAllocHost");
+    cc_check(cc.MemAlloc(&a, n * COPY), "cuMemAlloc");
+    cc_check(cc.MemAlloc(&b, n * COPY), "cuMemAlloc");
+    CUDA_MEMCPY3D_BATCH_OP *ops = calloc(n, sizeof *ops);
+    if (!ops)
+        cc_fail("out of memory");
+    for (size_t i = 0; i < n * COPY; i++)
+        in[i] = (unsigned char)(i * 31 + i / 4093);
+    memset(back, 0, n * COPY);
+    batch(ops, n, (CUdeviceptr)(uintptr_t)in, a, 0, s);
+    for (size_t j = 0; j < k; j++)
+        batch(ops, n, a, b, 1, s);
+    batch(ops, n, b, (CUdeviceptr)(uintptr_t)back, 0, s);
+    cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(back + (n - 1 - i) * COPY, in + i * COPY, COPY) != 0;
+    if (bad)
+        fprintf(stderr, "client_big3d: %zu of %zu copies hold wrong bytes\n", bad, n);
+    printf("batches=%llu ops=%llu\n", batches, ops_made);
+    free(ops);
+    return bad != 0;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A large batch is written in as few events as the channel's sub-buffers
+# hold: CUBATCHTRACE_SUBBUF_SIZE names the smallest sub-buffer of the
+# sessions that record the process (`cubatchtrace run` sets it to its own);
+# without it, a chunk is 128 ops (384 copies), which LTTng's smallest
+# default sub-buffer (16 KiB, per process) holds.  However many events a
+# batch takes, the tool reads the same batches, ops, findings and totals.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+[ -n "${PYTHON3:-}" ] || skip_all "python3 not installed"
+TOOL="$top_builddir/tools/cubatchtrace"
+NORM="$PYTHON3 $top_srcdir/tests/tool/format_norm.py"
+
+# events NAME KIND: how many cubatchtrace:KIND events the client's process wrote
+events() { grep -c " cubatchtrace:$2: " "$CBT_TMP/$1.trace" || true; }
+# same NAME OTHER WHAT: show, summary and check of two runs agree
+same() {
+    is "$($NORM show <"$CBT_TMP/$1.show")" "$($NORM show <"$CBT_TMP/$2.show")" "$3: show prints the same batches and ops"
+    for t in "$1" "$2"; do
+        _p=$(sed -n 's/^client_[a-z0-9]*: pid \([0-9]*\)$/\1/p' "$CBT_TMP/$t.err")
+        "$TOOL" summary --json --pid "$_p" "$CBT_TMP/$t" 2>&1 | $NORM summary >"$CBT_TMP/$t.sum"
+        "$TOOL" check --format json --pid "$_p" "$CBT_TMP/$t" 2>/dev/null | $NORM check >"$CBT_TMP/$t.chk"
+    done
+    is "$(cat "$CBT_TMP/$1.sum")" "$(cat "$CBT_TMP/$2.sum")" "$3: summary --json gives the same counts and tables"
+    is "$(cat "$CBT_TMP/$1.chk")" "$(cat "$CBT_TMP/$2.chk")" "$3: check gives the same findings"
+}
+
+# 3D: 5 batches of 1000 ops (the first and last from and to pinned memory)
+traced "c3-least-$$" "$CLIENTS/client_big3d" 3 1000
+is "$st $(out "c3-least-$$")" "0 batches=5 ops=5000" "3D, no setting: every byte arrives"
+is "$(events "c3-least-$$" bs) $(events "c3-least-$$" bo)" "5 35" "3D, no setting: 8 events a batch (128 ops each)"
+traced "c3-1m-$$" env CUBATCHTRACE_SUBBUF_SIZE=1M "$CLIENTS/client_big3d" 3 1000
+is "$st $(out "c3-1m-$$")" "0 batches=5 ops=5000" "3D, 1M: every byte arrives"
+is "$(events "c3-1m-$$" bs) $(events "c3-1m-$$" bo)" "5 0" "3D, 1M sub-buffers: one event a batch"
+is "$(grep -c '^op ' "$CBT_TMP/c3-1m-$$.show")" 5000 "3D, 1M: show decodes every op"
+same "c3-least-$$" "c3-1m-$$" "3D, one event a batch against eight"
+traced "c3-64k-$$" env CUBATCHTRACE_SUBBUF_SIZE=65536 "$CLIENTS/client_big3d" 3 1000
+is "$(events "c3-64k-$$" bs) $(events "c3-64k-$$" bo)" "5 5" "3D, 64 KiB: two events a batch (547 ops, then the rest)"
+same "c3-least-$$" "c3-64k-$$" "3D, two events a batch against eight"
+traced "c3-bad-$$" env CUBATCHTRACE_SUBBUF_SIZE=lots "$CLIENTS/client_big3d" 3 1000
+is "$(grep -c 'CUBATCHTRACE_SUBBUF_SIZE=lots is not a size' "$CBT_TMP/c3-bad-$$.err")" 1 \
+    "a value that is not a size: one line on stderr says so"
+is "$(events "c3-bad-$$" bs) $(events "c3-bad-$$" bo)" "5 35" "... and a batch is written 128 ops an event"
+
+# 1D: 3 batches of 2000 copies
+traced "c1-least-$$" "$CLIENTS/client_1d" v2 big 2000
+is "$st $(out "c1-least-$$")" "0 batches=3 copies=6000 bytes=1536000" "1D, no setting: every byte arrives"
+is "$(events "c1-least-$$" cs) $(events "c1-least-$$" co)" "3 15" "1D, no setting: 6 events a batch (384 copies each)"
+traced "c1-1m-$$" env CUBATCHTRACE_SUBBUF_SIZE=1048576 "$CLIENTS/client_1d" v2 big 2000
+is "$(events "c1-1m-$$" cs) $(events "c1-1m-$$" co)" "3 3" "1D, 1M sub-buffers: 2 events a batch (1024 copies, then the rest)"
+same "c1-least-$$" "c1-1m-$$" "1D, two events a batch against six"
+
+# a setting that matches a tiny channel (per process, 16 KiB sub-buffers): nothing discarded
+t=c3-tiny-$$
+"$LTTNG" --no-sessiond create "$t" --output="$CBT_TMP/$t" >/dev/null &&
+    _cbt_sessions="$_cbt_sessions $t" &&
+    "$LTTNG" enable-channel -u -s "$t" --buffers-pid --blocking-timeout=inf --subbuf-size=16384 --num-subbuf=4 tiny >/dev/null &&
+    "$LTTNG" enable-event -u -s "$t" -c tiny 'cubatchtrace:*' >/dev/null &&
+    "$LTTNG" add-context -u -s "$t" -c tiny -t vpid -t vtid >/dev/null &&
+    "$LTTNG" start "$t" >/dev/null || { echo "Bail out! cannot create the LTTng session $t"; exit 1; }
+cbt_run env CUBATCHTRACE_SUBBUF_SIZE=16K "$CLIENTS/client_big3d" 3 1000 >"$CBT_TMP/$t.out" 2>"$CBT_TMP/$t.err"
+st=$?
+cbt_session_stop "$t"
+p=$(sed -n 's/^client_big3d: pid \([0-9]*\)$/\1/p' "$CBT_TMP/$t.err")
+"$TOOL" summary --json --pid "$p" "$CBT_TMP/$t" >"$CBT_TMP/$t.json" 2>&1
+is "$st $("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["discarded_events"], d["read"]["incomplete_batches"])' "$CBT_TMP/$t.json" 2>&1)" \
+    "0 5 5000 0 0" "16K in a channel of 16 KiB sub-buffers: every batch whole, nothing discarded"
+done_testing
