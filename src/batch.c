@@ -766,12 +766,13 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
  * unchecked: as on the untimed way, some 3D ops' form left to the driver. */
 __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, const struct call *k, void *caller,
                                                        bool d1, const uint16_t *refs, size_t attrs_read,
-                                                       bool unchecked)
+                                                       bool unchecked, bool uniform)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
+    rec.uniform = uniform;
     /* what gputime.c reads of the batch; the stream's slot holds its
      * description while the steady state does */
     struct cbt_ev_batch b = {
@@ -817,6 +818,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         return false;
     size_t attrs_read = 0;
     bool unchecked = false; /* 3D: some ops' form left to the driver's answer */
+    bool uniform = false;   /* 3D: every op's refs are op 0's */
     if (d1) {
         /* what cbt_copies_driver_reads asks (the stream is the steady one,
          * which the driver knows), the copies' test with their refs; the
@@ -834,17 +836,18 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
             return false;
         size_t checked = cbt_ops_to_check(k->ops, k->n);
         unchecked = checked < k->n;
-        if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked))
+        if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked, &uniform))
             return false;
     }
     if (cbt_unlikely(timed)) {
-        *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked);
+        *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked, uniform);
         return true;
     }
 
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     rec.gpu = false;
+    rec.uniform = uniform;
     const int32_t tid = s->tid;
     t->depth++;
     uint64_t t0 = cbt_mono_ns();

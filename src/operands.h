@@ -47,12 +47,14 @@ void cbt_learn_refs1d(const struct cbt_real *real, struct cbt_cache *c, struct c
                       const CUdeviceptr *dsts, const CUdeviceptr *srcs, uint16_t *refs, bool *risky);
 
 /* The steady state (src/recents.c): when the first `checked` ops are well
- * formed and every operand lies in one of the recents, their refs (true);
- * else false (refs may have been written).  Only for a caller that knows
- * the recents still hold: the same memory generation and dictionary epoch
- * as the thread's previous batch, which learned its refs (observe mode). */
+ * formed and every operand lies in one of the recents, their refs (true),
+ * and *uniform when every op's refs are op 0's (then the record need not
+ * compare them with the previous batch's one by one); else false (refs
+ * may have been written).  Only for a caller that knows the recents still
+ * hold: the same memory generation and dictionary epoch as the thread's
+ * previous batch, which learned its refs (observe mode). */
 bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                     size_t checked);
+                     size_t checked, bool *uniform);
 /* Whether it compares ops with AVX2 (set at load where the CPU has it; the
  * tests turn it off to try the SSE2 loop too). */
 extern bool cbt_recents_avx2;

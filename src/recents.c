@@ -314,7 +314,7 @@ static __attribute__((noinline)) bool others_unchecked(const struct cbt_cache *c
  * like it, then the loop above for what they left. */
 static inline __attribute__((always_inline)) bool runs(const struct cbt_cache *c, size_t n,
                                                        const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                                                       size_t checked, bool as, bool ad)
+                                                       size_t checked, bool as, bool ad, bool *uniform)
 {
     struct first f;
     if (!refs_steady(c, 1, ops, refs, checked > 0) || !first_of(c, &ops[0], &f, as, ad))
@@ -328,42 +328,51 @@ static inline __attribute__((always_inline)) bool runs(const struct cbt_cache *c
         else
 #endif
             i = like_first(&f, 1, checked, ops, refs, as, ad);
-        if (cbt_unlikely(i < checked) && !others_checked(c, checked - i, ops + i, refs + 2 * i))
-            return false;
+        if (cbt_unlikely(i < checked)) {
+            *uniform = false; /* the loop above may give other refs */
+            if (!others_checked(c, checked - i, ops + i, refs + 2 * i))
+                return false;
+        }
         i = checked;
     }
     i = in_first_ranges(&f, i, n, ops, refs, as, ad);
-    return cbt_likely(i == n) || others_unchecked(c, n - i, ops + i, refs + 2 * i);
+    if (cbt_likely(i == n))
+        return true;
+    *uniform = false;
+    return others_unchecked(c, n - i, ops + i, refs + 2 * i);
 }
 
 /* Pointer to pointer, the usual batch. */
 static __attribute__((noinline)) bool runs_steady(const struct cbt_cache *c, size_t n,
-                                                  const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs, size_t checked)
+                                                  const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs, size_t checked,
+                                                  bool *uniform)
 {
-    return runs(c, n, ops, refs, checked, false, false);
+    return runs(c, n, ops, refs, checked, false, false, uniform);
 }
 
 /* An array on either side, or both (apart: the pointers' code stays as it is). */
 static __attribute__((noinline)) bool runs_steady_arrays(const struct cbt_cache *c, size_t n,
                                                          const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                                                         size_t checked, bool as, bool ad)
+                                                         size_t checked, bool as, bool ad, bool *uniform)
 {
-    return as && ad ? runs(c, n, ops, refs, checked, true, true)
-           : as     ? runs(c, n, ops, refs, checked, true, false)
-                    : runs(c, n, ops, refs, checked, false, true);
+    return as && ad ? runs(c, n, ops, refs, checked, true, true, uniform)
+           : as     ? runs(c, n, ops, refs, checked, true, false, uniform)
+                    : runs(c, n, ops, refs, checked, false, true, uniform);
 }
 
 CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
-                                size_t checked)
+                                size_t checked, bool *uniform)
 {
     /* op 0 is read whatever its form (the driver reads it) */
+    *uniform = true; /* the runs say where they could not take an op like op 0 */
     if (n > 1) {
         const CUmemcpy3DOperandType ts = ops[0].src.type, td = ops[0].dst.type;
         const bool as = ts == CU_MEMCPY_OPERAND_TYPE_ARRAY, ad = td == CU_MEMCPY_OPERAND_TYPE_ARRAY;
         if (cbt_likely(ts == CU_MEMCPY_OPERAND_TYPE_POINTER && td == CU_MEMCPY_OPERAND_TYPE_POINTER))
-            return runs_steady(c, n, ops, refs, checked);
+            return runs_steady(c, n, ops, refs, checked, uniform);
         if ((as || ts == CU_MEMCPY_OPERAND_TYPE_POINTER) && (ad || td == CU_MEMCPY_OPERAND_TYPE_POINTER))
-            return runs_steady_arrays(c, n, ops, refs, checked, as, ad);
+            return runs_steady_arrays(c, n, ops, refs, checked, as, ad, uniform);
+        *uniform = false;
     }
     return refs_steady(c, checked, ops, refs, true) &&
            refs_steady(c, n - checked, ops + checked, refs + 2 * checked, false);

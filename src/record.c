@@ -422,12 +422,13 @@ CBT_HOT_FN static bool refs_repeat(struct cbt_dict *d, const uint16_t *refs, siz
                 return true;
         }
     }
+    d->prev_uniform = false;
     if (small) {
         memcpy(d->small_prev, refs, 2 * n * sizeof *refs);
-        d->n_prev = n;
+        d->n_prev = (uint32_t)n;
     } else if (grow16(&d->prev_refs, &d->cap_prev, 2 * n)) {
         memcpy(d->prev_refs, refs, 2 * n * sizeof *refs);
-        d->n_prev = n;
+        d->n_prev = (uint32_t)n;
     } else {
         d->n_prev = 0;
     }
@@ -687,7 +688,8 @@ static inline bool small_refs_repeat(struct cbt_dict *d, const uint16_t *refs, s
     }
     if (!same) {
         memcpy(d->small_prev, refs, 4 * n);
-        d->n_prev = n;
+        d->n_prev = (uint32_t)n;
+        d->prev_uniform = false;
     }
     return same;
 }
@@ -775,7 +777,18 @@ static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dic
             __asm__ volatile(""); /* one op at a time (see copy_words) */
         }
     }
-    bool same = cbt_likely(2 * n <= CBT_DICT_SMALL) ? small_refs_repeat(d, s->refs, n) : refs_repeat(d, s->refs, n, n);
+    /* a batch whose every op has op 0's refs, after one alike: no compare */
+    uint32_t pair;
+    memcpy(&pair, s->refs, sizeof pair);
+    bool same;
+    if (s->uniform && d->prev_uniform && d->n_prev == n && d->prev_pair == pair) {
+        same = true;
+    } else {
+        same = cbt_likely(2 * n <= CBT_DICT_SMALL) ? small_refs_repeat(d, s->refs, n) : refs_repeat(d, s->refs, n, n);
+        /* the previous refs are now these (or n_prev is 0) */
+        d->prev_uniform = s->uniform;
+        d->prev_pair = pair;
+    }
     if (cbt_likely(same)) {
         t[CBT_H_W] |= CBT_W_SAME_REFS;
     } else {

@@ -40,8 +40,10 @@ struct cbt_dict {
      * the refs' (the second); a 1D batch's memo goes on in the third */
     uint32_t epoch;     /* entries written in an older epoch are written again */
     bool emit, was_emitting;
+    bool prev_uniform;  /* the previous single-chunk batch's refs are all prev_pair */
     uint64_t epoch_ns;  /* when the epoch began */
-    size_t n_prev;      /* ops of the previous single-chunk batch (0: none) */
+    uint32_t n_prev;    /* ops of the previous single-chunk batch (0: none) */
+    uint32_t prev_pair; /* its op 0's two refs, as one word */
     /* the hdr of the thread's last steady batch (cbt_record_steady), while
      * what it encodes repeats: the op list (3D) or dsts (1D), then
      * n << 16 | stream index << 8 | 1D << 7 | its words (0: none) */
@@ -144,6 +146,7 @@ struct cbt_steady_rec {
     uint8_t stream_index;
     bool d1;
     bool gpu;                       /* a gpu_time event of it follows (CBT_HDR_GPU) */
+    bool uniform;                   /* every op's refs are op 0's (cbt_refs_steady) */
     const CUdeviceptr *srcs;        /* 1D: the other arrays, one attribute */
     const size_t *sizes;
     const CUmemcpyAttributes *attrs;

@@ -165,7 +165,7 @@ static void random_lists(const char *how)
     static CUDA_MEMCPY3D_BATCH_OP ops[300];
     static uint16_t got[600], want[600];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000;
+    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000, said_uniform = 0, wrong_uniform = 0, mixed = 0;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 300 : 20);
         alike = t % 3 != 0;
@@ -179,14 +179,26 @@ static void random_lists(const char *how)
         size_t checked = pick(3) ? n : pick((unsigned)n + 1);
         memset(got, 0, sizeof got);
         bool w = reference(&c, n, ops, want, checked);
-        bool g = cbt_refs_steady(&c, n, ops, got, checked);
+        bool u = false;
+        bool g = cbt_refs_steady(&c, n, ops, got, checked, &u);
         if (g == w && (!g || memcmp(got, want, 4 * n) == 0))
             agree++;
         else if (t - agree < 5)
             tap_diag("list %d: n %zu checked %zu: got %d, want %d", t, n, checked, g, w);
         taken += w;
         taken_arrays += w && shape;
+        if (g) {
+            bool all = true; /* every op's refs op 0's */
+            for (size_t i = 1; i < n; i++)
+                all = all && memcmp(&want[2 * i], want, 4) == 0;
+            said_uniform += u;
+            wrong_uniform += u && !all;
+            mixed += !all;
+        }
     }
+    tap_ok(wrong_uniform == 0 && said_uniform > trials / 20 && mixed > trials / 50,
+           "3D, %s: uniform said of %d taken lists, each with every op's refs op 0's (%d wrongly; %d taken lists "
+           "mixed)", how, said_uniform, wrong_uniform, mixed);
     tap_ok(agree == trials, "3D, %s: %d of %d random lists (%d taken) agree with the op-by-op rules", how, agree,
            trials, taken);
     tap_ok(taken > trials / 8 && taken < trials, "3D, %s: the lists are both taken and not taken (%d)", how, taken);
@@ -280,7 +292,8 @@ static void no_read_past_a_failure(void)
         for (size_t i = 0; i < per_page; i++)
             ops[i] = good_op();
         ops[bads[k]].extent.depth = 0;
-        bool r = cbt_refs_steady(&c, n, ops, refs, cbt_ops_to_check(ops, n));
+        bool u;
+        bool r = cbt_refs_steady(&c, n, ops, refs, cbt_ops_to_check(ops, n), &u);
         tap_ok(!r, "3D: op %zu of %zu not well formed, the next page unreadable: not taken, nothing read there",
                bads[k], n);
     }
