@@ -107,7 +107,10 @@ record report env CUBATCHTRACE_REPORT=stderr "$C/client_strict" report
 record threads "$C/client_threads"
 record abimix "$C/client_abimix"
 record gputime env CUBATCHTRACE_GPU_TIME=1 "$C/client_gputime" ok 5
-for n in kinds streams d1 d1big strict report threads abimix gputime; do
+# long batches in chunks as large as the sessions' 1 MiB sub-buffers hold (one event for 1000 ops)
+record big3d env CUBATCHTRACE_SUBBUF_SIZE=1M "$C/client_big3d" 2 1000
+record d1bigsb env CUBATCHTRACE_SUBBUF_SIZE=1M "$C/client_1d" v2 big 2000
+for n in kinds streams d1 d1big strict report threads abimix gputime big3d d1bigsb; do
     expanded $n
     compare $n
 done
