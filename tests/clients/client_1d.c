@@ -169,12 +169,7 @@ static int big(size_t n, CUstream s)
     }
     batch(n, d, sr, z, &a, &idx, 1, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += memcmp(back + (n - 1 - i) * BIG_COPY, in + i * BIG_COPY, BIG_COPY) != 0;
-    if (bad)
-        fprintf(stderr, "client_1d: %zu of %zu copies hold wrong bytes\n", bad, n);
-    return bad != 0;
+    return cc_reversed_check("client_1d", back, in, n, BIG_COPY);
 }
 
 int main(int argc, char **argv)

@@ -76,12 +76,8 @@ int main(int argc, char **argv)
         batch(ops, n, a, b, 1, s);
     batch(ops, n, b, (CUdeviceptr)(uintptr_t)back, 0, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += memcmp(back + (n - 1 - i) * COPY, in + i * COPY, COPY) != 0;
-    if (bad)
-        fprintf(stderr, "client_big3d: %zu of %zu copies hold wrong bytes\n", bad, n);
+    int bad = cc_reversed_check("client_big3d", back, in, n, COPY);
     printf("batches=%llu ops=%llu\n", batches, ops_made);
     free(ops);
-    return bad != 0;
+    return bad;
 }

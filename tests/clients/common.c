@@ -299,6 +299,16 @@ void cc_summary(const char *prefix)
     fflush(stdout);
 }
 
+int cc_reversed_check(const char *who, const unsigned char *back, const unsigned char *in, size_t n, size_t block)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += memcmp(back + (n - 1 - i) * block, in + i * block, block) != 0;
+    if (bad)
+        fprintf(stderr, "%s: %zu of %zu copies hold wrong bytes\n", who, bad, n);
+    return bad != 0;
+}
+
 CUresult cc_call(struct cc_door door, struct cc_batch *bt, CUstream s, size_t *fail)
 {
     if (door.v2)

@@ -120,6 +120,10 @@ extern uint64_t cc_batches, cc_ops, cc_bytes;
 /* Count a batch the driver accepted (and apply it to the model). */
 void cc_accepted(const struct cc_batch *bt);
 void cc_summary(const char *prefix);
+/* n blocks of `block` bytes read back into `back` in reverse order of `in`
+ * (block i of in is block n - 1 - i of back): 0 when every one arrived, else 1
+ * and a line on stderr naming `who`. */
+int cc_reversed_check(const char *who, const unsigned char *back, const unsigned char *in, size_t n, size_t block);
 
 /*
  * A door to make batches through: the v2 ABI, or the 12.8 ABI (failIdx).
