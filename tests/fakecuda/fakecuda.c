@@ -261,7 +261,10 @@ static CUresult fc_alloc_new(size_t size, size_t align, enum fc_mem_kind kind, v
     /* A test may have said where the next allocation goes (memory it keeps mapped). */
     void *mem = atomic_exchange(&fc_next_place, NULL);
     bool owned = mem == NULL;
-    if (owned && posix_memalign(&mem, align, size) != 0)
+    /* Whole pages of their own, as the driver's allocations lie apart from
+     * the heap: no malloc'd (pageable) byte shares a page with them. */
+    size_t whole = size > SIZE_MAX - 4095 ? size : (size + 4095) & ~(size_t)4095;
+    if (owned && posix_memalign(&mem, align > 4096 ? align : 4096, whole) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
     pthread_mutex_lock(&fc_lock);
