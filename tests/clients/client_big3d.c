@@ -3,11 +3,15 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N   a batch of N copies of 256 bytes from pinned memory
+ *   client_big3d K N [swap]
+ *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
  *                      operands every time: the steady path from the
- *                      second on), then the read-back into pinned memory
+ *                      second on; with swap, the batches go from one buffer
+ *                      to the other and back in turn, each op's refs those
+ *                      of its batch's op 0 but not of the batch before),
+ *                      then the read-back into pinned memory
  *
  * Says its pid on stderr; prints "batches=B ops=M" and exits 0 when every
  * byte arrived, 1 when not, 2 when the set-up fails.
@@ -51,8 +55,9 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
 
 int main(int argc, char **argv)
 {
-    if (argc != 3)
-        cc_fail("usage: client_big3d K N");
+    if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "swap")))
+        cc_fail("usage: client_big3d K N [swap]");
+    int swap = argc == 4;
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -72,8 +77,12 @@ int main(int argc, char **argv)
         in[i] = (unsigned char)(i * 31 + i / 4093);
     memset(back, 0, n * COPY);
     batch(ops, n, (CUdeviceptr)(uintptr_t)in, a, 0, s);
+    /* a -> b reversed leaves b reversed; b -> a reversed leaves a as it was */
     for (size_t j = 0; j < k; j++)
-        batch(ops, n, a, b, 1, s);
+        if (swap && j % 2)
+            batch(ops, n, b, a, 1, s);
+        else
+            batch(ops, n, a, b, 1, s);
     batch(ops, n, b, (CUdeviceptr)(uintptr_t)back, 0, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
     int bad = cc_reversed_check("client_big3d", back, in, n, COPY);

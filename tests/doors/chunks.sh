@@ -44,6 +44,18 @@ is "$(grep -c 'CUBATCHTRACE_SUBBUF_SIZE=lots is not a size' "$CBT_TMP/c3-bad-$$.
     "a value that is not a size: one line on stderr says so"
 is "$(events "c3-bad-$$" bs) $(events "c3-bad-$$" bo)" "5 35" "... and a batch is written 128 ops an event"
 
+# batches whose every op has op 0's refs, those of each batch unlike the
+# batch's before (a -> b, b -> a, in turn, on the steady path): the record
+# must not mark them as repeating, or the reader gives each op the other
+# buffer and finds its footprint outside that allocation
+# (1000 ops in one event each: the steady path's writer)
+for n in 16 1000; do
+    traced "c3-swap$n-$$" env CUBATCHTRACE_SUBBUF_SIZE=1M "$CLIENTS/client_big3d" 6 "$n" swap
+    is "$st $(out "c3-swap$n-$$")" "0 batches=8 ops=$((8 * n))" "swap, $n ops: every byte arrives"
+    is "$(grep -c '^op ' "$CBT_TMP/c3-swap$n-$$.show")" $((8 * n)) "swap, $n ops: show decodes every op"
+    is "$(grep -c '^finding ' "$CBT_TMP/c3-swap$n-$$.show")" 0 "swap, $n ops: no finding (each op's operands are its own)"
+done
+
 # 1D: 3 batches of 2000 copies
 traced "c1-least-$$" "$CLIENTS/client_1d" v2 big 2000
 is "$st $(out "c1-least-$$")" "0 batches=3 copies=6000 bytes=1536000" "1D, no setting: every byte arrives"
