@@ -60,6 +60,11 @@
  *                     line of a buffer of BYTES: over the CPU test double,
  *                     a stand-in for the real driver's work, which evicts
  *                     what the caller's path touched between two calls
+ *   --pool N          N sets of buffers (allocations, host buffer, CUDA array,
+ *                     op list; at most 16), the calls going round them, one
+ *                     set a call: a program whose batches use a few buffers
+ *                     in turn, as one that copies through a pool of staging
+ *                     buffers (default 1: every call the same buffers)
  *   --fresh           before each call (not timed, after --evict), build the
  *                     op list (1D: the arrays) again, as a program that
  *                     fills its list for each batch: the call then finds it
@@ -195,6 +200,7 @@ struct options {
     int cpu;
     size_t evict;
     bool fresh;
+    unsigned pool;
 };
 
 /* --evict: the buffer written before each call. */
@@ -325,9 +331,22 @@ static void detect_mode(char *out, size_t len, bool *session)
 
 /* ---- the batches ---- */
 
+/* One set of buffers and the lists that copy between them. */
+struct buffers {
+    CUdeviceptr dsrc, ddst;
+    unsigned char *host;
+    CUarray array;
+    CUDA_MEMCPY3D_BATCH_OP *ops;
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes;
+};
+
+#define MAX_POOL 16
+
 struct bench {
     size_t max_ops;
     CUstream stream;
+    /* the set the next call uses (one of pool[]: --pool) */
     CUdeviceptr dsrc, ddst;
     unsigned char *host;
     CUarray array;
@@ -337,7 +356,17 @@ struct bench {
     CUdeviceptr *dsts, *srcs;
     size_t *sizes, idx0;
     CUmemcpyAttributes attr;
+    struct buffers pool[MAX_POOL];
+    unsigned npool, next;
 };
+
+/* Set m of the pool becomes the one the next call uses. */
+static inline void use_set(struct bench *b, unsigned m)
+{
+    const struct buffers *u = &b->pool[m];
+    b->dsrc = u->dsrc, b->ddst = u->ddst, b->host = u->host, b->array = u->array;
+    b->ops = u->ops, b->dsts = u->dsts, b->srcs = u->srcs, b->sizes = u->sizes;
+}
 
 /* The contenders' doors: the 3D call, and the 1D call for kind d2d_1d. */
 struct contenders {
@@ -355,7 +384,7 @@ static CUmemcpy3DOperand dptr_operand(CUdeviceptr p)
     return o;
 }
 
-static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOrder h2d_order)
+static void make_one(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOrder h2d_order)
 {
     lists_built++;
     b->kind = k;
@@ -403,45 +432,73 @@ static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOr
     }
 }
 
-static void setup(struct bench *b, size_t max_ops)
+/* Every set's list for kind k and n ops; the first set is the next call's. */
+static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOrder h2d_order)
+{
+    for (unsigned m = 0; m < b->npool; m++) {
+        use_set(b, m);
+        make_one(b, k, n, h2d_order);
+    }
+    use_set(b, 0);
+    b->next = b->npool > 1 ? 1 : 0;
+}
+
+/* Before a call (not timed): with --pool, the next set. */
+static inline void next_set(struct bench *b)
+{
+    if (b->npool > 1) {
+        use_set(b, b->next);
+        b->next = b->next + 1 == b->npool ? 0 : b->next + 1;
+    }
+}
+
+static void setup(struct bench *b, size_t max_ops, unsigned npool)
 {
     memset(b, 0, sizeof *b);
     b->max_ops = max_ops;
+    b->npool = npool;
     CHECK(drv.stream_create(&b->stream, 0));
-    CHECK(drv.mem_alloc(&b->dsrc, max_ops * OP_BYTES));
-    CHECK(drv.mem_alloc(&b->ddst, max_ops * OP_BYTES));
-    b->host = malloc(max_ops * OP_BYTES); /* pageable on purpose */
-    if (!b->host)
-        die("out of memory");
-    memset(b->host, 0x5a, max_ops * OP_BYTES); /* every page mapped */
-    CUDA_ARRAY3D_DESCRIPTOR d;
-    memset(&d, 0, sizeof d);
-    d.Width = ARRAY_WIDTH;
-    d.Height = max_ops;
-    d.Depth = 0;
-    d.Format = CU_AD_FORMAT_FLOAT;
-    d.NumChannels = 1;
-    CHECK(drv.array3d_create(&b->array, &d));
-    b->ops = calloc(max_ops, sizeof *b->ops);
-    b->dsts = calloc(max_ops, sizeof *b->dsts);
-    b->srcs = calloc(max_ops, sizeof *b->srcs);
-    b->sizes = calloc(max_ops, sizeof *b->sizes);
-    if (!b->ops || !b->dsts || !b->srcs || !b->sizes)
-        die("out of memory");
+    for (unsigned m = 0; m < npool; m++) {
+        struct buffers *u = &b->pool[m];
+        CHECK(drv.mem_alloc(&u->dsrc, max_ops * OP_BYTES));
+        CHECK(drv.mem_alloc(&u->ddst, max_ops * OP_BYTES));
+        u->host = malloc(max_ops * OP_BYTES); /* pageable on purpose */
+        if (!u->host)
+            die("out of memory");
+        memset(u->host, 0x5a, max_ops * OP_BYTES); /* every page mapped */
+        CUDA_ARRAY3D_DESCRIPTOR d;
+        memset(&d, 0, sizeof d);
+        d.Width = ARRAY_WIDTH;
+        d.Height = max_ops;
+        d.Depth = 0;
+        d.Format = CU_AD_FORMAT_FLOAT;
+        d.NumChannels = 1;
+        CHECK(drv.array3d_create(&u->array, &d));
+        u->ops = calloc(max_ops, sizeof *u->ops);
+        u->dsts = calloc(max_ops, sizeof *u->dsts);
+        u->srcs = calloc(max_ops, sizeof *u->srcs);
+        u->sizes = calloc(max_ops, sizeof *u->sizes);
+        if (!u->ops || !u->dsts || !u->srcs || !u->sizes)
+            die("out of memory");
+    }
+    use_set(b, 0);
 }
 
 static void teardown(struct bench *b)
 {
     drv.stream_synchronize(b->stream);
-    drv.array_destroy(b->array);
-    drv.mem_free(b->dsrc);
-    drv.mem_free(b->ddst);
+    for (unsigned m = 0; m < b->npool; m++) {
+        struct buffers *u = &b->pool[m];
+        drv.array_destroy(u->array);
+        drv.mem_free(u->dsrc);
+        drv.mem_free(u->ddst);
+        free(u->host);
+        free(u->ops);
+        free(u->dsts);
+        free(u->srcs);
+        free(u->sizes);
+    }
     drv.stream_destroy(b->stream);
-    free(b->host);
-    free(b->ops);
-    free(b->dsts);
-    free(b->srcs);
-    free(b->sizes);
 }
 
 /* One call of contender c on the batch of the current kind. */
@@ -763,8 +820,9 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
         evict();
+        next_set(b);
         if (fresh_lists)
-            make_ops(b, b->kind, n, fresh_order);
+            make_one(b, b->kind, n, fresh_order);
         calls_measured++;
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
@@ -1048,7 +1106,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--pool N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -1077,6 +1135,13 @@ static void parse(int argc, char **argv, struct options *o)
             o->evict = (size_t)strtoull(ARG(), NULL, 0);
         else if (!strcmp(a, "--fresh"))
             o->fresh = true;
+        else if (!strcmp(a, "--pool")) {
+            char *end;
+            unsigned long v = strtoul(ARG(), &end, 10);
+            if (*end || v < 1 || v > MAX_POOL)
+                die("--pool: a number of sets from 1 to %d", MAX_POOL);
+            o->pool = (unsigned)v;
+        }
         else if (!strcmp(a, "--no-floor"))
             o->no_floor = true;
         else if (!strcmp(a, "--floor"))
@@ -1294,7 +1359,7 @@ int main(int argc, char **argv)
         if (o.sizes[i] > max_ops)
             max_ops = o.sizes[i];
     struct bench b;
-    setup(&b, max_ops);
+    setup(&b, max_ops, o.pool ? o.pool : 1);
 
     make_ops(&b, K_D2D, 1, o.h2d_order);
     uint64_t first_shim = first_call(&ct, C_SHIM, "shim", &b);
@@ -1343,6 +1408,10 @@ int main(int argc, char **argv)
            o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ? "STREAM"
            : o.h2d_order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ? "DURING_API_CALL" : "ANY",
            o.fresh ? "the list built again before each call (--fresh)" : "the list built once per row");
+    if (o.pool > 1)
+        printf("# pool:      the calls go round %u sets of buffers, each its own allocations (and host buffer, "
+               "CUDA array) and list, one set a call (--pool)\n",
+               o.pool);
     printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "
            "rotates through every permutation; cuStreamSynchronize before each call and after each block; "
            "CLOCK_MONOTONIC around each call, CLOCK_THREAD_CPUTIME_ID just outside that; "
