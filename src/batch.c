@@ -652,7 +652,9 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * Most batches are like the thread's previous one: on the same stream (whose
  * id, context and device the thread knows), with no memory-management call
  * since (the memory generation) and the dictionary in the same epoch, every
- * operand in one of the ranges the previous batch used (cbt_refs_steady), in
+ * operand in one of the ranges or arrays its latest batches used (the
+ * recents, operands.h: a program that goes round a few buffers stays
+ * steady; cbt_refs_steady), in
  * observe mode with nobody validating.  The ops before the page the list
  * ends in are checked for form first (the driver reads the next op only
  * after one passed: the shim reads no further than it); the form of the
@@ -680,6 +682,7 @@ CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct cal
     const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
     struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, batch_id, tid, now);
     cbt_dict_touch(d, refs, k->n);
+    cbt_recents_keep(&t->cache, d); /* the entries a later steady batch may refer to, written again too */
     uint8_t si = slot->valid && slot->stream == k->stream
                      ? cbt_dict_stream(d, (uint64_t)(uintptr_t)k->stream, slot->id, (uint64_t)(uintptr_t)slot->ctx,
                                        slot->device, cbt_device_count(cbt_real()))

@@ -14,7 +14,8 @@
  * The calling thread's cache of what it learned (src/operands.c): address
  * ranges (CUDA allocations, runs of pageable pages) and CUDA arrays, each
  * sorted, with the kind, device and bounds learned; and the recents, the
- * ranges the thread's previous batch used with their dictionary indices.
+ * ranges and arrays the thread's latest batches used with their dictionary
+ * indices.
  * Part of the thread's state (src/thread.h); zeroed is empty.
  */
 struct cbt_cache_side {
@@ -27,14 +28,28 @@ struct cbt_recent {
     uint16_t ref;
     uint32_t serial;  /* the dictionary entry's, when ref was taken */
 };
+#define CBT_MORE_RECENTS 6 /* older ranges kept beside the last two */
+#define CBT_MORE_ARRAYS 3  /* older CUarrays kept beside the last */
 struct cbt_cache {
     uint64_t generation;          /* cbt_mem_generation it holds for */
     struct cbt_recent recent[2];  /* pointer operands: the last two ranges met */
     struct cbt_recent array_recent; /* array operands: the last CUarray met */
+    /* the ranges and arrays met before those, the latest first (len 0:
+     * none): a thread whose batches go round a few buffers in turn finds
+     * them all here, and stays on the steady path */
+    struct cbt_recent more[CBT_MORE_RECENTS];
+    struct cbt_recent array_more[CBT_MORE_ARRAYS];
     struct cbt_cache_side addr, arrays;
     uint64_t confirmed_page;      /* strict mode: the last pageable page mincore confirmed in this batch */
 };
 void cbt_cache_release(struct cbt_cache *c);
+
+/* The recents whose dictionary entries still hold what they held, marked
+ * used (and written again where a refresh asks for it); the others
+ * dropped.  The steady path's refresh calls it: a later steady batch may
+ * refer to any of them. */
+struct cbt_dict;
+void cbt_recents_keep(struct cbt_cache *c, struct cbt_dict *d);
 
 /* The dictionary indices (src/record.h) of the operands of ops[0, n): refs[2i]
  * the source's, refs[2i+1] the destination's; *risky set when an operand is

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The steady state's operand lookups (declared in operands.h): a batch
- * whose every operand lies in one of the thread's recents (the ranges its
- * previous batch used) gets its dictionary indices (refs) from them, with
+ * whose every operand lies in one of the thread's recents (the ranges and
+ * arrays its latest batches used: the last two ranges and the last array
+ * first, then a few older ones, out of line) gets its dictionary indices
+ * (refs) from them, with
  * no question asked of the driver; the ops before the page their list ends
  * in are checked for form on the way, as the driver reads them.
  *
@@ -27,6 +29,24 @@
 
 #include "operands.h"
 
+/* The older recents (operands.h): apart, so that a thread whose batches
+ * use the same buffers runs none of this. */
+static __attribute__((noinline)) const struct cbt_recent *recent_more(const struct cbt_cache *c, uint64_t a)
+{
+    for (int i = 0; i < CBT_MORE_RECENTS; i++)
+        if (a - c->more[i].lo < c->more[i].len)
+            return &c->more[i];
+    return NULL;
+}
+
+static __attribute__((noinline)) const struct cbt_recent *array_more(const struct cbt_cache *c, uint64_t h)
+{
+    for (int i = 0; i < CBT_MORE_ARRAYS; i++)
+        if (c->array_more[i].len && c->array_more[i].lo == h)
+            return &c->array_more[i];
+    return NULL;
+}
+
 /* The recent range holding pointer a (NULL: none). */
 static inline __attribute__((always_inline)) const struct cbt_recent *recent_of(const struct cbt_cache *c, uint64_t a)
 {
@@ -34,7 +54,17 @@ static inline __attribute__((always_inline)) const struct cbt_recent *recent_of(
         return &c->recent[0];
     if (a - c->recent[1].lo < c->recent[1].len)
         return &c->recent[1];
-    return NULL;
+    return recent_more(c, a);
+}
+
+/* The recent CUarray h, not NULL (NULL: none). */
+static inline __attribute__((always_inline)) const struct cbt_recent *array_of(const struct cbt_cache *c, CUarray h)
+{
+    if (!h)
+        return NULL;
+    if (c->array_recent.len && (uint64_t)(uintptr_t)h == c->array_recent.lo)
+        return &c->array_recent;
+    return array_more(c, (uint64_t)(uintptr_t)h);
 }
 
 /* ---- the per-op loop ---- */
@@ -56,9 +86,11 @@ static inline __attribute__((always_inline)) bool steady_side(const struct cbt_c
         *ref = r->ref;
         return true;
     }
-    if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && x->op.array.array && c->array_recent.len &&
-        (uint64_t)(uintptr_t)x->op.array.array == c->array_recent.lo) {
-        *ref = c->array_recent.ref;
+    if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+        const struct cbt_recent *r = array_of(c, x->op.array.array);
+        if (!r)
+            return false;
+        *ref = r->ref;
         return true;
     }
     return false;
@@ -114,11 +146,13 @@ struct first {
 static inline __attribute__((always_inline)) bool first_side(const struct cbt_cache *c, const CUmemcpy3DOperand *x,
                                                              bool arr, uint64_t *lo, uint64_t *len, uint16_t *ref)
 {
-    if (arr) { /* the thread's recent array */
-        *lo = c->array_recent.lo, *len = 1, *ref = c->array_recent.ref;
+    const struct cbt_recent *r = arr ? array_of(c, x->op.array.array) : recent_of(c, (uint64_t)x->op.ptr.ptr);
+    if (arr) { /* a recent array: its handle, a range of one */
+        if (!r)
+            return false;
+        *lo = r->lo, *len = 1, *ref = r->ref;
         return true;
     }
-    const struct cbt_recent *r = recent_of(c, (uint64_t)x->op.ptr.ptr);
     if (!r)
         return false;
     *lo = r->lo, *len = r->len, *ref = r->ref;
@@ -396,16 +430,21 @@ static inline __attribute__((always_inline)) bool copies_steady(const struct cbt
             return false;
         const uint64_t s = (uint64_t)srcs[i], d = (uint64_t)dsts[i];
         /* NULL lies in no recent range */
+        const struct cbt_recent *r;
         if (s - lo0 < len0)
             refs[2 * i] = ref0;
         else if (s - lo1 < len1)
             refs[2 * i] = ref1;
+        else if ((r = recent_more(c, s)))
+            refs[2 * i] = r->ref;
         else
             return false;
         if (d - lo0 < len0)
             refs[2 * i + 1] = ref0;
         else if (d - lo1 < len1)
             refs[2 * i + 1] = ref1;
+        else if ((r = recent_more(c, d)))
+            refs[2 * i + 1] = r->ref;
         else
             return false;
     }

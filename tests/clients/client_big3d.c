@@ -3,15 +3,20 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap]
+ *   client_big3d K N [swap|pool]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
  *                      operands every time: the steady path from the
  *                      second on; with swap, the batches go from one buffer
  *                      to the other and back in turn, each op's refs those
- *                      of its batch's op 0 but not of the batch before),
- *                      then the read-back into pinned memory
+ *                      of its batch's op 0 but not of the batch before;
+ *                      with pool, K odd, batch j goes from buffer j % 4 to
+ *                      buffer (j + 1) % 4 of four, as a program that goes
+ *                      round a few buffers: one of the batch's two buffers
+ *                      is the batch before's, the other one used three
+ *                      batches earlier), then the read-back into pinned
+ *                      memory
  *
  * Says its pid on stderr; prints "batches=B ops=M" and exits 0 when every
  * byte arrived, 1 when not, 2 when the set-up fails.
@@ -55,21 +60,26 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "swap")))
-        cc_fail("usage: client_big3d K N [swap]");
-    int swap = argc == 4;
+    if (argc != 3 && !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool"))))
+        cc_fail("usage: client_big3d K N [swap|pool]");
+    int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !swap;
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
+    if (pool && k % 2 == 0)
+        cc_fail("pool: K must be odd (the read-back expects the bytes reversed)");
     fprintf(stderr, "client_big3d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
     CUstream s = cc_setup();
     unsigned char *in, *back;
-    CUdeviceptr a, b;
+    CUdeviceptr a, b, p[4];
     cc_check(cc.MemAllocHost((void **)&in, n * COPY), "cuMemAllocHost");
     cc_check(cc.MemAllocHost((void **)&back, n * COPY), "cuMemAllocHost");
     cc_check(cc.MemAlloc(&a, n * COPY), "cuMemAlloc");
     cc_check(cc.MemAlloc(&b, n * COPY), "cuMemAlloc");
+    p[0] = a, p[1] = b;
+    cc_check(cc.MemAlloc(&p[2], n * COPY), "cuMemAlloc");
+    cc_check(cc.MemAlloc(&p[3], n * COPY), "cuMemAlloc");
     CUDA_MEMCPY3D_BATCH_OP *ops = calloc(n, sizeof *ops);
     if (!ops)
         cc_fail("out of memory");
@@ -79,11 +89,14 @@ int main(int argc, char **argv)
     batch(ops, n, (CUdeviceptr)(uintptr_t)in, a, 0, s);
     /* a -> b reversed leaves b reversed; b -> a reversed leaves a as it was */
     for (size_t j = 0; j < k; j++)
-        if (swap && j % 2)
+        if (pool)
+            batch(ops, n, p[j % 4], p[(j + 1) % 4], 1, s);
+        else if (swap && j % 2)
             batch(ops, n, b, a, 1, s);
         else
             batch(ops, n, a, b, 1, s);
-    batch(ops, n, b, (CUdeviceptr)(uintptr_t)back, 0, s);
+    /* pool: the bytes reversed k times (an odd number) in p[k % 4] */
+    batch(ops, n, pool ? p[k % 4] : b, (CUdeviceptr)(uintptr_t)back, 0, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
     int bad = cc_reversed_check("client_big3d", back, in, n, COPY);
     printf("batches=%llu ops=%llu\n", batches, ops_made);

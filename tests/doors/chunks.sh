@@ -56,6 +56,21 @@ for n in 16 1000; do
     is "$(grep -c '^finding ' "$CBT_TMP/c3-swap$n-$$.show")" 0 "swap, $n ops: no finding (each op's operands are its own)"
 done
 
+# batches that go round four buffers (one of each batch's two is the batch
+# before's, the other one three batches older): the steady path takes them
+# from its older recents, and the refs it gives must be each buffer's own
+# (else the reader gives an op another allocation, outside which its
+# footprint lies); with the stderr report on, the steps record them all
+for n in 1 16; do
+    traced "c3-pool$n-$$" "$CLIENTS/client_big3d" 9 "$n" pool
+    is "$st $(out "c3-pool$n-$$")" "0 batches=11 ops=$((11 * n))" "pool of four, $n ops: every byte arrives"
+    is "$(grep -c '^op ' "$CBT_TMP/c3-pool$n-$$.show")" $((11 * n)) "pool of four, $n ops: show decodes every op"
+    is "$(grep -c '^finding ' "$CBT_TMP/c3-pool$n-$$.show")" 0 \
+        "pool of four, $n ops: no finding (each op's operands are its own)"
+    traced "c3-poolnc$n-$$" env CUBATCHTRACE_REPORT=1 "$CLIENTS/client_big3d" 9 "$n" pool
+    same "c3-poolnc$n-$$" "c3-pool$n-$$" "pool of four, $n ops: the same as each batch through the steps (the stderr report)"
+done
+
 # 1D: 3 batches of 2000 copies
 traced "c1-least-$$" "$CLIENTS/client_1d" v2 big 2000
 is "$st $(out "c1-least-$$")" "0 batches=3 copies=6000 bytes=1536000" "1D, no setting: every byte arrives"

@@ -2,7 +2,8 @@
 /*
  * The steady state's lookups (src/recents.c): for random op lists and 1D
  * copies (one buffer to another, mixed ranges, arrays, operands outside
- * the recents, ops not well formed), the same answer and the same refs as
+ * the recents or in the older recents, ops not well formed), the same
+ * answer and the same refs as
  * an op-by-op reference; and no read beyond the page of an op (a copy)
  * that failed, where the driver reads no further: an op list and 1D arrays
  * running into a page that cannot be read.
@@ -21,8 +22,11 @@ static unsigned pick(unsigned n) { return (unsigned)((unsigned long)random() % n
 
 #define LO0 0x10000ull
 #define LO1 0x800000ull
+#define LO2 0x2000000ull /* the older recents' */
+#define LO3 0x3000000ull
 #define LEN 0x40000ull
 #define ARRAY 0xa0a0a0ull
+#define ARRAY2 0xb0b0b0ull /* an older recent array */
 
 static struct cbt_cache cache(void)
 {
@@ -31,7 +35,34 @@ static struct cbt_cache cache(void)
     c.recent[0] = (struct cbt_recent){.lo = LO0, .len = LEN, .ref = 7};
     c.recent[1] = (struct cbt_recent){.lo = LO1, .len = LEN, .ref = 9};
     c.array_recent = (struct cbt_recent){.lo = ARRAY, .len = 1, .ref = 11};
+    c.more[0] = (struct cbt_recent){.lo = LO2, .len = LEN, .ref = 13};
+    c.more[2] = (struct cbt_recent){.lo = LO3, .len = LEN, .ref = 15}; /* more[1]: none */
+    c.array_more[1] = (struct cbt_recent){.lo = ARRAY2, .len = 1, .ref = 17};
     return c;
+}
+
+/* The recent (or older recent) range holding a, and the recent array h: their ref, or -1. */
+static int range_ref(const struct cbt_cache *c, uint64_t a)
+{
+    for (int k = 0; k < 2; k++)
+        if (a >= c->recent[k].lo && a < c->recent[k].lo + c->recent[k].len)
+            return c->recent[k].ref;
+    for (int k = 0; k < CBT_MORE_RECENTS; k++)
+        if (c->more[k].len && a >= c->more[k].lo && a < c->more[k].lo + c->more[k].len)
+            return c->more[k].ref;
+    return -1;
+}
+
+static int array_ref(const struct cbt_cache *c, uint64_t h)
+{
+    if (!h)
+        return -1;
+    if (c->array_recent.len && h == c->array_recent.lo)
+        return c->array_recent.ref;
+    for (int k = 0; k < CBT_MORE_ARRAYS; k++)
+        if (c->array_more[k].len && h == c->array_more[k].lo)
+            return c->array_more[k].ref;
+    return -1;
 }
 
 /* The rules, op by op (operands.h, cbt_op_well_formed_inline). */
@@ -41,15 +72,10 @@ static int ref_side(const struct cbt_cache *c, const CUmemcpy3DOperand *x, const
         if (form && ((x->op.ptr.rowLength && x->op.ptr.rowLength < op->extent.width) ||
                      (x->op.ptr.layerHeight && x->op.ptr.layerHeight < op->extent.height)))
             return -1;
-        uint64_t a = x->op.ptr.ptr;
-        for (int k = 0; k < 2; k++)
-            if (a >= c->recent[k].lo && a < c->recent[k].lo + c->recent[k].len)
-                return c->recent[k].ref;
-        return -1;
+        return range_ref(c, x->op.ptr.ptr);
     }
-    if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY && x->op.array.array &&
-        (uint64_t)(uintptr_t)x->op.array.array == c->array_recent.lo)
-        return c->array_recent.ref;
+    if (x->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+        return array_ref(c, (uint64_t)(uintptr_t)x->op.array.array);
     return -1;
 }
 
@@ -90,12 +116,16 @@ static void pointer(CUmemcpy3DOperand *x, uint64_t lo)
     }
 }
 
-/* An array operand, the recent one or (other) another, at an offset drawn anew. */
+/* The list's usual ranges and array (most lists: the last two ranges and
+ * the last array; some: older ones). */
+static uint64_t usual_src, usual_dst, usual_array;
+
+/* An array operand, the usual one or (other) another, at an offset drawn anew. */
 static void array(CUmemcpy3DOperand *x, bool other)
 {
     memset(x, 0, sizeof *x);
     x->type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-    x->op.array.array = (CUarray)(uintptr_t)(other ? ARRAY + 0x100 : ARRAY);
+    x->op.array.array = (CUarray)(uintptr_t)(other ? ARRAY + 0x100 : usual_array);
     x->op.array.offset.x = pick(64);
     x->op.array.offset.y = pick(1024);
     x->op.array.offset.z = pick(2);
@@ -116,11 +146,11 @@ static CUDA_MEMCPY3D_BATCH_OP good_op(void)
     if (shape & 1)
         array(&op.src, false);
     else
-        pointer(&op.src, LO0);
+        pointer(&op.src, usual_src);
     if (shape & 2)
         array(&op.dst, false);
     else
-        pointer(&op.dst, LO1);
+        pointer(&op.dst, usual_dst);
     op.extent.width = 256;
     op.extent.height = 1;
     op.extent.depth = 1;
@@ -131,7 +161,13 @@ static CUDA_MEMCPY3D_BATCH_OP good_op(void)
 /* One change that may make an op not the usual one, or not taken. */
 static void spoil(CUDA_MEMCPY3D_BATCH_OP *op)
 {
-    switch (pick(15)) {
+    switch (pick(17)) {
+    case 15: pointer(&op->src, LO3); break;                   /* an older recent range, taken */
+    case 16:                                                  /* an older recent array, taken */
+        memset(&op->dst, 0, sizeof op->dst);
+        op->dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        op->dst.op.array.array = (CUarray)(uintptr_t)ARRAY2;
+        break;
     case 13: /* the type alone changed: a pointer in a recent range read as an array handle, or the other way */
         op->src.type = op->src.type == CU_MEMCPY_OPERAND_TYPE_ARRAY ? CU_MEMCPY_OPERAND_TYPE_POINTER
                                                                      : CU_MEMCPY_OPERAND_TYPE_ARRAY;
@@ -165,12 +201,17 @@ static void random_lists(const char *how)
     static CUDA_MEMCPY3D_BATCH_OP ops[300];
     static uint16_t got[600], want[600];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000, said_uniform = 0, wrong_uniform = 0, mixed = 0;
+    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000, said_uniform = 0, wrong_uniform = 0, mixed = 0,
+        taken_older = 0;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 300 : 20);
         alike = t % 3 != 0;
         garbage = t % 5 == 0;
         shape = t % 7 < 4 ? 0 : t % 7 - 3; /* pointers in most lists; arrays on either side, or both */
+        bool older = t % 11 < 3;             /* the usual operands in the older recents */
+        usual_src = older ? LO2 : LO0;
+        usual_dst = older ? LO3 : LO1;
+        usual_array = older ? ARRAY2 : ARRAY;
         for (size_t i = 0; i < n; i++)
             ops[i] = good_op();
         int spoils = pick(4); /* none in a quarter of the lists */
@@ -187,6 +228,7 @@ static void random_lists(const char *how)
             tap_diag("list %d: n %zu checked %zu: got %d, want %d", t, n, checked, g, w);
         taken += w;
         taken_arrays += w && shape;
+        taken_older += w && older;
         if (g) {
             bool all = true; /* every op's refs op 0's */
             for (size_t i = 1; i < n; i++)
@@ -203,19 +245,14 @@ static void random_lists(const char *how)
            trials, taken);
     tap_ok(taken > trials / 8 && taken < trials, "3D, %s: the lists are both taken and not taken (%d)", how, taken);
     tap_ok(taken_arrays > trials / 20, "3D, %s: lists of array operands taken too (%d)", how, taken_arrays);
+    tap_ok(taken_older > trials / 40, "3D, %s: lists in the older recents taken too (%d)", how, taken_older);
 }
 
 static bool reference1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
                         const size_t *sizes, uint16_t *refs)
 {
     for (size_t i = 0; i < n; i++) {
-        int s = -1, d = -1;
-        for (int k = 1; k >= 0; k--) {
-            if (srcs[i] >= c->recent[k].lo && srcs[i] < c->recent[k].lo + c->recent[k].len)
-                s = c->recent[k].ref;
-            if (dsts[i] >= c->recent[k].lo && dsts[i] < c->recent[k].lo + c->recent[k].len)
-                d = c->recent[k].ref;
-        }
+        int s = range_ref(c, srcs[i]), d = range_ref(c, dsts[i]);
         if (!sizes[i] || s < 0 || d < 0)
             return false;
         refs[2 * i] = (uint16_t)s;
@@ -230,18 +267,21 @@ static void random_copies(const char *how)
     static size_t sizes[700];
     static uint16_t got[1400], want[1400];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, trials = 4000;
+    int agree = 0, taken = 0, trials = 4000, taken_older = 0;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 700 : 20);
+        bool older = t % 11 < 3; /* the copies between older recent ranges */
         for (size_t i = 0; i < n; i++) {
-            srcs[i] = LO0 + 64 * pick(1000);
-            dsts[i] = LO1 + 64 * pick(1000);
+            srcs[i] = (older ? LO2 : LO0) + 64 * pick(1000);
+            dsts[i] = (older ? LO3 : LO1) + 64 * pick(1000);
             sizes[i] = 64;
         }
         int spoils = pick(4);
         for (int k = 0; k < spoils; k++) {
             size_t i = pick((unsigned)n);
-            switch (pick(5)) {
+            switch (pick(7)) {
+            case 5: srcs[i] = LO3 + 8; break;     /* an older recent range, taken */
+            case 6: dsts[i] = LO2 + LEN; break;   /* just past an older one */
             case 0: srcs[i] = LO1; break;         /* mixed, taken */
             case 1: dsts[i] = LO0 + LEN - 1; break; /* the last byte of a range, taken */
             case 2: dsts[i] = 0; break;           /* NULL */
@@ -257,9 +297,11 @@ static void random_copies(const char *how)
         else if (t - agree < 5)
             tap_diag("copies %d: n %zu: got %d, want %d", t, n, g, w);
         taken += w;
+        taken_older += w && older;
     }
     tap_ok(agree == trials, "1D, %s: %d of %d random batches (%d taken) agree with the copy-by-copy rules", how,
            agree, trials, taken);
+    tap_ok(taken_older > trials / 40, "1D, %s: batches in the older recents taken too (%d)", how, taken_older);
     tap_ok(taken > trials / 8 && taken < trials, "1D, %s: the batches are both taken and not taken (%d)", how, taken);
 }
 
