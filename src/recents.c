@@ -419,12 +419,20 @@ static inline __attribute__((always_inline)) bool copies_steady(const struct cbt
                                                                 const CUdeviceptr *dsts, const CUdeviceptr *srcs,
                                                                 const size_t *sizes, uint16_t *refs)
 {
-    /* the ranges in locals, which the compiler keeps in registers: the
-     * refs stored are uint16_t, as the cache's own are, and it would load
-     * the ranges again for every pointer (5 instructions a copy fewer in
-     * bench/profile; the 3D loop, short of registers, gained nothing) */
-    const uint64_t lo0 = c->recent[0].lo, len0 = c->recent[0].len, lo1 = c->recent[1].lo, len1 = c->recent[1].len;
-    const uint16_t ref0 = c->recent[0].ref, ref1 = c->recent[1].ref;
+    if (from >= n)
+        return true;
+    /* the first copy's two ranges (often the recents' two, or two older
+     * ones where the thread goes round a few buffers) in locals, which the
+     * compiler keeps in registers: the refs stored are uint16_t, as the
+     * cache's own are, and it would load the ranges again for every
+     * pointer (5 instructions a copy fewer in bench/profile; the 3D loop,
+     * short of registers, gained nothing); a pointer outside them looks
+     * through all the recents */
+    const struct cbt_recent *rs = recent_of(c, (uint64_t)srcs[from]), *rd = recent_of(c, (uint64_t)dsts[from]);
+    if (!rs || !rd)
+        return false;
+    const uint64_t lo0 = rs->lo, len0 = rs->len, lo1 = rd->lo, len1 = rd->len;
+    const uint16_t ref0 = rs->ref, ref1 = rd->ref;
     for (size_t i = from; i < n; i++) {
         if (cbt_unlikely(!sizes[i]))
             return false;
@@ -433,17 +441,13 @@ static inline __attribute__((always_inline)) bool copies_steady(const struct cbt
         const struct cbt_recent *r;
         if (s - lo0 < len0)
             refs[2 * i] = ref0;
-        else if (s - lo1 < len1)
-            refs[2 * i] = ref1;
-        else if ((r = recent_more(c, s)))
+        else if ((r = recent_of(c, s)))
             refs[2 * i] = r->ref;
         else
             return false;
-        if (d - lo0 < len0)
-            refs[2 * i + 1] = ref0;
-        else if (d - lo1 < len1)
+        if (d - lo1 < len1)
             refs[2 * i + 1] = ref1;
-        else if ((r = recent_more(c, d)))
+        else if ((r = recent_of(c, d)))
             refs[2 * i + 1] = r->ref;
         else
             return false;
