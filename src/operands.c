@@ -441,60 +441,11 @@ static void recents_begin(struct learn_ctx *x, struct cbt_cache *c)
         x->ra = x->c->array_recent;
 }
 
-/* Pushes the recents `was` (the latest first) behind the new ones `now`:
- * into more[k], the latest first, skipping what `now` holds and what the
- * dictionary no longer holds (an entry given to another operand). */
-static void recents_push(struct cbt_dict *d, const struct cbt_recent *now, int n_now, const struct cbt_recent *was,
-                         int n_was, struct cbt_recent *more, int k)
-{
-    struct cbt_recent out[CBT_MORE_RECENTS];
-    int m = 0;
-    for (int i = 0; i < n_was && m < k; i++) {
-        const struct cbt_recent *r = &was[i];
-        bool dup = !r->len;
-        for (int j = 0; !dup && j < n_now; j++)
-            dup = now[j].len && now[j].lo == r->lo;
-        for (int j = 0; !dup && j < m; j++)
-            dup = out[j].lo == r->lo;
-        if (!dup && cbt_dict_keep(d, r->ref, r->serial))
-            out[m++] = *r;
-    }
-    for (int i = 0; i < k; i++)
-        more[i] = i < m ? out[i] : (struct cbt_recent){0};
-}
-
-/* The batch's ranges become the recents, those they replace the older ones. */
+/* The batch's ranges become the recents (recents.c). */
 static void recents_end(const struct learn_ctx *x)
 {
-    if (!x->c || x->strict)
-        return;
-    struct cbt_cache *c = x->c;
-    struct cbt_recent was[2 + CBT_MORE_RECENTS];
-    was[0] = c->recent[0], was[1] = c->recent[1];
-    memcpy(was + 2, c->more, sizeof c->more);
-    c->recent[0] = x->r[0];
-    c->recent[1] = x->r[1];
-    recents_push(x->d, c->recent, 2, was, 2 + CBT_MORE_RECENTS, c->more, CBT_MORE_RECENTS);
-    struct cbt_recent wa[1 + CBT_MORE_ARRAYS];
-    wa[0] = c->array_recent;
-    memcpy(wa + 1, c->array_more, sizeof c->array_more);
-    c->array_recent = x->ra;
-    recents_push(x->d, &c->array_recent, 1, wa, 1 + CBT_MORE_ARRAYS, c->array_more, CBT_MORE_ARRAYS);
-}
-
-void cbt_recents_keep(struct cbt_cache *c, struct cbt_dict *d)
-{
-    for (int i = 0; i < 2; i++)
-        if (c->recent[i].len && !cbt_dict_keep(d, c->recent[i].ref, c->recent[i].serial))
-            c->recent[i].len = 0;
-    if (c->array_recent.len && !cbt_dict_keep(d, c->array_recent.ref, c->array_recent.serial))
-        c->array_recent.len = 0;
-    struct cbt_recent was[CBT_MORE_RECENTS];
-    memcpy(was, c->more, sizeof was);
-    recents_push(d, NULL, 0, was, CBT_MORE_RECENTS, c->more, CBT_MORE_RECENTS);
-    struct cbt_recent wa[CBT_MORE_ARRAYS];
-    memcpy(wa, c->array_more, sizeof wa);
-    recents_push(d, NULL, 0, wa, CBT_MORE_ARRAYS, c->array_more, CBT_MORE_ARRAYS);
+    if (x->c && !x->strict)
+        cbt_recents_update(x->c, x->d, x->r, &x->ra);
 }
 
 void cbt_learn_refs(const struct cbt_real *real, struct cbt_cache *c, struct cbt_dict *d, size_t n,

@@ -51,6 +51,13 @@ void cbt_cache_release(struct cbt_cache *c);
 struct cbt_dict;
 void cbt_recents_keep(struct cbt_cache *c, struct cbt_dict *d);
 
+/* After a batch that learned its operands (operands.c): r[0], r[1] and ra
+ * (the ranges and array it met last) become the recents, and those they
+ * replace go, the latest first, before the older ones, which the
+ * dictionary still holds (src/recents.c). */
+void cbt_recents_update(struct cbt_cache *c, struct cbt_dict *d, const struct cbt_recent r[2],
+                        const struct cbt_recent *ra);
+
 /* The dictionary indices (src/record.h) of the operands of ops[0, n): refs[2i]
  * the source's, refs[2i+1] the destination's; *risky set when an operand is
  * unmapped memory.  The 1D batch's copies likewise, from its arrays.  c is

@@ -6,7 +6,9 @@
  * first, then a few older ones, out of line) gets its dictionary indices
  * (refs) from them, with
  * no question asked of the driver; the ops before the page their list ends
- * in are checked for form on the way, as the driver reads them.
+ * in are checked for form on the way, as the driver reads them.  The
+ * keeping of the recents (after a batch that learned, at a refresh) is
+ * here too.
  *
  * Reading no further than the driver: it reads op i + 1 (copy i + 1 of a
  * 1D batch) only once op i passed its checks, and so do these loops, which
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "operands.h"
+#include "record.h"
 
 /* The older recents (operands.h): apart, so that a thread whose batches
  * use the same buffers runs none of this. */
@@ -45,6 +48,61 @@ static __attribute__((noinline)) const struct cbt_recent *array_more(const struc
         if (c->array_more[i].len && c->array_more[i].lo == h)
             return &c->array_more[i];
     return NULL;
+}
+
+/* ---- keeping them ---- */
+
+/* Pushes the recents `was` (the latest first) behind the new ones `now`:
+ * into more[k], the latest first, skipping what `now` holds and what the
+ * dictionary no longer holds (an entry given to another operand). */
+static void recents_push(struct cbt_dict *d, const struct cbt_recent *now, int n_now, const struct cbt_recent *was,
+                         int n_was, struct cbt_recent *more, int k)
+{
+    struct cbt_recent out[CBT_MORE_RECENTS];
+    int m = 0;
+    for (int i = 0; i < n_was && m < k; i++) {
+        const struct cbt_recent *r = &was[i];
+        bool dup = !r->len;
+        for (int j = 0; !dup && j < n_now; j++)
+            dup = now[j].len && now[j].lo == r->lo;
+        for (int j = 0; !dup && j < m; j++)
+            dup = out[j].lo == r->lo;
+        if (!dup && cbt_dict_keep(d, r->ref, r->serial))
+            out[m++] = *r;
+    }
+    for (int i = 0; i < k; i++)
+        more[i] = i < m ? out[i] : (struct cbt_recent){0};
+}
+
+void cbt_recents_update(struct cbt_cache *c, struct cbt_dict *d, const struct cbt_recent r[2],
+                        const struct cbt_recent *ra)
+{
+    struct cbt_recent was[2 + CBT_MORE_RECENTS];
+    was[0] = c->recent[0], was[1] = c->recent[1];
+    memcpy(was + 2, c->more, sizeof c->more);
+    c->recent[0] = r[0];
+    c->recent[1] = r[1];
+    recents_push(d, c->recent, 2, was, 2 + CBT_MORE_RECENTS, c->more, CBT_MORE_RECENTS);
+    struct cbt_recent wa[1 + CBT_MORE_ARRAYS];
+    wa[0] = c->array_recent;
+    memcpy(wa + 1, c->array_more, sizeof c->array_more);
+    c->array_recent = *ra;
+    recents_push(d, &c->array_recent, 1, wa, 1 + CBT_MORE_ARRAYS, c->array_more, CBT_MORE_ARRAYS);
+}
+
+void cbt_recents_keep(struct cbt_cache *c, struct cbt_dict *d)
+{
+    for (int i = 0; i < 2; i++)
+        if (c->recent[i].len && !cbt_dict_keep(d, c->recent[i].ref, c->recent[i].serial))
+            c->recent[i].len = 0;
+    if (c->array_recent.len && !cbt_dict_keep(d, c->array_recent.ref, c->array_recent.serial))
+        c->array_recent.len = 0;
+    struct cbt_recent was[CBT_MORE_RECENTS];
+    memcpy(was, c->more, sizeof was);
+    recents_push(d, NULL, 0, was, CBT_MORE_RECENTS, c->more, CBT_MORE_RECENTS);
+    struct cbt_recent wa[CBT_MORE_ARRAYS];
+    memcpy(wa, c->array_more, sizeof wa);
+    recents_push(d, NULL, 0, wa, CBT_MORE_ARRAYS, c->array_more, CBT_MORE_ARRAYS);
 }
 
 /* The recent range holding pointer a (NULL: none). */

@@ -61,6 +61,7 @@ done
 # from its older recents, and the refs it gives must be each buffer's own
 # (else the reader gives an op another allocation, outside which its
 # footprint lies); with the stderr report on, the steps record them all
+# (that the steady path takes them: tests/unit/test_recents)
 for n in 1 16; do
     traced "c3-pool$n-$$" "$CLIENTS/client_big3d" 9 "$n" pool
     is "$st $(out "c3-pool$n-$$")" "0 batches=11 ops=$((11 * n))" "pool of four, $n ops: every byte arrives"

@@ -32,7 +32,7 @@ tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # The reader's join of a short gpu_time event with its batch, built from its source.
 tests_unit_test_gpujoin_SOURCES = tests/unit/test_gpujoin.c tools/read/gpujoin.c tools/read/gpujoin.h
 tests_unit_test_gpujoin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
-# The steady state's lookups of the shim (src/recents.c), built from their source.
+# The steady state's lookups of the shim and the keeping of its recents (src/recents.c), built from their source.
 tests_unit_test_recents_SOURCES = tests/unit/test_recents.c src/recents.c
 tests_unit_test_recents_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.

@@ -6,9 +6,13 @@
  * answer and the same refs as
  * an op-by-op reference; and no read beyond the page of an op (a copy)
  * that failed, where the driver reads no further: an op list and 1D arrays
- * running into a page that cannot be read.
+ * running into a page that cannot be read.  Then the keeping of the
+ * recents after a batch that learned and at a refresh (a stand-in for the
+ * dictionary's serials), and a thread going round four pairs of buffers
+ * that the lookup takes from the second round on.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -396,6 +400,101 @@ static void copies(const char *how)
         no_read_past_a_failed_copy(how, ends[k]);
 }
 
+/* ---- keeping the recents (cbt_recents_update, cbt_recents_keep) ----
+ *
+ * A stand-in for the dictionary: entry i holds what it held while its
+ * serial is serials[i] (record.c gives an entry a new serial when it goes
+ * to another operand). */
+static uint32_t serials[64];
+
+bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial)
+{
+    (void)d;
+    return i < 64 && serial && serials[i] == serial;
+}
+
+/* A range of the stand-in: entry i, lo i << 24. */
+static struct cbt_recent rng(uint16_t i)
+{
+    serials[i] = serials[i] ? serials[i] : 100u + i;
+    return (struct cbt_recent){.lo = (uint64_t)i << 24, .len = LEN, .ref = i, .serial = serials[i]};
+}
+
+/* The refs of more[] (0: none), as a string. */
+static const char *mores(const struct cbt_recent *m, int k)
+{
+    static char buf[64];
+    char *p = buf;
+    for (int i = 0; i < k; i++)
+        p += sprintf(p, "%s%u", i ? " " : "", m[i].len ? m[i].ref : 0);
+    return buf;
+}
+
+static void keeping(void)
+{
+    struct cbt_cache c;
+    memset(&c, 0, sizeof c);
+    struct cbt_dict *d = NULL;
+    c.recent[0] = rng(1), c.recent[1] = rng(2);
+    c.more[0] = rng(3), c.more[1] = rng(4);
+    c.array_recent = rng(10);
+    c.array_more[0] = rng(11);
+    const struct cbt_recent r[2] = {rng(5), rng(1)}, ra = rng(12);
+    cbt_recents_update(&c, d, r, &ra);
+    tap_ok(c.recent[0].ref == 5 && c.recent[1].ref == 1 && !strcmp(mores(c.more, CBT_MORE_RECENTS), "2 3 4 0 0 0"),
+           "a batch's ranges become the recents, those they replace go first among the older (more: %s)",
+           mores(c.more, CBT_MORE_RECENTS));
+    tap_ok(c.array_recent.ref == 12 && !strcmp(mores(c.array_more, CBT_MORE_ARRAYS), "10 11 0"),
+           "arrays likewise (array_more: %s)", mores(c.array_more, CBT_MORE_ARRAYS));
+    serials[3]++; /* entry 3 given to another operand */
+    const struct cbt_recent r2[2] = {rng(6), rng(7)};
+    cbt_recents_update(&c, d, r2, &ra);
+    tap_ok(!strcmp(mores(c.more, CBT_MORE_RECENTS), "5 1 2 4 0 0"),
+           "an older range whose entry went to another operand is dropped (more: %s)",
+           mores(c.more, CBT_MORE_RECENTS));
+    for (uint16_t i = 20; i < 30; i += 2) {
+        const struct cbt_recent r3[2] = {rng(i), rng((uint16_t)(i + 1))};
+        cbt_recents_update(&c, d, r3, &ra);
+    }
+    tap_ok(!strcmp(mores(c.more, CBT_MORE_RECENTS), "26 27 24 25 22 23"),
+           "the latest %d older ranges kept, the latest batch's first (more: %s)", CBT_MORE_RECENTS,
+           mores(c.more, CBT_MORE_RECENTS));
+    serials[28]++, serials[25]++;
+    cbt_recents_keep(&c, d);
+    tap_ok(c.recent[0].len == 0 && c.recent[1].ref == 29 && !strcmp(mores(c.more, CBT_MORE_RECENTS), "26 27 24 22 23 0"),
+           "a refresh keeps the recents whose entries still hold (recent: %u %u; more: %s)",
+           c.recent[0].len ? c.recent[0].ref : 0, c.recent[1].len ? c.recent[1].ref : 0,
+           mores(c.more, CBT_MORE_RECENTS));
+
+    /* A thread going round four pairs of buffers, each batch one op from a
+     * set's source to its destination: a batch the lookup does not take is
+     * learned (its ranges become the recents, as operands.c leaves them).
+     * After the first round every batch is taken. */
+    memset(&c, 0, sizeof c);
+    memset(serials, 0, sizeof serials);
+    int taken = 0, rounds = 4;
+    for (int j = 0; j < 4 * rounds; j++) {
+        uint16_t sset = (uint16_t)(40 + 2 * (j % 4));
+        CUDA_MEMCPY3D_BATCH_OP op;
+        memset(&op, 0, sizeof op);
+        op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        op.src.op.ptr.ptr = ((CUdeviceptr)sset << 24) + 4096;
+        op.dst.op.ptr.ptr = ((CUdeviceptr)(sset + 1) << 24) + 8192;
+        op.extent.width = 256, op.extent.height = op.extent.depth = 1;
+        op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        uint16_t refs[2];
+        bool u;
+        if (cbt_refs_steady(&c, 1, &op, refs, 0, &u)) {
+            taken += refs[0] == sset && refs[1] == sset + 1;
+        } else {
+            const struct cbt_recent r4[2] = {rng((uint16_t)(sset + 1)), rng(sset)}, none = {0};
+            cbt_recents_update(&c, d, r4, &none);
+        }
+    }
+    tap_ok(taken == 4 * (rounds - 1), "going round four pairs of buffers: %d of %d batches after the first round "
+           "taken, with their own refs", taken, 4 * (rounds - 1));
+}
+
 int main(void)
 {
     srandom(88172645u);
@@ -410,11 +509,12 @@ int main(void)
         random_lists("AVX2");
         copies("AVX2");
     } else {
-        tap_skip(3 + 2 + 4 * 6, "AVX2: this CPU has none");
+        tap_skip(5 + 3 + 4 * 6, "AVX2: this CPU has none"); /* random_lists' and copies' */
     }
     cbt_recents_avx2 = false;
     random_lists("SSE2");
     copies("copy by copy");
     no_read_past_a_failure();
+    keeping();
     return tap_done();
 }
