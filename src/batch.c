@@ -653,7 +653,7 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * id, context and device the thread knows), with no memory-management call
  * since (the memory generation) and the dictionary in the same epoch, every
  * operand in one of the ranges or arrays its latest batches used (the
- * recents, operands.h: a program that goes round a few buffers stays
+ * recents, recents.h: a program that goes round a few buffers stays
  * steady; cbt_refs_steady), in
  * observe mode with nobody validating.  The ops before the page the list
  * ends in are checked for form first (the driver reads the next op only

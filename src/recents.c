@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The steady state's operand lookups (declared in operands.h): a batch
+ * The steady state's operand lookups (declared in recents.h): a batch
  * whose every operand lies in one of the thread's recents (the ranges and
  * arrays its latest batches used: the last two ranges and the last array
  * first, then a few older ones, out of line) gets its dictionary indices
@@ -13,7 +13,7 @@
  * Reading no further than the driver: it reads op i + 1 (copy i + 1 of a
  * 1D batch) only once op i passed its checks, and so do these loops, which
  * stop at the first op they cannot take.  The ops from the list's last page
- * on are not checked for form (operands.h: cbt_ops_to_check); the 1D runs
+ * on are not checked for form (recents.h: cbt_ops_to_check); the 1D runs
  * read a few copies ahead only within the pages of the copy the driver
  * reads.
  *
@@ -29,10 +29,10 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "operands.h"
+#include "recents.h"
 #include "record.h"
 
-/* The older recents (operands.h): apart, so that a thread whose batches
+/* The older recents (recents.h): apart, so that a thread whose batches
  * use the same buffers runs none of this. */
 static __attribute__((noinline)) const struct cbt_recent *recent_more(const struct cbt_cache *c, uint64_t a)
 {
@@ -306,7 +306,7 @@ static inline size_t like_first(const struct first *f, size_t from, size_t n, co
  * compared twice (the last block overlaps the one before).  The ymm
  * registers are cleared on the way out (vzeroupper, the compiler's), so the
  * program's SSE code pays no transition. */
-CBT_HOT bool cbt_recents_avx2; /* operands.h */
+CBT_HOT bool cbt_recents_avx2; /* recents.h */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -525,7 +525,7 @@ static inline __attribute__((always_inline)) bool copies_steady(const struct cbt
  * range tests with AVX2's signed compare: x - lo < len is, both sides'
  * top bit flipped, x - (lo ^ 2^63) < len ^ 2^63 signed.
  */
-/* the 8-byte entries from p to the end of its page (operands.h: CBT_PAGE_MIN) */
+/* the 8-byte entries from p to the end of its page (recents.h: CBT_PAGE_MIN) */
 #define PAGE_LEFT(p) ((CBT_PAGE_MIN - ((uintptr_t)(p) & (CBT_PAGE_MIN - 1))) / 8u)
 
 /* The loop above, apart, for the copies a run did not take. */

@@ -33,7 +33,7 @@ tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 tests_unit_test_gpujoin_SOURCES = tests/unit/test_gpujoin.c tools/read/gpujoin.c tools/read/gpujoin.h
 tests_unit_test_gpujoin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # The steady state's lookups of the shim and the keeping of its recents (src/recents.c), built from their source.
-tests_unit_test_recents_SOURCES = tests/unit/test_recents.c src/recents.c
+tests_unit_test_recents_SOURCES = tests/unit/test_recents.c src/recents.c src/recents.h
 tests_unit_test_recents_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src
 # Reads $(top_srcdir)/docs/rules.md at run time; needs only the catalogue header.
 tests_unit_test_rules_doc_SOURCES = tests/unit/test_rules_doc.c

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
-#include "operands.h"
+#include "recents.h"
 
 /* 0 to n - 1, the same sequence every run (random(), seeded in main) */
 static unsigned pick(unsigned n) { return (unsigned)((unsigned long)random() % n); }
