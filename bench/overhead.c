@@ -65,6 +65,9 @@
  *                     set a call: a program whose batches use a few buffers
  *                     in turn, as one that copies through a pool of staging
  *                     buffers (default 1: every call the same buffers)
+ *   --streams N       N streams (at most 16), the calls going round them, one
+ *                     a call (with --pool, both move on every call): a thread
+ *                     that spreads its copies over a few streams (default 1)
  *   --fresh           before each call (not timed, after --evict), build the
  *                     op list (1D: the arrays) again, as a program that
  *                     fills its list for each batch: the call then finds it
@@ -200,7 +203,7 @@ struct options {
     int cpu;
     size_t evict;
     bool fresh;
-    unsigned pool;
+    unsigned pool, streams;
 };
 
 /* --evict: the buffer written before each call. */
@@ -342,6 +345,7 @@ struct buffers {
 };
 
 #define MAX_POOL 16
+#define MAX_STREAMS 16
 
 struct bench {
     size_t max_ops;
@@ -358,6 +362,9 @@ struct bench {
     CUmemcpyAttributes attr;
     struct buffers pool[MAX_POOL];
     unsigned npool, next;
+    /* the streams the calls go round (--streams); stream is the next call's */
+    CUstream streams[MAX_STREAMS];
+    unsigned nstreams, next_stream;
 };
 
 /* Set m of the pool becomes the one the next call uses. */
@@ -443,21 +450,30 @@ static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOr
     b->next = b->npool > 1 ? 1 : 0;
 }
 
-/* Before a call (not timed): with --pool, the next set. */
+/* Before a call (not timed, after the stream the previous call used was
+ * drained): with --pool, the next set; with --streams, the next stream. */
 static inline void next_set(struct bench *b)
 {
     if (b->npool > 1) {
         use_set(b, b->next);
         b->next = b->next + 1 == b->npool ? 0 : b->next + 1;
     }
+    if (b->nstreams > 1) {
+        b->stream = b->streams[b->next_stream];
+        b->next_stream = b->next_stream + 1 == b->nstreams ? 0 : b->next_stream + 1;
+    }
 }
 
-static void setup(struct bench *b, size_t max_ops, unsigned npool)
+static void setup(struct bench *b, size_t max_ops, unsigned npool, unsigned nstreams)
 {
     memset(b, 0, sizeof *b);
     b->max_ops = max_ops;
     b->npool = npool;
-    CHECK(drv.stream_create(&b->stream, 0));
+    b->nstreams = nstreams;
+    for (unsigned m = 0; m < nstreams; m++)
+        CHECK(drv.stream_create(&b->streams[m], 0));
+    b->stream = b->streams[0];
+    b->next_stream = nstreams > 1 ? 1 : 0;
     for (unsigned m = 0; m < npool; m++) {
         struct buffers *u = &b->pool[m];
         CHECK(drv.mem_alloc(&u->dsrc, max_ops * OP_BYTES));
@@ -498,7 +514,10 @@ static void teardown(struct bench *b)
         free(u->srcs);
         free(u->sizes);
     }
-    drv.stream_destroy(b->stream);
+    for (unsigned m = 0; m < b->nstreams; m++) {
+        drv.stream_synchronize(b->streams[m]);
+        drv.stream_destroy(b->streams[m]);
+    }
 }
 
 /* One call of contender c on the batch of the current kind. */
@@ -1106,7 +1125,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--pool N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--pool N] [--streams N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -1141,6 +1160,13 @@ static void parse(int argc, char **argv, struct options *o)
             if (*end || v < 1 || v > MAX_POOL)
                 die("--pool: a number of sets from 1 to %d", MAX_POOL);
             o->pool = (unsigned)v;
+        }
+        else if (!strcmp(a, "--streams")) {
+            char *end;
+            unsigned long v = strtoul(ARG(), &end, 10);
+            if (*end || v < 1 || v > MAX_STREAMS)
+                die("--streams: a number of streams from 1 to %d", MAX_STREAMS);
+            o->streams = (unsigned)v;
         }
         else if (!strcmp(a, "--no-floor"))
             o->no_floor = true;
@@ -1359,7 +1385,7 @@ int main(int argc, char **argv)
         if (o.sizes[i] > max_ops)
             max_ops = o.sizes[i];
     struct bench b;
-    setup(&b, max_ops, o.pool ? o.pool : 1);
+    setup(&b, max_ops, o.pool ? o.pool : 1, o.streams ? o.streams : 1);
 
     make_ops(&b, K_D2D, 1, o.h2d_order);
     uint64_t first_shim = first_call(&ct, C_SHIM, "shim", &b);
@@ -1412,6 +1438,8 @@ int main(int argc, char **argv)
         printf("# pool:      the calls go round %u sets of buffers, each its own allocations (and host buffer, "
                "CUDA array) and list, one set a call (--pool)\n",
                o.pool);
+    if (o.streams > 1)
+        printf("# streams:   the calls go round %u streams, one a call (--streams)\n", o.streams);
     printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "
            "rotates through every permutation; cuStreamSynchronize before each call and after each block; "
            "CLOCK_MONOTONIC around each call, CLOCK_THREAD_CPUTIME_ID just outside that; "
