@@ -176,7 +176,7 @@ static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enu
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
     struct cbt_stream_slot *slots = special || !t ? NULL : t->streams;
-    l->slot = slots ? &slots[((uintptr_t)stream >> 4) % CBT_STREAM_SLOTS] : NULL;
+    l->slot = slots ? &slots[cbt_stream_hash(stream, CBT_STREAM_SLOTS)] : NULL;
     struct cbt_stream_slot *slot = l->slot;
     if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == l->generation &&
         cbt_kind_cache_enabled()) {
@@ -272,7 +272,7 @@ static bool names_a_stream(struct cbt_thread *t, const void *p)
     struct cbt_stream_slot *slots = t ? t->streams : NULL;
     if (!p || !slots)
         return false;
-    const struct cbt_stream_slot *slot = &slots[((uintptr_t)p >> 4) % CBT_STREAM_SLOTS];
+    const struct cbt_stream_slot *slot = &slots[cbt_stream_hash(p, CBT_STREAM_SLOTS)];
     return slot->valid && slot->stream == (CUstream)p &&
            slot->generation == __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
 }
@@ -638,7 +638,7 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
     uint32_t every = cfg->gpu_every;
     if (every <= 1 || !t)
         return true;
-    unsigned i = (unsigned)(((uintptr_t)s >> 4) % CBT_GPU_SLOTS);
+    unsigned i = cbt_stream_hash(s, CBT_GPU_SLOTS);
     if (t->gpu[i].stream != s) {
         t->gpu[i].stream = s;
         t->gpu[i].count = 0;
@@ -650,7 +650,8 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
 
 /*
  * Most batches are like the thread's previous one: on the same stream (whose
- * id, context and device the thread knows), with no memory-management call
+ * id, context and device the thread knows; or another it knows so, which
+ * steady_switch moves to), with no memory-management call
  * since (the memory generation) and the dictionary in the same epoch, every
  * operand in one of the ranges or arrays its latest batches used (the
  * recents, recents.h: a program that goes round a few buffers stays
@@ -679,7 +680,7 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
 CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct call *k, uint64_t batch_id, int32_t tid,
                               uint64_t now, const uint16_t *refs)
 {
-    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
     struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, batch_id, tid, now);
     cbt_dict_touch(d, refs, k->n);
     cbt_recents_keep(&t->cache, d); /* the entries a later steady batch may refer to, written again too */
@@ -772,7 +773,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                                                        bool unchecked, bool uniform)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
-    const struct cbt_stream_slot *slot = &t->streams[((uintptr_t)k->stream >> 4) % CBT_STREAM_SLOTS];
+    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     rec.uniform = uniform;
@@ -807,14 +808,38 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
     return r;
 }
 
+/* A batch on another stream than the steady one's: the steady state moves
+ * to it when the thread knows it as it knows the steady one (its slot holds
+ * its id, context and device in this memory generation, and the dictionary
+ * describes it so in this epoch): a thread that goes round a few streams
+ * stays steady.  Out of line, not cold: such a thread takes it every batch. */
+__attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k, uint64_t generation)
+{
+    const int ptsz = cbt_api_is_ptsz(k->api);
+    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
+    if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD || !slot->valid || slot->stream != k->stream ||
+        slot->ptsz != ptsz || slot->generation != generation)
+        return false;
+    uint8_t si = cbt_dict_stream_known(&t->dict, (uint64_t)(uintptr_t)k->stream, slot->id,
+                                       (uint64_t)(uintptr_t)slot->ctx, slot->device, cbt_device_count(cbt_real()));
+    if (si == CBT_EV_NO_STREAM)
+        return false;
+    t->steady.stream = k->stream;
+    t->steady.ptsz = (uint8_t)ptsz;
+    t->steady.stream_index = si;
+    return true;
+}
+
 CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
                         CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
     const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (cbt_unlikely(!s->valid || !k->fn || k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api) || !k->n ||
-                     s->generation != generation || t->cache.generation != generation ||
-                     s->epoch != t->dict.epoch || __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
+    if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->generation != generation ||
+                     t->cache.generation != generation || s->epoch != t->dict.epoch ||
+                     __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
+        return false;
+    if (cbt_unlikely(k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api)) && !steady_switch(t, k, generation))
         return false;
     uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
     if (cbt_unlikely(!refs))

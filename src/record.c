@@ -292,13 +292,31 @@ const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t 
     return i < d->cap ? &d->info[i] : &unknown;
 }
 
+static inline uint8_t stream_index_of(uint64_t handle)
+{
+    return (uint8_t)cbt_stream_hash((const void *)(uintptr_t)handle, STREAMS);
+}
+
+static inline bool stream_seen(const struct cbt_dict *d, const struct cbt_stream_seen *s, uint64_t handle,
+                               uint64_t stream_id, uint64_t context, int32_t device, int32_t device_count)
+{
+    return s->epoch == d->epoch && s->handle == handle && s->id == stream_id && s->context == context &&
+           s->device == device && s->device_count == device_count;
+}
+
+uint8_t cbt_dict_stream_known(const struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context,
+                              int32_t device, int32_t device_count)
+{
+    uint8_t i = stream_index_of(handle);
+    return stream_seen(d, &d->streams[i], handle, stream_id, context, device, device_count) ? i : CBT_EV_NO_STREAM;
+}
+
 uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
                         int32_t device_count)
 {
-    uint8_t i = (uint8_t)((handle >> 4 ^ handle) % STREAMS);
+    uint8_t i = stream_index_of(handle);
     struct cbt_stream_seen *s = &d->streams[i];
-    if (s->epoch == d->epoch && s->handle == handle && s->id == stream_id && s->context == context &&
-        s->device == device && s->device_count == device_count)
+    if (stream_seen(d, s, handle, stream_id, context, device, device_count))
         return i;
     *s = (struct cbt_stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
                               .device_count = device_count, .epoch = d->epoch};
@@ -647,7 +665,7 @@ static inline __attribute__((always_inline)) bool memo_holds(const struct cbt_di
 
 /* s's hdr encoded (no optional value: its mask is 0) and kept in the memo,
  * where it fits. */
-static void memo_fill(struct cbt_dict *d, const struct cbt_steady_rec *s)
+CBT_COLD_FN static void memo_fill(struct cbt_dict *d, const struct cbt_steady_rec *s)
 {
     struct tail t;
     struct cbt_ev_batch b = {.num_ops = s->n, .op_list = (uint64_t)(uintptr_t)s->list};
@@ -694,10 +712,58 @@ static inline bool small_refs_repeat(struct cbt_dict *d, const uint16_t *refs, s
     return same;
 }
 
-/* A memo that does not hold s's hdr: filled; where s's hdr cannot be kept,
- * the batch is written by the general writer (true). */
-CBT_COLD_FN static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip)
+/* The memo (the latest hdr) as an older one, and back. */
+static inline void memo_save(const struct cbt_dict *d, struct cbt_memo *m)
 {
+    m->list = d->memo_list;
+    m->key = d->memo_key;
+    memcpy(m->hdr, d->memo_hdr, sizeof d->memo_hdr);
+    memcpy(m->hdr + 3, d->memo_hdr1d, sizeof d->memo_hdr1d);
+    m->srcs = d->memo_srcs;
+    m->sizes = d->memo_sizes;
+    m->attrs = d->memo_attrs;
+    m->idxs = d->memo_idxs;
+}
+
+static inline void memo_load(struct cbt_dict *d, const struct cbt_memo *m)
+{
+    d->memo_list = m->list;
+    d->memo_key = m->key;
+    memcpy(d->memo_hdr, m->hdr, sizeof d->memo_hdr);
+    memcpy(d->memo_hdr1d, m->hdr + 3, sizeof d->memo_hdr1d);
+    d->memo_srcs = m->srcs;
+    d->memo_sizes = m->sizes;
+    d->memo_attrs = m->attrs;
+    d->memo_idxs = m->idxs;
+}
+
+/* Does older hdr m belong to s? */
+static inline bool memo_more_holds(const struct cbt_memo *m, const struct cbt_steady_rec *s)
+{
+    return m->list == (uint64_t)(uintptr_t)s->list && (m->key & ~0x7full) == memo_key(s) && (m->key & 0x7f) &&
+           (!s->d1 || (m->srcs == (uint64_t)(uintptr_t)s->srcs && m->sizes == (uint64_t)(uintptr_t)s->sizes &&
+                       m->attrs == (uint64_t)(uintptr_t)s->attrs && m->idxs == (uint64_t)(uintptr_t)s->attrs_idxs));
+}
+
+/* A memo that does not hold s's hdr: an older hdr of s's swapped in (a
+ * thread going round a few lists or streams), else the memo pushed in
+ * front of the older ones (the oldest dropped) and filled; where s's hdr
+ * cannot be kept, the batch is written by the general writer (true).  Out
+ * of line, not cold: such a thread takes it every batch. */
+__attribute__((noinline)) static bool memo_miss(struct cbt_dict *d, const struct cbt_steady_rec *s, void *ip)
+{
+    for (int i = 0; i < CBT_MEMO_MORE; i++) {
+        if (memo_more_holds(&d->memo_more[i], s)) {
+            struct cbt_memo m = d->memo_more[i];
+            memo_save(d, &d->memo_more[i]);
+            memo_load(d, &m);
+            return false;
+        }
+    }
+    if (d->memo_key & 0x7f) {
+        memmove(&d->memo_more[1], &d->memo_more[0], (CBT_MEMO_MORE - 1) * sizeof d->memo_more[0]);
+        memo_save(d, &d->memo_more[0]);
+    }
     memo_fill(d, s);
     if (d->memo_key & 0x7f)
         return false;

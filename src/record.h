@@ -35,6 +35,14 @@ struct cbt_stream_seen {
 };
 #define CBT_DICT_SMALL 16 /* refs held in the dictionary itself: a batch of up to 8 ops */
 #define CBT_MEMO_WORDS 6  /* hdr words the steady path keeps (3D: the first 3) */
+#define CBT_MEMO_MORE 3   /* older hdrs kept: a thread going round a few op lists or streams */
+/* A steady batch's hdr kept while what it encodes repeats (struct cbt_dict's
+ * memo, spelled out for the older ones). */
+struct cbt_memo {
+    uint64_t list, key;
+    uint64_t hdr[CBT_MEMO_WORDS];
+    uint64_t srcs, sizes, attrs, idxs;
+};
 struct cbt_dict {
     /* what a steady batch reads: its first cache line, and for a 3D batch
      * the refs' (the second); a 1D batch's memo goes on in the third */
@@ -57,6 +65,9 @@ struct cbt_dict {
     uint64_t now_ns;    /* the time the batch being recorded gave */
     uint16_t *refs, *prev_refs;
     size_t cap_refs, cap_prev;
+    /* the hdrs of older steady batches, the latest first (read when the
+     * memo above does not hold a batch's) */
+    struct cbt_memo memo_more[CBT_MEMO_MORE];
     /* what a batch that learns reads */
     uint64_t key;       /* image tag << 32 | thread id */
     int32_t tid;
@@ -113,6 +124,11 @@ const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t 
  * refresh); returns its index, which the batch's record names it by. */
 uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
                         int32_t device_count);
+
+/* The index of a stream this thread described so in the current epoch
+ * (without writing anything); CBT_EV_NO_STREAM when it did not. */
+uint8_t cbt_dict_stream_known(const struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context,
+                              int32_t device, int32_t device_count);
 
 /* Room for the refs of n ops in the thread's buffer (NULL: no memory): the
  * dictionary's own small_refs for up to CBT_DICT_SMALL / 2 ops. */

@@ -22,7 +22,7 @@
 #include "record.h"
 #include "util.h"
 
-#define CBT_STREAM_SLOTS 8
+#define CBT_STREAM_SLOTS 8 /* powers of two (cbt_stream_hash) */
 #define CBT_GPU_SLOTS 8
 
 /* What a created stream names while the memory generation stays: its id,

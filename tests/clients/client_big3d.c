@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool]
+ *   client_big3d K N [swap|pool|streams]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -16,7 +16,11 @@
  *                      round a few buffers: one of the batch's two buffers
  *                      is the batch before's, the other one used three
  *                      batches earlier), then the read-back into pinned
- *                      memory
+ *                      memory; with streams, the K batches as without
+ *                      a word but batch j on stream j % 3 of three (as a
+ *                      program that spreads its copies over a few
+ *                      streams: each batch's stream unlike the batch
+ *                      before's), the streams drained before the read-back
  *
  * Says its pid on stderr; prints "batches=B ops=M" and exits 0 when every
  * byte arrived, 1 when not, 2 when the set-up fails.
@@ -60,9 +64,11 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 && !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool"))))
-        cc_fail("usage: client_big3d K N [swap|pool]");
-    int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !swap;
+    if (argc != 3 &&
+        !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams]");
+    int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
+    int streams = argc == 4 && !strcmp(argv[3], "streams");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -70,7 +76,11 @@ int main(int argc, char **argv)
         cc_fail("pool: K must be odd (the read-back expects the bytes reversed)");
     fprintf(stderr, "client_big3d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
-    CUstream s = cc_setup();
+    CUstream s = cc_setup(), more[3] = {s, NULL, NULL};
+    if (streams) {
+        cc_check(cc.StreamCreate(&more[1], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        cc_check(cc.StreamCreate(&more[2], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    }
     unsigned char *in, *back;
     CUdeviceptr a, b, p[4];
     cc_check(cc.MemAllocHost((void **)&in, n * COPY), "cuMemAllocHost");
@@ -88,13 +98,18 @@ int main(int argc, char **argv)
     memset(back, 0, n * COPY);
     batch(ops, n, (CUdeviceptr)(uintptr_t)in, a, 0, s);
     /* a -> b reversed leaves b reversed; b -> a reversed leaves a as it was */
+    cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize"); /* a is whole before the other streams read it */
     for (size_t j = 0; j < k; j++)
-        if (pool)
+        if (streams)
+            batch(ops, n, a, b, 1, more[j % 3]); /* each writes the same bytes into b */
+        else if (pool)
             batch(ops, n, p[j % 4], p[(j + 1) % 4], 1, s);
         else if (swap && j % 2)
             batch(ops, n, b, a, 1, s);
         else
             batch(ops, n, a, b, 1, s);
+    for (int i = 1; streams && i < 3; i++)
+        cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     /* pool: the bytes reversed k times (an odd number) in p[k % 4] */
     batch(ops, n, pool ? p[k % 4] : b, (CUdeviceptr)(uintptr_t)back, 0, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");

@@ -15,9 +15,11 @@ NORM="$PYTHON3 $top_srcdir/tests/tool/format_norm.py"
 
 # events NAME KIND: how many cubatchtrace:KIND events the client's process wrote
 events() { grep -c " cubatchtrace:$2: " "$CBT_TMP/$1.trace" || true; }
-# same NAME OTHER WHAT: show, summary and check of two runs agree
+# same NAME OTHER WHAT: show, summary and check of two runs agree (show's
+# validated aside: a run with the stderr report validates every batch inline)
 same() {
-    is "$($NORM show <"$CBT_TMP/$1.show")" "$($NORM show <"$CBT_TMP/$2.show")" "$3: show prints the same batches and ops"
+    is "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$1.show" | $NORM show)" \
+        "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$2.show" | $NORM show)" "$3: show prints the same batches and ops"
     for t in "$1" "$2"; do
         _p=$(sed -n 's/^client_[a-z0-9]*: pid \([0-9]*\)$/\1/p' "$CBT_TMP/$t.err")
         "$TOOL" summary --json --pid "$_p" "$CBT_TMP/$t" 2>&1 | $NORM summary >"$CBT_TMP/$t.sum"
@@ -25,6 +27,14 @@ same() {
     done
     is "$(cat "$CBT_TMP/$1.sum")" "$(cat "$CBT_TMP/$2.sum")" "$3: summary --json gives the same counts and tables"
     is "$(cat "$CBT_TMP/$1.chk")" "$(cat "$CBT_TMP/$2.chk")" "$3: check gives the same findings"
+}
+
+# steps_all NAME B WHAT: all B batches of a run with the stderr report went
+# through the steps, which validate every batch inline (the steady path
+# validates none): what the steady runs are compared with
+steps_all() {
+    is "$(show_batches "$CBT_TMP/$1.trace" | show_field validated | grep -c '^1$')" "$2" \
+        "$3, the stderr report on: every batch went through the steps (validated inline)"
 }
 
 # 3D: 5 batches of 1000 ops (the first and last from and to pinned memory)
@@ -68,8 +78,24 @@ for n in 1 16; do
     is "$(grep -c '^op ' "$CBT_TMP/c3-pool$n-$$.show")" $((11 * n)) "pool of four, $n ops: show decodes every op"
     is "$(grep -c '^finding ' "$CBT_TMP/c3-pool$n-$$.show")" 0 \
         "pool of four, $n ops: no finding (each op's operands are its own)"
-    traced "c3-poolnc$n-$$" env CUBATCHTRACE_REPORT=1 "$CLIENTS/client_big3d" 9 "$n" pool
+    traced "c3-poolnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_big3d" 9 "$n" pool
+    steps_all "c3-poolnc$n-$$" 11 "pool of four, $n ops"
     same "c3-poolnc$n-$$" "c3-pool$n-$$" "pool of four, $n ops: the same as each batch through the steps (the stderr report)"
+done
+
+# batches that go round three streams (the same buffers): the steady path
+# moves from stream to stream (src/batch.c: steady_switch) and keeps each
+# stream's hdr among its older ones (src/record.c: memo_miss); every batch
+# must name its own stream (else show's and summary's streams differ from
+# those of the steps, which the stderr report makes every batch take)
+for n in 1 16; do
+    traced "c3-streams$n-$$" "$CLIENTS/client_big3d" 9 "$n" streams
+    is "$st $(out "c3-streams$n-$$")" "0 batches=11 ops=$((11 * n))" "three streams, $n ops: every byte arrives"
+    is "$(show_batches "$CBT_TMP/c3-streams$n-$$.trace" | show_field stream_id | sort -u | wc -l)" 3 \
+        "three streams, $n ops: the batches name three streams"
+    traced "c3-streamsnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_big3d" 9 "$n" streams
+    steps_all "c3-streamsnc$n-$$" 11 "three streams, $n ops"
+    same "c3-streamsnc$n-$$" "c3-streams$n-$$" "three streams, $n ops: the same as each batch through the steps"
 done
 
 # 1D: 3 batches of 2000 copies
