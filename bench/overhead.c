@@ -361,10 +361,13 @@ struct bench {
     size_t *sizes, idx0;
     CUmemcpyAttributes attr;
     struct buffers pool[MAX_POOL];
-    unsigned npool, next;
+    unsigned npool;
     /* the streams the calls go round (--streams); stream is the next call's */
     CUstream streams[MAX_STREAMS];
-    unsigned nstreams, next_stream;
+    unsigned nstreams;
+    /* each contender's next set and stream: each goes round all of them,
+     * whatever the order the contenders' calls take */
+    unsigned next[3], next_stream[3];
 };
 
 /* Set m of the pool becomes the one the next call uses. */
@@ -447,20 +450,22 @@ static void make_ops(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOr
         make_one(b, k, n, h2d_order);
     }
     use_set(b, 0);
-    b->next = b->npool > 1 ? 1 : 0;
+    for (int c = 0; c < 3; c++)
+        b->next[c] = 0;
 }
 
-/* Before a call (not timed, after the stream the previous call used was
- * drained): with --pool, the next set; with --streams, the next stream. */
-static inline void next_set(struct bench *b)
+/* Before a call of contender c (not timed, after the stream the previous
+ * call used was drained): with --pool, its next set; with --streams, its
+ * next stream. */
+static inline void next_set(struct bench *b, int c)
 {
     if (b->npool > 1) {
-        use_set(b, b->next);
-        b->next = b->next + 1 == b->npool ? 0 : b->next + 1;
+        use_set(b, b->next[c]);
+        b->next[c] = b->next[c] + 1 == b->npool ? 0 : b->next[c] + 1;
     }
     if (b->nstreams > 1) {
-        b->stream = b->streams[b->next_stream];
-        b->next_stream = b->next_stream + 1 == b->nstreams ? 0 : b->next_stream + 1;
+        b->stream = b->streams[b->next_stream[c]];
+        b->next_stream[c] = b->next_stream[c] + 1 == b->nstreams ? 0 : b->next_stream[c] + 1;
     }
 }
 
@@ -473,7 +478,6 @@ static void setup(struct bench *b, size_t max_ops, unsigned npool, unsigned nstr
     for (unsigned m = 0; m < nstreams; m++)
         CHECK(drv.stream_create(&b->streams[m], 0));
     b->stream = b->streams[0];
-    b->next_stream = nstreams > 1 ? 1 : 0;
     for (unsigned m = 0; m < npool; m++) {
         struct buffers *u = &b->pool[m];
         CHECK(drv.mem_alloc(&u->dsrc, max_ops * OP_BYTES));
@@ -839,7 +843,7 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
     for (long j = 0; j < block; j++) {
         CHECK(drv.stream_synchronize(b->stream));
         evict();
-        next_set(b);
+        next_set(b, c);
         if (fresh_lists)
             make_one(b, b->kind, n, fresh_order);
         calls_measured++;
