@@ -6,6 +6,10 @@
  *   client_1d DOOR big N   one batch of N device-to-device copies of 256 bytes
  *                          (each reversed block to block), then their read-back
  *                          into pinned memory as a second batch of N copies
+ *   client_1d DOOR streams N   the same, the device-to-device batch made 9
+ *                          times, batch j on stream j % 3 of three (as a
+ *                          program that spreads its copies over a few
+ *                          streams), the streams drained before the read-back
  *
  * DOOR: v2, v2_ptsz      the exported cuMemcpyBatchAsync_v2(_ptsz), linked
  *       v1, v1_ptsz      the exported CUDA 12.8 cuMemcpyBatchAsync(_ptsz) (failIdx)
@@ -133,9 +137,13 @@ static CUmemcpyAttributes attr(CUmemcpySrcAccessOrder order, unsigned flags)
 #define CHUNK 1024
 #define BIG_COPY 256
 
-/* One batch of n copies and its read-back: 0 when every byte arrived. */
-static int big(size_t n, CUstream s)
+/* One batch of n copies (with streams, 9 of them on three streams in turn)
+ * and its read-back: 0 when every byte arrived. */
+static int big(size_t n, CUstream s, int streams)
 {
+    CUstream more[3] = {s, s, s};
+    for (int i = 1; streams && i < 3; i++)
+        cc_check(cc.StreamCreate(&more[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     size_t bytes_all = n * BIG_COPY;
     CUdeviceptr src, dst;
     unsigned char *in, *back;
@@ -162,7 +170,11 @@ static int big(size_t n, CUstream s)
         sr[i] = src + i * BIG_COPY;
         d[i] = dst + (n - 1 - i) * BIG_COPY;
     }
-    batch(n, d, sr, z, &a, &idx, 1, s);
+    cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize"); /* src is whole before the other streams read it */
+    for (int j = 0; j < (streams ? 9 : 1); j++)
+        batch(n, d, sr, z, &a, &idx, 1, more[j % 3]); /* each writes the same bytes into dst */
+    for (int i = 1; streams && i < 3; i++)
+        cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     for (size_t i = 0; i < n; i++) {
         sr[i] = dst + i * BIG_COPY;
         d[i] = (CUdeviceptr)(uintptr_t)(back + i * BIG_COPY);
@@ -174,14 +186,14 @@ static int big(size_t n, CUstream s)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "big")))
-        cc_fail("usage: client_1d DOOR [big N]");
+    if (argc != 2 && !(argc == 4 && (!strcmp(argv[2], "big") || !strcmp(argv[2], "streams"))))
+        cc_fail("usage: client_1d DOOR [big N | streams N]");
     fprintf(stderr, "client_1d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
     CUstream s = cc_setup();
     resolve(argv[1]);
     if (argc == 4) {
-        int bad = big((size_t)strtoull(argv[3], NULL, 10), s);
+        int bad = big((size_t)strtoull(argv[3], NULL, 10), s, !strcmp(argv[2], "streams"));
         printf("batches=%llu copies=%llu bytes=%llu\n", batches, copies, bytes);
         return bad;
     }

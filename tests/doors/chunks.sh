@@ -106,6 +106,19 @@ traced "c1-1m-$$" env CUBATCHTRACE_SUBBUF_SIZE=1048576 "$CLIENTS/client_1d" v2 b
 is "$(events "c1-1m-$$" cs) $(events "c1-1m-$$" co)" "3 3" "1D, 1M sub-buffers: 2 events a batch (1024 copies, then the rest)"
 same "c1-least-$$" "c1-1m-$$" "1D, two events a batch against six"
 
+# 1D: the same over three streams (one copy and 16 a batch)
+for n in 1 16; do
+    traced "c1-streams$n-$$" "$CLIENTS/client_1d" v2 streams "$n"
+    is "$st $(out "c1-streams$n-$$")" "0 batches=11 copies=$((11 * n)) bytes=$((11 * n * 256))" \
+        "1D, three streams, $n copies: every byte arrives"
+    is "$(show_batches "$CBT_TMP/c1-streams$n-$$.trace" 1d | show_field stream_id | sort -u | wc -l)" 3 \
+        "1D, three streams, $n copies: the batches name three streams"
+    traced "c1-streamsnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_1d" v2 streams "$n"
+    is "$(show_batches "$CBT_TMP/c1-streamsnc$n-$$.trace" 1d | show_field validated | grep -c '^1$')" 11 \
+        "1D, three streams, $n copies, the stderr report on: every batch went through the steps (validated inline)"
+    same "c1-streamsnc$n-$$" "c1-streams$n-$$" "1D, three streams, $n copies: the same as each batch through the steps"
+done
+
 # a setting that matches a tiny channel (per process, 16 KiB sub-buffers): nothing discarded
 t=c3-tiny-$$
 "$LTTNG" --no-sessiond create "$t" --output="$CBT_TMP/$t" >/dev/null &&
