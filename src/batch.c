@@ -821,7 +821,7 @@ __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const 
         slot->ptsz != ptsz || slot->generation != generation)
         return false;
     uint8_t si = cbt_dict_stream_known(&t->dict, (uint64_t)(uintptr_t)k->stream, slot->id,
-                                       (uint64_t)(uintptr_t)slot->ctx, slot->device, cbt_device_count(cbt_real()));
+                                       (uint64_t)(uintptr_t)slot->ctx, slot->device, cbt_device_count_fast(cbt_real()));
     if (si == CBT_EV_NO_STREAM)
         return false;
     t->steady.stream = k->stream;
