@@ -846,7 +846,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         return false;
     size_t attrs_read = 0;
     bool unchecked = false; /* 3D: some ops' form left to the driver's answer */
-    bool uniform = false;   /* 3D: every op's refs are op 0's */
+    bool uniform = false;   /* every op's (copy's) refs are op 0's */
     if (d1) {
         /* what cbt_copies_driver_reads asks (the stream is the steady one,
          * which the driver knows), the copies' test with their refs; the
@@ -857,7 +857,7 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
             !k->num_attrs || k->num_attrs > k->n || k->num_attrs > CBT_EV_ATTRS1D ||
             !cbt_attrs_well_formed(k->attrs, k->attrs_idxs, k->num_attrs, k->n, cbt_device_count_fast(cbt_real()),
                                    &attrs_read) ||
-            !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs))
+            !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs, &uniform))
             return false;
     } else {
         if (k->flags || !k->ops)

@@ -589,9 +589,37 @@ __attribute__((target("avx2"), noinline)) static bool copies_runs(const struct c
 #undef PAGE_LEFT
 #endif
 
-CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts,
-                                  const CUdeviceptr *srcs, const size_t *sizes, uint16_t *refs)
+/*
+ * Copies [0, n) below AVX2's reach: first whether every copy is like copy 0
+ * (its source in copy 0's source's range, its destination in its
+ * destination's, its size not 0), with no store a copy (the usual batch:
+ * a few blocks of one buffer into another), then copy 0's refs written for
+ * all of them; from the first copy unlike it on, copy by copy.
+ */
+static inline __attribute__((always_inline)) bool copies_like0(const struct cbt_cache *c, size_t n,
+                                                               const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+                                                               const size_t *sizes, uint16_t *refs, bool *uniform)
 {
+    const struct cbt_recent *rs = recent_of(c, (uint64_t)srcs[0]), *rd = recent_of(c, (uint64_t)dsts[0]);
+    if (!rs || !rd)
+        return false;
+    const uint64_t lo0 = rs->lo, len0 = rs->len, lo1 = rd->lo, len1 = rd->len;
+    size_t like = 0;
+    while (like < n && sizes[like] && (uint64_t)srcs[like] - lo0 < len0 && (uint64_t)dsts[like] - lo1 < len1)
+        like++;
+    const uint16_t two[2] = {rs->ref, rd->ref};
+    uint32_t pair;
+    memcpy(&pair, two, sizeof pair);
+    for (size_t i = 0; i < like; i++)
+        memcpy(refs + 2 * i, &pair, sizeof pair);
+    *uniform = like == n;
+    return like == n || copies_steady(c, like, n, dsts, srcs, sizes, refs);
+}
+
+CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts,
+                                  const CUdeviceptr *srcs, const size_t *sizes, uint16_t *refs, bool *uniform)
+{
+    *uniform = false;
 #ifdef HAVE_LIKE_AVX2
     /* from 32 copies on: at 16, bench/profile counted a few instructions a
      * copy saved for about a dozen more lines of code run per call, which
@@ -599,5 +627,5 @@ CBT_HOT_FN bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUd
     if (n >= 32 && cbt_likely(cbt_recents_avx2))
         return copies_runs(c, n, dsts, srcs, sizes, refs);
 #endif
-    return copies_steady(c, 0, n, dsts, srcs, sizes, refs);
+    return n && copies_like0(c, n, dsts, srcs, sizes, refs, uniform);
 }

@@ -97,8 +97,10 @@ static inline size_t cbt_ops_to_check(const CUDA_MEMCPY3D_BATCH_OP *ops, size_t 
 }
 
 /* The 1D batch's copies likewise: every size not 0 (cbt_copies_driver_reads'
- * test of a copy, whose pointers, not NULL, lie in a recent range). */
+ * test of a copy, whose pointers, not NULL, lie in a recent range), and
+ * *uniform as for cbt_refs_steady where the copies are looked up one by one
+ * (below 32 copies, or without AVX2; else false). */
 bool cbt_refs_steady1d(const struct cbt_cache *c, size_t n, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
-                       const size_t *sizes, uint16_t *refs);
+                       const size_t *sizes, uint16_t *refs, bool *uniform);
 
 #endif

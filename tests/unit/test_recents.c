@@ -271,7 +271,7 @@ static void random_copies(const char *how)
     static size_t sizes[700];
     static uint16_t got[1400], want[1400];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, trials = 4000, taken_older = 0;
+    int agree = 0, taken = 0, trials = 4000, taken_older = 0, said_uniform = 0, wrong_uniform = 0, mixed = 0;
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 700 : 20);
         bool older = t % 11 < 3; /* the copies between older recent ranges */
@@ -295,14 +295,26 @@ static void random_copies(const char *how)
         }
         memset(got, 0, sizeof got);
         bool w = reference1d(&c, n, dsts, srcs, sizes, want);
-        bool g = cbt_refs_steady1d(&c, n, dsts, srcs, sizes, got);
+        bool u = true;
+        bool g = cbt_refs_steady1d(&c, n, dsts, srcs, sizes, got, &u);
         if (g == w && (!g || memcmp(got, want, 4 * n) == 0))
             agree++;
         else if (t - agree < 5)
             tap_diag("copies %d: n %zu: got %d, want %d", t, n, g, w);
         taken += w;
         taken_older += w && older;
+        if (g) {
+            bool all = true; /* every copy's refs copy 0's */
+            for (size_t i = 1; i < n; i++)
+                all = all && memcmp(&want[2 * i], want, 4) == 0;
+            said_uniform += u;
+            wrong_uniform += u && !all;
+            mixed += !all;
+        }
     }
+    tap_ok(wrong_uniform == 0 && said_uniform > trials / 20 && mixed > trials / 50,
+           "1D, %s: uniform said of %d taken batches, each with every copy's refs copy 0's (%d "
+           "wrongly; %d taken batches mixed)", how, said_uniform, wrong_uniform, mixed);
     tap_ok(agree == trials, "1D, %s: %d of %d random batches (%d taken) agree with the copy-by-copy rules", how,
            agree, trials, taken);
     tap_ok(taken_older > trials / 40, "1D, %s: batches in the older recents taken too (%d)", how, taken_older);
@@ -380,7 +392,8 @@ static void no_read_past_a_failed_copy(const char *how, const size_t first[3])
         } else {
             dsts[b] = 0;
         }
-        bool r = cbt_refs_steady1d(&c, n1, dsts, srcs, sizes, refs);
+        bool u;
+        bool r = cbt_refs_steady1d(&c, n1, dsts, srcs, sizes, refs, &u);
         tap_ok(!r, "1D, %s: copy %zu of %zu has %s, the arrays' pages end after %zu, %zu, %zu: not taken", how, b, n1,
                k % 2 ? "size 0" : "a NULL destination", first[0], first[1], first[2]);
         sizes[b] = 8;
@@ -509,7 +522,7 @@ int main(void)
         random_lists("AVX2");
         copies("AVX2");
     } else {
-        tap_skip(5 + 3 + 4 * 6, "AVX2: this CPU has none"); /* random_lists' and copies' */
+        tap_skip(5 + 4 + 4 * 6, "AVX2: this CPU has none"); /* random_lists' and copies' */
     }
     cbt_recents_avx2 = false;
     random_lists("SSE2");
