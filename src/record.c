@@ -807,6 +807,14 @@ static inline __attribute__((always_inline)) void copy_words(uint64_t *dst, cons
     }
 }
 
+/* From 8 words on, the C library's memcpy (vector moves, a few
+ * instructions for a whole array), called: inlined, a copy whose length
+ * the compiler sees bounded becomes rep movsq. */
+static __attribute__((noinline)) void copy_bytes(void *dst, const void *src, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+}
+
 /* t of a steady batch: h, the memo's hdr, what the event carries there
  * (inl: a b or c event; else a bs or cs event, which carries the ops or the
  * arrays and attributes in sequences of their own, and a cs event the
@@ -829,9 +837,15 @@ static inline __attribute__((always_inline)) uint16_t steady_tail(struct cbt_dic
         memcpy(p, s->attrs, 8 * CBT_EV_ATTR_WORDS);
         p[CBT_EV_ATTR_WORDS] = *s->attrs_idxs;
         p += CBT_EV_ATTR_WORDS + 1;
-        copy_words(p, s->list, n);
-        copy_words(p + n, s->srcs, n);
-        copy_words(p + 2 * n, s->sizes, n);
+        if (cbt_likely(n < 8)) {
+            copy_words(p, s->list, n);
+            copy_words(p + n, s->srcs, n);
+            copy_words(p + 2 * n, s->sizes, n);
+        } else {
+            copy_bytes(p, s->list, 8 * n);
+            copy_bytes(p + n, s->srcs, 8 * n);
+            copy_bytes(p + 2 * n, s->sizes, 8 * n);
+        }
         p += 3 * n;
     } else if (cbt_likely(n == 1)) {
         memcpy(p, s->list, CBT_EV_OP_SIZE); /* the usual batch: a copy of known size */
