@@ -246,6 +246,16 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
+/* Option opt's value v: a count from 1 to most (of what). */
+static unsigned count_arg(const char *opt, const char *v, unsigned most, const char *what)
+{
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (end == v || *end || n < 1 || n > most)
+        die("%s: a number of %s from 1 to %u", opt, what, most);
+    return (unsigned)n;
+}
+
 static const char *err_name(CUresult r)
 {
     const char *s = NULL;
@@ -1158,20 +1168,10 @@ static void parse(int argc, char **argv, struct options *o)
             o->evict = (size_t)strtoull(ARG(), NULL, 0);
         else if (!strcmp(a, "--fresh"))
             o->fresh = true;
-        else if (!strcmp(a, "--pool")) {
-            char *end;
-            unsigned long v = strtoul(ARG(), &end, 10);
-            if (*end || v < 1 || v > MAX_POOL)
-                die("--pool: a number of sets from 1 to %d", MAX_POOL);
-            o->pool = (unsigned)v;
-        }
-        else if (!strcmp(a, "--streams")) {
-            char *end;
-            unsigned long v = strtoul(ARG(), &end, 10);
-            if (*end || v < 1 || v > MAX_STREAMS)
-                die("--streams: a number of streams from 1 to %d", MAX_STREAMS);
-            o->streams = (unsigned)v;
-        }
+        else if (!strcmp(a, "--pool"))
+            o->pool = count_arg(a, ARG(), MAX_POOL, "sets");
+        else if (!strcmp(a, "--streams"))
+            o->streams = count_arg(a, ARG(), MAX_STREAMS, "streams");
         else if (!strcmp(a, "--no-floor"))
             o->no_floor = true;
         else if (!strcmp(a, "--floor"))

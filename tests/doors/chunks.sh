@@ -29,12 +29,18 @@ same() {
     is "$(cat "$CBT_TMP/$1.chk")" "$(cat "$CBT_TMP/$2.chk")" "$3: check gives the same findings"
 }
 
-# steps_all NAME B WHAT: all B batches of a run with the stderr report went
-# through the steps, which validate every batch inline (the steady path
-# validates none): what the steady runs are compared with
-steps_all() {
-    is "$(show_batches "$CBT_TMP/$1.trace" | show_field validated | grep -c '^1$')" "$2" \
-        "$3, the stderr report on: every batch went through the steps (validated inline)"
+# against_steps NAME B WHAT [1d] CMD...: CMD run again (NAMEnc) with the
+# stderr report on, which sends every batch through the steps (they
+# validate each inline, the steady path none: all B batches must say so),
+# gives the same show, summary and check as run NAME
+against_steps() {
+    _as_n=$1 _as_b=$2 _as_w=$3 _as_d=3d
+    shift 3
+    if [ "$1" = 1d ]; then _as_d=1d; shift; fi
+    traced "${_as_n}nc" env CUBATCHTRACE_REPORT=stderr "$@"
+    is "$(show_batches "$CBT_TMP/${_as_n}nc.trace" $_as_d | show_field validated | grep -c '^1$')" "$_as_b" \
+        "$_as_w, the stderr report on: every batch went through the steps (validated inline)"
+    same "${_as_n}nc" "$_as_n" "$_as_w: the same as each batch through the steps"
 }
 
 # 3D: 5 batches of 1000 ops (the first and last from and to pinned memory)
@@ -78,9 +84,7 @@ for n in 1 16; do
     is "$(grep -c '^op ' "$CBT_TMP/c3-pool$n-$$.show")" $((11 * n)) "pool of four, $n ops: show decodes every op"
     is "$(grep -c '^finding ' "$CBT_TMP/c3-pool$n-$$.show")" 0 \
         "pool of four, $n ops: no finding (each op's operands are its own)"
-    traced "c3-poolnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_big3d" 9 "$n" pool
-    steps_all "c3-poolnc$n-$$" 11 "pool of four, $n ops"
-    same "c3-poolnc$n-$$" "c3-pool$n-$$" "pool of four, $n ops: the same as each batch through the steps (the stderr report)"
+    against_steps "c3-pool$n-$$" 11 "pool of four, $n ops" "$CLIENTS/client_big3d" 9 "$n" pool
 done
 
 # batches that go round three streams (the same buffers): the steady path
@@ -93,9 +97,7 @@ for n in 1 16; do
     is "$st $(out "c3-streams$n-$$")" "0 batches=11 ops=$((11 * n))" "three streams, $n ops: every byte arrives"
     is "$(show_batches "$CBT_TMP/c3-streams$n-$$.trace" | show_field stream_id | sort -u | wc -l)" 3 \
         "three streams, $n ops: the batches name three streams"
-    traced "c3-streamsnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_big3d" 9 "$n" streams
-    steps_all "c3-streamsnc$n-$$" 11 "three streams, $n ops"
-    same "c3-streamsnc$n-$$" "c3-streams$n-$$" "three streams, $n ops: the same as each batch through the steps"
+    against_steps "c3-streams$n-$$" 11 "three streams, $n ops" "$CLIENTS/client_big3d" 9 "$n" streams
 done
 
 # 1D: 3 batches of 2000 copies
@@ -113,10 +115,7 @@ for n in 1 16; do
         "1D, three streams, $n copies: every byte arrives"
     is "$(show_batches "$CBT_TMP/c1-streams$n-$$.trace" 1d | show_field stream_id | sort -u | wc -l)" 3 \
         "1D, three streams, $n copies: the batches name three streams"
-    traced "c1-streamsnc$n-$$" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_1d" v2 streams "$n"
-    is "$(show_batches "$CBT_TMP/c1-streamsnc$n-$$.trace" 1d | show_field validated | grep -c '^1$')" 11 \
-        "1D, three streams, $n copies, the stderr report on: every batch went through the steps (validated inline)"
-    same "c1-streamsnc$n-$$" "c1-streams$n-$$" "1D, three streams, $n copies: the same as each batch through the steps"
+    against_steps "c1-streams$n-$$" 11 "1D, three streams, $n copies" 1d "$CLIENTS/client_1d" v2 streams "$n"
 done
 
 # a setting that matches a tiny channel (per process, 16 KiB sub-buffers): nothing discarded

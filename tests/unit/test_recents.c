@@ -200,13 +200,30 @@ static void spoil(CUDA_MEMCPY3D_BATCH_OP *op)
     }
 }
 
+/* What the lookups said of taken batches' refs being all op 0's (uniform). */
+struct uniform_tally {
+    int said, wrong, mixed;
+};
+
+/* A taken batch of n ops (copies) whose refs are want and of which the
+ * lookup said u. */
+static void tally_uniform(struct uniform_tally *y, const uint16_t *want, size_t n, bool u)
+{
+    bool all = true; /* every op's refs op 0's */
+    for (size_t i = 1; i < n; i++)
+        all = all && memcmp(&want[2 * i], want, 4) == 0;
+    y->said += u;
+    y->wrong += u && !all;
+    y->mixed += !all;
+}
+
 static void random_lists(const char *how)
 {
     static CUDA_MEMCPY3D_BATCH_OP ops[300];
     static uint16_t got[600], want[600];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000, said_uniform = 0, wrong_uniform = 0, mixed = 0,
-        taken_older = 0;
+    int agree = 0, taken = 0, taken_arrays = 0, trials = 4000, taken_older = 0;
+    struct uniform_tally y = {0, 0, 0};
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 300 : 20);
         alike = t % 3 != 0;
@@ -233,18 +250,12 @@ static void random_lists(const char *how)
         taken += w;
         taken_arrays += w && shape;
         taken_older += w && older;
-        if (g) {
-            bool all = true; /* every op's refs op 0's */
-            for (size_t i = 1; i < n; i++)
-                all = all && memcmp(&want[2 * i], want, 4) == 0;
-            said_uniform += u;
-            wrong_uniform += u && !all;
-            mixed += !all;
-        }
+        if (g)
+            tally_uniform(&y, want, n, u);
     }
-    tap_ok(wrong_uniform == 0 && said_uniform > trials / 20 && mixed > trials / 50,
+    tap_ok(y.wrong == 0 && y.said > trials / 20 && y.mixed > trials / 50,
            "3D, %s: uniform said of %d taken lists, each with every op's refs op 0's (%d wrongly; %d taken lists "
-           "mixed)", how, said_uniform, wrong_uniform, mixed);
+           "mixed)", how, y.said, y.wrong, y.mixed);
     tap_ok(agree == trials, "3D, %s: %d of %d random lists (%d taken) agree with the op-by-op rules", how, agree,
            trials, taken);
     tap_ok(taken > trials / 8 && taken < trials, "3D, %s: the lists are both taken and not taken (%d)", how, taken);
@@ -271,7 +282,8 @@ static void random_copies(const char *how)
     static size_t sizes[700];
     static uint16_t got[1400], want[1400];
     const struct cbt_cache c = cache();
-    int agree = 0, taken = 0, trials = 4000, taken_older = 0, said_uniform = 0, wrong_uniform = 0, mixed = 0;
+    int agree = 0, taken = 0, trials = 4000, taken_older = 0;
+    struct uniform_tally y = {0, 0, 0};
     for (int t = 0; t < trials; t++) {
         size_t n = 1 + pick(t % 2 ? 700 : 20);
         bool older = t % 11 < 3; /* the copies between older recent ranges */
@@ -303,18 +315,12 @@ static void random_copies(const char *how)
             tap_diag("copies %d: n %zu: got %d, want %d", t, n, g, w);
         taken += w;
         taken_older += w && older;
-        if (g) {
-            bool all = true; /* every copy's refs copy 0's */
-            for (size_t i = 1; i < n; i++)
-                all = all && memcmp(&want[2 * i], want, 4) == 0;
-            said_uniform += u;
-            wrong_uniform += u && !all;
-            mixed += !all;
-        }
+        if (g)
+            tally_uniform(&y, want, n, u);
     }
-    tap_ok(wrong_uniform == 0 && said_uniform > trials / 20 && mixed > trials / 50,
-           "1D, %s: uniform said of %d taken batches, each with every copy's refs copy 0's (%d "
-           "wrongly; %d taken batches mixed)", how, said_uniform, wrong_uniform, mixed);
+    tap_ok(y.wrong == 0 && y.said > trials / 20 && y.mixed > trials / 50,
+           "1D, %s: uniform said of %d taken batches, each with every copy's refs copy 0's (%d wrongly; %d taken "
+           "batches mixed)", how, y.said, y.wrong, y.mixed);
     tap_ok(agree == trials, "1D, %s: %d of %d random batches (%d taken) agree with the copy-by-copy rules", how,
            agree, trials, taken);
     tap_ok(taken_older > trials / 40, "1D, %s: batches in the older recents taken too (%d)", how, taken_older);
