@@ -217,6 +217,14 @@ static void tally_uniform(struct uniform_tally *y, const uint16_t *want, size_t 
     y->mixed += !all;
 }
 
+/* The tally's test: said of some, never wrongly, with mixed batches among them. */
+static void uniform_ok(const struct uniform_tally *y, int trials, const char *dim, const char *how, const char *what)
+{
+    tap_ok(y->wrong == 0 && y->said > trials / 20 && y->mixed > trials / 50,
+           "%s, %s: uniform said of %d taken %s, each with every one's refs the first's (%d wrongly; %d taken %s "
+           "mixed)", dim, how, y->said, what, y->wrong, y->mixed, what);
+}
+
 static void random_lists(const char *how)
 {
     static CUDA_MEMCPY3D_BATCH_OP ops[300];
@@ -253,9 +261,7 @@ static void random_lists(const char *how)
         if (g)
             tally_uniform(&y, want, n, u);
     }
-    tap_ok(y.wrong == 0 && y.said > trials / 20 && y.mixed > trials / 50,
-           "3D, %s: uniform said of %d taken lists, each with every op's refs op 0's (%d wrongly; %d taken lists "
-           "mixed)", how, y.said, y.wrong, y.mixed);
+    uniform_ok(&y, trials, "3D", how, "lists");
     tap_ok(agree == trials, "3D, %s: %d of %d random lists (%d taken) agree with the op-by-op rules", how, agree,
            trials, taken);
     tap_ok(taken > trials / 8 && taken < trials, "3D, %s: the lists are both taken and not taken (%d)", how, taken);
@@ -318,9 +324,7 @@ static void random_copies(const char *how)
         if (g)
             tally_uniform(&y, want, n, u);
     }
-    tap_ok(y.wrong == 0 && y.said > trials / 20 && y.mixed > trials / 50,
-           "1D, %s: uniform said of %d taken batches, each with every copy's refs copy 0's (%d wrongly; %d taken "
-           "batches mixed)", how, y.said, y.wrong, y.mixed);
+    uniform_ok(&y, trials, "1D", how, "batches");
     tap_ok(agree == trials, "1D, %s: %d of %d random batches (%d taken) agree with the copy-by-copy rules", how,
            agree, trials, taken);
     tap_ok(taken_older > trials / 40, "1D, %s: batches in the older recents taken too (%d)", how, taken_older);
