@@ -917,8 +917,10 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
 __attribute__((noinline)) static CUresult steps(const struct call *k, void *caller, struct cbt_thread *t,
                                                 const struct cbt_config *cfg, bool d1, bool recording, bool timed)
 {
-    if (t)
+    if (t) {
         t->depth++;
+        t->steps_taken++;
+    }
     struct batch x = {
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
         .recording = recording, .validating = cbt_always_validate,
@@ -963,6 +965,15 @@ CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
           steady_path(t, k, caller, d1, timed, &res)))
         res = steps(k, caller, t, cfg, d1, recording, timed);
     return res;
+}
+
+/* How many of the calling thread's batches took the steps rather than the
+ * steady path (exported, libcubatchtrace(7): whether a program's batches
+ * stay on the steady path). */
+CBT_EXPORT unsigned long long cubatchtrace_thread_steps(void)
+{
+    const struct cbt_thread *t = cbt_tls_thread;
+    return t ? t->steps_taken : 0;
 }
 
 CBT_HOT_FN CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,

@@ -64,6 +64,7 @@ struct cbt_thread {
         uint32_t count;
     } gpu[CBT_GPU_SLOTS];
     struct cbt_gpu_thread gpu_state;    /* gputime.c's: the context ids asked, its ring of timed batches */
+    unsigned long long steps_taken;     /* batches that took the steps (cubatchtrace_thread_steps) */
     uintptr_t stack_lo, stack_hi;       /* the thread's stack, learned once (hi 1: unknown) */
     /* the validator's (strict mode, the stderr report) */
     struct cbt_validator *validator;

@@ -194,6 +194,7 @@ int main(int argc, char **argv)
     resolve(argv[1]);
     if (argc == 4) {
         int bad = big((size_t)strtoull(argv[3], NULL, 10), s, !strcmp(argv[2], "streams"));
+        cc_say_steps("client_1d");
         printf("batches=%llu copies=%llu bytes=%llu\n", batches, copies, bytes);
         return bad;
     }

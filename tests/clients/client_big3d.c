@@ -22,7 +22,8 @@
  *                      streams: each batch's stream unlike the batch
  *                      before's), the streams drained before the read-back
  *
- * Says its pid on stderr; prints "batches=B ops=M" and exits 0 when every
+ * Says its pid on stderr, and with the shim how many batches took its
+ * steps (cc_say_steps); prints "batches=B ops=M" and exits 0 when every
  * byte arrived, 1 when not, 2 when the set-up fails.
  */
 #include "common.h"
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
     batch(ops, n, pool ? p[k % 4] : b, (CUdeviceptr)(uintptr_t)back, 0, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
     int bad = cc_reversed_check("client_big3d", back, in, n, COPY);
+    cc_say_steps("client_big3d");
     printf("batches=%llu ops=%llu\n", batches, ops_made);
     free(ops);
     return bad;

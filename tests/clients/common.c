@@ -2,6 +2,7 @@
 /* Shared set-up of the test clients (see common.h). */
 #include "common.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -297,6 +298,14 @@ void cc_summary(const char *prefix)
     printf("%sbatches=%llu ops=%llu bytes=%llu\n", prefix ? prefix : "", (unsigned long long)cc_batches,
            (unsigned long long)cc_ops, (unsigned long long)cc_bytes);
     fflush(stdout);
+}
+
+void cc_say_steps(const char *who)
+{
+    typedef unsigned long long (*steps_fn)(void);
+    steps_fn steps = (steps_fn)dlsym(RTLD_DEFAULT, "cubatchtrace_thread_steps");
+    if (steps)
+        fprintf(stderr, "%s: steps %llu\n", who, steps());
 }
 
 int cc_reversed_check(const char *who, const unsigned char *back, const unsigned char *in, size_t n, size_t block)

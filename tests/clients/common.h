@@ -124,6 +124,10 @@ void cc_summary(const char *prefix);
  * (block i of in is block n - 1 - i of back): 0 when every one arrived, else 1
  * and a line on stderr naming `who`. */
 int cc_reversed_check(const char *who, const unsigned char *back, const unsigned char *in, size_t n, size_t block);
+/* "WHO: steps N" on stderr: how many of this thread's batches took the
+ * shim's steps, not its steady path (cubatchtrace_thread_steps), when the
+ * shim is loaded. */
+void cc_say_steps(const char *who);
 
 /*
  * A door to make batches through: the v2 ABI, or the 12.8 ABI (failIdx).

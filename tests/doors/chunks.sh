@@ -33,6 +33,8 @@ same() {
 # stderr report on, which sends every batch through the steps (they
 # validate each inline, the steady path none: all B batches must say so),
 # gives the same show, summary and check as run NAME
+# steps NAME: how many batches of run NAME took the shim's steps (the client says so)
+steps() { sed -n 's/^client_[a-z0-9]*: steps \([0-9]*\)$/\1/p' "$CBT_TMP/$1.err"; }
 against_steps() {
     _as_n=$1 _as_b=$2 _as_w=$3 _as_d=3d
     shift 3
@@ -76,14 +78,17 @@ done
 # before's, the other one three batches older): the steady path takes them
 # from its older recents, and the refs it gives must be each buffer's own
 # (else the reader gives an op another allocation, outside which its
-# footprint lies); with the stderr report on, the steps record them all
-# (that the steady path takes them: tests/unit/test_recents)
+# footprint lies); with the stderr report on, the steps record them all;
+# the steady path takes all but the first round's (the client says how many
+# took the steps: cubatchtrace_thread_steps; the lookup: tests/unit/test_recents)
 for n in 1 16; do
     traced "c3-pool$n-$$" "$CLIENTS/client_big3d" 9 "$n" pool
     is "$st $(out "c3-pool$n-$$")" "0 batches=11 ops=$((11 * n))" "pool of four, $n ops: every byte arrives"
     is "$(grep -c '^op ' "$CBT_TMP/c3-pool$n-$$.show")" $((11 * n)) "pool of four, $n ops: show decodes every op"
     is "$(grep -c '^finding ' "$CBT_TMP/c3-pool$n-$$.show")" 0 \
         "pool of four, $n ops: no finding (each op's operands are its own)"
+    ok "$([ "$(steps "c3-pool$n-$$")" -le 6 ] && echo 0 || echo 1)" \
+        "pool of four, $n ops: at most 6 of 11 batches took the steps ($(steps "c3-pool$n-$$"): the first round's)"
     against_steps "c3-pool$n-$$" 11 "pool of four, $n ops" "$CLIENTS/client_big3d" 9 "$n" pool
 done
 
@@ -91,12 +96,15 @@ done
 # moves from stream to stream (src/batch.c: steady_switch) and keeps each
 # stream's hdr among its older ones (src/record.c: memo_miss); every batch
 # must name its own stream (else show's and summary's streams differ from
-# those of the steps, which the stderr report makes every batch take)
+# those of the steps, which the stderr report makes every batch take); the
+# steady path takes all but the batches on a stream or buffer new to it
 for n in 1 16; do
     traced "c3-streams$n-$$" "$CLIENTS/client_big3d" 9 "$n" streams
     is "$st $(out "c3-streams$n-$$")" "0 batches=11 ops=$((11 * n))" "three streams, $n ops: every byte arrives"
     is "$(show_batches "$CBT_TMP/c3-streams$n-$$.trace" | show_field stream_id | sort -u | wc -l)" 3 \
         "three streams, $n ops: the batches name three streams"
+    ok "$([ "$(steps "c3-streams$n-$$")" -le 5 ] && echo 0 || echo 1)" \
+        "three streams, $n ops: at most 5 of 11 batches took the steps ($(steps "c3-streams$n-$$"): each new stream's and buffer's)"
     against_steps "c3-streams$n-$$" 11 "three streams, $n ops" "$CLIENTS/client_big3d" 9 "$n" streams
 done
 
@@ -115,6 +123,8 @@ for n in 1 16; do
         "1D, three streams, $n copies: every byte arrives"
     is "$(show_batches "$CBT_TMP/c1-streams$n-$$.trace" 1d | show_field stream_id | sort -u | wc -l)" 3 \
         "1D, three streams, $n copies: the batches name three streams"
+    ok "$([ "$(steps "c1-streams$n-$$")" -le 5 ] && echo 0 || echo 1)" \
+        "1D, three streams, $n copies: at most 5 of 11 batches took the steps ($(steps "c1-streams$n-$$"))"
     against_steps "c1-streams$n-$$" 11 "1D, three streams, $n copies" 1d "$CLIENTS/client_1d" v2 streams "$n"
 done
 
