@@ -65,6 +65,10 @@
  *                     set a call: a program whose batches use a few buffers
  *                     in turn, as one that copies through a pool of staging
  *                     buffers (default 1: every call the same buffers)
+ *   --churn           before each call (not timed), cuMemAlloc_v2 and
+ *                     cuMemFree_v2 of 4 KiB: a program that allocates and
+ *                     frees between its batches (the shim learns its
+ *                     operands again after any memory-management call)
  *   --streams N       N streams (at most 16), the calls going round them, one
  *                     a call (with --pool, both move on every call): a thread
  *                     that spreads its copies over a few streams (default 1)
@@ -202,7 +206,7 @@ struct options {
     CUmemcpySrcAccessOrder h2d_order;
     int cpu;
     size_t evict;
-    bool fresh;
+    bool fresh, churn;
     unsigned pool, streams;
 };
 
@@ -219,6 +223,11 @@ static inline void evict(void)
 /* --fresh: the list built again before each call, with this order for h2d;
  * the lists built and the measured calls, for the last line. */
 static bool fresh_lists;
+static bool churn; /* --churn */
+/* what --churn calls: the shim's exports where it is loaded (a program that
+ * preloads it binds those), else the driver's */
+static CUresult (*churn_alloc)(CUdeviceptr *, size_t);
+static CUresult (*churn_free)(CUdeviceptr);
 static CUmemcpySrcAccessOrder fresh_order;
 static unsigned long long lists_built, calls_measured;
 
@@ -856,6 +865,11 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
         next_set(b, c);
         if (fresh_lists)
             make_one(b, b->kind, n, fresh_order);
+        if (churn) {
+            CUdeviceptr p;
+            CHECK(churn_alloc(&p, 4096));
+            CHECK(churn_free(p));
+        }
         calls_measured++;
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
@@ -1139,7 +1153,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--pool N] [--streams N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--churn] [--pool N] [--streams N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -1168,6 +1182,8 @@ static void parse(int argc, char **argv, struct options *o)
             o->evict = (size_t)strtoull(ARG(), NULL, 0);
         else if (!strcmp(a, "--fresh"))
             o->fresh = true;
+        else if (!strcmp(a, "--churn"))
+            o->churn = true;
         else if (!strcmp(a, "--pool"))
             o->pool = count_arg(a, ARG(), MAX_POOL, "sets");
         else if (!strcmp(a, "--streams"))
@@ -1299,6 +1315,7 @@ int main(int argc, char **argv)
         evict_len = o.evict;
     }
     fresh_lists = o.fresh;
+    churn = o.churn;
     fresh_order = o.h2d_order;
     const char *gt = getenv("CUBATCHTRACE_GPU_TIME");
     if (gt && atoi(gt) > 0)
@@ -1364,6 +1381,9 @@ int main(int argc, char **argv)
         static const char floor_hint[] = "build it (make), pass --floor PATH / set CBT_FLOOR, or --no-floor";
         ct.fn[C_SHIM] = (batch_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
         ct.fn1d[C_SHIM] = (batch1d_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpyBatchAsync_v2", (void *)bare1d);
+        void *hs = dlopen(o.shim, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        churn_alloc = hs ? (CUresult(*)(CUdeviceptr *, size_t))dlsym(hs, "cuMemAlloc_v2") : NULL;
+        churn_free = hs ? (CUresult(*)(CUdeviceptr))dlsym(hs, "cuMemFree_v2") : NULL;
         if (ct.count == 3) {
             ct.fn[C_FLOOR] = (batch_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
             ct.fn1d[C_FLOOR] =
@@ -1371,6 +1391,10 @@ int main(int argc, char **argv)
         }
     }
 
+    if (!churn_alloc || !churn_free) {
+        churn_alloc = drv.mem_alloc;
+        churn_free = drv.mem_free;
+    }
     int version = 0, dev_count = 0;
     CHECK(drv.init(0));
     CHECK(drv.driver_get_version(&version));
@@ -1444,6 +1468,8 @@ int main(int argc, char **argv)
                o.pool);
     if (o.streams > 1)
         printf("# streams:   the calls go round %u streams, one a call (--streams)\n", o.streams);
+    if (o.churn)
+        printf("# churn:     cuMemAlloc_v2 and cuMemFree_v2 of 4 KiB before each call, not timed (--churn)\n");
     printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "
            "rotates through every permutation; cuStreamSynchronize before each call and after each block; "
            "CLOCK_MONOTONIC around each call, CLOCK_THREAD_CPUTIME_ID just outside that; "
