@@ -141,8 +141,8 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
  * What a stream handle names: its id, context and device.  A created
  * stream's are fixed for its life, and its life ends with cuStreamDestroy
  * or its context's destruction, which memwrap.c wraps (they move
- * cbt_mem_generation on): each thread keeps the answers for a few handles
- * while the generation stays.  The special handles (NULL, CU_STREAM_LEGACY,
+ * cbt_stream_generation on): each thread keeps the answers for a few handles
+ * while that generation stays (memory allocated or freed leaves it).  The special handles (NULL, CU_STREAM_LEGACY,
  * CU_STREAM_PER_THREAD) name the calling thread's current context, which
  * changes unseen: they are asked every time, as is the capture state.
  */
@@ -161,7 +161,7 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
  */
 struct stream_look {
     struct cbt_stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
-    uint64_t generation;
+    uint64_t generation;      /* cbt_stream_generation */
     bool have_id;             /* from the cache */
     bool ctx_ok;
     CUcontext ctx;
@@ -172,7 +172,7 @@ static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enu
 {
     int ptsz = cbt_api_is_ptsz(api);
     bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
-    *l = (struct stream_look){.generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE)};
+    *l = (struct stream_look){.generation = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE)};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
     struct cbt_stream_slot *slots = special || !t ? NULL : t->streams;
@@ -274,7 +274,7 @@ static bool names_a_stream(struct cbt_thread *t, const void *p)
         return false;
     const struct cbt_stream_slot *slot = &slots[cbt_stream_hash(p, CBT_STREAM_SLOTS)];
     return slot->valid && slot->stream == (CUstream)p &&
-           slot->generation == __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+           slot->generation == __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
@@ -651,11 +651,13 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
 /*
  * Most batches are like the thread's previous one: on the same stream (whose
  * id, context and device the thread knows; or another it knows so, which
- * steady_switch moves to), with no memory-management call
- * since (the memory generation) and the dictionary in the same epoch, every
- * operand in one of the ranges or arrays its latest batches used (the
- * recents, recents.h: a program that goes round a few buffers stays
- * steady; cbt_refs_steady), in
+ * steady_switch moves to), with no stream destroyed since (the stream
+ * generation) and the dictionary in the same epoch, every operand in one
+ * of the ranges or arrays its latest batches used (the recents, recents.h:
+ * a program that goes round a few buffers stays steady; cbt_refs_steady;
+ * a memory-management call since drops only the recents it touched,
+ * cbt_cache_catch_up, so a program that allocates and frees other memory
+ * between its batches stays steady too), in
  * observe mode with nobody validating.  The ops before the page the list
  * ends in are checked for form first (the driver reads the next op only
  * after one passed: the shim reads no further than it); the form of the
@@ -810,7 +812,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 
 /* A batch on another stream than the steady one's: the steady state moves
  * to it when the thread knows it as it knows the steady one (its slot holds
- * its id, context and device in this memory generation, and the dictionary
+ * its id, context and device in this stream generation, and the dictionary
  * describes it so in this epoch): a thread that goes round a few streams
  * stays steady.  Out of line, not cold: such a thread takes it every batch. */
 __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k, uint64_t generation)
@@ -834,11 +836,13 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
                         CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
-    const uint64_t generation = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->generation != generation ||
-                     t->cache.generation != generation || s->epoch != t->dict.epoch ||
+    const uint64_t generation = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
+    const uint64_t mem = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
+    if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->generation != generation || s->epoch != t->dict.epoch ||
                      __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
         return false;
+    if (cbt_unlikely(t->cache.generation != mem))
+        cbt_cache_catch_up(&t->cache, mem); /* memory changed: what it touched goes, the recents with it */
     if (cbt_unlikely(k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api)) && !steady_switch(t, k, generation))
         return false;
     uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
@@ -904,7 +908,7 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
     bool ok = x->recording && !x->validating && x->dict && x->refs && !x->abi && !x->pending &&
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
               slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
-              t->cache.generation == x->look.generation && cbt_kind_cache_enabled(); /* then only turned off */
+              cbt_kind_cache_enabled(); /* then only turned off */
     /* the ids the thread holds are kept (this batch's steps made them the image's) */
     t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
                                     .id_next = t->steady.id_next, .id_left = t->steady.id_left, .tid = cbt_tid(),

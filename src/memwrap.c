@@ -6,13 +6,17 @@
  *
  * Every function that can create, destroy or change the kind of a mapping
  * or a CUarray is wrapped, and cuStreamDestroy (batch.c keeps what it
- * learned about a stream handle across batches too): the wrapper adds one to cbt_mem_generation,
- * calls the real function, adds one again and returns its result.  So are
- * the functions that begin a stream capture, for GPU time (gputime.c):
- * until one is called, no stream of the process can be being captured
- * (their wrappers leave the generation as it is).  A batch
- * that read the generation before a change, or while one was under way,
- * finds it different afterwards and forgets what it learned.
+ * learned about a stream handle across batches too).  Once the real call
+ * returns, the wrapper logs what it may have changed (memwrap.h: an address
+ * range, a CUarray handle, or everything when its arguments do not tell)
+ * and moves cbt_mem_generation on; a thread's next batch sees the
+ * generation moved and drops from its cache what the logged changes touch,
+ * and nothing else: a program that allocates and frees between batches
+ * keeps what it learned of its other buffers.  cuStreamDestroy and a
+ * context's destruction move cbt_stream_generation on instead (the latter
+ * both).  So are wrapped the functions that begin a stream capture, for
+ * GPU time (gputime.c): until one is called, no stream of the process can
+ * be being captured (they change no memory).
  *
  * The wrappers are reached through every door the batch functions are:
  *   - exported under the real names, so direct links bind them; these
@@ -30,8 +34,8 @@
  *
  * Adding a function is one line of MEMWRAP_LIST: its exported name, the name
  * cuGetProcAddress is asked for, its parameters, the arguments passed on and
- * what to do before the call and after a successful one, and whether memory
- * may change (MW_NONE: nothing, memory may change).  The legacy
+ * what to do before the call, after a successful one and what to log once
+ * it returned (MW_NEW, MW_AT, ... below).  The legacy
  * exports (cuMemAlloc, cuMemFree, ... with 32-bit sizes), which
  * cuGetProcAddress still hands out for old versions, are wrapped too.
  */
@@ -76,55 +80,55 @@ struct cbt_array3d_desc_v1 {
 
 /* X(exported name, name asked of cuGetProcAddress, parameters, arguments, check after success) */
 #define MEMWRAP_LIST(X)                                                                                      \
-    X(cuMemAlloc_v2, "cuMemAlloc", (CUdeviceptr * a, size_t b), (a, b), MW_NONE)                                      \
-    X(cuMemAlloc, "cuMemAlloc", (cbt_devptr_v1 * a, unsigned int b), (a, b), MW_NONE)                                 \
+    X(cuMemAlloc_v2, "cuMemAlloc", (CUdeviceptr * a, size_t b), (a, b), MW_NEW(a, b))                                      \
+    X(cuMemAlloc, "cuMemAlloc", (cbt_devptr_v1 * a, unsigned int b), (a, b), MW_NEW(a, b))                                 \
     X(cuMemAllocPitch_v2, "cuMemAllocPitch", (CUdeviceptr * a, size_t *b, size_t c, size_t d, unsigned int e),        \
-      (a, b, c, d, e), MW_NONE)                                                                                       \
+      (a, b, c, d, e), MW_NEW(a, (uint64_t)*b * d))                                                                                       \
     X(cuMemAllocPitch, "cuMemAllocPitch", (cbt_devptr_v1 * a, unsigned int *b, unsigned int c, unsigned int d, unsigned int e), \
-      (a, b, c, d, e), MW_NONE)                                                                                       \
-    X(cuMemFree_v2, "cuMemFree", (CUdeviceptr a), (a), MW_NONE)                                                       \
-    X(cuMemFree, "cuMemFree", (cbt_devptr_v1 a), (a), MW_NONE)                                                        \
-    X(cuMemAllocHost_v2, "cuMemAllocHost", (void **a, size_t b), (a, b), MW_NONE)                                     \
-    X(cuMemAllocHost, "cuMemAllocHost", (void **a, unsigned int b), (a, b), MW_NONE)                                  \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **a, size_t b, unsigned int c), (a, b, c), MW_NONE)                     \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *a), (a), MW_NONE)                                                        \
+      (a, b, c, d, e), MW_NEW(a, (uint64_t)*b * d))                                                                                       \
+    X(cuMemFree_v2, "cuMemFree", (CUdeviceptr a), (a), MW_AT(a))                                                       \
+    X(cuMemFree, "cuMemFree", (cbt_devptr_v1 a), (a), MW_AT(a))                                                        \
+    X(cuMemAllocHost_v2, "cuMemAllocHost", (void **a, size_t b), (a, b), MW_NEW(a, b))                                     \
+    X(cuMemAllocHost, "cuMemAllocHost", (void **a, unsigned int b), (a, b), MW_NEW(a, b))                                  \
+    X(cuMemHostAlloc, "cuMemHostAlloc", (void **a, size_t b, unsigned int c), (a, b, c), MW_NEW(a, b))                     \
+    X(cuMemFreeHost, "cuMemFreeHost", (void *a), (a), MW_AT(a))                                                        \
     X(cuMemHostRegister_v2, "cuMemHostRegister", (void *a, size_t b, unsigned int c), (a, b, c), MW_REGISTER(a, b))   \
     X(cuMemHostRegister, "cuMemHostRegister", (void *a, size_t b, unsigned int c), (a, b, c), MW_REGISTER(a, b))      \
-    X(cuMemHostUnregister, "cuMemHostUnregister", (void *a), (a), MW_NONE)                                            \
-    X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * a, size_t b, unsigned int c), (a, b, c), MW_NONE)        \
-    X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr * a, size_t b, CUstream c), (a, b, c), MW_NONE)                \
-    X(cuMemAllocAsync_ptsz, "cuMemAllocAsync", (CUdeviceptr * a, size_t b, CUstream c), (a, b, c), MW_NONE)           \
+    X(cuMemHostUnregister, "cuMemHostUnregister", (void *a), (a), MW_AT(a))                                            \
+    X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr * a, size_t b, unsigned int c), (a, b, c), MW_NEW(a, b))        \
+    X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr * a, size_t b, CUstream c), (a, b, c), MW_NEW(a, b))                \
+    X(cuMemAllocAsync_ptsz, "cuMemAllocAsync", (CUdeviceptr * a, size_t b, CUstream c), (a, b, c), MW_NEW(a, b))           \
     X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", (CUdeviceptr * a, size_t b, CUmemoryPool c, CUstream d),    \
-      (a, b, c, d), MW_NONE)                                                                                          \
+      (a, b, c, d), MW_NEW(a, b))                                                                                          \
     X(cuMemAllocFromPoolAsync_ptsz, "cuMemAllocFromPoolAsync", (CUdeviceptr * a, size_t b, CUmemoryPool c, CUstream d), \
-      (a, b, c, d), MW_NONE)                                                                                          \
-    X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr a, CUstream b), (a, b), MW_NONE)                                 \
-    X(cuMemFreeAsync_ptsz, "cuMemFreeAsync", (CUdeviceptr a, CUstream b), (a, b), MW_NONE)                            \
-    X(cuMemPoolTrimTo, "cuMemPoolTrimTo", (CUmemoryPool a, size_t b), (a, b), MW_NONE)                                \
-    X(cuMemPoolDestroy, "cuMemPoolDestroy", (CUmemoryPool a), (a), MW_NONE)                                           \
+      (a, b, c, d), MW_NEW(a, b))                                                                                          \
+    X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr a, CUstream b), (a, b), MW_AT(a))                                 \
+    X(cuMemFreeAsync_ptsz, "cuMemFreeAsync", (CUdeviceptr a, CUstream b), (a, b), MW_AT(a))                            \
+    X(cuMemPoolTrimTo, "cuMemPoolTrimTo", (CUmemoryPool a, size_t b), (a, b), MW_ALL)                                \
+    X(cuMemPoolDestroy, "cuMemPoolDestroy", (CUmemoryPool a), (a), MW_ALL)                                           \
     X(cuMemPoolImportPointer, "cuMemPoolImportPointer", (CUdeviceptr * a, CUmemoryPool b, CUmemPoolPtrExportData *c), \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuMemAddressReserve, "cuMemAddressReserve", (CUdeviceptr * a, size_t b, size_t c, CUdeviceptr d, unsigned long long e), \
-      (a, b, c, d, e), MW_NONE)                                                                                       \
-    X(cuMemAddressFree, "cuMemAddressFree", (CUdeviceptr a, size_t b), (a, b), MW_NONE)                               \
+      (a, b, c, d, e), MW_NEW(a, b))                                                                                       \
+    X(cuMemAddressFree, "cuMemAddressFree", (CUdeviceptr a, size_t b), (a, b), MW_SPAN(a, b))                               \
     X(cuMemMap, "cuMemMap", (CUdeviceptr a, size_t b, size_t c, CUmemGenericAllocationHandle d, unsigned long long e), \
-      (a, b, c, d, e), MW_NONE)                                                                                       \
-    X(cuMemUnmap, "cuMemUnmap", (CUdeviceptr a, size_t b), (a, b), MW_NONE)                                           \
-    X(cuMemRelease, "cuMemRelease", (CUmemGenericAllocationHandle a), (a), MW_NONE)                                   \
-    X(cuMemMapArrayAsync, "cuMemMapArrayAsync", (CUarrayMapInfo * a, unsigned int b, CUstream c), (a, b, c), MW_NONE) \
+      (a, b, c, d, e), MW_SPAN(a, b))                                                                                       \
+    X(cuMemUnmap, "cuMemUnmap", (CUdeviceptr a, size_t b), (a, b), MW_SPAN(a, b))                                           \
+    X(cuMemRelease, "cuMemRelease", (CUmemGenericAllocationHandle a), (a), MW_ALL)                                   \
+    X(cuMemMapArrayAsync, "cuMemMapArrayAsync", (CUarrayMapInfo * a, unsigned int b, CUstream c), (a, b, c), MW_ALL) \
     X(cuMemMapArrayAsync_ptsz, "cuMemMapArrayAsync", (CUarrayMapInfo * a, unsigned int b, CUstream c),                \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle", (CUdeviceptr * a, CUipcMemHandle b, unsigned int c),               \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle", (CUdeviceptr * a, CUipcMemHandle b, unsigned int c),                  \
-      (a, b, c), MW_NONE)                                                                                             \
-    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr a), (a), MW_NONE)                                      \
-    X(cuArrayCreate_v2, "cuArrayCreate", (CUarray * a, const CUDA_ARRAY_DESCRIPTOR *b), (a, b), MW_NONE)              \
-    X(cuArrayCreate, "cuArrayCreate", (CUarray * a, const struct cbt_array_desc_v1 *b), (a, b), MW_NONE)              \
-    X(cuArray3DCreate_v2, "cuArray3DCreate", (CUarray * a, const CUDA_ARRAY3D_DESCRIPTOR *b), (a, b), MW_NONE)        \
-    X(cuArray3DCreate, "cuArray3DCreate", (CUarray * a, const struct cbt_array3d_desc_v1 *b), (a, b), MW_NONE)        \
-    X(cuArrayDestroy, "cuArrayDestroy", (CUarray a), (a), MW_NONE)                                                    \
-    X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", (CUmipmappedArray a), (a), MW_NONE)                         \
+      (a, b, c), MW_ALL)                                                                                             \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr a), (a), MW_AT(a))                                      \
+    X(cuArrayCreate_v2, "cuArrayCreate", (CUarray * a, const CUDA_ARRAY_DESCRIPTOR *b), (a, b), MW_ARRAY_NEW(a))              \
+    X(cuArrayCreate, "cuArrayCreate", (CUarray * a, const struct cbt_array_desc_v1 *b), (a, b), MW_ARRAY_NEW(a))              \
+    X(cuArray3DCreate_v2, "cuArray3DCreate", (CUarray * a, const CUDA_ARRAY3D_DESCRIPTOR *b), (a, b), MW_ARRAY_NEW(a))        \
+    X(cuArray3DCreate, "cuArray3DCreate", (CUarray * a, const struct cbt_array3d_desc_v1 *b), (a, b), MW_ARRAY_NEW(a))        \
+    X(cuArrayDestroy, "cuArrayDestroy", (CUarray a), (a), MW_ARRAY_GONE(a))                                                    \
+    X(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy", (CUmipmappedArray a), (a), MW_ALL)                         \
     X(cuCtxDestroy_v2, "cuCtxDestroy", (CUcontext a), (a), MW_CTX_GONE(a, -1))                                                   \
     X(cuCtxDestroy, "cuCtxDestroy", (CUcontext a), (a), MW_CTX_GONE(a, -1))                                                      \
     X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                          \
@@ -132,21 +136,21 @@ struct cbt_array3d_desc_v1 {
     X(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                              \
     X(cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset", (CUdevice a), (a), MW_CTX_GONE(NULL, a))                                 \
     X(cuGraphicsMapResources, "cuGraphicsMapResources", (unsigned int a, CUgraphicsResource *b, CUstream c),          \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuGraphicsMapResources_ptsz, "cuGraphicsMapResources", (unsigned int a, CUgraphicsResource *b, CUstream c),     \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuGraphicsUnmapResources, "cuGraphicsUnmapResources", (unsigned int a, CUgraphicsResource *b, CUstream c),      \
-      (a, b, c), MW_NONE)                                                                                             \
+      (a, b, c), MW_ALL)                                                                                             \
     X(cuGraphicsUnmapResources_ptsz, "cuGraphicsUnmapResources", (unsigned int a, CUgraphicsResource *b, CUstream c), \
-      (a, b, c), MW_NONE)                                                                                             \
-    X(cuGraphicsUnregisterResource, "cuGraphicsUnregisterResource", (CUgraphicsResource a), (a), MW_NONE)             \
+      (a, b, c), MW_ALL)                                                                                             \
+    X(cuGraphicsUnregisterResource, "cuGraphicsUnregisterResource", (CUgraphicsResource a), (a), MW_ALL)             \
     X(cuImportExternalMemory, "cuImportExternalMemory", (CUexternalMemory * a, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *b), \
-      (a, b), MW_NONE)                                                                                                \
-    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", (CUexternalMemory a), (a), MW_NONE)                         \
+      (a, b), MW_ALL)                                                                                                \
+    X(cuDestroyExternalMemory, "cuDestroyExternalMemory", (CUexternalMemory a), (a), MW_ALL)                         \
     X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", (CUdeviceptr * a, CUexternalMemory b, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *c), \
-      (a, b, c), MW_NONE)                                                                                             \
-    X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_NONE)                                              \
-    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_NONE)                                                 \
+      (a, b, c), MW_ALL)                                                                                             \
+    X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE)                                              \
+    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE)                                                 \
     X(cuStreamBeginCapture_v2, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)        \
     X(cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)   \
     X(cuStreamBeginCapture, "cuStreamBeginCapture", (CUstream a), (a), MW_CAPTURE)                                    \
@@ -178,6 +182,7 @@ static const char *const mw_gpa_name[MW_COUNT_] = {
 };
 
 CBT_HOT uint64_t cbt_mem_generation;
+CBT_HOT uint64_t cbt_stream_generation;
 CBT_HOT int cbt_kind_cache_off;
 CBT_HOT int cbt_capture_begun;
 
@@ -194,31 +199,104 @@ CBT_HOT int cbt_capture_begun;
 static void *mw_real[MW_COUNT_];
 static void *mw_next[MW_COUNT_];
 
-static inline void mem_changing(void) { __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL); }
+/*
+ * The log of changes (memwrap.h): a ring the wrappers write once their call
+ * has returned, each slot a seqlock.  A writer takes its position, marks
+ * the slot being written (seq 0), writes it, publishes it (seq = position
+ * + 1), and only then moves the generation on: a reader that sees the new
+ * generation finds the entry.
+ */
+static struct {
+    uint64_t seq, lo, hi, what;
+} mw_log[CBT_MEM_LOG_SIZE];
+CBT_HOT static uint64_t mw_log_head;
+
+static void mem_log(unsigned what, uint64_t lo, uint64_t hi)
+{
+    uint64_t i = __atomic_fetch_add(&mw_log_head, 1, __ATOMIC_ACQ_REL);
+    __typeof__(&mw_log[0]) e = &mw_log[i % CBT_MEM_LOG_SIZE];
+    __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&e->lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->hi, hi, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->what, what, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
+}
+
+uint64_t cbt_mem_log_head(void) { return __atomic_load_n(&mw_log_head, __ATOMIC_ACQUIRE); }
+
+int cbt_mem_change_at(uint64_t i, struct cbt_mem_change *out)
+{
+    __typeof__(&mw_log[0]) e = &mw_log[i % CBT_MEM_LOG_SIZE];
+    uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if (s != i + 1)
+        return s > i + 1 ? -1 : 0;
+    out->lo = __atomic_load_n(&e->lo, __ATOMIC_RELAXED);
+    out->hi = __atomic_load_n(&e->hi, __ATOMIC_RELAXED);
+    out->what = (unsigned)__atomic_load_n(&e->what, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* still this entry, and no later writer that may be writing it over */
+    if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != i + 1 ||
+        __atomic_load_n(&mw_log_head, __ATOMIC_ACQUIRE) - i > CBT_MEM_LOG_SIZE)
+        return -1;
+    return 1;
+}
+
+void cbt_mem_forget_all(void)
+{
+    __atomic_fetch_add(&cbt_stream_generation, 1, __ATOMIC_ACQ_REL);
+    mem_log(CBT_MEM_CHANGE_ALL, 0, UINT64_MAX);
+}
+
+/* What a call changed, logged after it returned (whatever its result). */
+static void log_range(uint64_t lo, uint64_t size) { mem_log(CBT_MEM_CHANGE_RANGE, lo, lo + (size ? size : 1)); }
+static void log_all(void) { mem_log(CBT_MEM_CHANGE_ALL, 0, UINT64_MAX); }
+static void log_array(uint64_t h) { mem_log(CBT_MEM_CHANGE_ARRAY, h, h + 1); }
 
 /*
+ * The last column of MEMWRAP_LIST: (what to do before the call, what to do
+ * after it succeeded, what to log once it returned: r_ is its result).
+ *   MW_NEW(p, size)    memory made at *p (read only on success): its range
+ *                      (a failed call: everything);
+ *   MW_AT(p)           memory at p released or changed: what holds p (the
+ *                      cache keeps an allocation as [base, base + size),
+ *                      and such calls take the base);
+ *   MW_SPAN(p, size)   the range [p, p + size);
+ *   MW_ARRAY_NEW(pa), MW_ARRAY_GONE(a)   a CUarray handle made or destroyed;
+ *   MW_ALL             what the call may change is not told by its
+ *                      arguments: everything;
+ *   MW_STREAM_GONE     no memory, but a stream handle may name another
+ *                      stream from now on (cbt_stream_generation);
+ *   MW_CTX_GONE        everything, streams too, and GPU time's hooks.
  * A registration that starts or ends inside a page leaves that page part
  * pinned, part pageable, while the cache knows pageable memory by whole
  * pages (operands.c): the cross-batch cache is turned off instead.
  */
-#define MW_NONE (((void)0), ((void)0), 1)
-#define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)), 1)
+#define MW_PTR_(p) ((uint64_t)(uintptr_t)*(p))
+#define MW_NEW(p, size) (((void)0), ((void)0), r_ == CUDA_SUCCESS ? log_range(MW_PTR_(p), (size)) : log_all())
+/* (a failed call made nothing, most likely: everything, the rare case kept simple) */
+#define MW_AT(p) (((void)0), ((void)0), log_range((uint64_t)(uintptr_t)(p), 1))
+#define MW_SPAN(p, size) (((void)0), ((void)0), log_range((uint64_t)(uintptr_t)(p), (size)))
+#define MW_ARRAY_NEW(pa) (((void)0), ((void)0), r_ == CUDA_SUCCESS ? log_array(MW_PTR_(pa)) : log_all())
+#define MW_ARRAY_GONE(a) (((void)0), ((void)0), log_array((uint64_t)(uintptr_t)(a)))
+#define MW_ALL (((void)0), ((void)0), log_all())
+#define MW_STREAM_GONE (((void)0), ((void)0), (void)__atomic_fetch_add(&cbt_stream_generation, 1, __ATOMIC_ACQ_REL))
+#define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)), log_range((uint64_t)(uintptr_t)(p), (size)))
 /* A context going (or a device's primary one, maybe): GPU time reads back
  * what is done before, and forgets the context's events after. */
-#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)), 1)
+#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)), cbt_mem_forget_all())
 /* A stream capture begins (it may, whatever the result): from now on GPU
  * time asks the driver whether a batch's stream is being captured before
  * it records an event there (gputime.c).  No memory changes: what was
  * learned of memory kinds holds. */
-#define MW_CAPTURE (__atomic_store_n(&cbt_capture_begun, 1, __ATOMIC_SEQ_CST), ((void)0), 0)
-/* The last column of MEMWRAP_LIST is (what to do before the call, what to do
- * after it succeeded, whether memory may change: cbt_mem_generation moves). */
-#define MW_BEFORE_(before, after, mem) before
-#define MW_AFTER_(before, after, mem) after
-#define MW_MEM_(before, after, mem) mem
+#define MW_CAPTURE (__atomic_store_n(&cbt_capture_begun, 1, __ATOMIC_SEQ_CST), ((void)0), ((void)0))
+#define MW_BEFORE_(before, after, change) before
+#define MW_AFTER_(before, after, change) after
+#define MW_CHANGE_(before, after, change) change
 #define MW_BEFORE(hooks) MW_BEFORE_ hooks
 #define MW_AFTER(hooks) MW_AFTER_ hooks
-#define MW_MEM(hooks) MW_MEM_ hooks
+#define MW_CHANGE(hooks) MW_CHANGE_ hooks
 
 static void register_check(uintptr_t p, size_t size)
 {
@@ -249,13 +327,10 @@ static void mw_ensure(void);
         if (cbt_unlikely(!fn_))                                                                                 \
             return mw_missing(#name);                                                                           \
         MW_BEFORE(post);                                                                                        \
-        if (MW_MEM(post))                                                                                       \
-            mem_changing();                                                                                     \
         CUresult r_ = fn_ args;                                                                                 \
         if (r_ == CUDA_SUCCESS)                                                                                 \
             MW_AFTER(post);                                                                                     \
-        if (MW_MEM(post))                                                                                       \
-            mem_changing();                                                                                     \
+        MW_CHANGE(post);                                                                                        \
         return r_;                                                                                              \
     }
 /* The exported function, and the one handed out in place of the driver's. */
@@ -293,7 +368,7 @@ static int cmp_export(const void *a, const void *b)
 }
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static void after_fork_child(void) { mem_changing(); }
+static void after_fork_child(void) { cbt_mem_forget_all(); }
 
 /* The names are sorted whether or not a driver is found: the dlsym hook uses
  * them before and without one. */

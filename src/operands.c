@@ -8,10 +8,11 @@
  * Caching: what is learned is kept in a per-thread cache, across batches,
  * for as long as no memory-management call can have changed it.  The shim
  * wraps every driver function that creates, destroys or changes the kind of
- * a mapping or a CUarray (memwrap.c), through every door; each call moves
- * cbt_mem_generation on, before and after the real call.  The cache is
- * tagged with the generation read when a batch starts and emptied at the
- * next batch that reads another one.  It holds
+ * a mapping or a CUarray (memwrap.c), through every door; each call logs
+ * what it may have changed (an address range, an array handle, or
+ * everything) and moves cbt_mem_generation on.  A batch that reads another
+ * generation than its cache's first reads the changes logged since and
+ * drops the entries and recents they touch (cbt_cache_catch_up).  It holds
  *   - CUDA allocations [base, base+size) with their kind, device and bounds;
  *   - CUarray handles with their descriptor (a name space of their own);
  *   - pageable host memory, as ranges of whole pages (adjacent pages merge,
@@ -182,6 +183,54 @@ static void cache_clear(struct cbt_cache *c)
     c->array_recent.len = 0;
 }
 
+/* Drops the entries of s and the recents r[0, n) that overlap [lo, hi). */
+static void side_forget(struct cbt_cache_side *s, uint64_t lo, uint64_t hi)
+{
+    uint32_t i = side_search(s, lo), j = i;
+    while (j < s->n && s->key[j][0] < hi)
+        j++;
+    if (j > i)
+        side_remove(s, i, j);
+}
+static void recents_forget(struct cbt_recent *r, int n, uint64_t lo, uint64_t hi)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].len && (lo - r[i].lo < r[i].len || r[i].lo - lo < hi - lo)) /* lo in it, or it starts in [lo, hi) */
+            r[i].len = 0;
+}
+
+void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g)
+{
+    const uint64_t head = cbt_mem_log_head();
+    uint64_t i = c->log_pos;
+    if (head - i > CBT_MEM_LOG_SIZE) {
+        cache_clear(c); /* fell behind: the changes are lost */
+        i = head;
+    }
+    for (; i < head; i++) {
+        struct cbt_mem_change ch;
+        int got = cbt_mem_change_at(i, &ch);
+        if (got == 0)
+            break; /* read at the next batch: the generation moves once it is written */
+        if (got < 0 || ch.what == CBT_MEM_CHANGE_ALL) {
+            cache_clear(c);
+            i = head;
+            break;
+        }
+        if (ch.what == CBT_MEM_CHANGE_ARRAY) {
+            side_forget(&c->arrays, ch.lo, ch.hi);
+            recents_forget(&c->array_recent, 1, ch.lo, ch.hi);
+            recents_forget(c->array_more, CBT_MORE_ARRAYS, ch.lo, ch.hi);
+        } else {
+            side_forget(&c->addr, ch.lo, ch.hi);
+            recents_forget(c->recent, 2, ch.lo, ch.hi);
+            recents_forget(c->more, CBT_MORE_RECENTS, ch.lo, ch.hi);
+        }
+    }
+    c->log_pos = i;
+    c->generation = g;
+}
+
 static uint32_t format_bytes(CUarray_format f)
 {
     switch (f) {
@@ -324,7 +373,8 @@ static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, stru
         learn_array(real, op->op.array.array, o, c);
 }
 
-/* The calling thread's cache c (NULL: none), emptied when the generation moved on. */
+/* The calling thread's cache c (NULL: none), brought to the current generation
+ * (emptied at every batch when the cross-batch cache is off). */
 static struct cbt_cache *cache_for_batch(struct cbt_cache *c, uint64_t *page, bool *strict)
 {
     static uint64_t pagesize;
@@ -336,9 +386,11 @@ static struct cbt_cache *cache_for_batch(struct cbt_cache *c, uint64_t *page, bo
     if (c) {
         /* Read before any question is asked: a change under way moves it on again. */
         uint64_t g = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-        if (g != c->generation || !cbt_kind_cache_enabled()) {
+        if (cbt_unlikely(!cbt_kind_cache_enabled())) {
             cache_clear(c);
             c->generation = g;
+        } else if (g != c->generation) {
+            cbt_cache_catch_up(c, g);
         }
         c->confirmed_page = NO_PAGE;
     }

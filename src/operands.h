@@ -13,6 +13,10 @@
 
 /* Frees what the thread's cache (src/recents.h) holds (it is left empty). */
 void cbt_cache_release(struct cbt_cache *c);
+/* Brings the cache to generation g of memwrap.h: what the changes logged
+ * since it was last brought up touch is dropped, entries and recents (all
+ * of it when some were lost).  Out of line: called when the generation moved. */
+void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g);
 
 /* The dictionary indices (src/record.h) of the operands of ops[0, n): refs[2i]
  * the source's, refs[2i+1] the destination's; *risky set when an operand is

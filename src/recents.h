@@ -36,7 +36,7 @@ struct cbt_recent {
 #define CBT_MORE_RECENTS 6 /* older ranges kept beside the last two */
 #define CBT_MORE_ARRAYS 3  /* older CUarrays kept beside the last */
 struct cbt_cache {
-    uint64_t generation;          /* cbt_mem_generation it holds for */
+    uint64_t generation;          /* the cbt_mem_generation it was brought up to (operands.c) */
     struct cbt_recent recent[2];  /* pointer operands: the last two ranges met */
     struct cbt_recent array_recent; /* array operands: the last CUarray met */
     /* the ranges and arrays met before those, the latest first (len 0:
@@ -46,6 +46,7 @@ struct cbt_cache {
     struct cbt_recent array_more[CBT_MORE_ARRAYS];
     struct cbt_cache_side addr, arrays;
     uint64_t confirmed_page;      /* strict mode: the last pageable page mincore confirmed in this batch */
+    uint64_t log_pos;             /* the first change of memwrap.h's log not yet read */
 };
 
 /* The recents whose dictionary entries still hold what they held, marked
@@ -67,8 +68,10 @@ void cbt_recents_update(struct cbt_cache *c, struct cbt_dict *d, const struct cb
  * and *uniform when every op's refs are op 0's (then the record need not
  * compare them with the previous batch's one by one); else false (refs
  * may have been written).  Only for a caller that knows the recents still
- * hold: the same memory generation and dictionary epoch as the thread's
- * previous batch, which learned its refs (observe mode). */
+ * hold: the cache brought to the current memory generation
+ * (cbt_cache_catch_up drops the recents a change touched) and the
+ * dictionary in the epoch of the thread's previous batch, which learned its
+ * refs (observe mode). */
 bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, uint16_t *refs,
                      size_t checked, bool *uniform);
 /* Whether it compares ops with AVX2 (set at load where the CPU has it; the

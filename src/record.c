@@ -961,7 +961,7 @@ static void after_fork_child(void)
     pthread_mutex_init(&cbt_write_lock, NULL);
     __atomic_store_n(&writer_threads, tls_writer ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
     __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
+    cbt_mem_forget_all();
     fence_register();
 }
 static void install_atfork(void)

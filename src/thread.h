@@ -25,11 +25,12 @@
 #define CBT_STREAM_SLOTS 8 /* powers of two (cbt_stream_hash) */
 #define CBT_GPU_SLOTS 8
 
-/* What a created stream names while the memory generation stays: its id,
- * context and device (batch.c). */
+/* What a created stream names while the stream generation stays
+ * (memwrap.h: no stream destroyed since): its id, context and device
+ * (batch.c). */
 struct cbt_stream_slot {
     CUstream stream;
-    uint64_t generation;
+    uint64_t generation; /* cbt_stream_generation */
     unsigned long long id;
     CUcontext ctx;
     int32_t device;
@@ -38,12 +39,13 @@ struct cbt_stream_slot {
 
 /* What the thread's previous batch leaves for the next to take the steady
  * path (batch.c): the stream it ran on, described in the dictionary under
- * stream_index in epoch `epoch`, while the memory generation stays. */
+ * stream_index in epoch `epoch`, while the stream generation stays (the
+ * operand cache follows the memory generation on its own). */
 struct cbt_steady {
     CUstream stream; /* NULL: none (special handles never) */
-    uint64_t generation;
+    uint64_t generation; /* cbt_stream_generation */
     uint64_t id_next; /* the thread's next batch id (process.h): its high half the image's tag */
-    int32_t tid;     /* until a fork, which moves the memory generation */
+    int32_t tid;     /* until a fork, which moves the stream generation */
     uint32_t epoch;
     uint32_t id_left; /* ids left in the thread's block from id_next */
     uint8_t ptsz, stream_index, valid;

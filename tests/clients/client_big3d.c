@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool|streams]
+ *   client_big3d K N [swap|pool|streams|churn]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -20,7 +20,12 @@
  *                      a word but batch j on stream j % 3 of three (as a
  *                      program that spreads its copies over a few
  *                      streams: each batch's stream unlike the batch
- *                      before's), the streams drained before the read-back
+ *                      before's), the streams drained before the read-back;
+ *                      with churn, the K batches as without a word, with
+ *                      a device buffer of 1 to 3 pages allocated and the
+ *                      one before it freed ahead of each (as a program that
+ *                      allocates and frees other memory between its
+ *                      batches)
  *
  * Says its pid on stderr, and with the shim how many batches took its
  * steps (cc_say_steps); prints "batches=B ops=M" and exits 0 when every
@@ -66,10 +71,11 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
 int main(int argc, char **argv)
 {
     if (argc != 3 &&
-        !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams"))))
-        cc_fail("usage: client_big3d K N [swap|pool|streams]");
+        !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams") ||
+                        !strcmp(argv[3], "churn"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams|churn]");
     int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
-    int streams = argc == 4 && !strcmp(argv[3], "streams");
+    int streams = argc == 4 && !strcmp(argv[3], "streams"), churn = argc == 4 && !strcmp(argv[3], "churn");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -83,7 +89,7 @@ int main(int argc, char **argv)
         cc_check(cc.StreamCreate(&more[2], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     }
     unsigned char *in, *back;
-    CUdeviceptr a, b, p[4];
+    CUdeviceptr a, b, p[4], scratch = 0;
     cc_check(cc.MemAllocHost((void **)&in, n * COPY), "cuMemAllocHost");
     cc_check(cc.MemAllocHost((void **)&back, n * COPY), "cuMemAllocHost");
     cc_check(cc.MemAlloc(&a, n * COPY), "cuMemAlloc");
@@ -100,7 +106,13 @@ int main(int argc, char **argv)
     batch(ops, n, (CUdeviceptr)(uintptr_t)in, a, 0, s);
     /* a -> b reversed leaves b reversed; b -> a reversed leaves a as it was */
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize"); /* a is whole before the other streams read it */
-    for (size_t j = 0; j < k; j++)
+    for (size_t j = 0; j < k; j++) {
+        if (churn) {
+            CUdeviceptr was = scratch;
+            cc_check(cc.MemAlloc(&scratch, 4096 * (1 + j % 3)), "cuMemAlloc");
+            if (was)
+                cc_check(cc.MemFree(was), "cuMemFree");
+        }
         if (streams)
             batch(ops, n, a, b, 1, more[j % 3]); /* each writes the same bytes into b */
         else if (pool)
@@ -109,6 +121,9 @@ int main(int argc, char **argv)
             batch(ops, n, b, a, 1, s);
         else
             batch(ops, n, a, b, 1, s);
+    }
+    if (scratch)
+        cc_check(cc.MemFree(scratch), "cuMemFree");
     for (int i = 1; streams && i < 3; i++)
         cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     /* pool: the bytes reversed k times (an odd number) in p[k % 4] */

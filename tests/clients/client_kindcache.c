@@ -12,7 +12,10 @@
  * the pageable buffer B, op 5 from a CUDA array.  R is memory this program
  * keeps mapped; the test double is told to place an allocation there, so
  * one address is device memory, then pageable (freed), then pinned
- * (registered).  After each batch it prints "NAME queries=N": the pointer
+ * (registered), then device memory of one page and of two (each allocation
+ * at R freed before the next); B is registered, unregistered, then a pinned
+ * allocation the double places there (as the driver may map pinned memory
+ * where pageable pages were), then freed.  After each batch it prints "NAME queries=N": the pointer
  * queries (cuPointerGetAttributes) the batch made, from the double's count.
  * With "munmap", B is then unmapped behind the driver's back and one more
  * batch is made from it (run it in strict mode only: forwarded, it crashes).
@@ -47,6 +50,8 @@ static struct {
     CUresult (*free)(CUdeviceptr);
     CUresult (*host_register)(void *, size_t, unsigned int);
     CUresult (*host_unregister)(void *);
+    CUresult (*alloc_host)(void **, size_t);
+    CUresult (*free_host)(void *);
     CUresult (*array3d_create)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
     CUresult (*array_destroy)(CUarray);
     CUresult (*begin_capture)(CUstream, CUstreamCaptureMode); /* wrapped too, but changes no memory */
@@ -77,6 +82,8 @@ static void pick_door(const char *door)
         mw.free = cuMemFree;
         mw.host_register = cuMemHostRegister;
         mw.host_unregister = cuMemHostUnregister;
+        mw.alloc_host = cuMemAllocHost;
+        mw.free_host = cuMemFreeHost;
         mw.array3d_create = cuArray3DCreate;
         mw.array_destroy = cuArrayDestroy;
         mw.begin_capture = cuStreamBeginCapture;
@@ -85,6 +92,8 @@ static void pick_door(const char *door)
         *(void **)&mw.free = by_gpa("cuMemFree");
         *(void **)&mw.host_register = by_gpa("cuMemHostRegister");
         *(void **)&mw.host_unregister = by_gpa("cuMemHostUnregister");
+        *(void **)&mw.alloc_host = by_gpa("cuMemAllocHost");
+        *(void **)&mw.free_host = by_gpa("cuMemFreeHost");
         *(void **)&mw.array3d_create = by_gpa("cuArray3DCreate");
         *(void **)&mw.array_destroy = by_gpa("cuArrayDestroy");
         *(void **)&mw.begin_capture = by_gpa("cuStreamBeginCapture");
@@ -98,6 +107,8 @@ static void pick_door(const char *door)
         *(void **)&mw.free = by_dlsym(h, "cuMemFree_v2");
         *(void **)&mw.host_register = by_dlsym(h, "cuMemHostRegister_v2");
         *(void **)&mw.host_unregister = by_dlsym(h, "cuMemHostUnregister");
+        *(void **)&mw.alloc_host = by_dlsym(h, "cuMemAllocHost_v2");
+        *(void **)&mw.free_host = by_dlsym(h, "cuMemFreeHost");
         *(void **)&mw.array3d_create = by_dlsym(h, "cuArray3DCreate_v2");
         *(void **)&mw.array_destroy = by_dlsym(h, "cuArrayDestroy");
         *(void **)&mw.begin_capture = by_dlsym(h, "cuStreamBeginCapture_v2");
@@ -198,6 +209,28 @@ int main(int argc, char **argv)
     array = new_array(CU_AD_FORMAT_UNSIGNED_INT8);
     printf("array handle reused: %s\n", array == old ? "yes" : "no");
     batch("new-array");
+    /* R: device memory again, one page of it, then two (a new size at the
+     * same address: the allocation's bounds must follow) */
+    CK(mw.host_unregister(R));
+    place_next_alloc(R);
+    CK(mw.alloc(&d, PAGE));
+    batch("realloc-small");
+    CK(mw.free(d));
+    place_next_alloc(R);
+    CK(mw.alloc(&d, 2 * PAGE));
+    batch("realloc-large");
+    CK(mw.free(d)); /* R: pageable */
+    /* B: a pinned allocation where the pageable pages were learned */
+    void *h;
+    place_next_alloc(B);
+    CK(mw.alloc_host(&h, BPAGES * PAGE));
+    if (h != B) {
+        fprintf(stderr, "client_kindcache: the double did not place the host allocation\n");
+        return 2;
+    }
+    batch("hostalloc-b");
+    CK(mw.free_host(h)); /* B: pageable again (the double leaves it mapped) */
+    batch("freehost-b");
     if (argc > 2 && !strcmp(argv[2], "munmap")) {
         munmap(B, BPAGES * PAGE); /* no CUDA call tells the shim */
         batch("unmapped-b");

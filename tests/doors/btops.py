@@ -64,6 +64,7 @@ for line in open(path):
         "src_mem": src["mem"], "dst_mem": dst["mem"], "src_device": src["device"],
         "dst_device": dst["device"], "src_type": src["type"], "dst_type": dst["type"],
         "elem_size": es, "bytes": int(k["bytes"]),
+        "src_alloc_size": int(k["src_alloc"].split("+")[1]) if "src_alloc" in k else 0,
     }
     rows[-1].append(str(values[field]))
 for r in rows:

@@ -112,6 +112,17 @@ for n in 1 16; do
     against_steps "c3-streams$n-$$" 11 "three streams, $n ops" "$CLIENTS/client_big3d" 9 "$n" streams
 done
 
+# memory allocated and freed between batches (another buffer than theirs):
+# what the thread learned of its own buffers stays, and so does the steady
+# path (without it, every batch takes the steps and asks the driver again)
+for n in 1 16; do
+    traced "c3-churn$n-$$" "$CLIENTS/client_big3d" 9 "$n" churn
+    is "$st $(out "c3-churn$n-$$")" "0 batches=11 ops=$((11 * n))" "churn, $n ops: every byte arrives"
+    traced "c3-still$n-$$" "$CLIENTS/client_big3d" 9 "$n"
+    steps_at_most "c3-churn$n-$$" "$(steps "c3-still$n-$$")" 11 "churn, $n ops (as many as with no allocation between batches)"
+    against_steps "c3-churn$n-$$" 11 "churn, $n ops" "$CLIENTS/client_big3d" 9 "$n" churn
+done
+
 # 1D: 3 batches of 2000 copies
 traced "c1-least-$$" "$CLIENTS/client_1d" v2 big 2000
 is "$st $(out "c1-least-$$")" "0 batches=3 copies=6000 bytes=1536000" "1D, no setting: every byte arrives"

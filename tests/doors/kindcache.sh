@@ -1,15 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Memory kinds kept across batches (src/operands.c) and forgotten when memory
+# Memory kinds kept across batches (src/operands.c) and forgotten where memory
 # changes (src/memwrap.c), with the changes made through each door of the
 # driver: direct calls, pointers from cuGetProcAddress, pointers from dlsym.
 # tests/clients/client_kindcache.c makes the same batch over an address that
-# is device memory, then pageable (freed), then pinned (registered), over a
-# pageable buffer that is registered and unregistered, and over a CUDA array
-# replaced by one of another element size.  A second batch over unchanged
-# memory, or after a capture of another stream (cuStreamBeginCapture is
-# wrapped through the same doors, for GPU time), must ask the driver
-# nothing; every batch after a change must record the new kind.
+# is device memory, then pageable (freed), then pinned (registered), then
+# device memory of one page and of two, over a pageable buffer that is
+# registered, unregistered, allocated pinned in place and freed, and over a
+# CUDA array replaced by one of another element size.  A second batch over
+# unchanged memory, or after a capture of another stream
+# (cuStreamBeginCapture is wrapped through the same doors, for GPU time), or
+# a stream destroyed, must ask the driver nothing; a batch after a change
+# asks again about the operands the change touched, only those, and records
+# their new kind and bounds.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -29,7 +32,11 @@ src_mem_want="1 3 3 3 3 5
 2 3 3 3 3 5
 2 2 2 2 2 5
 2 3 3 3 3 5
-2 3 3 3 3 5"
+2 3 3 3 3 5
+1 3 3 3 3 5
+1 3 3 3 3 5
+3 2 2 2 2 5
+3 3 3 3 3 5"
 elem_want="1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
@@ -38,30 +45,40 @@ elem_want="1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
+1 1 1 1 1 1
+1 1 1 1 1 1
+1 1 1 1 1 1
+1 1 1 1 1 1
 1 1 1 1 1 1"
 queries_want="learn 6
 again 0
-freed 6
-registered 6
+freed 1
+registered 1
 again2 0
 captured 0
-registered-b 3
-unregistered-b 6
-new-array 6"
+registered-b 1
+unregistered-b 4
+new-array 0
+realloc-small 1
+realloc-large 1
+hostalloc-b 2
+freehost-b 4"
 
 for door in symbol gpa dlsym; do
     run="kc-$door-$$"
     traced "$run" "$CLIENTS/client_kindcache" "$door"
     is "$st" 0 "$door: client exits 0"
-    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 9 "$door: 9 batches succeed"
+    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 13 "$door: 13 batches succeed"
     is "$(grep 'array handle' "$CBT_TMP/$run.out")" "array handle reused: yes" \
         "$door: the new array has the destroyed one's handle (else the array check proves nothing)"
     is "$(field src_mem "$run")" "$src_mem_want" \
         "$door: src kinds follow every change (device, freed -> pageable, registered -> pinned, unregistered)"
     is "$(field dst_mem "$run" | sort -u)" "1 1 1 1 1 1" "$door: dst kinds: device"
     is "$(field elem_size "$run")" "$elem_want" "$door: a new array with a reused handle is asked about again"
+    is "$(field src_alloc_size "$run" | sed -n '10,11p' | cut -d' ' -f1 | tr '\n' ' ')" "4096 8192 " \
+        "$door: a new allocation at a freed one's address is recorded with its own size"
     is "$(queries "$run")" "$queries_want" \
-        "$door: no pointer query for unchanged memory (a capture begun and ended on another stream changes none); all again after a change"
+        "$door: no pointer query for unchanged memory (a capture begun and ended on another stream, a stream destroyed change none); after a change, only the operands it touched (R: 1; B: 1 pinned range, 4 pageable pages; an array: none)"
 done
 
 # A driver whose cuGetProcAddress hands out internal addresses for cuMemFree
@@ -71,7 +88,7 @@ run="kc-internal-$$"
 FAKECUDA_GPA_INTERNAL=1 traced "$run" "$CLIENTS/client_kindcache" gpa
 is "$st" 0 "internal addresses: client exits 0"
 is "$(field src_mem "$run")" "$src_mem_want" "internal addresses: src kinds follow every change"
-is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 6 3 6 6 " \
+is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 6 3 6 6 6 6 3 6 " \
     "internal addresses: nothing kept across batches (each batch asks again)"
 
 # Strict mode: pageable memory unmapped with no CUDA call is caught, not
@@ -81,5 +98,5 @@ CUBATCHTRACE_MODE=strict traced "$run" "$CLIENTS/client_kindcache" symbol munmap
 is "$st" 0 "strict, munmap: client exits 0 (the batch from unmapped memory was refused)"
 is "$(sed -n 's/^unmapped-b queries=[0-9]* result=\([0-9]*\)$/\1/p' "$CBT_TMP/$run.out")" 1 \
     "strict, munmap: the batch from unmapped memory fails with CUDA_ERROR_INVALID_VALUE"
-is "$(field src_mem "$run" | tail -n 1)" "2 6 6 6 6 5" "strict, munmap: the unmapped pages are recorded unmapped"
+is "$(field src_mem "$run" | tail -n 1)" "3 6 6 6 6 5" "strict, munmap: the unmapped pages are recorded unmapped"
 done_testing

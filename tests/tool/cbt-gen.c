@@ -98,9 +98,9 @@
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded size");
 
-/* The shim's count of memory-management calls (src/memwrap.c), which
- * src/record.c moves in a forked child; the generator makes none. */
-uint64_t cbt_mem_generation;
+/* What src/record.c calls in a forked child (src/memwrap.c's); the
+ * generator makes no memory-management call. */
+void cbt_mem_forget_all(void) {}
 
 static uint64_t next_batch_id;
 static unsigned default_format = CBT_EV_FORMAT2; /* --format: of the SPECs and mixes after it */
