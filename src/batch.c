@@ -167,6 +167,34 @@ struct stream_look {
     CUcontext ctx;
 };
 
+/* The slot of t that holds created stream s, asked with ptsz (-1: either),
+ * in stream generation gen; NULL: none.  A stream's slot is its hash's or
+ * one of the CBT_STREAM_PROBES after it. */
+static struct cbt_stream_slot *slot_of(struct cbt_thread *t, const void *s, int ptsz, uint64_t gen)
+{
+    const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
+    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
+        struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
+        if (x->valid && x->stream == (CUstream)s && x->generation == gen && (ptsz < 0 || x->ptsz == ptsz))
+            return x;
+    }
+    return NULL;
+}
+
+/* The slot a stream t does not know goes to: one of its probe's that holds
+ * nothing of this generation (or the same handle), else the probe's slots
+ * in turn. */
+static struct cbt_stream_slot *slot_for(struct cbt_thread *t, CUstream s, uint64_t gen)
+{
+    const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
+    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
+        struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
+        if (!x->valid || x->generation != gen || x->stream == s)
+            return x;
+    }
+    return &t->streams[(h + t->slot_turn++ % CBT_STREAM_PROBES) & (CBT_STREAM_SLOTS - 1)];
+}
+
 static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enum cbt_api api, CUstream stream,
                           struct cbt_ev_batch *b, struct stream_look *l)
 {
@@ -175,11 +203,9 @@ static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enu
     *l = (struct stream_look){.generation = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE)};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    struct cbt_stream_slot *slots = special || !t ? NULL : t->streams;
-    l->slot = slots ? &slots[cbt_stream_hash(stream, CBT_STREAM_SLOTS)] : NULL;
-    struct cbt_stream_slot *slot = l->slot;
-    if (slot && slot->valid && slot->stream == stream && slot->ptsz == ptsz && slot->generation == l->generation &&
-        cbt_kind_cache_enabled()) {
+    struct cbt_stream_slot *slot = special || !t ? NULL : slot_of(t, stream, ptsz, l->generation);
+    l->slot = slot || special || !t ? slot : slot_for(t, stream, l->generation);
+    if (slot && cbt_kind_cache_enabled()) {
         b->stream_id = slot->id;
         b->context = (uint64_t)(uintptr_t)slot->ctx;
         b->device = slot->device;
@@ -269,12 +295,9 @@ static bool names_a_stream(struct cbt_thread *t, const void *p)
 {
     if ((uintptr_t)p == (uintptr_t)CU_STREAM_LEGACY || (uintptr_t)p == (uintptr_t)CU_STREAM_PER_THREAD)
         return true;
-    struct cbt_stream_slot *slots = t ? t->streams : NULL;
-    if (!p || !slots)
+    if (!p || !t)
         return false;
-    const struct cbt_stream_slot *slot = &slots[cbt_stream_hash(p, CBT_STREAM_SLOTS)];
-    return slot->valid && slot->stream == (CUstream)p &&
-           slot->generation == __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
+    return slot_of(t, p, -1, __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE)) != NULL;
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
@@ -676,13 +699,13 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * and every line of code the path spans is fetched again.
  */
 /* A new epoch on the steady path: the entries and the stream written again
- * first (the stream's slot holds it while the steady state does: a batch
- * on another stream of that slot takes the steps, which reset it); returns
- * the stream's index. */
+ * first (the steady state's slot holds its stream while it holds: only
+ * the steps fill a slot, and they reset the steady state); returns the
+ * stream's index. */
 CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct call *k, uint64_t batch_id, int32_t tid,
                               uint64_t now, const uint16_t *refs)
 {
-    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
+    const struct cbt_stream_slot *slot = &t->streams[t->steady.slot];
     struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, batch_id, tid, now);
     cbt_dict_touch(d, refs, k->n);
     cbt_recents_keep(&t->cache, d); /* the entries a later steady batch may refer to, written again too */
@@ -775,7 +798,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                                                        bool unchecked, bool uniform)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
-    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
+    const struct cbt_stream_slot *slot = &t->streams[t->steady.slot];
     struct cbt_steady_rec rec;
     rec.h[CBT_H_ID] = thread_batch_id(&t->steady);
     rec.uniform = uniform;
@@ -818,9 +841,10 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k, uint64_t generation)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
-    const struct cbt_stream_slot *slot = &t->streams[cbt_stream_hash(k->stream, CBT_STREAM_SLOTS)];
-    if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD || !slot->valid || slot->stream != k->stream ||
-        slot->ptsz != ptsz || slot->generation != generation)
+    if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD)
+        return false;
+    const struct cbt_stream_slot *slot = slot_of(t, k->stream, ptsz, generation);
+    if (!slot)
         return false;
     uint8_t si = cbt_dict_stream_known(&t->dict, (uint64_t)(uintptr_t)k->stream, slot->id,
                                        (uint64_t)(uintptr_t)slot->ctx, slot->device, cbt_device_count_fast(cbt_real()));
@@ -829,6 +853,7 @@ __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const 
     t->steady.stream = k->stream;
     t->steady.ptsz = (uint8_t)ptsz;
     t->steady.stream_index = si;
+    t->steady.slot = (uint8_t)(slot - t->streams);
     return true;
 }
 
@@ -913,7 +938,8 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
     t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
                                     .id_next = t->steady.id_next, .id_left = t->steady.id_left, .tid = cbt_tid(),
                                     .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
-                                    .stream_index = x->stream_index, .valid = ok};
+                                    .stream_index = x->stream_index, .valid = ok,
+                                    .slot = ok ? (uint8_t)(slot - t->streams) : 0};
 }
 
 /* The steps, for a batch the steady path does not take (out of line: the

@@ -292,9 +292,10 @@ const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t 
     return i < d->cap ? &d->info[i] : &unknown;
 }
 
-static inline uint8_t stream_index_of(uint64_t handle)
+/* The j-th index a handle may hold (j < CBT_STREAM_PROBES). */
+static inline uint8_t stream_index_of(uint64_t handle, unsigned j)
 {
-    return (uint8_t)cbt_stream_hash((const void *)(uintptr_t)handle, STREAMS);
+    return (uint8_t)((cbt_stream_hash((const void *)(uintptr_t)handle, STREAMS) + j) & (STREAMS - 1));
 }
 
 static inline bool stream_seen(const struct cbt_dict *d, const struct cbt_stream_seen *s, uint64_t handle,
@@ -307,17 +308,31 @@ static inline bool stream_seen(const struct cbt_dict *d, const struct cbt_stream
 uint8_t cbt_dict_stream_known(const struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context,
                               int32_t device, int32_t device_count)
 {
-    uint8_t i = stream_index_of(handle);
-    return stream_seen(d, &d->streams[i], handle, stream_id, context, device, device_count) ? i : CBT_EV_NO_STREAM;
+    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
+        uint8_t i = stream_index_of(handle, j);
+        if (stream_seen(d, &d->streams[i], handle, stream_id, context, device, device_count))
+            return i;
+    }
+    return CBT_EV_NO_STREAM;
 }
 
 uint8_t cbt_dict_stream(struct cbt_dict *d, uint64_t handle, uint64_t stream_id, uint64_t context, int32_t device,
                         int32_t device_count)
 {
-    uint8_t i = stream_index_of(handle);
-    struct cbt_stream_seen *s = &d->streams[i];
-    if (stream_seen(d, s, handle, stream_id, context, device, device_count))
+    uint8_t i = cbt_dict_stream_known(d, handle, stream_id, context, device, device_count);
+    if (i != CBT_EV_NO_STREAM)
         return i;
+    /* an index this epoch has not described, or the handle's own (described
+     * otherwise before), else the probe's indices in turn */
+    i = stream_index_of(handle, d->stream_turn++ % CBT_STREAM_PROBES);
+    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
+        uint8_t c = stream_index_of(handle, j);
+        if (d->streams[c].epoch != d->epoch || d->streams[c].handle == handle) {
+            i = c;
+            break;
+        }
+    }
+    struct cbt_stream_seen *s = &d->streams[i];
     *s = (struct cbt_stream_seen){.handle = handle, .id = stream_id, .context = context, .device = device,
                               .device_count = device_count, .epoch = d->epoch};
     if (!d->emit || !cbt_tp_enabled(stream))

@@ -80,7 +80,11 @@ struct cbt_dict {
     uint32_t next_serial;
     uint16_t *table;    /* direct-mapped: hash of an info -> index + 1 */
     uint32_t table_mask;
+    /* the streams described in this epoch: a handle's index is its hash or
+     * one of the CBT_STREAM_PROBES after it (a few streams whose hashes
+     * meet keep an index each) */
     struct cbt_stream_seen streams[CBT_EV_STREAMS];
+    uint32_t stream_turn; /* which of a full probe's indices goes next */
 } __attribute__((aligned(64)));
 
 /* The dictionary d set up for a batch (emit: tracing is on; the batch's id

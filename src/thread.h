@@ -49,6 +49,7 @@ struct cbt_steady {
     uint32_t epoch;
     uint32_t id_left; /* ids left in the thread's block from id_next */
     uint8_t ptsz, stream_index, valid;
+    uint8_t slot; /* the stream's slot in streams[] */
 };
 
 /* What the steady path reads comes first, so that a batch touches few cache
@@ -60,7 +61,8 @@ struct cbt_thread {
     struct cbt_steady steady;
     struct cbt_cache cache;             /* operands.c's: the recents first */
     struct cbt_dict dict __attribute__((aligned(64))); /* record.c's: what a batch record reads first */
-    struct cbt_stream_slot streams[CBT_STREAM_SLOTS];
+    struct cbt_stream_slot streams[CBT_STREAM_SLOTS]; /* a stream's: its hash's or one of the probes after it */
+    uint32_t slot_turn;                 /* which slot of a full probe goes next */
     struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
         CUstream stream;
         uint32_t count;

@@ -31,9 +31,13 @@
 /* Print one line on stderr, prefixed "cubatchtrace: ", at most once per `once` flag. */
 void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* How many places from its hash on a stream handle may take (batch.c's
+ * slots, record.c's stream indices): a thread's few streams keep a place
+ * each even where their hashes meet (as the driver's handles do often). */
+#define CBT_STREAM_PROBES 4
 /* The slot of stream handle s among n (a power of two, at most 64): its
  * bits mixed (Fibonacci hashing), since the driver's handles lie at strides
- * whose low bits repeat, and a thread's few streams should not share a slot. */
+ * whose low bits repeat. */
 static inline unsigned cbt_stream_hash(const void *s, unsigned n)
 {
     return (unsigned)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58) & (n - 1);

@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool|streams|churn]
+ *   client_big3d K N [swap|pool|streams|streams-meet|churn]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -20,7 +20,9 @@
  *                      a word but batch j on stream j % 3 of three (as a
  *                      program that spreads its copies over a few
  *                      streams: each batch's stream unlike the batch
- *                      before's), the streams drained before the read-back;
+ *                      before's), the streams drained before the read-back
+ *                      (streams-meet: three streams whose handles the
+ *                      shim hashes alike, picked from up to 64 made);
  *                      with churn, the K batches as without a word, with
  *                      a device buffer of 1 to 3 pages allocated and the
  *                      one before it freed ahead of each (as a program that
@@ -68,14 +70,36 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
     ops_made += n;
 }
 
+/* Three streams whose handles the shim hashes to the same place (its
+ * cbt_stream_hash, src/util.h: Fibonacci hashing, the top six bits, of
+ * which its slots use three and its stream indices four): of 64 streams,
+ * some five share one of 16 places. */
+static void streams_meeting(CUstream out[3])
+{
+    CUstream by[16][3];
+    int at[16] = {0};
+    for (int i = 0; i < 64; i++) {
+        CUstream x;
+        cc_check(cc.StreamCreate(&x, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        unsigned h = (unsigned)(((uint64_t)(uintptr_t)x * 0x9e3779b97f4a7c15ull) >> 58) & 15;
+        by[h][at[h]++] = x; /* the others stay made, unused */
+        if (at[h] == 3) {
+            memcpy(out, by[h], sizeof by[h]);
+            return;
+        }
+    }
+    cc_fail("no three of 64 streams share a place");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 &&
         !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams") ||
-                        !strcmp(argv[3], "churn"))))
-        cc_fail("usage: client_big3d K N [swap|pool|streams|churn]");
+                        !strcmp(argv[3], "streams-meet") || !strcmp(argv[3], "churn"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn]");
     int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
-    int streams = argc == 4 && !strcmp(argv[3], "streams"), churn = argc == 4 && !strcmp(argv[3], "churn");
+    int meet = argc == 4 && !strcmp(argv[3], "streams-meet");
+    int streams = meet || (argc == 4 && !strcmp(argv[3], "streams")), churn = argc == 4 && !strcmp(argv[3], "churn");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -84,7 +108,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "client_big3d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
     CUstream s = cc_setup(), more[3] = {s, NULL, NULL};
-    if (streams) {
+    if (meet)
+        streams_meeting(more);
+    else if (streams) {
         cc_check(cc.StreamCreate(&more[1], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
         cc_check(cc.StreamCreate(&more[2], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     }
@@ -124,7 +150,7 @@ int main(int argc, char **argv)
     }
     if (scratch)
         cc_check(cc.MemFree(scratch), "cuMemFree");
-    for (int i = 1; streams && i < 3; i++)
+    for (int i = meet ? 0 : 1; streams && i < 3; i++)
         cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     /* pool: the bytes reversed k times (an odd number) in p[k % 4] */
     batch(ops, n, pool ? p[k % 4] : b, (CUdeviceptr)(uintptr_t)back, 0, s);

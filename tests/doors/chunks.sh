@@ -17,9 +17,10 @@ NORM="$PYTHON3 $top_srcdir/tests/tool/format_norm.py"
 events() { grep -c " cubatchtrace:$2: " "$CBT_TMP/$1.trace" || true; }
 # same NAME OTHER WHAT: show, summary and check of two runs agree (show's
 # validated aside: a run with the stderr report validates every batch inline)
+# (SAME_SHOW: more options of format_norm.py show)
 same() {
-    is "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$1.show" | $NORM show)" \
-        "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$2.show" | $NORM show)" "$3: show prints the same batches and ops"
+    is "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$1.show" | $NORM show ${SAME_SHOW:-})" \
+        "$(sed 's/ validated=[0-9]*//' "$CBT_TMP/$2.show" | $NORM show ${SAME_SHOW:-})" "$3: show prints the same batches and ops"
     for t in "$1" "$2"; do
         _p=$(sed -n 's/^client_[a-z0-9]*: pid \([0-9]*\)$/\1/p' "$CBT_TMP/$t.err")
         "$TOOL" summary --json --pid "$_p" "$CBT_TMP/$t" 2>&1 | $NORM summary >"$CBT_TMP/$t.sum"
@@ -111,6 +112,19 @@ for n in 1 16; do
     steps_at_most "c3-streams$n-$$" 5 11 "three streams, $n ops (each new stream's and buffer's)"
     against_steps "c3-streams$n-$$" 11 "three streams, $n ops" "$CLIENTS/client_big3d" 9 "$n" streams
 done
+
+# three streams whose handles the shim hashes alike (the driver's often
+# are): each keeps a slot and a stream index of its own (src/batch.c
+# slot_of, src/record.c cbt_dict_stream), so the batches stay steady too
+traced "c3-meet-$$" "$CLIENTS/client_big3d" 9 16 streams-meet
+is "$st $(out "c3-meet-$$")" "0 batches=11 ops=176" "three streams that hash alike: every byte arrives"
+is "$(show_batches "$CBT_TMP/c3-meet-$$.trace" | show_field stream_id | sort -u | wc -l)" 4 \
+    "three streams that hash alike: the batches name them and the first and last batches' stream"
+steps_at_most "c3-meet-$$" 5 11 "three streams that hash alike (each new stream's and buffer's)"
+# (each run picks its own three: their ids are compared by first appearance)
+SAME_SHOW=--stream-ids
+against_steps "c3-meet-$$" 11 "three streams that hash alike" "$CLIENTS/client_big3d" 9 16 streams-meet
+SAME_SHOW=
 
 # memory allocated and freed between batches (another buffer than theirs):
 # what the thread learned of its own buffers stays, and so does the steady

@@ -10,16 +10,17 @@ need_sessiond
     skip_all "the GPU clients are not built"
 [ -n "${PYTHON3:-}" ] || skip_all "python3 not installed"
 
-# The clients, and the door tests' client_1d, which the suite's 1d- cases run.
+# The clients, and the door tests' client_1d and client_big3d, which the
+# suite's 1d- and steady- cases run.
 bin=$CBT_TMP/bin
 mkdir -p "$bin"
-for f in "$top_builddir"/tests/gpu/* "$top_builddir/tests/clients/client_1d"; do
+for f in "$top_builddir"/tests/gpu/* "$top_builddir/tests/clients/client_1d" "$top_builddir/tests/clients/client_big3d"; do
     [ -f "$f" ] && [ -x "$f" ] && ln -sf "$f" "$bin/"
 done
 CBT_GPU_FAKECUDA=$CBT_FAKECUDA_DIR CBT_GPU_SHIM=$CBT_SHIM CBT_GPU_BIN=$bin \
 CBT_GPU_LTTNG=$LTTNG CBT_GPU_BT2=$BABELTRACE2 CBT_GPU_PYTHON=$PYTHON3 CBT_GPU_SITE= \
 CBT_GPU_TOOL=$top_builddir/tools/cubatchtrace \
-CBT_GPU_CASES=gpa-vs-dlsym,drv-,py-ctypes-binding,table-,crash-,reads-,peer_,1d-,table1d-,capture- CBT_GPU_DEADLINE=420 \
+CBT_GPU_CASES=gpa-vs-dlsym,drv-,py-ctypes-binding,table-,crash-,reads-,peer_,1d-,table1d-,capture-,steady- CBT_GPU_DEADLINE=420 \
     "$PYTHON3" "$top_srcdir/tests/gpu/suite.py" --out "$CBT_TMP/gpu-results.md" >"$CBT_TMP/suite.log" 2>&1
 st=$?
 while read -r status name rest; do

@@ -14,7 +14,7 @@ EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.
 	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c \
 	tests/gpu/clients/table1d.c tests/gpu/measured/table1d-h200.txt tests/gpu/clients/py1d.py tests/gpu/clients/rt1d.cu \
 	tests/gpu/suite1d.py tests/gpu/suitegpu.py tests/gpu/clients/gputime.cu tests/gpu/clients/capture.c \
-	tests/gpu/measured/capture-h200.txt tests/gpu/suitecapture.py
+	tests/gpu/measured/capture-h200.txt tests/gpu/suitecapture.py tests/gpu/suitesteady.py
 
 check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer tests/gpu/reads
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h

@@ -47,6 +47,7 @@ import btparse  # noqa: E402
 import suite1d  # noqa: E402
 import suitecapture  # noqa: E402
 import suitegpu  # noqa: E402
+import suitesteady  # noqa: E402
 
 ENV = os.environ
 BIN = ENV.get("CBT_GPU_BIN", "gpu-stage/bin")
@@ -1302,7 +1303,7 @@ def build_cases():
              "answers; lochint_invalid exactly on the second; trace, summary; validator agrees with the driver",
              peer_case("lochint", True)),
     ] + suite1d.cases(sys.modules[__name__]) + suitegpu.cases(sys.modules[__name__]) + \
-        suitecapture.cases(sys.modules[__name__])
+        suitecapture.cases(sys.modules[__name__]) + suitesteady.cases(sys.modules[__name__])
     return C
 
 

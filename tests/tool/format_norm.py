@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """What must not change between event formats, from the tool's outputs.
 
-format_norm.py show|summary|check [--sort] < OUTPUT
+format_norm.py show|summary|check [--sort] [--stream-ids] < OUTPUT
 
 show:    every line but the legend, without what differs from run to run or
          names the recorder (vpid, id, image, tid, host, driver_ns, caller,
@@ -14,7 +14,10 @@ show:    every line but the legend, without what differs from run to run or
          much the heap held before, which the recorder's own allocations and
          the environment move: page-aligned blocks split the heap's free
          space by where its top lies); --sort: the lines sorted, addresses
-         and stream ids left out (threads: their order is the scheduler's).
+         and stream ids left out (threads: their order is the scheduler's);
+         --stream-ids: stream ids renamed by their first appearance in the
+         output (a program that picks its streams by their handles' values
+         picks others from run to run).
 summary: the counts and the tables by what the ops are (rows: name, batches,
          ops, bytes; bytes per op where the table has them), the findings
          (rule, severity, count).
@@ -40,8 +43,11 @@ def big(text):
     return re.sub(r'(?<![\w.])\d{10,}(?![\w.])', lambda m: rename(m.group(0)), text)
 
 
-def show(data, sort):
+def show(data, sort, stream_ids=False):
     out = []
+    ids = {}
+    if stream_ids:
+        data = re.sub(r' stream_id=(\d+)', lambda m: " stream_id=S%d" % ids.setdefault(m.group(1), len(ids)), data)
     for line in data.splitlines():
         if line.startswith("#"):
             continue
@@ -91,7 +97,7 @@ def main():
     what = sys.argv[1]
     sort = "--sort" in sys.argv[2:]
     data = sys.stdin.read()
-    print({"show": lambda: show(data, sort), "summary": lambda: summary(data), "check": lambda: check(data)}[what]())
+    print({"show": lambda: show(data, sort, "--stream-ids" in sys.argv[2:]), "summary": lambda: summary(data), "check": lambda: check(data)}[what]())
 
 
 main()
