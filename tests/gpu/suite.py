@@ -25,7 +25,7 @@ Environment (set by tests/gpu/run):
   CBT_GPU_FAKECUDA   dry run over the CPU test double in this folder (cases it cannot serve are skipped;
                      the peer_* cases run it with FAKECUDA_DEVICE_COUNT=2 unless that is set)
   CBT_GPU_CASES      comma-separated case names or prefixes to run (default: all)
-  CBT_GPU_DEADLINE   seconds for the whole suite (default 420)
+  CBT_GPU_DEADLINE   seconds for the whole suite (default 480)
 """
 import argparse
 import datetime
@@ -70,7 +70,7 @@ def default_tool(shim):
 
 TOOL = ENV.get("CBT_GPU_TOOL") or default_tool(SHIM)
 SELECT = [s for s in ENV.get("CBT_GPU_CASES", "").split(",") if s]
-DEADLINE = time.time() + float(ENV.get("CBT_GPU_DEADLINE", "420"))
+DEADLINE = time.time() + float(ENV.get("CBT_GPU_DEADLINE", "480"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYCLIENT = os.path.join(HERE, "clients", "pyclient.py")
 
