@@ -15,7 +15,9 @@
  * (registered), then device memory of one page and of two (each allocation
  * at R freed before the next); B is registered, unregistered, then a pinned
  * allocation the double places there (as the driver may map pinned memory
- * where pageable pages were), then freed.  After each batch it prints "NAME queries=N": the pointer
+ * where pageable pages were), then freed; R device memory once more, then
+ * more allocations and frees than the shim's log of changes holds, then R
+ * freed.  After each batch it prints "NAME queries=N": the pointer
  * queries (cuPointerGetAttributes) the batch made, from the double's count.
  * With "munmap", B is then unmapped behind the driver's back and one more
  * batch is made from it (run it in strict mode only: forwarded, it crashes).
@@ -231,6 +233,18 @@ int main(int argc, char **argv)
     batch("hostalloc-b");
     CK(mw.free_host(h)); /* B: pageable again (the double leaves it mapped) */
     batch("freehost-b");
+    /* more changes between two batches than the log holds (memwrap.h): the
+     * thread cannot tell which were lost and forgets everything */
+    place_next_alloc(R);
+    CK(mw.alloc(&d, PAGE));
+    batch("before-overflow");
+    CK(mw.free(d)); /* R: pageable, told by a change the log will no longer hold */
+    for (int i = 0; i < 300; i++) {
+        CUdeviceptr x;
+        CK(mw.alloc(&x, PAGE));
+        CK(mw.free(x));
+    }
+    batch("after-overflow");
     if (argc > 2 && !strcmp(argv[2], "munmap")) {
         munmap(B, BPAGES * PAGE); /* no CUDA call tells the shim */
         batch("unmapped-b");

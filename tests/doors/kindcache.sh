@@ -12,7 +12,8 @@
 # (cuStreamBeginCapture is wrapped through the same doors, for GPU time), or
 # a stream destroyed, must ask the driver nothing; a batch after a change
 # asks again about the operands the change touched, only those, and records
-# their new kind and bounds.
+# their new kind and bounds (all of them after more changes than the
+# shim's log holds).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -36,6 +37,8 @@ src_mem_want="1 3 3 3 3 5
 1 3 3 3 3 5
 1 3 3 3 3 5
 3 2 2 2 2 5
+3 3 3 3 3 5
+1 3 3 3 3 5
 3 3 3 3 3 5"
 elem_want="1 1 1 1 1 4
 1 1 1 1 1 4
@@ -45,6 +48,8 @@ elem_want="1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
 1 1 1 1 1 4
+1 1 1 1 1 1
+1 1 1 1 1 1
 1 1 1 1 1 1
 1 1 1 1 1 1
 1 1 1 1 1 1
@@ -62,13 +67,15 @@ new-array 0
 realloc-small 1
 realloc-large 1
 hostalloc-b 2
-freehost-b 4"
+freehost-b 4
+before-overflow 1
+after-overflow 6"
 
 for door in symbol gpa dlsym; do
     run="kc-$door-$$"
     traced "$run" "$CLIENTS/client_kindcache" "$door"
     is "$st" 0 "$door: client exits 0"
-    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 13 "$door: 13 batches succeed"
+    is "$(grep -c ' result=0$' "$CBT_TMP/$run.out")" 15 "$door: 15 batches succeed"
     is "$(grep 'array handle' "$CBT_TMP/$run.out")" "array handle reused: yes" \
         "$door: the new array has the destroyed one's handle (else the array check proves nothing)"
     is "$(field src_mem "$run")" "$src_mem_want" \
@@ -78,7 +85,7 @@ for door in symbol gpa dlsym; do
     is "$(field src_alloc_size "$run" | sed -n '10,11p' | cut -d' ' -f1 | tr '\n' ' ')" "4096 8192 " \
         "$door: a new allocation at a freed one's address is recorded with its own size"
     is "$(queries "$run")" "$queries_want" \
-        "$door: no pointer query for unchanged memory (a capture begun and ended on another stream, a stream destroyed change none); after a change, only the operands it touched (R: 1; B: 1 pinned range, 4 pageable pages; an array: none)"
+        "$door: no pointer query for unchanged memory (a capture begun and ended on another stream, a stream destroyed change none); after a change, only the operands it touched (R: 1; B: 1 pinned range, 4 pageable pages; an array: none; after more changes than the log holds, all)"
 done
 
 # A driver whose cuGetProcAddress hands out internal addresses for cuMemFree
@@ -88,7 +95,7 @@ run="kc-internal-$$"
 FAKECUDA_GPA_INTERNAL=1 traced "$run" "$CLIENTS/client_kindcache" gpa
 is "$st" 0 "internal addresses: client exits 0"
 is "$(field src_mem "$run")" "$src_mem_want" "internal addresses: src kinds follow every change"
-is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 6 3 6 6 6 6 3 6 " \
+is "$(queries "$run" | awk '{print $2}' | tr '\n' ' ')" "6 6 6 6 6 6 3 6 6 6 6 3 6 6 6 " \
     "internal addresses: nothing kept across batches (each batch asks again)"
 
 # Strict mode: pageable memory unmapped with no CUDA call is caught, not
