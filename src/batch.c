@@ -140,9 +140,10 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
 /*
  * What a stream handle names: its id, context and device.  A created
  * stream's are fixed for its life, and its life ends with cuStreamDestroy
- * or its context's destruction, which memwrap.c wraps (they move
- * cbt_stream_generation on): each thread keeps the answers for a few handles
- * while that generation stays (memory allocated or freed leaves it).  The special handles (NULL, CU_STREAM_LEGACY,
+ * or its context's destruction, which memwrap.c wraps and logs (the log of
+ * streams, memwrap.h): each thread keeps the answers for a few handles
+ * until the log names the handle (or everything: a context destroyed, a
+ * fork).  Memory allocated or freed leaves them.  The special handles (NULL, CU_STREAM_LEGACY,
  * CU_STREAM_PER_THREAD) name the calling thread's current context, which
  * changes unseen: they are asked every time, as is the capture state.
  */
@@ -161,35 +162,74 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
  */
 struct stream_look {
     struct cbt_stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
-    uint64_t generation;      /* cbt_stream_generation */
     bool have_id;             /* from the cache */
     bool ctx_ok;
     CUcontext ctx;
 };
 
-/* The slot of t that holds created stream s, asked with ptsz (-1: either),
- * in stream generation gen; NULL: none.  A stream's slot is its hash's or
- * one of the CBT_STREAM_PROBES after it. */
-static struct cbt_stream_slot *slot_of(struct cbt_thread *t, const void *s, int ptsz, uint64_t gen)
+/* Brings t's stream slots to generation g of the log of streams: the
+ * slots of the handles logged since go (all of them when the log says
+ * everything, or lost entries), and the steady state with its stream's.
+ * Out of line: called when the generation moved. */
+__attribute__((noinline)) static void streams_catch_up(struct cbt_thread *t, uint64_t g)
+{
+    const uint64_t head = cbt_log_head(&cbt_stream_log);
+    uint64_t i = t->stream_pos;
+    bool all = head - i > CBT_MEM_LOG_SIZE;
+    for (; !all && i < head; i++) {
+        struct cbt_mem_change ch;
+        int got = cbt_log_at(&cbt_stream_log, i, &ch);
+        if (got == 0)
+            break; /* read at the next batch: the generation moves once it is written */
+        if (got < 0 || ch.what == CBT_MEM_CHANGE_ALL)
+            all = true;
+        for (unsigned j = 0; !all && j < CBT_STREAM_SLOTS; j++)
+            if (t->streams[j].valid && (uint64_t)(uintptr_t)t->streams[j].stream == ch.lo) {
+                t->streams[j].valid = 0;
+                if (j == t->steady.slot)
+                    t->steady.valid = 0;
+            }
+    }
+    if (all) {
+        for (unsigned j = 0; j < CBT_STREAM_SLOTS; j++)
+            t->streams[j].valid = 0;
+        t->steady.valid = 0;
+        i = head;
+    }
+    t->stream_pos = i;
+    t->steady.generation = g;
+}
+
+static inline void streams_current(struct cbt_thread *t)
+{
+    const uint64_t g = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
+    if (cbt_unlikely(t->steady.generation != g))
+        streams_catch_up(t, g);
+}
+
+/* The slot of t that holds created stream s, asked with ptsz (-1: either);
+ * NULL: none.  A stream's slot is its hash's or one of the
+ * CBT_STREAM_PROBES after it.  (The slots brought up to date first:
+ * streams_current.) */
+static struct cbt_stream_slot *slot_of(struct cbt_thread *t, const void *s, int ptsz)
 {
     const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
     for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
         struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
-        if (x->valid && x->stream == (CUstream)s && x->generation == gen && (ptsz < 0 || x->ptsz == ptsz))
+        if (x->valid && x->stream == (CUstream)s && (ptsz < 0 || x->ptsz == ptsz))
             return x;
     }
     return NULL;
 }
 
 /* The slot a stream t does not know goes to: one of its probe's that holds
- * nothing of this generation (or the same handle), else the probe's slots
- * in turn. */
-static struct cbt_stream_slot *slot_for(struct cbt_thread *t, CUstream s, uint64_t gen)
+ * nothing (or the same handle), else the probe's slots in turn. */
+static struct cbt_stream_slot *slot_for(struct cbt_thread *t, CUstream s)
 {
     const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
     for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
         struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
-        if (!x->valid || x->generation != gen || x->stream == s)
+        if (!x->valid || x->stream == s)
             return x;
     }
     return &t->streams[(h + t->slot_turn++ % CBT_STREAM_PROBES) & (CBT_STREAM_SLOTS - 1)];
@@ -200,11 +240,13 @@ static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enu
 {
     int ptsz = cbt_api_is_ptsz(api);
     bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
-    *l = (struct stream_look){.generation = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE)};
+    *l = (struct stream_look){0};
     b->capture = CBT_CAPTURE_UNKNOWN;
     b->device = -1;
-    struct cbt_stream_slot *slot = special || !t ? NULL : slot_of(t, stream, ptsz, l->generation);
-    l->slot = slot || special || !t ? slot : slot_for(t, stream, l->generation);
+    if (t)
+        streams_current(t);
+    struct cbt_stream_slot *slot = special || !t ? NULL : slot_of(t, stream, ptsz);
+    l->slot = slot || special || !t ? slot : slot_for(t, stream);
     if (slot && cbt_kind_cache_enabled()) {
         b->stream_id = slot->id;
         b->context = (uint64_t)(uintptr_t)slot->ctx;
@@ -249,8 +291,8 @@ static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream
         return;
     b->stream_id = id;
     if (l->slot && b->device >= 0)
-        *l->slot = (struct cbt_stream_slot){.stream = stream, .generation = l->generation, .id = id, .ctx = l->ctx,
-                                        .device = b->device, .ptsz = (uint8_t)ptsz, .valid = 1};
+        *l->slot = (struct cbt_stream_slot){.stream = stream, .id = id, .ctx = l->ctx, .device = b->device,
+                                            .ptsz = (uint8_t)ptsz, .valid = 1};
 }
 
 /*
@@ -297,7 +339,8 @@ static bool names_a_stream(struct cbt_thread *t, const void *p)
         return true;
     if (!p || !t)
         return false;
-    return slot_of(t, p, -1, __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE)) != NULL;
+    streams_current(t);
+    return slot_of(t, p, -1) != NULL;
 }
 
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
@@ -674,8 +717,8 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
 /*
  * Most batches are like the thread's previous one: on the same stream (whose
  * id, context and device the thread knows; or another it knows so, which
- * steady_switch moves to), with no stream destroyed since (the stream
- * generation) and the dictionary in the same epoch, every operand in one
+ * steady_switch moves to) and not destroyed since (the log of streams,
+ * streams_current), the dictionary in the same epoch, every operand in one
  * of the ranges or arrays its latest batches used (the recents, recents.h:
  * a program that goes round a few buffers stays steady; cbt_refs_steady;
  * a memory-management call since drops only the recents it touched,
@@ -835,15 +878,15 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 
 /* A batch on another stream than the steady one's: the steady state moves
  * to it when the thread knows it as it knows the steady one (its slot holds
- * its id, context and device in this stream generation, and the dictionary
+ * its id, context and device, not destroyed since, and the dictionary
  * describes it so in this epoch): a thread that goes round a few streams
  * stays steady.  Out of line, not cold: such a thread takes it every batch. */
-__attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k, uint64_t generation)
+__attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
     if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD)
         return false;
-    const struct cbt_stream_slot *slot = slot_of(t, k->stream, ptsz, generation);
+    const struct cbt_stream_slot *slot = slot_of(t, k->stream, ptsz);
     if (!slot)
         return false;
     uint8_t si = cbt_dict_stream_known(&t->dict, (uint64_t)(uintptr_t)k->stream, slot->id,
@@ -861,14 +904,14 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
                         CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
-    const uint64_t generation = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
+    streams_current(t); /* a stream destroyed: its slot goes, and the steady state if it is its stream's */
     const uint64_t mem = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
-    if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->generation != generation || s->epoch != t->dict.epoch ||
+    if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->epoch != t->dict.epoch ||
                      __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))
         return false;
     if (cbt_unlikely(t->cache.generation != mem))
         cbt_cache_catch_up(&t->cache, mem); /* memory changed: what it touched goes, the recents with it */
-    if (cbt_unlikely(k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api)) && !steady_switch(t, k, generation))
+    if (cbt_unlikely(k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api)) && !steady_switch(t, k))
         return false;
     uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
     if (cbt_unlikely(!refs))
@@ -932,10 +975,10 @@ static void steady_after(struct cbt_thread *t, const struct batch *x)
     const struct cbt_stream_slot *slot = x->look.slot;
     bool ok = x->recording && !x->validating && x->dict && x->refs && !x->abi && !x->pending &&
               x->b.outcome == CBT_OUTCOME_FORWARDED && x->stream_index != CBT_EV_NO_STREAM && slot &&
-              slot->valid && slot->stream == x->k->stream && slot->generation == x->look.generation &&
-              cbt_kind_cache_enabled(); /* then only turned off */
-    /* the ids the thread holds are kept (this batch's steps made them the image's) */
-    t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = x->look.generation,
+              slot->valid && slot->stream == x->k->stream && cbt_kind_cache_enabled(); /* then only turned off */
+    /* the ids the thread holds are kept (this batch's steps made them the
+     * image's), and how far its slots follow the log of streams */
+    t->steady = (struct cbt_steady){.stream = x->k->stream, .generation = t->steady.generation,
                                     .id_next = t->steady.id_next, .id_left = t->steady.id_left, .tid = cbt_tid(),
                                     .epoch = ok ? x->dict->epoch : 0, .ptsz = (uint8_t)cbt_api_is_ptsz(x->k->api),
                                     .stream_index = x->stream_index, .valid = ok,

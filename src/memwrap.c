@@ -12,9 +12,9 @@
  * and moves cbt_mem_generation on; a thread's next batch sees the
  * generation moved and drops from its cache what the logged changes touch,
  * and nothing else: a program that allocates and frees between batches
- * keeps what it learned of its other buffers.  cuStreamDestroy and a
- * context's destruction move cbt_stream_generation on instead (the latter
- * both).  So are wrapped the functions that begin a stream capture, for
+ * keeps what it learned of its other buffers.  cuStreamDestroy logs the
+ * stream handle in a log of its own (cbt_stream_log), which a context's
+ * destruction and a fork fill with "everything" too.  So are wrapped the functions that begin a stream capture, for
  * GPU time (gputime.c): until one is called, no stream of the process can
  * be being captured (they change no memory).
  *
@@ -149,8 +149,8 @@ struct cbt_array3d_desc_v1 {
     X(cuDestroyExternalMemory, "cuDestroyExternalMemory", (CUexternalMemory a), (a), MW_ALL)                         \
     X(cuExternalMemoryGetMappedBuffer, "cuExternalMemoryGetMappedBuffer", (CUdeviceptr * a, CUexternalMemory b, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *c), \
       (a, b, c), MW_ALL)                                                                                             \
-    X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE)                                              \
-    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE)                                                 \
+    X(cuStreamDestroy_v2, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE(a))                                              \
+    X(cuStreamDestroy, "cuStreamDestroy", (CUstream a), (a), MW_STREAM_GONE(a))                                                 \
     X(cuStreamBeginCapture_v2, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)        \
     X(cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture", (CUstream a, CUstreamCaptureMode b), (a, b), MW_CAPTURE)   \
     X(cuStreamBeginCapture, "cuStreamBeginCapture", (CUstream a), (a), MW_CAPTURE)                                    \
@@ -200,35 +200,40 @@ static void *mw_real[MW_COUNT_];
 static void *mw_next[MW_COUNT_];
 
 /*
- * The log of changes (memwrap.h): a ring the wrappers write once their call
+ * The logs of changes (memwrap.h): rings the wrappers write once their call
  * has returned, each slot a seqlock.  A writer takes its position, marks
  * the slot being written (seq 0), writes it, publishes it (seq = position
- * + 1), and only then moves the generation on: a reader that sees the new
- * generation finds the entry.
+ * + 1), and only then moves the log's generation on: a reader that sees the
+ * new generation finds the entry.
  */
-static struct {
-    uint64_t seq, lo, hi, what;
-} mw_log[CBT_MEM_LOG_SIZE];
-CBT_HOT static uint64_t mw_log_head;
+struct cbt_log {
+    uint64_t head;
+    uint64_t *generation;
+    struct {
+        uint64_t seq, lo, hi, what;
+    } e[CBT_MEM_LOG_SIZE];
+};
+struct cbt_log cbt_mem_log = {.generation = &cbt_mem_generation};
+struct cbt_log cbt_stream_log = {.generation = &cbt_stream_generation};
 
-static void mem_log(unsigned what, uint64_t lo, uint64_t hi)
+static void log_put(struct cbt_log *log, unsigned what, uint64_t lo, uint64_t hi)
 {
-    uint64_t i = __atomic_fetch_add(&mw_log_head, 1, __ATOMIC_ACQ_REL);
-    __typeof__(&mw_log[0]) e = &mw_log[i % CBT_MEM_LOG_SIZE];
+    uint64_t i = __atomic_fetch_add(&log->head, 1, __ATOMIC_ACQ_REL);
+    __typeof__(&log->e[0]) e = &log->e[i % CBT_MEM_LOG_SIZE];
     __atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&e->lo, lo, __ATOMIC_RELAXED);
     __atomic_store_n(&e->hi, hi, __ATOMIC_RELAXED);
     __atomic_store_n(&e->what, what, __ATOMIC_RELAXED);
     __atomic_store_n(&e->seq, i + 1, __ATOMIC_RELEASE);
-    __atomic_fetch_add(&cbt_mem_generation, 1, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(log->generation, 1, __ATOMIC_ACQ_REL);
 }
 
-uint64_t cbt_mem_log_head(void) { return __atomic_load_n(&mw_log_head, __ATOMIC_ACQUIRE); }
+uint64_t cbt_log_head(const struct cbt_log *log) { return __atomic_load_n(&log->head, __ATOMIC_ACQUIRE); }
 
-int cbt_mem_change_at(uint64_t i, struct cbt_mem_change *out)
+int cbt_log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out)
 {
-    __typeof__(&mw_log[0]) e = &mw_log[i % CBT_MEM_LOG_SIZE];
+    const __typeof__(log->e[0]) *e = &log->e[i % CBT_MEM_LOG_SIZE];
     uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
     if (s != i + 1)
         return s > i + 1 ? -1 : 0;
@@ -238,21 +243,25 @@ int cbt_mem_change_at(uint64_t i, struct cbt_mem_change *out)
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     /* still this entry, and no later writer that may be writing it over */
     if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != i + 1 ||
-        __atomic_load_n(&mw_log_head, __ATOMIC_ACQUIRE) - i > CBT_MEM_LOG_SIZE)
+        __atomic_load_n(&log->head, __ATOMIC_ACQUIRE) - i > CBT_MEM_LOG_SIZE)
         return -1;
     return 1;
 }
 
 void cbt_mem_forget_all(void)
 {
-    __atomic_fetch_add(&cbt_stream_generation, 1, __ATOMIC_ACQ_REL);
-    mem_log(CBT_MEM_CHANGE_ALL, 0, UINT64_MAX);
+    log_put(&cbt_stream_log, CBT_MEM_CHANGE_ALL, 0, UINT64_MAX);
+    log_put(&cbt_mem_log, CBT_MEM_CHANGE_ALL, 0, UINT64_MAX);
 }
 
 /* What a call changed, logged after it returned (whatever its result). */
-static void log_range(uint64_t lo, uint64_t size) { mem_log(CBT_MEM_CHANGE_RANGE, lo, lo + (size ? size : 1)); }
-static void log_all(void) { mem_log(CBT_MEM_CHANGE_ALL, 0, UINT64_MAX); }
-static void log_array(uint64_t h) { mem_log(CBT_MEM_CHANGE_ARRAY, h, h + 1); }
+static void log_range(uint64_t lo, uint64_t size)
+{
+    log_put(&cbt_mem_log, CBT_MEM_CHANGE_RANGE, lo, lo + (size ? size : 1));
+}
+static void log_all(void) { log_put(&cbt_mem_log, CBT_MEM_CHANGE_ALL, 0, UINT64_MAX); }
+static void log_array(uint64_t h) { log_put(&cbt_mem_log, CBT_MEM_CHANGE_ARRAY, h, h + 1); }
+static void log_stream(uint64_t h) { log_put(&cbt_stream_log, CBT_MEM_CHANGE_STREAM, h, h + 1); }
 
 /*
  * The last column of MEMWRAP_LIST: (what to do before the call, what to do
@@ -266,8 +275,8 @@ static void log_array(uint64_t h) { mem_log(CBT_MEM_CHANGE_ARRAY, h, h + 1); }
  *   MW_ARRAY_NEW(pa), MW_ARRAY_GONE(a)   a CUarray handle made or destroyed;
  *   MW_ALL             what the call may change is not told by its
  *                      arguments: everything;
- *   MW_STREAM_GONE     no memory, but a stream handle may name another
- *                      stream from now on (cbt_stream_generation);
+ *   MW_STREAM_GONE(s)  no memory, but the stream handle s (in the log of
+ *                      streams) may name another stream from now on;
  *   MW_CTX_GONE        everything, streams too, and GPU time's hooks.
  * A registration that starts or ends inside a page leaves that page part
  * pinned, part pageable, while the cache knows pageable memory by whole
@@ -281,7 +290,7 @@ static void log_array(uint64_t h) { mem_log(CBT_MEM_CHANGE_ARRAY, h, h + 1); }
 #define MW_ARRAY_NEW(pa) (((void)0), ((void)0), r_ == CUDA_SUCCESS ? log_array(MW_PTR_(pa)) : log_all())
 #define MW_ARRAY_GONE(a) (((void)0), ((void)0), log_array((uint64_t)(uintptr_t)(a)))
 #define MW_ALL (((void)0), ((void)0), log_all())
-#define MW_STREAM_GONE (((void)0), ((void)0), (void)__atomic_fetch_add(&cbt_stream_generation, 1, __ATOMIC_ACQ_REL))
+#define MW_STREAM_GONE(s) (((void)0), ((void)0), log_stream((uint64_t)(uintptr_t)(s)))
 #define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)), log_range((uint64_t)(uintptr_t)(p), (size)))
 /* A context going (or a device's primary one, maybe): GPU time reads back
  * what is done before, and forgets the context's events after. */

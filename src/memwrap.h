@@ -8,33 +8,38 @@
 #include "util.h"
 
 /*
- * What the wrapped calls changed (src/memwrap.c).  Each logs, once it
- * returned, what it may have changed, then moves cbt_mem_generation on: a
- * thread that saw another generation reads the entries logged since
- * (positions [its position, cbt_mem_log_head())) and forgets what they
- * touch.  The log is a ring of CBT_MEM_LOG_SIZE: a thread that fell
- * further behind forgets everything.
+ * What the wrapped calls changed (src/memwrap.c), in two logs: memory
+ * (cbt_mem_log: ranges, arrays) and streams (cbt_stream_log: the handles
+ * cuStreamDestroy was given).  Each call logs, once it returned, what it
+ * may have changed, then moves the log's generation on (cbt_mem_generation,
+ * cbt_stream_generation): a thread that saw another generation reads the
+ * entries logged since (positions [its position, cbt_log_head(log))) and
+ * forgets what they touch.  A log is a ring of CBT_MEM_LOG_SIZE: a thread
+ * that fell further behind forgets everything.
  */
 enum cbt_mem_change_what {
-    CBT_MEM_CHANGE_RANGE, /* the addresses [lo, hi) */
-    CBT_MEM_CHANGE_ARRAY, /* the CUarray handle lo (hi = lo + 1) */
-    CBT_MEM_CHANGE_ALL,   /* anything */
+    CBT_MEM_CHANGE_RANGE,  /* the addresses [lo, hi) */
+    CBT_MEM_CHANGE_ARRAY,  /* the CUarray handle lo (hi = lo + 1) */
+    CBT_MEM_CHANGE_STREAM, /* the stream handle lo (hi = lo + 1) */
+    CBT_MEM_CHANGE_ALL,    /* anything */
 };
 struct cbt_mem_change {
     uint64_t lo, hi;
     unsigned what;
 };
 #define CBT_MEM_LOG_SIZE 256
+struct cbt_log;
+extern struct cbt_log cbt_mem_log __attribute__((visibility("hidden")));
+extern struct cbt_log cbt_stream_log __attribute__((visibility("hidden")));
 extern uint64_t cbt_mem_generation __attribute__((visibility("hidden")));
-/* Moved on when a stream handle may name another stream (or none) from now
- * on: cuStreamDestroy, a context destroyed, a fork. */
 extern uint64_t cbt_stream_generation __attribute__((visibility("hidden")));
 /* The position the next change will be logged at. */
-uint64_t cbt_mem_log_head(void);
+uint64_t cbt_log_head(const struct cbt_log *log);
 /* The change at position i: 1 (*out filled); 0 not written yet (its call
  * returned; the generation moves on once it is); -1 written over (lost). */
-int cbt_mem_change_at(uint64_t i, struct cbt_mem_change *out);
-/* Everything may have changed, streams too (a fork's child, a context gone). */
+int cbt_log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out);
+/* Everything may have changed, streams too (a fork's child, a context gone):
+ * "everything" in both logs. */
 void cbt_mem_forget_all(void);
 extern int cbt_kind_cache_off __attribute__((visibility("hidden")));
 /* Set (for good) when the program first calls a function that begins a

@@ -201,7 +201,7 @@ static void recents_forget(struct cbt_recent *r, int n, uint64_t lo, uint64_t hi
 
 void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g)
 {
-    const uint64_t head = cbt_mem_log_head();
+    const uint64_t head = cbt_log_head(&cbt_mem_log);
     uint64_t i = c->log_pos;
     if (head - i > CBT_MEM_LOG_SIZE) {
         cache_clear(c); /* fell behind: the changes are lost */
@@ -209,7 +209,7 @@ void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g)
     }
     for (; i < head; i++) {
         struct cbt_mem_change ch;
-        int got = cbt_mem_change_at(i, &ch);
+        int got = cbt_log_at(&cbt_mem_log, i, &ch);
         if (got == 0)
             break; /* read at the next batch: the generation moves once it is written */
         if (got < 0 || ch.what == CBT_MEM_CHANGE_ALL) {

@@ -25,12 +25,10 @@
 #define CBT_STREAM_SLOTS 8 /* powers of two (cbt_stream_hash) */
 #define CBT_GPU_SLOTS 8
 
-/* What a created stream names while the stream generation stays
- * (memwrap.h: no stream destroyed since): its id, context and device
- * (batch.c). */
+/* What a created stream names until the log of streams (memwrap.h) says it
+ * was destroyed: its id, context and device (batch.c). */
 struct cbt_stream_slot {
     CUstream stream;
-    uint64_t generation; /* cbt_stream_generation */
     unsigned long long id;
     CUcontext ctx;
     int32_t device;
@@ -39,13 +37,13 @@ struct cbt_stream_slot {
 
 /* What the thread's previous batch leaves for the next to take the steady
  * path (batch.c): the stream it ran on, described in the dictionary under
- * stream_index in epoch `epoch`, while the stream generation stays (the
- * operand cache follows the memory generation on its own). */
+ * stream_index in epoch `epoch`, while its slot holds it (the operand
+ * cache follows the memory generation on its own). */
 struct cbt_steady {
     CUstream stream; /* NULL: none (special handles never) */
-    uint64_t generation; /* cbt_stream_generation */
+    uint64_t generation; /* the cbt_stream_generation the thread's slots were brought to */
     uint64_t id_next; /* the thread's next batch id (process.h): its high half the image's tag */
-    int32_t tid;     /* until a fork, which moves the stream generation */
+    int32_t tid;     /* until a fork, which logs "everything" for streams */
     uint32_t epoch;
     uint32_t id_left; /* ids left in the thread's block from id_next */
     uint8_t ptsz, stream_index, valid;
@@ -63,6 +61,7 @@ struct cbt_thread {
     struct cbt_dict dict __attribute__((aligned(64))); /* record.c's: what a batch record reads first */
     struct cbt_stream_slot streams[CBT_STREAM_SLOTS]; /* a stream's: its hash's or one of the probes after it */
     uint32_t slot_turn;                 /* which slot of a full probe goes next */
+    uint64_t stream_pos;                /* the first entry of the log of streams not yet read */
     struct {                            /* CUBATCHTRACE_GPU_TIME=N: batches made per stream */
         CUstream stream;
         uint32_t count;

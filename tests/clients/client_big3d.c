@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool|streams|streams-meet|churn]
+ *   client_big3d K N [swap|pool|streams|streams-meet|churn|stream-churn]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -27,7 +27,8 @@
  *                      a device buffer of 1 to 3 pages allocated and the
  *                      one before it freed ahead of each (as a program that
  *                      allocates and frees other memory between its
- *                      batches)
+ *                      batches); with stream-churn, a stream made and
+ *                      destroyed ahead of each instead
  *
  * Says its pid on stderr, and with the shim how many batches took its
  * steps (cc_say_steps); prints "batches=B ops=M" and exits 0 when every
@@ -95,11 +96,13 @@ int main(int argc, char **argv)
 {
     if (argc != 3 &&
         !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams") ||
-                        !strcmp(argv[3], "streams-meet") || !strcmp(argv[3], "churn"))))
-        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn]");
+                        !strcmp(argv[3], "streams-meet") || !strcmp(argv[3], "churn") ||
+                        !strcmp(argv[3], "stream-churn"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn|stream-churn]");
     int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
     int meet = argc == 4 && !strcmp(argv[3], "streams-meet");
     int streams = meet || (argc == 4 && !strcmp(argv[3], "streams")), churn = argc == 4 && !strcmp(argv[3], "churn");
+    int stream_churn = argc == 4 && !strcmp(argv[3], "stream-churn");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -138,6 +141,11 @@ int main(int argc, char **argv)
             cc_check(cc.MemAlloc(&scratch, 4096 * (1 + j % 3)), "cuMemAlloc");
             if (was)
                 cc_check(cc.MemFree(was), "cuMemFree");
+        }
+        if (stream_churn) {
+            CUstream x;
+            cc_check(cc.StreamCreate(&x, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+            cc_check(cuStreamDestroy(x), "cuStreamDestroy");
         }
         if (streams)
             batch(ops, n, a, b, 1, more[j % 3]); /* each writes the same bytes into b */

@@ -135,6 +135,11 @@ for n in 1 16; do
     traced "c3-still$n-$$" "$CLIENTS/client_big3d" 9 "$n"
     steps_at_most "c3-churn$n-$$" "$(steps "c3-still$n-$$")" 11 "churn, $n ops (as many as with no allocation between batches)"
     against_steps "c3-churn$n-$$" 11 "churn, $n ops" "$CLIENTS/client_big3d" 9 "$n" churn
+    # a stream made and destroyed before each batch: only its handle is forgotten
+    traced "c3-schurn$n-$$" "$CLIENTS/client_big3d" 9 "$n" stream-churn
+    is "$st $(out "c3-schurn$n-$$")" "0 batches=11 ops=$((11 * n))" "stream churn, $n ops: every byte arrives"
+    steps_at_most "c3-schurn$n-$$" "$(steps "c3-still$n-$$")" 11 "stream churn, $n ops (as many as with no stream destroyed)"
+    against_steps "c3-schurn$n-$$" 11 "stream churn, $n ops" "$CLIENTS/client_big3d" 9 "$n" stream-churn
 done
 
 # 1D: 3 batches of 2000 copies
