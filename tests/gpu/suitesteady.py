@@ -11,6 +11,7 @@ stream ids by first appearance), are the same.
 
   steady-churn      client_big3d 9 16 churn: a device buffer allocated and the one before freed ahead
                     of each batch (the driver hands freed addresses out again)
+  steady-stream-churn  client_big3d 9 16 stream-churn: a stream made and destroyed ahead of each batch
   steady-streams    client_big3d 9 16 streams: batches on three streams in turn
   steady-streams-meet  client_big3d 9 16 streams-meet: the same on three streams whose handles the shim
                     hashes alike (picked by their values: the two runs may pick others)
@@ -29,6 +30,7 @@ NORM = os.path.join(TOP, "tests", "tool", "format_norm.py")
 # name, client, arguments, output wanted, the most batches through the steps
 CASES = [
     ("steady-churn", "client_big3d", ["9", "16", "churn"], "batches=11 ops=176", 4),
+    ("steady-stream-churn", "client_big3d", ["9", "16", "stream-churn"], "batches=11 ops=176", 4),
     ("steady-streams", "client_big3d", ["9", "16", "streams"], "batches=11 ops=176", 5),
     ("steady-streams-meet", "client_big3d", ["9", "16", "streams-meet"], "batches=11 ops=176", 5),
     ("steady-pool", "client_big3d", ["9", "16", "pool"], "batches=11 ops=176", 6),
