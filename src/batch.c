@@ -143,9 +143,10 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
  * or its context's destruction, which memwrap.c wraps and logs (the log of
  * streams, memwrap.h): each thread keeps the answers for a few handles
  * until the log names the handle (or everything: a context destroyed, a
- * fork).  Memory allocated or freed leaves them.  The special handles (NULL, CU_STREAM_LEGACY,
- * CU_STREAM_PER_THREAD) name the calling thread's current context, which
- * changes unseen: they are asked every time, as is the capture state.
+ * fork).  Memory allocated or freed leaves them.  The special handles
+ * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the calling thread's
+ * current context, which changes unseen: they are asked every time, as is
+ * the capture state.
  */
 /*
  * What the record says of the stream, in two steps.  Before the call: its

@@ -14,9 +14,10 @@
  * and nothing else: a program that allocates and frees between batches
  * keeps what it learned of its other buffers.  cuStreamDestroy logs the
  * stream handle in a log of its own (cbt_stream_log), which a context's
- * destruction and a fork fill with "everything" too.  So are wrapped the functions that begin a stream capture, for
- * GPU time (gputime.c): until one is called, no stream of the process can
- * be being captured (they change no memory).
+ * destruction and a fork fill with "everything" too.  So are wrapped the
+ * functions that begin a stream capture, for GPU time (gputime.c): until
+ * one is called, no stream of the process can be being captured (they
+ * change no memory).
  *
  * The wrappers are reached through every door the batch functions are:
  *   - exported under the real names, so direct links bind them; these
@@ -78,7 +79,7 @@ struct cbt_array3d_desc_v1 {
     unsigned int NumChannels, Flags;
 };
 
-/* X(exported name, name asked of cuGetProcAddress, parameters, arguments, check after success) */
+/* X(exported name, name asked of cuGetProcAddress, parameters, arguments, hooks: see MW_NEW below) */
 #define MEMWRAP_LIST(X)                                                                                      \
     X(cuMemAlloc_v2, "cuMemAlloc", (CUdeviceptr * a, size_t b), (a, b), MW_NEW(a, b))                                      \
     X(cuMemAlloc, "cuMemAlloc", (cbt_devptr_v1 * a, unsigned int b), (a, b), MW_NEW(a, b))                                 \

@@ -183,7 +183,7 @@ static void cache_clear(struct cbt_cache *c)
     c->array_recent.len = 0;
 }
 
-/* Drops the entries of s and the recents r[0, n) that overlap [lo, hi). */
+/* Drops the entries of s that overlap [lo, hi). */
 static void side_forget(struct cbt_cache_side *s, uint64_t lo, uint64_t hi)
 {
     uint32_t i = side_search(s, lo), j = i;
@@ -192,6 +192,7 @@ static void side_forget(struct cbt_cache_side *s, uint64_t lo, uint64_t hi)
     if (j > i)
         side_remove(s, i, j);
 }
+/* Drops the recents r[0, n) that overlap [lo, hi). */
 static void recents_forget(struct cbt_recent *r, int n, uint64_t lo, uint64_t hi)
 {
     for (int i = 0; i < n; i++)
