@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool|streams|streams-meet|churn|stream-churn]
+ *   client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -27,8 +27,13 @@
  *                      a device buffer of 1 to 3 pages allocated and the
  *                      one before it freed ahead of each (as a program that
  *                      allocates and frees other memory between its
- *                      batches); with stream-churn, a stream made and
- *                      destroyed ahead of each instead
+ *                      batches; churn-threads: the same while two more
+ *                      threads allocate and free as fast as they can, so
+ *                      that the shim's log of changes is written while it
+ *                      is read, and runs over (400 changes) before every
+ *                      other batch); with
+ *                      stream-churn, a stream made and destroyed ahead of
+ *                      each instead
  *
  * Says its pid on stderr, and with the shim how many batches took its
  * steps (cc_say_steps); prints "batches=B ops=M" and exits 0 when every
@@ -36,6 +41,8 @@
  */
 #include "common.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +78,29 @@ static void batch(CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, CUdeviceptr src, CUdevi
     ops_made += n;
 }
 
+/* churn-threads: allocations and frees on another thread until told to stop */
+static int stop;
+static unsigned long made; /* allocations and frees the other threads made */
+static void *allocating(void *ctx)
+{
+    cc_check(cuCtxSetCurrent((CUcontext)ctx), "cuCtxSetCurrent");
+    for (unsigned i = 0; !__atomic_load_n(&stop, __ATOMIC_ACQUIRE); i++) {
+        CUdeviceptr p;
+        cc_check(cc.MemAlloc(&p, 4096 * (1 + i % 3)), "cuMemAlloc");
+        cc_check(cc.MemFree(p), "cuMemFree");
+        __atomic_add_fetch(&made, 2, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* churn-threads: the other threads make at least n changes before the next batch */
+static void let_them(unsigned long n)
+{
+    unsigned long from = __atomic_load_n(&made, __ATOMIC_ACQUIRE);
+    while (__atomic_load_n(&made, __ATOMIC_ACQUIRE) - from < n)
+        sched_yield();
+}
+
 /* Three streams whose handles the shim hashes to the same place (its
  * cbt_stream_hash, src/util.h: Fibonacci hashing, the top six bits, of
  * which its slots use three and its stream indices four): of 64 streams,
@@ -97,11 +127,13 @@ int main(int argc, char **argv)
     if (argc != 3 &&
         !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams") ||
                         !strcmp(argv[3], "streams-meet") || !strcmp(argv[3], "churn") ||
-                        !strcmp(argv[3], "stream-churn"))))
-        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn|stream-churn]");
+                        !strcmp(argv[3], "churn-threads") || !strcmp(argv[3], "stream-churn"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn]");
     int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
     int meet = argc == 4 && !strcmp(argv[3], "streams-meet");
-    int streams = meet || (argc == 4 && !strcmp(argv[3], "streams")), churn = argc == 4 && !strcmp(argv[3], "churn");
+    int threads = argc == 4 && !strcmp(argv[3], "churn-threads");
+    int streams = meet || (argc == 4 && !strcmp(argv[3], "streams"));
+    int churn = threads || (argc == 4 && !strcmp(argv[3], "churn"));
     int stream_churn = argc == 4 && !strcmp(argv[3], "stream-churn");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
@@ -126,6 +158,12 @@ int main(int argc, char **argv)
     p[0] = a, p[1] = b;
     cc_check(cc.MemAlloc(&p[2], n * COPY), "cuMemAlloc");
     cc_check(cc.MemAlloc(&p[3], n * COPY), "cuMemAlloc");
+    pthread_t others[2];
+    CUcontext ctx = NULL;
+    cc_check(cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    for (int i = 0; threads && i < 2; i++)
+        if (pthread_create(&others[i], NULL, allocating, ctx))
+            cc_fail("pthread_create");
     CUDA_MEMCPY3D_BATCH_OP *ops = calloc(n, sizeof *ops);
     if (!ops)
         cc_fail("out of memory");
@@ -142,6 +180,8 @@ int main(int argc, char **argv)
             if (was)
                 cc_check(cc.MemFree(was), "cuMemFree");
         }
+        if (threads && j % 2)
+            let_them(400); /* more than the shim's log holds: every other batch, it forgets everything */
         if (stream_churn) {
             CUstream x;
             cc_check(cc.StreamCreate(&x, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -158,6 +198,9 @@ int main(int argc, char **argv)
     }
     if (scratch)
         cc_check(cc.MemFree(scratch), "cuMemFree");
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; threads && i < 2; i++)
+        pthread_join(others[i], NULL);
     for (int i = meet ? 0 : 1; streams && i < 3; i++)
         cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     /* pool: the bytes reversed k times (an odd number) in p[k % 4] */

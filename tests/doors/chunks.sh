@@ -135,6 +135,12 @@ for n in 1 16; do
     traced "c3-still$n-$$" "$CLIENTS/client_big3d" 9 "$n"
     steps_at_most "c3-churn$n-$$" "$(steps "c3-still$n-$$")" 11 "churn, $n ops (as many as with no allocation between batches)"
     against_steps "c3-churn$n-$$" 11 "churn, $n ops" "$CLIENTS/client_big3d" 9 "$n" churn
+    # the same while two more threads allocate and free all the time: the
+    # log of changes is written while it is read and runs over between two
+    # batches (the thread then forgets everything): the same record
+    traced "c3-tchurn$n-$$" "$CLIENTS/client_big3d" 9 "$n" churn-threads
+    is "$st $(out "c3-tchurn$n-$$")" "0 batches=11 ops=$((11 * n))" "churn on three threads, $n ops: every byte arrives"
+    against_steps "c3-tchurn$n-$$" 11 "churn on three threads, $n ops" "$CLIENTS/client_big3d" 9 "$n" churn-threads
     # a stream made and destroyed before each batch: only its handle is forgotten
     traced "c3-schurn$n-$$" "$CLIENTS/client_big3d" 9 "$n" stream-churn
     is "$st $(out "c3-schurn$n-$$")" "0 batches=11 ops=$((11 * n))" "stream churn, $n ops: every byte arrives"
