@@ -174,30 +174,20 @@ struct stream_look {
  * Out of line: called when the generation moved. */
 __attribute__((noinline)) static void streams_catch_up(struct cbt_thread *t, uint64_t g)
 {
-    const uint64_t head = cbt_log_head(&cbt_stream_log);
-    uint64_t i = t->stream_pos;
-    bool all = head - i > CBT_MEM_LOG_SIZE;
-    for (; !all && i < head; i++) {
-        struct cbt_mem_change ch;
-        int got = cbt_log_at(&cbt_stream_log, i, &ch);
-        if (got == 0)
-            break; /* read at the next batch: the generation moves once it is written */
-        if (got < 0 || ch.what == CBT_MEM_CHANGE_ALL)
-            all = true;
-        for (unsigned j = 0; !all && j < CBT_STREAM_SLOTS; j++)
+    struct cbt_mem_change ch;
+    int got;
+    while ((got = cbt_log_next(&cbt_stream_log, &t->stream_pos, &ch)) > 0)
+        for (unsigned j = 0; j < CBT_STREAM_SLOTS; j++)
             if (t->streams[j].valid && (uint64_t)(uintptr_t)t->streams[j].stream == ch.lo) {
                 t->streams[j].valid = 0;
                 if (j == t->steady.slot)
                     t->steady.valid = 0;
             }
-    }
-    if (all) {
+    if (got < 0) {
         for (unsigned j = 0; j < CBT_STREAM_SLOTS; j++)
             t->streams[j].valid = 0;
         t->steady.valid = 0;
-        i = head;
     }
-    t->stream_pos = i;
     t->steady.generation = g;
 }
 

@@ -230,9 +230,9 @@ static void log_put(struct cbt_log *log, unsigned what, uint64_t lo, uint64_t hi
     __atomic_fetch_add(log->generation, 1, __ATOMIC_ACQ_REL);
 }
 
-uint64_t cbt_log_head(const struct cbt_log *log) { return __atomic_load_n(&log->head, __ATOMIC_ACQUIRE); }
-
-int cbt_log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out)
+/* The change at position i: 1 (*out filled); 0 not written yet (its call
+ * returned; the generation moves on once it is); -1 written over (lost). */
+static int log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out)
 {
     const __typeof__(log->e[0]) *e = &log->e[i % CBT_MEM_LOG_SIZE];
     uint64_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
@@ -246,6 +246,24 @@ int cbt_log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out
     if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != i + 1 ||
         __atomic_load_n(&log->head, __ATOMIC_ACQUIRE) - i > CBT_MEM_LOG_SIZE)
         return -1;
+    return 1;
+}
+
+int cbt_log_next(const struct cbt_log *log, uint64_t *pos, struct cbt_mem_change *out)
+{
+    const uint64_t head = __atomic_load_n(&log->head, __ATOMIC_ACQUIRE), i = *pos;
+    if (i == head)
+        return 0;
+    int got = head - i > CBT_MEM_LOG_SIZE ? -1 : log_at(log, i, out);
+    if (got == 0)
+        return 0; /* read later: the generation moves once it is written */
+    if (got < 0 || out->what == CBT_MEM_CHANGE_ALL) {
+        /* every change before the head has returned: what is learned from
+         * now on holds after them all */
+        *pos = head;
+        return -1;
+    }
+    *pos = i + 1;
     return 1;
 }
 

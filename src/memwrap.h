@@ -13,9 +13,9 @@
  * cuStreamDestroy was given).  Each call logs, once it returned, what it
  * may have changed, then moves the log's generation on (cbt_mem_generation,
  * cbt_stream_generation): a thread that saw another generation reads the
- * entries logged since (positions [its position, cbt_log_head(log))) and
- * forgets what they touch.  A log is a ring of CBT_MEM_LOG_SIZE: a thread
- * that fell further behind forgets everything.
+ * entries logged since its position (cbt_log_next) and forgets what they
+ * touch.  A log is a ring of CBT_MEM_LOG_SIZE: a thread that fell further
+ * behind forgets everything.
  */
 enum cbt_mem_change_what {
     CBT_MEM_CHANGE_RANGE,  /* the addresses [lo, hi) */
@@ -33,11 +33,12 @@ extern struct cbt_log cbt_mem_log __attribute__((visibility("hidden")));
 extern struct cbt_log cbt_stream_log __attribute__((visibility("hidden")));
 extern uint64_t cbt_mem_generation __attribute__((visibility("hidden")));
 extern uint64_t cbt_stream_generation __attribute__((visibility("hidden")));
-/* The position the next change will be logged at. */
-uint64_t cbt_log_head(const struct cbt_log *log);
-/* The change at position i: 1 (*out filled); 0 not written yet (its call
- * returned; the generation moves on once it is); -1 written over (lost). */
-int cbt_log_at(const struct cbt_log *log, uint64_t i, struct cbt_mem_change *out);
+/* The change logged at *pos (a reader's position, 0 at first): 1, *out
+ * filled and *pos past it; 0, none to read now (all read, or the next not
+ * written yet: the generation moves again once it is); -1, forget
+ * everything (changes were lost, or one touched everything), *pos past
+ * all logged so far. */
+int cbt_log_next(const struct cbt_log *log, uint64_t *pos, struct cbt_mem_change *out);
 /* Everything may have changed, streams too (a fork's child, a context gone):
  * "everything" in both logs. */
 void cbt_mem_forget_all(void);

@@ -202,22 +202,9 @@ static void recents_forget(struct cbt_recent *r, int n, uint64_t lo, uint64_t hi
 
 void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g)
 {
-    const uint64_t head = cbt_log_head(&cbt_mem_log);
-    uint64_t i = c->log_pos;
-    if (head - i > CBT_MEM_LOG_SIZE) {
-        cache_clear(c); /* fell behind: the changes are lost */
-        i = head;
-    }
-    for (; i < head; i++) {
-        struct cbt_mem_change ch;
-        int got = cbt_log_at(&cbt_mem_log, i, &ch);
-        if (got == 0)
-            break; /* read at the next batch: the generation moves once it is written */
-        if (got < 0 || ch.what == CBT_MEM_CHANGE_ALL) {
-            cache_clear(c);
-            i = head;
-            break;
-        }
+    struct cbt_mem_change ch;
+    int got;
+    while ((got = cbt_log_next(&cbt_mem_log, &c->log_pos, &ch)) > 0) {
         if (ch.what == CBT_MEM_CHANGE_ARRAY) {
             side_forget(&c->arrays, ch.lo, ch.hi);
             recents_forget(&c->array_recent, 1, ch.lo, ch.hi);
@@ -228,7 +215,8 @@ void cbt_cache_catch_up(struct cbt_cache *c, uint64_t g)
             recents_forget(c->more, CBT_MORE_RECENTS, ch.lo, ch.hi);
         }
     }
-    c->log_pos = i;
+    if (got < 0)
+        cache_clear(c);
     c->generation = g;
 }
 
