@@ -69,6 +69,12 @@
  *                     cuMemFree_v2 of 4 KiB: a program that allocates and
  *                     frees between its batches (the shim learns its
  *                     operands again after any memory-management call)
+ *   --renew           before each call (not timed), the set's destination
+ *                     allocation (kind array: its source) freed and
+ *                     allocated again with cuMemFree_v2 and cuMemAlloc_v2,
+ *                     and the list built again if it moved: a program that
+ *                     copies into a buffer it allocates for each copy (a
+ *                     new DeviceBuffer, a caching allocator's block)
  *   --streams N       N streams (at most 16), the calls going round them, one
  *                     a call (with --pool, both move on every call): a thread
  *                     that spreads its copies over a few streams (default 1)
@@ -206,7 +212,7 @@ struct options {
     CUmemcpySrcAccessOrder h2d_order;
     int cpu;
     size_t evict;
-    bool fresh, churn;
+    bool fresh, churn, renew;
     unsigned pool, streams;
 };
 
@@ -224,6 +230,7 @@ static inline void evict(void)
  * the lists built and the measured calls, for the last line. */
 static bool fresh_lists;
 static bool churn; /* --churn */
+static bool renew; /* --renew */
 /* what --churn calls: the shim's exports where it is loaded (a program that
  * preloads it binds those), else the driver's */
 static CUresult (*churn_alloc)(CUdeviceptr *, size_t);
@@ -486,6 +493,23 @@ static inline void next_set(struct bench *b, int c)
         b->stream = b->streams[b->next_stream[c]];
         b->next_stream[c] = b->next_stream[c] + 1 == b->nstreams ? 0 : b->next_stream[c] + 1;
     }
+}
+
+/* --renew: the allocation the next call copies into (kind array: out of)
+ * freed and allocated again; its list built again if it moved. */
+static void renew_set(struct bench *b, int c, size_t n)
+{
+    struct buffers *u = &b->pool[b->npool > 1 ? (b->next[c] + b->npool - 1) % b->npool : 0];
+    CUdeviceptr *p = b->kind == K_ARRAY ? &b->dsrc : &b->ddst;
+    CUdeviceptr was = *p;
+    CHECK(churn_free(was));
+    CHECK(churn_alloc(p, b->max_ops * OP_BYTES));
+    if (b->kind == K_ARRAY)
+        u->dsrc = *p;
+    else
+        u->ddst = *p;
+    if (*p != was)
+        make_one(b, b->kind, n, fresh_order);
 }
 
 static void setup(struct bench *b, size_t max_ops, unsigned npool, unsigned nstreams)
@@ -870,6 +894,8 @@ static void run_block(const struct contenders *ct, int c, const char *who, struc
             CHECK(churn_alloc(&p, 4096));
             CHECK(churn_free(p));
         }
+        if (renew)
+            renew_set(b, c, n);
         calls_measured++;
         uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         uint64_t t0 = now_ns();
@@ -1153,7 +1179,7 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
 
 static void usage(void)
 {
-    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--churn] [--pool N] [--streams N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
+    fputs("usage: bench/overhead [--quick] [--evict BYTES] [--fresh] [--churn] [--renew] [--pool N] [--streams N] [--sizes 1,4,...] [--kinds d2d,h2d_pageable,array] [--budget S]\n"
           "                      [--target F] [--iters N] [--block B] [--block-us U] [--warmup N]\n"
           "                      [--h2d-order during|stream|any] [--mode LABEL] [--aa NULL.csv] [--cpu N]\n"
           "                      [--csv FILE] [--libcuda PATH] [--floor PATH | --no-floor] [--null] [SHIM]\n",
@@ -1184,6 +1210,8 @@ static void parse(int argc, char **argv, struct options *o)
             o->fresh = true;
         else if (!strcmp(a, "--churn"))
             o->churn = true;
+        else if (!strcmp(a, "--renew"))
+            o->renew = true;
         else if (!strcmp(a, "--pool"))
             o->pool = count_arg(a, ARG(), MAX_POOL, "sets");
         else if (!strcmp(a, "--streams"))
@@ -1316,6 +1344,7 @@ int main(int argc, char **argv)
     }
     fresh_lists = o.fresh;
     churn = o.churn;
+    renew = o.renew;
     fresh_order = o.h2d_order;
     const char *gt = getenv("CUBATCHTRACE_GPU_TIME");
     if (gt && atoi(gt) > 0)
@@ -1468,6 +1497,9 @@ int main(int argc, char **argv)
                o.pool);
     if (o.streams > 1)
         printf("# streams:   the calls go round %u streams, one a call (--streams)\n", o.streams);
+    if (o.renew)
+        printf("# renew:     the destination allocation (kind array: the source) freed and allocated again "
+               "with cuMemFree_v2 and cuMemAlloc_v2 before each call, not timed (--renew)\n");
     if (o.churn)
         printf("# churn:     cuMemAlloc_v2 and cuMemFree_v2 of 4 KiB before each call, not timed (--churn)\n");
     printf("# method:    rounds; a round runs each contender (%s) as a block of B calls, in an order that "

@@ -891,6 +891,42 @@ __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const 
     return true;
 }
 
+/* A batch steady but for operands none of the recents holds (a buffer
+ * allocated for this copy, one more than the recents keep): the driver's
+ * reading of the list or arrays as the steps' read step finds it (all of
+ * it, or the steps), then its operands learned as the steps' learn step
+ * learns them (the cache, else the driver; new dictionary entries written
+ * ahead of the batch) in the dictionary's current epoch, not one a refresh
+ * is about to replace.  The rest of the batch is the steady path's.  An
+ * operand in unmapped memory, which the steps write ahead of the call: the
+ * steps.  Out of line: a thread whose buffers repeat never runs it. */
+__attribute__((noinline)) static bool steady_learn(struct cbt_thread *t, const struct call *k, bool d1,
+                                                   uint16_t *refs)
+{
+    const struct cbt_real *real = cbt_real();
+    size_t attrs_read = 0;
+    const size_t read = d1 ? cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs,
+                                                     k->num_attrs, k->stream, true, cbt_device_count_fast(real),
+                                                     &attrs_read)
+                           : cbt_ops_driver_reads(k->n, k->ops, k->flags, k->stream, true);
+    const uint64_t now = cbt_mono_coarse_ns();
+    struct cbt_dict *d = &t->dict;
+    const uint64_t key = (t->steady.id_next & 0xffffffff00000000ull) | (uint32_t)t->steady.tid;
+    if (read != k->n || d->key != key || !d->was_emitting || cbt_dict_refresh_due(d, now))
+        return false;
+    d = cbt_dict_for_batch(d, true, t->steady.id_next, t->steady.tid, now);
+    if (cbt_unlikely(!d || d->epoch != t->steady.epoch))
+        return false;
+    bool risky = false;
+    t->depth++;
+    if (d1)
+        cbt_learn_refs1d(real, &t->cache, d, k->n, k->dsts, k->srcs, refs, &risky);
+    else
+        cbt_learn_refs(real, &t->cache, d, k->n, k->ops, refs, &risky);
+    t->depth--;
+    return !risky;
+}
+
 CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
                         CUresult *res)
 {
@@ -919,16 +955,24 @@ CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, v
         if ((k->fail_idx && abi_signs(t, k)) || !k->dsts || !k->srcs || !k->sizes || !k->attrs || !k->attrs_idxs ||
             !k->num_attrs || k->num_attrs > k->n || k->num_attrs > CBT_EV_ATTRS1D ||
             !cbt_attrs_well_formed(k->attrs, k->attrs_idxs, k->num_attrs, k->n, cbt_device_count_fast(cbt_real()),
-                                   &attrs_read) ||
-            !cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs, &uniform))
+                                   &attrs_read))
             return false;
+        if (!cbt_refs_steady1d(&t->cache, k->n, k->dsts, k->srcs, k->sizes, refs, &uniform)) {
+            if (!steady_learn(t, k, d1, refs))
+                return false;
+            uniform = false;
+        }
     } else {
         if (k->flags || !k->ops)
             return false;
         size_t checked = cbt_ops_to_check(k->ops, k->n);
         unchecked = checked < k->n;
-        if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked, &uniform))
-            return false;
+        if (!cbt_refs_steady(&t->cache, k->n, k->ops, refs, checked, &uniform)) {
+            if (!steady_learn(t, k, d1, refs))
+                return false;
+            unchecked = false; /* the steps' read step read them all */
+            uniform = false;
+        }
     }
     if (cbt_unlikely(timed)) {
         *res = steady_timed(t, k, caller, d1, refs, attrs_read, unchecked, uniform);

@@ -52,26 +52,26 @@ static __attribute__((noinline)) const struct cbt_recent *array_more(const struc
 
 /* ---- keeping them ---- */
 
-/* Pushes the recents `was` (the latest first) behind the new ones `now`:
- * into more[k], the latest first, skipping what `now` holds and what the
- * dictionary no longer holds (an entry given to another operand). */
+/* Pushes the recents `was` (the latest first; a copy, not `more` itself)
+ * behind the new ones `now`: into more[k], the latest first, skipping what
+ * `now` or an earlier one holds and what the dictionary no longer holds (an
+ * entry given to another operand). */
 static void recents_push(struct cbt_dict *d, const struct cbt_recent *now, int n_now, const struct cbt_recent *was,
                          int n_was, struct cbt_recent *more, int k)
 {
-    struct cbt_recent out[CBT_MORE_RECENTS];
     int m = 0;
     for (int i = 0; i < n_was && m < k; i++) {
-        const struct cbt_recent *r = &was[i];
-        bool dup = !r->len;
-        for (int j = 0; !dup && j < n_now; j++)
-            dup = now[j].len && now[j].lo == r->lo;
-        for (int j = 0; !dup && j < m; j++)
-            dup = out[j].lo == r->lo;
-        if (!dup && cbt_dict_keep(d, r->ref, r->serial))
-            out[m++] = *r;
+        const struct cbt_recent r = was[i];
+        bool dup = !r.len;
+        for (int j = 0; j < n_now; j++)
+            dup |= (now[j].lo == r.lo) & (now[j].len != 0);
+        for (int j = 0; j < m; j++)
+            dup |= more[j].lo == r.lo;
+        if (!dup && cbt_dict_keep(d, r.ref, r.serial))
+            more[m++] = r;
     }
-    for (int i = 0; i < k; i++)
-        more[i] = i < m ? out[i] : (struct cbt_recent){0};
+    for (; m < k; m++)
+        more[m] = (struct cbt_recent){0};
 }
 
 void cbt_recents_update(struct cbt_cache *c, struct cbt_dict *d, const struct cbt_recent r[2],

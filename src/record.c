@@ -276,15 +276,7 @@ void cbt_dict_touch(struct cbt_dict *d, const uint16_t *refs, size_t n)
 
 uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i) { return i < d->cap ? d->serial[i] : 0; }
 
-bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial)
-{
-    if (i >= d->cap || d->serial[i] != serial || !serial)
-        return false;
-    d->used[i] = d->stamp;
-    if (d->emit && d->written[i] != d->epoch)
-        write_entry(d, i);
-    return true;
-}
+void cbt_dict_write(struct cbt_dict *d, uint16_t i) { write_entry(d, i); }
 
 const struct cbt_operand_info *cbt_dict_info(const struct cbt_dict *d, uint16_t i)
 {

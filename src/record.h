@@ -110,10 +110,22 @@ uint16_t cbt_dict_ref(struct cbt_dict *d, const struct cbt_operand_info *o);
 /* Entry i's serial: it changes whenever the entry is given to another operand. */
 uint32_t cbt_dict_serial(const struct cbt_dict *d, uint16_t i);
 
+/* Entry i written (an operand event) in the current epoch. */
+void cbt_dict_write(struct cbt_dict *d, uint16_t i);
+
 /* Does entry i still hold what it held when its serial was read?  Then it
  * is marked used by this batch (and written when tracing is on and the
- * entry was not written since the last refresh). */
-bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial);
+ * entry was not written since the last refresh).  Inline: a batch that
+ * learns keeps up to a dozen recents this way. */
+static inline bool cbt_dict_keep(struct cbt_dict *d, uint16_t i, uint32_t serial)
+{
+    if (i >= d->cap || d->serial[i] != serial || !serial)
+        return false;
+    d->used[i] = d->stamp;
+    if (d->emit && d->written[i] != d->epoch)
+        cbt_dict_write(d, i);
+    return true;
+}
 
 /* Entries refs[0, 2n), which still hold what they held: marked used by this
  * batch, and written when tracing is on and they were not written since the

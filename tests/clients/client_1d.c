@@ -10,6 +10,10 @@
  *                          times, batch j on stream j % 3 of three (as a
  *                          program that spreads its copies over a few
  *                          streams), the streams drained before the read-back
+ *   client_1d DOOR renew N   the same, the device-to-device batch made 9
+ *                          times on one stream, its destination freed and
+ *                          allocated again before each (an operand new to
+ *                          the shim every batch)
  *
  * DOOR: v2, v2_ptsz      the exported cuMemcpyBatchAsync_v2(_ptsz), linked
  *       v1, v1_ptsz      the exported CUDA 12.8 cuMemcpyBatchAsync(_ptsz) (failIdx)
@@ -139,7 +143,7 @@ static CUmemcpyAttributes attr(CUmemcpySrcAccessOrder order, unsigned flags)
 
 /* One batch of n copies (with streams, 9 of them on three streams in turn)
  * and its read-back: 0 when every byte arrived. */
-static int big(size_t n, CUstream s, int streams)
+static int big(size_t n, CUstream s, int streams, int renew)
 {
     CUstream more[3] = {s, s, s};
     for (int i = 1; streams && i < 3; i++)
@@ -171,8 +175,16 @@ static int big(size_t n, CUstream s, int streams)
         d[i] = dst + (n - 1 - i) * BIG_COPY;
     }
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize"); /* src is whole before the other streams read it */
-    for (int j = 0; j < (streams ? 9 : 1); j++)
+    for (int j = 0; j < (streams || renew ? 9 : 1); j++) {
+        if (renew) { /* every block of dst is written again by the batch */
+            cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+            cc_check(cc.MemFree(dst), "cuMemFree");
+            cc_check(cc.MemAlloc(&dst, bytes_all), "cuMemAlloc");
+            for (size_t i = 0; i < n; i++)
+                d[i] = dst + (n - 1 - i) * BIG_COPY;
+        }
         batch(n, d, sr, z, &a, &idx, 1, more[j % 3]); /* each writes the same bytes into dst */
+    }
     for (int i = 1; streams && i < 3; i++)
         cc_check(cc.StreamSynchronize(more[i]), "cuStreamSynchronize");
     for (size_t i = 0; i < n; i++) {
@@ -186,14 +198,15 @@ static int big(size_t n, CUstream s, int streams)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 4 && (!strcmp(argv[2], "big") || !strcmp(argv[2], "streams"))))
-        cc_fail("usage: client_1d DOOR [big N | streams N]");
+    if (argc != 2 &&
+        !(argc == 4 && (!strcmp(argv[2], "big") || !strcmp(argv[2], "streams") || !strcmp(argv[2], "renew"))))
+        cc_fail("usage: client_1d DOOR [big N | streams N | renew N]");
     fprintf(stderr, "client_1d: pid %d\n", (int)getpid()); /* a trace records every process of the user */
     cc_load_direct();
     CUstream s = cc_setup();
     resolve(argv[1]);
     if (argc == 4) {
-        int bad = big((size_t)strtoull(argv[3], NULL, 10), s, !strcmp(argv[2], "streams"));
+        int bad = big((size_t)strtoull(argv[3], NULL, 10), s, !strcmp(argv[2], "streams"), !strcmp(argv[2], "renew"));
         cc_say_steps("client_1d");
         printf("batches=%llu copies=%llu bytes=%llu\n", batches, copies, bytes);
         return bad;

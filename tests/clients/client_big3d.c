@@ -3,7 +3,7 @@
  * Large 3D batches through the linked cuMemcpy3DBatchAsync_v2, every byte
  * checked.
  *
- *   client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn]
+ *   client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn|renew]
  *                      a batch of N copies of 256 bytes from pinned memory
  *                      to a device buffer, then K batches of N device-to-
  *                      device copies (block i to block N - 1 - i, the same
@@ -33,7 +33,10 @@
  *                      is read, and runs over (400 changes) before every
  *                      other batch); with
  *                      stream-churn, a stream made and destroyed ahead of
- *                      each instead
+ *                      each instead; with renew, the destination buffer
+ *                      freed and allocated again ahead of each (as a
+ *                      program that copies into a buffer it allocates for
+ *                      that copy: an operand new to the shim every batch)
  *
  * Says its pid on stderr, and with the shim how many batches took its
  * steps (cc_say_steps); prints "batches=B ops=M" and exits 0 when every
@@ -127,14 +130,16 @@ int main(int argc, char **argv)
     if (argc != 3 &&
         !(argc == 4 && (!strcmp(argv[3], "swap") || !strcmp(argv[3], "pool") || !strcmp(argv[3], "streams") ||
                         !strcmp(argv[3], "streams-meet") || !strcmp(argv[3], "churn") ||
-                        !strcmp(argv[3], "churn-threads") || !strcmp(argv[3], "stream-churn"))))
-        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn]");
+                        !strcmp(argv[3], "churn-threads") || !strcmp(argv[3], "stream-churn") ||
+                        !strcmp(argv[3], "renew"))))
+        cc_fail("usage: client_big3d K N [swap|pool|streams|streams-meet|churn|churn-threads|stream-churn|renew]");
     int swap = argc == 4 && !strcmp(argv[3], "swap"), pool = argc == 4 && !strcmp(argv[3], "pool");
     int meet = argc == 4 && !strcmp(argv[3], "streams-meet");
     int threads = argc == 4 && !strcmp(argv[3], "churn-threads");
     int streams = meet || (argc == 4 && !strcmp(argv[3], "streams"));
     int churn = threads || (argc == 4 && !strcmp(argv[3], "churn"));
     int stream_churn = argc == 4 && !strcmp(argv[3], "stream-churn");
+    int renew = argc == 4 && !strcmp(argv[3], "renew");
     size_t k = (size_t)strtoull(argv[1], NULL, 10), n = (size_t)strtoull(argv[2], NULL, 10);
     if (n == 0 || n > (1u << 20))
         cc_fail("N must be 1..%u", 1u << 20);
@@ -186,6 +191,11 @@ int main(int argc, char **argv)
             CUstream x;
             cc_check(cc.StreamCreate(&x, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
             cc_check(cuStreamDestroy(x), "cuStreamDestroy");
+        }
+        if (renew) { /* every block of b is written again by the batch */
+            cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+            cc_check(cc.MemFree(b), "cuMemFree");
+            cc_check(cc.MemAlloc(&b, n * COPY), "cuMemAlloc");
         }
         if (streams)
             batch(ops, n, a, b, 1, more[j % 3]); /* each writes the same bytes into b */

@@ -148,6 +148,23 @@ for n in 1 16; do
     against_steps "c3-schurn$n-$$" 11 "stream churn, $n ops" "$CLIENTS/client_big3d" 9 "$n" stream-churn
 done
 
+# a destination allocated again before each batch (an RMM DeviceBuffer, a
+# caching allocator's block): the operand is new to the thread every
+# batch; the steady path learns it (src/batch.c steady_learn: the cache,
+# else one question to the driver) instead of the steps, and the record is
+# the steps'
+for n in 1 16; do
+    traced "c3-renew$n-$$" "$CLIENTS/client_big3d" 9 "$n" renew
+    is "$st $(out "c3-renew$n-$$")" "0 batches=11 ops=$((11 * n))" "renewed destination, $n ops: every byte arrives"
+    steps_at_most "c3-renew$n-$$" "$(steps "c3-still$n-$$")" 11 "renewed destination, $n ops (as many as with the same buffers)"
+    against_steps "c3-renew$n-$$" 11 "renewed destination, $n ops" "$CLIENTS/client_big3d" 9 "$n" renew
+    traced "c1-renew$n-$$" "$CLIENTS/client_1d" v2 renew "$n"
+    is "$st $(out "c1-renew$n-$$")" "0 batches=11 copies=$((11 * n)) bytes=$((11 * n * 256))" \
+        "1D, renewed destination, $n copies: every byte arrives"
+    steps_at_most "c1-renew$n-$$" 2 11 "1D, renewed destination, $n copies (the first two batches')"
+    against_steps "c1-renew$n-$$" 11 "1D, renewed destination, $n copies" 1d "$CLIENTS/client_1d" v2 renew "$n"
+done
+
 # 1D: 3 batches of 2000 copies
 traced "c1-least-$$" "$CLIENTS/client_1d" v2 big 2000
 is "$st $(out "c1-least-$$")" "0 batches=3 copies=6000 bytes=1536000" "1D, no setting: every byte arrives"
