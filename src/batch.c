@@ -25,11 +25,14 @@
  *                          or copies each (cbt_chunk3d, cbt_chunk1d)
  *
  * A batch like the thread's previous one skips the steps (steady_path, per
- * op: the refs from the previous batch's ranges, the form check before the
- * list's last page; no
- * driver call but the batch itself and, timed, GPU time's; one event up to
- * CBT_EV_INLINE3D ops or CBT_EV_INLINE1D copies).  The steps leave the
- * thread's state (src/thread.h) ready for it.
+ * op: the refs from the ranges of the thread's latest batches, the form
+ * check before the list's last page; no driver call but the batch itself
+ * and, timed, GPU time's; one event up to CBT_EV_INLINE3D ops or
+ * CBT_EV_INLINE1D copies).  One like it but for operands none of those
+ * ranges holds runs the read and learn steps instead of that lookup
+ * (steady_learn: the driver asked about a new buffer only), then goes on as
+ * such a batch.  The steps leave the thread's state (src/thread.h) ready
+ * for it.
  *
  * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
  * a batch costs two loads and a few branches on top of the driver call (the
@@ -727,7 +730,10 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * of the thread's previous steady batch, its image tag and thread id).
  * What it records is what the steps would: the steps leave t->steady only
  * after a batch that recorded its stream and learned its operands in the
- * current epoch.  Anything else takes the steps.  Its code is kept apart
+ * current epoch.  A batch that meets all of this but for operands outside
+ * the recents (a buffer allocated for this copy, more buffers than the
+ * recents keep) learns them as the steps would (steady_learn) and is
+ * otherwise such a batch.  Anything else takes the steps.  Its code is kept apart
  * from theirs (steps, steady_timed and the rare cases are out of line):
  * the driver's work evicts the caller's cache lines between two batches,
  * and every line of code the path spans is fetched again.

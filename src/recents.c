@@ -62,7 +62,9 @@ static void recents_push(struct cbt_dict *d, const struct cbt_recent *now, int n
     int m = 0;
     for (int i = 0; i < n_was && m < k; i++) {
         const struct cbt_recent r = was[i];
-        bool dup = !r.len;
+        if (!r.len)
+            continue;
+        bool dup = false;
         for (int j = 0; j < n_now; j++)
             dup |= (now[j].lo == r.lo) & (now[j].len != 0);
         for (int j = 0; j < m; j++)

@@ -17,6 +17,9 @@ stream ids by first appearance), are the same.
                     hashes alike (picked by their values: the two runs may pick others)
   steady-pool       client_big3d 9 16 pool: four buffers in turn
   steady-1d-streams client_1d v2 streams 16: 1D batches on three streams in turn
+  steady-renew      client_big3d 9 16 renew: the destination freed and allocated again ahead of each
+                    batch (an operand new to the thread every batch: learned on the steady path)
+  steady-1d-renew   client_1d v2 renew 16: the same for 1D batches
 """
 import os
 import re
@@ -35,6 +38,8 @@ CASES = [
     ("steady-streams-meet", "client_big3d", ["9", "16", "streams-meet"], "batches=11 ops=176", 5),
     ("steady-pool", "client_big3d", ["9", "16", "pool"], "batches=11 ops=176", 6),
     ("steady-1d-streams", "client_1d", ["v2", "streams", "16"], "batches=11 copies=176 bytes=45056", 5),
+    ("steady-renew", "client_big3d", ["9", "16", "renew"], "batches=11 ops=176", 4),
+    ("steady-1d-renew", "client_1d", ["v2", "renew", "16"], "batches=11 copies=176 bytes=45056", 4),
 ]
 
 
