@@ -909,16 +909,18 @@ __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const 
 __attribute__((noinline)) static bool steady_learn(struct cbt_thread *t, const struct call *k, bool d1,
                                                    uint16_t *refs)
 {
+    const uint64_t now = cbt_mono_coarse_ns();
+    struct cbt_dict *d = &t->dict;
+    const uint64_t key = (t->steady.id_next & 0xffffffff00000000ull) | (uint32_t)t->steady.tid;
+    if (d->key != key || !d->was_emitting || cbt_dict_refresh_due(d, now))
+        return false;
     const struct cbt_real *real = cbt_real();
     size_t attrs_read = 0;
     const size_t read = d1 ? cbt_copies_driver_reads(k->n, k->dsts, k->srcs, k->sizes, k->attrs, k->attrs_idxs,
                                                      k->num_attrs, k->stream, true, cbt_device_count_fast(real),
                                                      &attrs_read)
                            : cbt_ops_driver_reads(k->n, k->ops, k->flags, k->stream, true);
-    const uint64_t now = cbt_mono_coarse_ns();
-    struct cbt_dict *d = &t->dict;
-    const uint64_t key = (t->steady.id_next & 0xffffffff00000000ull) | (uint32_t)t->steady.tid;
-    if (read != k->n || d->key != key || !d->was_emitting || cbt_dict_refresh_due(d, now))
+    if (read != k->n)
         return false;
     d = cbt_dict_for_batch(d, true, t->steady.id_next, t->steady.tid, now);
     if (cbt_unlikely(!d || d->epoch != t->steady.epoch))
