@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: MIT
 # The babeltrace2 plugin on a live session: a local lttng-relayd, a live
 # session streaming to it, babeltrace2 reading it as it is recorded
-# (source.ctf.lttng-live) through filter.cubatchtrace.expand: it attaches
-# after a first program (a live reader reads from the start of the streams)
-# and reads a second one as it runs.  Once the session is destroyed the live
-# reader ends; what it expanded equals, event for event and in count, what
-# the plugin expands from the finished trace the relay daemon wrote, and
-# what `cubatchtrace show` prints for it.
+# (source.ctf.lttng-live) through filter.cubatchtrace.expand.  A first
+# program makes the session's streams; the reader attaches, at the streams'
+# ends (babeltrace2 asks the relay daemon to seek to the last packet), so
+# what it sees of that program depends on when the relay daemon got its
+# packets and is not compared; once the relay daemon counts the reader as
+# attached, two more programs run and the reader reads them as they run.
+# Once the session is destroyed the live reader ends; what it expanded of
+# those two equals, event for event and in count, what the plugin expands
+# from the finished trace the relay daemon wrote, and what `cubatchtrace
+# show` prints for it.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 . "$top_srcdir/tests/tool/job.sh"
@@ -25,17 +29,30 @@ relay_start || { echo "Bail out! lttng-relayd did not start: $(cat "$CBT_TMP/rel
 S=pl-live-$$
 session_alone "$S" --live "$RELAY_URL" || { echo "Bail out! cannot set up the live session"; exit 1; }
 
-# the first program, then the live reader (the session's streams exist by
-# then: a reader that attaches to a session still without any can wait past
-# its end), then the second program while it reads
-traced_alone "$S" "$C/client_threads" >"$CBT_TMP/threads.out" 2>&1
-p1=$pid
+# a first program, so that the session's streams exist (a reader that
+# attaches to a session still without any can wait past its end), then the
+# live reader; then, once it is attached, the programs it is checked on
+traced_alone "$S" "$C/client_threads" >"$CBT_TMP/threads0.out" 2>&1
 host=$(hostname)
 timeout -s KILL 120 "$BABELTRACE2" --plugin-path="$PLUG" --no-delta \
     -i lttng-live "$RELAY_LIVE/host/$host/$S" --params 'session-not-found-action="end"' \
     -c filter.cubatchtrace.expand >"$CBT_TMP/live.bt" 2>"$CBT_TMP/live.err" &
 reader=$!
-sleep 1
+# the relay daemon's count of the session's live readers (babeltrace2's query of its sessions)
+clients() {
+    "$BABELTRACE2" query src.ctf.lttng-live sessions --params "url=\"$RELAY_LIVE\"" 2>/dev/null |
+        awk -v s="$S" '
+            function done() { if (n == s && c != "") print c }
+            /^ *- / { done(); n = ""; c = "" }
+            { sub(/^ *- */, ""); sub(/^ */, "") }
+            /^session-name:/ { n = $2 } /^client-count:/ { c = $2 }
+            END { done() }'
+}
+i=0
+while [ "$(clients)" != 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+is "$(clients)" 1 "the live reader is attached to the session before the programs it is checked on run"
+traced_alone "$S" "$C/client_threads" >"$CBT_TMP/threads.out" 2>&1
+p1=$pid
 traced_alone "$S" env CUBATCHTRACE_MODE=strict "$C/client_strict" table >"$CBT_TMP/strict.out" 2>&1
 p2=$pid
 "$LTTNG" stop "$S" >/dev/null
