@@ -935,8 +935,8 @@ __attribute__((noinline)) static bool steady_learn(struct cbt_thread *t, const s
     return !risky;
 }
 
-CBT_HOT_FN static bool steady_path(struct cbt_thread *t, const struct call *k, void *caller, bool d1, bool timed,
-                        CUresult *res)
+static inline __attribute__((always_inline)) bool steady_path(struct cbt_thread *t, const struct call *k,
+                                                               void *caller, const bool d1, bool timed, CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
     streams_current(t); /* a stream destroyed: its slot goes, and the steady state if it is its stream's */
@@ -1061,11 +1061,10 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
     return x.res;
 }
 
-CBT_HOT_FN static CUresult common(const struct call *k, void *caller)
+static inline __attribute__((always_inline)) CUresult common(const struct call *k, void *caller, const bool d1)
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
         first_batch();
-    const bool d1 = cbt_api_is_1d(k->api);
     /* Straight through when nobody listens (the doors test cbt_quiet first;
      * this is for the first batch), when the shim is off, and for a batch the
      * driver makes from inside a batch. */
@@ -1098,7 +1097,7 @@ CBT_HOT_FN CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_f
 {
     const struct call k = {.api = api, .door = door, .fn = real_fn, .n = num_ops, .fail_idx = fail_idx,
                            .stream = stream, .ops = ops, .flags = flags};
-    return common(&k, caller);
+    return common(&k, caller, false);
 }
 
 CBT_HOT_FN CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdeviceptr *dsts, CUdeviceptr *srcs,
@@ -1108,5 +1107,5 @@ CBT_HOT_FN CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real
     const struct call k = {.api = api, .door = door, .fn = real_fn, .n = count, .fail_idx = fail_idx,
                            .stream = stream, .dsts = dsts, .srcs = srcs, .sizes = sizes, .attrs = attrs,
                            .attrs_idxs = attrs_idxs, .num_attrs = num_attrs};
-    return common(&k, caller);
+    return common(&k, caller, true);
 }

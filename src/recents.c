@@ -459,6 +459,9 @@ CBT_HOT_FN bool cbt_refs_steady(const struct cbt_cache *c, size_t n, const CUDA_
 {
     /* op 0 is read whatever its form (the driver reads it) */
     *uniform = true; /* the runs say where they could not take an op like op 0 */
+    if (cbt_likely(n == 1)) /* the usual batch: the loop below, once, its form as checked says */
+        return !(checked && cbt_unlikely(op_misformed(ops))) && steady_side(c, &ops->src, ops, &refs[0], checked) &&
+               steady_side(c, &ops->dst, ops, &refs[1], checked);
     if (n > 1) {
         const CUmemcpy3DOperandType ts = ops[0].src.type, td = ops[0].dst.type;
         const bool as = ts == CU_MEMCPY_OPERAND_TYPE_ARRAY, ad = td == CU_MEMCPY_OPERAND_TYPE_ARRAY;
