@@ -10,6 +10,10 @@
  * With a pause, prints "batch I" after each batch (I from 1, flushed), so a
  * test knows how far it came.  Prints "rank: N batches, N*K ops" and exits 0 when every batch succeeded,
  * 2 when a call failed.
+ *
+ * With CLIENT_RANK_GO=FILE, it waits (up to 120 s) until FILE exists before
+ * its first batch: a test can attach a live reader once the ranks are set up
+ * and before any of them has made a batch.
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CK(x)                                                               \
     do {                                                                    \
@@ -62,6 +67,18 @@ int main(int argc, char **argv)
         o->extent.width = OPB;
         o->extent.height = o->extent.depth = 1;
         o->srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    }
+    const char *go = getenv("CLIENT_RANK_GO");
+    if (go && *go) {
+        int waited = 0;
+        while (access(go, F_OK) != 0) {
+            if (++waited > 6000) {
+                fprintf(stderr, "client_rank: %s did not appear within 120 s\n", go);
+                return 2;
+            }
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
     }
     for (long b = 0; b < n; b++) {
         CK(cuMemcpy3DBatchAsync(k, ops, 0, s));

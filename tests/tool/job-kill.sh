@@ -9,7 +9,10 @@
 # relay daemon stop, and all of it within the time limit (nothing hangs).
 # Meanwhile `summary --refresh` reads the host's session live from the relay
 # daemon: summaries while the job runs, and a final one, equal to the
-# summary of the relay's output, once the session ends.
+# summary of the relay's output, once the session ends.  A live reader reads
+# what the relay daemon receives after it attaches, so the ranks wait
+# (client_rank's CLIENT_RANK_GO) until the relay daemon counts the reader
+# attached to their session before they make their first batch.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 . "$top_srcdir/tests/tool/job.sh"
@@ -17,16 +20,30 @@ need_hosts
 
 relay_start || { echo "Bail out! lttng-relayd did not start: $(cat "$CBT_TMP/relayd.log")"; exit 1; }
 start=$(date +%s)
+export BABELTRACE2
 HOST_LIMIT=90 on_host cbt-kill '
+    # the relay daemon'"'"'s count of the live readers of session kill (empty: not listed yet)
+    readers() {
+        "$BABELTRACE2" query src.ctf.lttng-live sessions --params "url=\"$RELAY_LIVE\"" 2>/dev/null |
+            awk '"'"'function done() { if (n == "kill" && c != "") print c }
+                 /^ *- / { done(); n = ""; c = "" }
+                 { sub(/^ *- */, ""); sub(/^ */, "") }
+                 /^session-name:/ { n = $2 } /^client-count:/ { c = $2 }
+                 END { done() }'"'"'
+    }
     for r in 0 1 2 3; do
-        OMPI_COMM_WORLD_RANK=$r "$CBT" run --relayd "$RELAY_URL" --session kill -- \
+        CLIENT_RANK_GO=$HOST_DIR/go OMPI_COMM_WORLD_RANK=$r "$CBT" run --relayd "$RELAY_URL" --session kill -- \
             "$RANK_CLIENT" 60 2 30 >"$HOST_DIR/rank$r.out" 2>"$HOST_DIR/rank$r.err" &
         echo $! >"$HOST_DIR/rank$r.pid"
     done
     i=0
-    while ! grep -q "^batch" "$HOST_DIR/rank0.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    while [ -z "$(readers)" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     "$CBT" summary --refresh 0.5 "$RELAY_LIVE/host/cbt-kill/kill" >"$HOST_DIR/live.out" 2>"$HOST_DIR/live.err" &
     live=$!
+    i=0
+    while [ "$(readers)" != 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    echo "readers $(readers)" >"$HOST_DIR/attached"
+    : >"$HOST_DIR/go"
     w=$(cat "$HOST_DIR/rank2.pid") i=0
     while [ "$(grep -c "^batch" "$HOST_DIR/rank2.out")" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     prog=$(echo $(cat "/proc/$w/task/$w/children" 2>/dev/null))
@@ -38,6 +55,7 @@ HOST_LIMIT=90 on_host cbt-kill '
 st=$?
 elapsed=$(($(date +%s) - start))
 is "$st" 0 "the host's ranks and its daemon ended by themselves (not stopped by the time limit)"
+is "$(cat "$CBT_TMP/cbt-kill/attached" 2>/dev/null)" "readers 1" "the live summary was attached to the session before the ranks made their first batch"
 diag "the host ran for $elapsed s; $(cat "$CBT_TMP/cbt-kill/killed" 2>/dev/null)"
 grep -q '^killed [0-9]* [0-9]*$' "$CBT_TMP/cbt-kill/killed"; ok $? "rank 2's cubatchtrace run and its program were killed"
 is "$(cat "$CBT_TMP/cbt-kill/rank2.status")" 137 "rank 2 ended by SIGKILL"
