@@ -1061,6 +1061,9 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
     return x.res;
 }
 
+/* Built twice, into cbt_batch (d1 false) and cbt_batch1d (d1 true), with
+ * steady_path: each kind's path holds none of the other's code between its
+ * lines (the driver's work evicts them, and each is fetched again). */
 static inline __attribute__((always_inline)) CUresult common(const struct call *k, void *caller, const bool d1)
 {
     if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
