@@ -20,17 +20,10 @@ need_hosts
 
 relay_start || { echo "Bail out! lttng-relayd did not start: $(cat "$CBT_TMP/relayd.log")"; exit 1; }
 start=$(date +%s)
-export BABELTRACE2
+export BABELTRACE2 top_srcdir
 HOST_LIMIT=90 on_host cbt-kill '
     # the relay daemon'"'"'s count of the live readers of session kill (empty: not listed yet)
-    readers() {
-        "$BABELTRACE2" query src.ctf.lttng-live sessions --params "url=\"$RELAY_LIVE\"" 2>/dev/null |
-            awk '"'"'function done() { if (n == "kill" && c != "") print c }
-                 /^ *- / { done(); n = ""; c = "" }
-                 { sub(/^ *- */, ""); sub(/^ */, "") }
-                 /^session-name:/ { n = $2 } /^client-count:/ { c = $2 }
-                 END { done() }'"'"'
-    }
+    readers() { sh "$top_srcdir/tests/tool/relay-readers.sh" "$RELAY_LIVE" kill; }
     for r in 0 1 2 3; do
         CLIENT_RANK_GO=$HOST_DIR/go OMPI_COMM_WORLD_RANK=$r "$CBT" run --relayd "$RELAY_URL" --session kill -- \
             "$RANK_CLIENT" 60 2 30 >"$HOST_DIR/rank$r.out" 2>"$HOST_DIR/rank$r.err" &

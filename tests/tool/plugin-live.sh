@@ -38,16 +38,8 @@ timeout -s KILL 120 "$BABELTRACE2" --plugin-path="$PLUG" --no-delta \
     -i lttng-live "$RELAY_LIVE/host/$host/$S" --params 'session-not-found-action="end"' \
     -c filter.cubatchtrace.expand >"$CBT_TMP/live.bt" 2>"$CBT_TMP/live.err" &
 reader=$!
-# the relay daemon's count of the session's live readers (babeltrace2's query of its sessions)
-clients() {
-    "$BABELTRACE2" query src.ctf.lttng-live sessions --params "url=\"$RELAY_LIVE\"" 2>/dev/null |
-        awk -v s="$S" '
-            function done() { if (n == s && c != "") print c }
-            /^ *- / { done(); n = ""; c = "" }
-            { sub(/^ *- */, ""); sub(/^ */, "") }
-            /^session-name:/ { n = $2 } /^client-count:/ { c = $2 }
-            END { done() }'
-}
+# the relay daemon's count of the session's live readers
+clients() { sh "$top_srcdir/tests/tool/relay-readers.sh" "$RELAY_LIVE" "$S"; }
 i=0
 while [ "$(clients)" != 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 is "$(clients)" 1 "the live reader is attached to the session before the programs it is checked on run"
