@@ -35,8 +35,9 @@
  * for it.
  *
  * With CUBATCHTRACE_MODE=observe, no session listening and no stderr report,
- * a batch costs two loads and a few branches on top of the driver call (the
- * doors test cbt_quiet first).  With a session, the calling thread learns
+ * a batch costs a few loads and branches on top of the driver call: the
+ * doors read the next function, test cbt_quiet (two flags and the batch
+ * event's tracepoint state) and call it.  With a session, the calling thread learns
  * the operands, forwards, and writes the batch into LTTng's ring buffer
  * before it returns; the tool validates it when the trace is read.
  */
