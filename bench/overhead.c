@@ -155,7 +155,7 @@
 #define PER_OP_FROM 64            /* from this many ops: shim <= floor + so much per op */
 #define PER_OP_SLACK_3D_NS 5.0    /* per op of a 3D batch */
 #define PER_OP_SLACK_1D_NS 2.0    /* per copy of a 1D batch */
-#define CPU_VS_FLOOR_RATIO 1.2   /* calls + other threads: shim <= 1.2 x floor */
+#define CPU_VS_FLOOR_RATIO 1.2   /* calls + other threads: shim <= 1.2 x floor (floor >= 0) */
 /* With CUBATCHTRACE_GPU_TIME set, the floor records two timing events around
  * its calls too (bench/floor), and the shim may add this much more. */
 #define GPU_TIME_SLACK_NS 200.0
@@ -776,7 +776,7 @@ struct row {
     struct ci out[C_COUNT];    /* the same outside the driver (bench/drvclock), else NAN */
     struct ci t_excess;        /* shim - time_bound(floor), per round */
     struct ci cpu[C_COUNT];    /* added CPU: calls + other threads, vs bare (mean over rounds) */
-    struct ci cpu_excess;      /* shim - 1.2 x floor, per round */
+    struct ci cpu_excess;      /* shim - 1.2 x floor (1 x below 0), per round */
     struct ci process[C_COUNT]; /* added process CPU, everything counted (mean over rounds) */
     double others[C_COUNT];    /* the other threads' part of cpu (mean) */
     double goal_ns;
@@ -816,7 +816,6 @@ static void summarize(struct row *w, const struct series *s, const struct conten
         d[TX][r] = dts - (time_bound(w->kind, w->n, dtf) + gpu_slack_ns);
         d[CS][r] = dcs;
         d[CF][r] = dcf;
-        d[CX][r] = dcs - (CPU_VS_FLOOR_RATIO * dcf + gpu_slack_ns);
         d[PS][r] = ms->process - mb->process;
         d[PF][r] = mf->process - mb->process;
         d[OS][r] = ms->out - mb->out;
@@ -824,6 +823,16 @@ static void summarize(struct row *w, const struct series *s, const struct conten
         so += ms->others - mb->others;
         fo += mf->others - mb->others;
     }
+    /* The floor's added CPU cannot be below zero; a mean below it is the
+     * noise of rounds whose bare calls cost more CPU, and 1.2 x a negative
+     * floor would hold the shim below the floor itself: there the bound is
+     * the floor. */
+    double cf_mean = 0;
+    for (size_t r = 0; r < n; r++)
+        cf_mean += d[CF][r] / (double)n;
+    const double cpu_ratio = cf_mean >= 0 ? CPU_VS_FLOOR_RATIO : 1.0;
+    for (size_t r = 0; r < n; r++)
+        d[CX][r] = d[CS][r] - (cpu_ratio * d[CF][r] + gpu_slack_ns);
     for (size_t r = 0; r < n; r++)
         scratch[r] = s->m[C_BARE][r].t;
     qsort(scratch, n, sizeof *scratch, cmp_double);
@@ -1525,7 +1534,8 @@ int main(int argc, char **argv)
            "every other thread of the process: mean over rounds of (block's CPU per call - bare's), with its 95%% "
            "interval (bootstrap)\n");
     printf("# bounds:    in a session, time: shim <= %.1f x floor + %.0f ns below %d ops, from %d ops shim <= floor + "
-           "%.0f ns per op (3D) or %.0f ns per copy (1D); cpu: shim <= %.1f x floor; goal: shim "
+           "%.0f ns per op (3D) or %.0f ns per copy (1D); cpu: shim <= %.1f x floor (<= floor where the floor's "
+           "mean is below 0); goal: shim "
            "<= goal%% of bare (5/3/2/1.5 %% at 1/4/16/64+ ops, where the floor meets it); with no session, aa: "
            "shim inside the --null run's interval (--aa). ok: interval at or below the bound; ok?: it straddles "
            "the bound; OVER: wholly above; -: not judged\n",

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # bench/overhead over the test double: the time bound each row is judged by
 # (1.1 x the floor + 10 ns below 64 ops; from 64 ops the floor + 5 ns per op
-# for 3D, + 2 ns per copy for 1D), and the "outside the driver" figures,
+# for 3D, + 2 ns per copy for 1D), the CPU excess (1.2 x the floor's, the
+# floor's where that is below zero), and the "outside the driver" figures,
 # present through bench/drvclock and absent without it.
 . "$top_srcdir/tests/lib.sh"
 
@@ -31,6 +32,19 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     END { exit !(rows == 4 && !bad) }' "$CBT_TMP/clock.csv" >"$CBT_TMP/bounds" 2>&1
 ok $? "every row's time bound follows its size and kind"
 diag "$(cat "$CBT_TMP/bounds")"
+
+# Each row's CPU excess: the shim's added CPU less 1.2 x the floor's, or less
+# the floor's where the floor's mean is below zero (1.2 x a negative floor
+# would hold the shim below the floor itself).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    {
+        f = $(c["cpu_floor_ns"]); want = $(c["cpu_shim_ns"]) - (f >= 0 ? 1.2 : 1) * f; got = $(c["cpu_excess_ns"])
+        if (got == "" || got - want > 1 || want - got > 1) { printf "%s/%s: cpu excess %s, want %.1f\n", $1, $2, got, want; bad++ }
+        rows++
+    }
+    END { exit !(rows == 4 && !bad) }' "$CBT_TMP/clock.csv" >"$CBT_TMP/cpu" 2>&1
+ok $? "every row's CPU excess follows the floor's sign"
+diag "$(cat "$CBT_TMP/cpu")"
 
 # The outside figures: a table of four rows and filled CSV columns through
 # the clock; neither on the double itself.
