@@ -234,6 +234,9 @@ static bool renew; /* --renew */
 /* what --churn calls: the shim's exports where it is loaded (a program that
  * preloads it binds those), else the driver's */
 static CUresult (*churn_alloc)(CUdeviceptr *, size_t);
+/* The shim's count of the calling thread's batches that took the steps, not
+ * the steady path (libcubatchtrace(7)); NULL for a shim without it. */
+static unsigned long long (*shim_steps)(void);
 static CUresult (*churn_free)(CUdeviceptr);
 static CUmemcpySrcAccessOrder fresh_order;
 static unsigned long long lists_built, calls_measured;
@@ -783,6 +786,7 @@ struct row {
     bool aa_known;
     double aa_lo, aa_hi;
     enum verdict v_time, v_cpu, v_goal, v_aa;
+    long long steps;           /* the shim's measured calls that took the steps; -1: unknown */
 };
 
 /* The calling thread's time bound for the shim, given the floor's added time
@@ -985,6 +989,7 @@ static void run_row(const struct contenders *ct, struct bench *b, enum kind k, s
         run_round(ct, r, b, n, block, calls, &mk, m);
     settle();
     CALLGRIND_ZERO_STATS;
+    const unsigned long long steps0 = shim_steps ? shim_steps() : 0;
 
     struct series s = {0};
     uint64_t start = now_ns();
@@ -1025,6 +1030,7 @@ static void run_row(const struct contenders *ct, struct bench *b, enum kind k, s
         CALLGRIND_DUMP_STATS_AT(tag);
     }
     summarize(w, &s, ct);
+    w->steps = shim_steps ? (long long)(shim_steps() - steps0) : -1;
     w->rounds = (long)s.n;
     w->block = block;
     w->warmup = warmup;
@@ -1133,7 +1139,7 @@ static const char csv_header[] =
     "process_floor_hi_ns,"
     "goal_pct,goal_ns,aa_lo_ns,aa_hi_ns,time_vs_floor,cpu_vs_floor,goal,aa,"
     "mode,session,null,driver,driver_version,cpu,date,time_bound_ns,"
-    "out_shim_ns,out_shim_lo_ns,out_shim_hi_ns,out_floor_ns,out_floor_lo_ns,out_floor_hi_ns\n";
+    "out_shim_ns,out_shim_lo_ns,out_shim_hi_ns,out_floor_ns,out_floor_lo_ns,out_floor_hi_ns,shim_steps\n";
 
 /* Text for a CSV field: no commas, no quotes. */
 static void csv_text(char *s)
@@ -1181,6 +1187,9 @@ static void csv_row(FILE *f, const struct row *w, const char *mode, bool session
         if (!isnan(o[i]))
             fprintf(f, "%.1f", o[i]);
     }
+    fputc(',', f);
+    if (w->steps >= 0)
+        fprintf(f, "%lld", w->steps);
     fputc('\n', f);
 }
 
@@ -1422,6 +1431,7 @@ int main(int argc, char **argv)
         void *hs = dlopen(o.shim, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
         churn_alloc = hs ? (CUresult(*)(CUdeviceptr *, size_t))dlsym(hs, "cuMemAlloc_v2") : NULL;
         churn_free = hs ? (CUresult(*)(CUdeviceptr))dlsym(hs, "cuMemFree_v2") : NULL;
+        shim_steps = hs ? (unsigned long long (*)(void))dlsym(hs, "cubatchtrace_thread_steps") : NULL;
         if (ct.count == 3) {
             ct.fn[C_FLOOR] = (batch_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
             ct.fn1d[C_FLOOR] =
@@ -1571,7 +1581,8 @@ int main(int argc, char **argv)
     }
 
     int rows = 0, count[4][V_COUNT] = {{0}}, over_rows = 0, budget_rows = 0;
-    char over_list[1024] = "", budget_list[1024] = "";
+    char over_list[1024] = "", budget_list[1024] = "", steps_list[1024] = "";
+    bool steps_unknown = false;
     /* Outside the driver (bench/drvclock): one line per row, printed after the table. */
     char *outside = NULL;
     size_t outside_len = 0;
@@ -1603,6 +1614,14 @@ int main(int argc, char **argv)
                 over_rows++;
                 strcat(over_list, tag);
             }
+            if (w.steps < 0) {
+                steps_unknown = true;
+            } else if (w.steps > 0) {
+                char st[96];
+                snprintf(st, sizeof st, " %s/%zu (%lld of %ld)", kind_name[k], w.n, w.steps, w.rounds * w.block);
+                if (strlen(steps_list) + strlen(st) < sizeof steps_list)
+                    strcat(steps_list, st);
+            }
             if (!strcmp(w.stop, "budget") && strlen(budget_list) + strlen(tag) < sizeof budget_list) {
                 budget_rows++;
                 strcat(budget_list, tag);
@@ -1633,5 +1652,8 @@ int main(int argc, char **argv)
     printf("# budget:  the budget ran out before the intervals were narrow enough in %d of %d rows%s%s\n",
            budget_rows, rows, budget_rows ? ":" : "", budget_list);
     printf("# lists:   %llu op lists built for %llu measured calls\n", lists_built, calls_measured);
+    if (!o.null && !steps_unknown)
+        printf("# steps:   the shim's measured calls that took the steps, not the steady path:%s\n",
+               *steps_list ? steps_list : " none");
     return 0;
 }

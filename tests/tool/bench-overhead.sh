@@ -3,8 +3,9 @@
 # bench/overhead over the test double: the time bound each row is judged by
 # (1.1 x the floor + 10 ns below 64 ops; from 64 ops the floor + 5 ns per op
 # for 3D, + 2 ns per copy for 1D), the CPU excess (1.2 x the floor's, the
-# floor's where that is below zero), and the "outside the driver" figures,
-# present through bench/drvclock and absent without it.
+# floor's where that is below zero), the "outside the driver" figures,
+# present through bench/drvclock and absent without it, and, in a session,
+# the count of the shim's measured calls that took the steps.
 . "$top_srcdir/tests/lib.sh"
 
 bench=$top_builddir/bench/overhead
@@ -68,4 +69,29 @@ is "$(grep -c '^# ops:.*the list built once per row$' "$CBT_TMP/clock.txt")" 1 "
 lists() { awk '/^# lists: / { exit !($3 '"$2"' $8 && $8 > 0) } END { if (NR == 0) exit 1 }' "$1"; }
 lists "$CBT_TMP/fresh.txt" '>='; ok $? "--fresh: a list built before every measured call"
 lists "$CBT_TMP/clock.txt" '<'; ok $? "without --fresh: fewer lists built than calls measured"
+# In a session: how many measured calls of the shim took the steps.  Batches
+# like the previous ones take the steady path; in strict mode every batch is
+# validated, through the steps.
+if want_sessiond; then
+    cbt_session_start steps 'cubatchtrace:*' 'cbtfloor:*' || diag "cannot start a session"
+    steps() { # steps OUT [ENV...]
+        _o=$1; shift
+        env LTTNG_UST_ALLOW_BLOCKING=1 "$@" "$bench" --quick --iters 20 --warmup 2 --sizes 1,4 --kinds d2d,d2d_1d \
+            --mode session --floor "$floor" --csv "$_o.csv" "$CBT_SHIM" >"$_o.txt" 2>&1
+    }
+    steps "$CBT_TMP/steady"; ok $? "bench/overhead runs in a session"
+    is "$(grep '^# steps: ' "$CBT_TMP/steady.txt")" \
+        "# steps:   the shim's measured calls that took the steps, not the steady path: none" \
+        "in a session: no measured call took the steps"
+    steps "$CBT_TMP/strict" CUBATCHTRACE_MODE=strict; ok $? "bench/overhead runs in strict mode"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $(c["shim_steps"]) != $(c["calls"]) || $(c["calls"]) == 0 { bad++ } END { exit !(NR == 5 && !bad) }' \
+        "$CBT_TMP/strict.csv"
+    ok $? "strict mode: every measured call took the steps (the CSV's shim_steps)"
+    is "$(grep -c '^# steps: .* d2d/1 (\([0-9]*\) of \1) .* d2d_1d/4 (\([0-9]*\) of \2)$' "$CBT_TMP/strict.txt")" 1 \
+        "strict mode: the text names every row with its count"
+    cbt_session_stop steps
+else
+    diag "no session: $CBT_NO_SESSIOND"
+fi
 done_testing
