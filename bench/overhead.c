@@ -234,10 +234,10 @@ static bool renew; /* --renew */
 /* what --churn calls: the shim's exports where it is loaded (a program that
  * preloads it binds those), else the driver's */
 static CUresult (*churn_alloc)(CUdeviceptr *, size_t);
+static CUresult (*churn_free)(CUdeviceptr);
 /* The shim's count of the calling thread's batches that took the steps, not
  * the steady path (libcubatchtrace(7)); NULL for a shim without it. */
 static unsigned long long (*shim_steps)(void);
-static CUresult (*churn_free)(CUdeviceptr);
 static CUmemcpySrcAccessOrder fresh_order;
 static unsigned long long lists_built, calls_measured;
 
