@@ -36,3 +36,7 @@ EXTRA_bench_drvclock_libcbtdrvclock_la_DEPENDENCIES = tests/fakecuda/lib/libcuda
 # bench/overhead's bounds and its outside table, over the test double.
 TESTS += tests/tool/bench-overhead.sh
 EXTRA_DIST += tests/tool/bench-overhead.sh
+
+# bench/report's counts of the verdicts and the goals' other measures.
+TESTS += tests/tool/bench-report.sh
+EXTRA_DIST += tests/tool/bench-report.sh

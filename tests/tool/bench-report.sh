@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/report's "Where the goals stand": the verdicts of each table
+# counted, GPU time beyond its two events, trace size and the reader's
+# ratios, from a results directory made here; and a directory with none.
+. "$top_srcdir/tests/lib.sh"
+R=$CBT_TMP/results
+mkdir -p "$R/overhead-small"
+h=kind,ops,shim_ns,floor_ns,time_vs_floor,cpu_vs_floor,aa,date
+{
+    echo "$h"
+    echo "d2d,1,700,600,ok?,ok,-,2026-01-02 03:04:05 UTC"
+    echo "d2d,16,1500,900,OVER,OVER,-,2026-01-02 03:04:05 UTC"
+    echo "d2d_1d,1,500,500,ok,ok?,-,2026-01-02 03:04:05 UTC"
+} >"$R/overhead-session.csv"
+{
+    echo "$h"
+    echo "d2d,1,1000,700,ok?,ok,-,2026-01-02 03:05:00 UTC"
+    echo "d2d,16,1900,1150,ok,ok,-,2026-01-02 03:05:00 UTC"
+    echo "d2d_1d,1,650,650,ok,ok,-,2026-01-02 03:05:00 UTC"
+} >"$R/overhead-gputime.csv"
+printf '%s\n' "$h" "d2d,1,10,12,-,-,ok,2026-01-02 03:03:00 UTC" "d2d,4,30,12,-,-,OVER,2026-01-02 03:03:00 UTC" >"$R/overhead-none.csv"
+: >"$R/overhead-session.txt"
+: >"$R/overhead-gputime.txt"
+: >"$R/overhead-none.txt"
+cat >"$R/trace-size.txt" <<'EOT'
+# bench/trace-size.sh
+kind             shim_b1   floor_b1  diff_b1    shim_op   floor_op  diff_op verdict
+d2d                194.2      183.9    +10.2     112.30     112.23    +0.07 ok
+d2d_1d             257.4      139.0   +118.4      24.26      24.03    +0.23 OVER
+EOT
+cat >"$R/summary.txt" <<'EOT'
+Point      | Ops        | Events   | Trace MB | dummy s    | summary s  | ratio     | dummy RSS
+4000b      | 10500      | 4050     | 2        | 0.011      | 0.014      | 1.27x     | 10012
+1000000    | 1000000    | 10177    | 112      | 0.332      | 0.378      | 1.14x     | 22804
+EOT
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>"$CBT_TMP/perf.err"
+ok $? "bench/report runs"
+g() { grep -F -- "$1" "$CBT_TMP/perf.md" >/dev/null; echo $?; }
+ok "$(g '| `overhead-session` | 2026-01-02 03:04:05 UTC | 3 | 1 ok, 1 ok?, 1 OVER | 1 ok, 1 ok?, 1 OVER | - |')" \
+    "session: each verdict counted, its date and rows"
+ok "$(g '| `overhead-none` | 2026-01-02 03:03:00 UTC | 2 | - | - | 1 ok, 0 ok?, 1 OVER |')" \
+    "none: only the A/A verdicts judged"
+# beyond the events: (1000 - 700) - (700 - 600) = 200 (not over), (1900 - 1500) - (1150 - 900) = 150, (650 - 500) - (650 - 500) = 0
+ok "$(g 'below 64 ops (every batch timed): 0 of 3 rows over 200 ns.')" "GPU time beyond its events: 200 ns is within"
+sed -i 's/^d2d,1,1000,700,/d2d,1,1001,700,/' "$R/overhead-gputime.csv"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 200 ns.')" "GPU time beyond its events: 201 ns is over"
+ok "$(g 'Trace size (bytes per 1-op batch and per op against the floor): 1 of 2 kinds within.')" "trace size: kinds within counted"
+ok "$(g '4000 batches 1.27 ×, 1000000 ops 1.14 ×.')" "the reader's ratios, per point"
+mkdir -p "$CBT_TMP/empty"
+bash "$top_srcdir/bench/report" "$CBT_TMP/empty" >"$CBT_TMP/empty.md" 2>>"$CBT_TMP/perf.err"
+ok "$(grep -c '^| table |' "$CBT_TMP/empty.md" | grep -qx 0 && grep -qF 'No overhead table in this directory.' "$CBT_TMP/empty.md"; echo $?)" \
+    "a directory with no table: said so, no empty table"
+done_testing
