@@ -48,8 +48,18 @@ bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 200 ns.')" "GPU time beyond its events: 201 ns is over"
 ok "$(g 'Trace size (bytes per 1-op batch and per op against the floor): 1 of 2 kinds within.')" "trace size: kinds within counted"
 ok "$(g '4000 batches 1.27 ×, 1000000 ops 1.14 ×.')" "the reader's ratios, per point"
+# the A/B runs go into the experiments document, not the first one
+mkdir -p "$R/gputime-noqueue/h200"
+echo "new 1 d2d 1 700 600 100 750 620 130" >"$R/gputime-noqueue/h200/all.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+bash "$top_srcdir/bench/report" --experiments "$R" >"$CBT_TMP/exp.md" 2>>"$CBT_TMP/perf.err"
+ok "$(grep -q '^## GPU time: timed batches never queued' "$CBT_TMP/perf.md" && echo 1 || echo 0)" "an A/B run is not in the first document"
+ok "$(grep -q '^new 1 d2d 1 700 600 100 750 620 130$' "$CBT_TMP/exp.md" && grep -q '^## GPU time: timed batches never queued' "$CBT_TMP/exp.md"; echo $?)" \
+    "--experiments: the A/B run's table, under its title"
+ok "$(grep -q 'Where the goals stand' "$CBT_TMP/exp.md" && echo 1 || echo 0)" "--experiments: not the goals' counts"
 mkdir -p "$CBT_TMP/empty"
 bash "$top_srcdir/bench/report" "$CBT_TMP/empty" >"$CBT_TMP/empty.md" 2>>"$CBT_TMP/perf.err"
 ok "$(grep -c '^| table |' "$CBT_TMP/empty.md" | grep -qx 0 && grep -qF 'No overhead table in this directory.' "$CBT_TMP/empty.md"; echo $?)" \
     "a directory with no table: said so, no empty table"
+is "$(cat "$CBT_TMP/perf.err")" "" "bench/report writes nothing to stderr"
 done_testing
