@@ -91,7 +91,16 @@ if want_sessiond; then
     is "$(grep -c '^# steps: .* d2d/1 (\([0-9]*\) of \1) .* d2d_1d/4 (\([0-9]*\) of \2)$' "$CBT_TMP/strict.txt")" 1 \
         "strict mode: the text names every row with its count"
     cbt_session_stop steps
+    # bench/overhead-run's gputimeN pass: a session with CUBATCHTRACE_GPU_TIME=N
+    bash "$top_srcdir/bench/overhead-run" --passes gputime4 "$top_builddir" "$CBT_TMP/run" \
+        --quick --iters 6 --warmup 1 --sizes 1 --kinds d2d >"$CBT_TMP/run.log" 2>&1
+    ok $? "overhead-run: a gputime4 pass runs"
+    grep -q '^# gpu time:  CUBATCHTRACE_GPU_TIME=4:' "$CBT_TMP/run/overhead-gputime4.txt" 2>/dev/null
+    ok $? "overhead-run: the gputime4 pass times one batch in 4 (its header says so)"
 else
     diag "no session: $CBT_NO_SESSIOND"
 fi
+bash "$top_srcdir/bench/overhead-run" --passes gputimex "$top_builddir" "$CBT_TMP/bad" >/dev/null 2>"$CBT_TMP/bad.err"
+is "$?" 2 "overhead-run: an unknown pass is refused"
+grep -q "unknown pass 'gputimex'" "$CBT_TMP/bad.err"; ok $? "overhead-run: and named"
 done_testing
