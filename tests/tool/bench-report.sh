@@ -48,6 +48,21 @@ bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 200 ns.')" "GPU time beyond its events: 201 ns is over"
 ok "$(g 'Trace size (bytes per 1-op batch and per op against the floor): 1 of 2 kinds within.')" "trace size: kinds within counted"
 ok "$(g '4000 batches 1.27 ×, 1000000 ops 1.14 ×.')" "the reader's ratios, per point"
+# long-rows/: a call's passes counted with the others, its GPU time beyond
+# its events on a line of its own, a pass whose text file is missing shown from its CSV
+mkdir -p "$R/long-rows/call-x"
+echo "bench/overhead-run --passes session,gputime BUILD OUT --budget 8" >"$R/long-rows/call-x/COMMAND"
+printf '%s\n' "$h" "d2d,1,600,500,OVER,ok,-,2026-01-03 01:00:00 UTC" >"$R/long-rows/call-x/overhead-session.csv"
+printf '%s\n' "$h" "d2d,1,1300,900,ok,ok,-,2026-01-03 01:01:00 UTC" >"$R/long-rows/call-x/overhead-gputime.csv"
+: >"$R/long-rows/call-x/overhead-gputime.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g '| `long-rows/call-x/overhead-session` | 2026-01-03 01:00:00 UTC | 1 | 0 ok, 0 ok?, 1 OVER | 1 ok, 0 ok?, 0 OVER | - |')" \
+    "long-rows: a call's session pass counted"
+# (1300 - 600) - (900 - 500) = 300
+ok "$(g 'below 64 ops (long-rows/call-x/, every batch timed): 1 of 1 rows over 200 ns.')" "long-rows: GPU time beyond its events, per call"
+ok "$(g '| `d2d` | 1 | 300 (over) |')" "long-rows: the call's beyond-events table"
+ok "$(g "This pass's text file did not come back")" "long-rows: a pass without its text file says so"
+ok "$(g 'Command: `bench/overhead-run --passes session,gputime BUILD OUT --budget 8`')" "long-rows: the call's command"
 # the A/B runs go into the experiments document, not the first one
 mkdir -p "$R/gputime-noqueue/h200"
 echo "new 1 d2d 1 700 600 100 750 620 130" >"$R/gputime-noqueue/h200/all.txt"
