@@ -11,7 +11,8 @@
 # OUT_DIR/all.txt (build, round, kind, ops, shim_ns, floor_ns, shim - floor,
 # then the same for the added CPU of every thread: cpu_shim, cpu_floor,
 # cpu_shim - cpu_floor), and prints the means of both differences (ns) over
-# the rounds, per build and row.
+# the rounds, per build and row; then OUT_DIR/verdicts.txt, each build's rows
+# judged over its rounds (bench/process-verdicts: each round is a process).
 # Needs what the pass needs (lttng and a session daemon for session passes).
 # For where GPU time's cost goes: bench/gputime-split.sh makes the builds.
 set -u
@@ -46,3 +47,5 @@ done
 echo "# mean shim - floor (ns) over $rounds round(s): kind ops build time cpu"
 awk '{ k = $3 " " $4 " " $1; s[k] += $7; u[k] += $10; c[k]++ } END { for (k in s) printf "%s %.0f %.0f\n", k, s[k] / c[k], u[k] / c[k] }' \
     "$out/all.txt" | sort -k1,1 -k2n -k3,3
+# each build's rows judged over its rounds, each round a process of its own
+"$here/process-verdicts" "$out/all.txt" | tee "$out/verdicts.txt"
