@@ -63,6 +63,14 @@ ok "$(g 'below 64 ops (long-rows/call-x/, every batch timed): 1 of 1 rows over 2
 ok "$(g '| `d2d` | 1 | 300 (over) |')" "long-rows: the call's beyond-events table"
 ok "$(g "This pass's text file did not come back")" "long-rows: a pass without its text file says so"
 ok "$(g 'Command: `bench/overhead-run --passes session,gputime BUILD OUT --budget 8`')" "long-rows: the call's command"
+# processes/: a row judged over processes, counted at the top and tabled
+mkdir -p "$R/processes/x"
+echo "bench/abn.sh session OUT 2 BUILD -- --sizes 1" >"$R/processes/x/COMMAND"
+printf '%s\n' "b 1 d2d 1 121 100 21 100 100 0" "b 2 d2d 1 121 100 21 100 100 0" >"$R/processes/x/all.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g 'Judged over processes (`processes/x/`, up to 2 processes a row, `bench/process-verdicts`): time 0 ok, 0 ok?, 1 OVER, 0 not judged; cpu 1 ok, 0 ok?, 0 OVER, 0 not judged.')" \
+    "processes: the verdicts over processes counted at the top"
+ok "$(g '| `d2d` | 1 | 2 | 21 | 1 [1, 1] | **OVER** | -20 [-20, -20] | ok |')" "processes: the row's verdicts tabled"
 # the A/B runs go into the experiments document, not the first one
 mkdir -p "$R/gputime-noqueue/h200"
 echo "new 1 d2d 1 700 600 100 750 620 130" >"$R/gputime-noqueue/h200/all.txt"
