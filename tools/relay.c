@@ -98,39 +98,7 @@ struct keeper {
     char log[PATH_MAX];
 };
 
-/* argv with stdin from /dev/null and its output appended to the keeper's log; its exit status. */
-static int spawn(const struct keeper *k, char *const argv[])
-{
-    int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        dprintf(fd, "$");
-        for (int i = 0; argv[i]; i++)
-            dprintf(fd, " %s", argv[i]);
-        dprintf(fd, "\n");
-    }
-    pid_t p = fork();
-    if (p == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        if (in >= 0)
-            dup2(in, 0);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (p < 0)
-        return -1;
-    int st;
-    while (waitpid(p, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
+/* `lttng ARGS...`, its output appended to the keeper's log (cbt_spawn_logged); its exit status. */
 static int lttng(const struct keeper *k, char *const args[])
 {
     char *argv[40];
@@ -140,7 +108,8 @@ static int lttng(const struct keeper *k, char *const args[])
     for (int i = 0; args[i] && n < 39; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    return spawn(k, argv);
+    /* a destroy is waited for at most o->destroy_limit_s (see run.c's destroy_limit) */
+    return cbt_spawn_logged(k->log, argv, strcmp(args[0], "destroy") == 0 ? k->o->destroy_limit_s : 0);
 }
 
 static pid_t start_sessiond(const struct keeper *k, char *err, size_t errlen)

@@ -15,6 +15,7 @@ struct cbt_relay_opts {
     const char *session;          /* the host's session name, the same for every rank */
     const char *subbuf, *nsubbuf; /* the channel */
     bool lookup_events;           /* also cubatchtrace:lookup (DEBUG) */
+    unsigned destroy_limit_s;     /* how long the keeper waits for `lttng destroy` */
 };
 
 struct cbt_relay {

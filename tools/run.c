@@ -93,6 +93,8 @@ static const char usage_run[] =
     "\n"
     "Session daemon: the one already running is used; otherwise a private one is\n"
     "started (under a temporary LTTNG_HOME unless root) and stopped afterwards.\n"
+    "`lttng destroy`, once `lttng stop` has flushed the trace, is waited for at\n"
+    "most CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT seconds (default 60).\n"
     "The shim: $CUBATCHTRACE_SHIM, else libcubatchtrace.so of the build tree when\n"
     "this program runs from it, else the one installed with this program (in\n"
     CBT_LIBDIR ", or where that lies relative to this program when the\n"
@@ -153,44 +155,10 @@ static const char *find_tool(const char *env, const char *configured, const char
 }
 
 /* Run argv with stdin from /dev/null and stdout+stderr appended to the log; its exit status. */
-static int spawn(struct run *r, char *const argv[])
-{
-    int logfd = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (logfd >= 0) {
-        dprintf(logfd, "$");
-        for (int i = 0; argv[i]; i++)
-            dprintf(logfd, " %s", argv[i]);
-        dprintf(logfd, "\n");
-    }
-    pid_t p = fork();
-    if (p < 0) {
-        if (logfd >= 0)
-            close(logfd);
-        return -1;
-    }
-    if (p == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        if (logfd >= 0) {
-            dup2(logfd, 1);
-            dup2(logfd, 2);
-        }
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (logfd >= 0)
-        close(logfd);
-    int st;
-    while (waitpid(p, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int lttng(struct run *r, const char *what, char *const args[])
+/* `lttng ARGS...` (what: its command, for the messages); 0 when it succeeded,
+ * CBT_SPAWN_TIMED_OUT when it had not ended after limit_s seconds (0: no
+ * limit; see cbt_spawn_logged), else -1.  Every failure is reported in one line. */
+static int lttng_within(struct run *r, const char *what, char *const args[], unsigned limit_s)
 {
     char *argv[32];
     int n = 0;
@@ -199,7 +167,11 @@ static int lttng(struct run *r, const char *what, char *const args[])
     for (int i = 0; args[i] && n < 31; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    int st = spawn(r, argv);
+    int st = cbt_spawn_logged(r->log, argv, limit_s);
+    if (st == CBT_SPAWN_TIMED_OUT) {
+        cbt_err("run: `lttng %s` had not ended after %u s and was stopped (see %s)", what, limit_s, r->log);
+        return CBT_SPAWN_TIMED_OUT;
+    }
     if (st != 0) {
         char line[1024];
         cbt_log_last_line(r->log, line, sizeof(line));
@@ -207,6 +179,27 @@ static int lttng(struct run *r, const char *what, char *const args[])
         return -1;
     }
     return 0;
+}
+
+static int lttng(struct run *r, const char *what, char *const args[]) { return lttng_within(r, what, args, 0); }
+
+/* How long `lttng destroy` may take, after `lttng stop` has returned (the
+ * trace is then complete on disk): LTTng 2.13's client can wait forever for
+ * the end of a session that a traced process left while it registered (a
+ * child that exits right after fork).  CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT
+ * (seconds, 1 to 3600) sets it. */
+static unsigned destroy_limit(void)
+{
+    const char *e = getenv("CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT");
+    char *end;
+    if (!e || !*e)
+        return 60;
+    unsigned long v = strtoul(e, &end, 10);
+    if (*end || v < 1 || v > 3600) {
+        cbt_err("run: CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT=%s is not a number of seconds from 1 to 3600: 60 s", e);
+        return 60;
+    }
+    return (unsigned)v;
 }
 
 static bool pid_alive(pid_t p) { return p > 0 && (kill(p, 0) == 0 || errno == EPERM); }
@@ -554,7 +547,7 @@ int cbt_cmd_run(int argc, char **argv)
             snprintf(session_buf, sizeof(session_buf), "cubatchtrace-slurm-%s", job);
         else
             snprintf(session_buf, sizeof(session_buf), "%s", session ? session : "cubatchtrace");
-        struct cbt_relay_opts ro = {r.lttng, r.sessiond, relayd, session_buf, subbuf, nsubbuf, per_op};
+        struct cbt_relay_opts ro = {r.lttng, r.sessiond, relayd, session_buf, subbuf, nsubbuf, per_op, destroy_limit()};
         if (cbt_relay_join(&relay, &ro) != 0)
             goto cleanup;
     } else if (start_daemon(&r) != 0) {
@@ -672,7 +665,8 @@ int cbt_cmd_run(int argc, char **argv)
         char *a7[] = {"stop", r.session, NULL};
         char *a8[] = {"destroy", r.session, NULL};
         lttng(&r, "stop", a7); /* a failure is reported; destroy anyway */
-        if (lttng(&r, "destroy", a8) == 0)
+        int d = lttng_within(&r, "destroy", a8, destroy_limit());
+        if (d == 0 || d == CBT_SPAWN_TIMED_OUT) /* a destroy that hung is not tried again */
             r.session_created = false;
     }
     stop_daemon(&r);
@@ -694,7 +688,7 @@ cleanup:
     cbt_relay_leave(&relay);
     if (r.session_created) {
         char *a8[] = {"destroy", r.session, NULL};
-        lttng(&r, "destroy", a8);
+        lttng_within(&r, "destroy", a8, destroy_limit());
     }
     stop_daemon(&r);
     if (!keep_tmp) /* else keep the daemon's log named in the error line */

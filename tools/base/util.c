@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,4 +387,53 @@ bool cbt_grow_to(void **p, uint64_t *cap, uint64_t want, size_t sz)
     *p = q;
     *cap = c;
     return true;
+}
+
+int cbt_spawn_logged(const char *log, char *const argv[], unsigned limit_s)
+{
+    int logfd = log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+    if (logfd >= 0) {
+        dprintf(logfd, "$");
+        for (int i = 0; argv[i]; i++)
+            dprintf(logfd, " %s", argv[i]);
+        dprintf(logfd, "\n");
+    }
+    pid_t p = fork();
+    if (p == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        if (logfd >= 0) {
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+        }
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (logfd >= 0)
+        close(logfd);
+    if (p < 0)
+        return -1;
+    int st;
+    const uint64_t deadline = cbt_now_ns() + (uint64_t)limit_s * 1000000000u;
+    const struct timespec nap = {0, 20 * 1000 * 1000};
+    for (;;) {
+        pid_t w = waitpid(p, &st, limit_s ? WNOHANG : 0);
+        if (w == p)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        if (w == 0) { /* still running */
+            if (cbt_now_ns() >= deadline) {
+                kill(p, SIGKILL);
+                while (waitpid(p, &st, 0) < 0 && errno == EINTR)
+                    ;
+                return CBT_SPAWN_TIMED_OUT;
+            }
+            nanosleep(&nap, NULL);
+        }
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -29,6 +29,15 @@ void cbt_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 void cbt_set_command(const char *cmd);
 const char *cbt_command(void); /* NULL before a command is known */
 
+/* Runs argv[0] (a path) with argv, stdin from /dev/null, stdout and stderr
+ * appended to the file `log` (after a "$ ARGV..." line; NULL: inherited),
+ * SIGINT and SIGTERM at their defaults; returns its exit status (128+N when
+ * killed by signal N), -1 when it could not be run, or, with limit_s above
+ * 0, CBT_SPAWN_TIMED_OUT when it had not ended after limit_s seconds (then
+ * it is killed and reaped). */
+#define CBT_SPAWN_TIMED_OUT (-2)
+int cbt_spawn_logged(const char *log, char *const argv[], unsigned limit_s);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cbt_now_ns(void);
 /* The CPUs this process may run on (its affinity mask), at least 1. */
