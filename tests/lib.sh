@@ -72,9 +72,9 @@ cbt_session_stop() {
     "$LTTNG" stop "$1" >/dev/null && cbt_destroy "$1" 60
 }
 # cbt_destroy NAME SECONDS: destroys session NAME, waiting at most SECONDS:
-# LTTng 2.13's client can wait forever for the end of a session that a
-# traced process left while it registered (a child that exits right after
-# fork); `lttng stop` has already flushed the trace by then.
+# LTTng 2.13's client was seen to wait forever after a traced child had
+# exited right after fork (tests/doors/gputime.sh); `lttng stop` has
+# already flushed the trace by then.
 cbt_destroy() {
     timeout "$2" "$LTTNG" destroy "$1" >/dev/null
     _rc=$?

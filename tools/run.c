@@ -184,9 +184,9 @@ static int lttng_within(struct run *r, const char *what, char *const args[], uns
 static int lttng(struct run *r, const char *what, char *const args[]) { return lttng_within(r, what, args, 0); }
 
 /* How long `lttng destroy` may take, after `lttng stop` has returned (the
- * trace is then complete on disk): LTTng 2.13's client can wait forever for
- * the end of a session that a traced process left while it registered (a
- * child that exits right after fork).  CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT
+ * trace is then complete on disk): LTTng 2.13's client was seen to wait
+ * forever after a traced child had exited right after fork, the session
+ * already gone from the daemon's list.  CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT
  * (seconds, 1 to 3600) sets it. */
 static unsigned destroy_limit(void)
 {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `cubatchtrace run` when `lttng destroy` never returns (LTTng 2.13's client
-# can wait forever for a session a traced process left while it registered):
+# was seen to, after a traced child had exited right after fork):
 # run stops waiting after CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT seconds, says so
 # in one line, and still writes the trace, prints the summary and exits with
 # the program's status.
