@@ -154,7 +154,6 @@ static const char *find_tool(const char *env, const char *configured, const char
     return NULL;
 }
 
-/* Run argv with stdin from /dev/null and stdout+stderr appended to the log; its exit status. */
 /* `lttng ARGS...` (what: its command, for the messages); 0 when it succeeded,
  * CBT_SPAWN_TIMED_OUT when it had not ended after limit_s seconds (0: no
  * limit; see cbt_spawn_logged), else -1.  Every failure is reported in one line. */
