@@ -40,6 +40,10 @@ EXTRA_DIST += tests/tool/bench-overhead.sh
 # bench/report's counts of the verdicts and the goals' other measures.
 TESTS += tests/tool/bench-report.sh
 EXTRA_DIST += tests/tool/bench-report.sh
+# bench/results/: current/ and history/, the index of the experiments, the
+# documents bench/report makes from them.
+TESTS += tests/tool/bench-results.sh
+EXTRA_DIST += tests/tool/bench-results.sh
 # bench/process-verdicts: a row judged over processes.
 TESTS += tests/tool/bench-process-verdicts.sh
 EXTRA_DIST += tests/tool/bench-process-verdicts.sh

@@ -2,34 +2,38 @@
 # SPDX-License-Identifier: MIT
 # bench/report's "Where the goals stand": the verdicts of each table
 # counted, GPU time beyond its two events, trace size and the reader's
-# ratios, from a results directory made here; and a directory with none.
+# ratios, from a results directory made here (laid out as bench/results:
+# current/ for the first document, history/ for the experiments); and a
+# directory with none.
 . "$top_srcdir/tests/lib.sh"
 R=$CBT_TMP/results
-mkdir -p "$R/overhead-small"
+C=$R/current
+H=$R/history
+mkdir -p "$C/overhead-small" "$H"
 h=kind,ops,shim_ns,floor_ns,time_vs_floor,cpu_vs_floor,aa,date
 {
     echo "$h"
     echo "d2d,1,700,600,ok?,ok,-,2026-01-02 03:04:05 UTC"
     echo "d2d,16,1500,900,OVER,OVER,-,2026-01-02 03:04:05 UTC"
     echo "d2d_1d,1,500,500,ok,ok?,-,2026-01-02 03:04:05 UTC"
-} >"$R/overhead-session.csv"
+} >"$C/overhead-session.csv"
 {
     echo "$h"
     echo "d2d,1,1000,700,ok?,ok,-,2026-01-02 03:05:00 UTC"
     echo "d2d,16,1900,1150,ok,ok,-,2026-01-02 03:05:00 UTC"
     echo "d2d_1d,1,650,650,ok,ok,-,2026-01-02 03:05:00 UTC"
-} >"$R/overhead-gputime.csv"
-printf '%s\n' "$h" "d2d,1,10,12,-,-,ok,2026-01-02 03:03:00 UTC" "d2d,4,30,12,-,-,OVER,2026-01-02 03:03:00 UTC" >"$R/overhead-none.csv"
-: >"$R/overhead-session.txt"
-: >"$R/overhead-gputime.txt"
-: >"$R/overhead-none.txt"
-cat >"$R/trace-size.txt" <<'EOT'
+} >"$C/overhead-gputime.csv"
+printf '%s\n' "$h" "d2d,1,10,12,-,-,ok,2026-01-02 03:03:00 UTC" "d2d,4,30,12,-,-,OVER,2026-01-02 03:03:00 UTC" >"$C/overhead-none.csv"
+: >"$C/overhead-session.txt"
+: >"$C/overhead-gputime.txt"
+: >"$C/overhead-none.txt"
+cat >"$C/trace-size.txt" <<'EOT'
 # bench/trace-size.sh
 kind             shim_b1   floor_b1  diff_b1    shim_op   floor_op  diff_op verdict
 d2d                194.2      183.9    +10.2     112.30     112.23    +0.07 ok
 d2d_1d             257.4      139.0   +118.4      24.26      24.03    +0.23 OVER
 EOT
-cat >"$R/summary.txt" <<'EOT'
+cat >"$C/summary.txt" <<'EOT'
 Point      | Ops        | Events   | Trace MB | dummy s    | summary s  | ratio     | dummy RSS
 4000b      | 10500      | 4050     | 2        | 0.011      | 0.014      | 1.27x     | 10012
 1000000    | 1000000    | 10177    | 112      | 0.332      | 0.378      | 1.14x     | 22804
@@ -43,18 +47,18 @@ ok "$(g '| `overhead-none` | 2026-01-02 03:03:00 UTC | 2 | - | - | 1 ok, 0 ok?, 
     "none: only the A/A verdicts judged"
 # beyond the events: (1000 - 700) - (700 - 600) = 200 (not over), (1900 - 1500) - (1150 - 900) = 150, (650 - 500) - (650 - 500) = 0
 ok "$(g 'below 64 ops (every batch timed): 0 of 3 rows over 200 ns.')" "GPU time beyond its events: 200 ns is within"
-sed -i 's/^d2d,1,1000,700,/d2d,1,1001,700,/' "$R/overhead-gputime.csv"
+sed -i 's/^d2d,1,1000,700,/d2d,1,1001,700,/' "$C/overhead-gputime.csv"
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 200 ns.')" "GPU time beyond its events: 201 ns is over"
 ok "$(g 'Trace size (bytes per 1-op batch and per op against the floor): 1 of 2 kinds within.')" "trace size: kinds within counted"
 ok "$(g '4000 batches 1.27 ×, 1000000 ops 1.14 ×.')" "the reader's ratios, per point"
 # long-rows/: a call's passes counted with the others, its GPU time beyond
 # its events on a line of its own, a pass whose text file is missing shown from its CSV
-mkdir -p "$R/long-rows/call-x"
-echo "bench/overhead-run --passes session,gputime BUILD OUT --budget 8" >"$R/long-rows/call-x/COMMAND"
-printf '%s\n' "$h" "d2d,1,600,500,OVER,ok,-,2026-01-03 01:00:00 UTC" >"$R/long-rows/call-x/overhead-session.csv"
-printf '%s\n' "$h" "d2d,1,1300,900,ok,ok,-,2026-01-03 01:01:00 UTC" >"$R/long-rows/call-x/overhead-gputime.csv"
-: >"$R/long-rows/call-x/overhead-gputime.txt"
+mkdir -p "$C/long-rows/call-x"
+echo "bench/overhead-run --passes session,gputime BUILD OUT --budget 8" >"$C/long-rows/call-x/COMMAND"
+printf '%s\n' "$h" "d2d,1,600,500,OVER,ok,-,2026-01-03 01:00:00 UTC" >"$C/long-rows/call-x/overhead-session.csv"
+printf '%s\n' "$h" "d2d,1,1300,900,ok,ok,-,2026-01-03 01:01:00 UTC" >"$C/long-rows/call-x/overhead-gputime.csv"
+: >"$C/long-rows/call-x/overhead-gputime.txt"
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g '| `long-rows/call-x/overhead-session` | 2026-01-03 01:00:00 UTC | 1 | 0 ok, 0 ok?, 1 OVER | 1 ok, 0 ok?, 0 OVER | - |')" \
     "long-rows: a call's session pass counted"
@@ -64,22 +68,42 @@ ok "$(g '| `d2d` | 1 | 300 (over) |')" "long-rows: the call's beyond-events tabl
 ok "$(g "This pass's text file did not come back")" "long-rows: a pass without its text file says so"
 ok "$(g 'Command: `bench/overhead-run --passes session,gputime BUILD OUT --budget 8`')" "long-rows: the call's command"
 # processes/: a row judged over processes, counted at the top and tabled
-mkdir -p "$R/processes/x"
-echo "bench/abn.sh session OUT 2 BUILD -- --sizes 1" >"$R/processes/x/COMMAND"
-printf '%s\n' "b 1 d2d 1 121 100 21 100 100 0" "b 2 d2d 1 121 100 21 100 100 0" >"$R/processes/x/all.txt"
+mkdir -p "$C/processes/x"
+echo "bench/abn.sh session OUT 2 BUILD -- --sizes 1" >"$C/processes/x/COMMAND"
+printf '%s\n' "b 1 d2d 1 121 100 21 100 100 0" "b 2 d2d 1 121 100 21 100 100 0" >"$C/processes/x/all.txt"
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g 'Judged over processes (`processes/x/`, up to 2 processes a row, `bench/process-verdicts`): time 0 ok, 0 ok?, 1 OVER, 0 not judged; cpu 1 ok, 0 ok?, 0 OVER, 0 not judged.')" \
     "processes: the verdicts over processes counted at the top"
 ok "$(g '| `d2d` | 1 | 2 | 21 | 1 [1, 1] | **OVER** | -20 [-20, -20] | ok |')" "processes: the row's verdicts tabled"
 # the A/B runs go into the experiments document, not the first one
-mkdir -p "$R/gputime-noqueue/h200"
-echo "new 1 d2d 1 700 600 100 750 620 130" >"$R/gputime-noqueue/h200/all.txt"
+mkdir -p "$H/gputime-noqueue/h200"
+echo "new 1 d2d 1 700 600 100 750 620 130" >"$H/gputime-noqueue/h200/all.txt"
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 bash "$top_srcdir/bench/report" --experiments "$R" >"$CBT_TMP/exp.md" 2>>"$CBT_TMP/perf.err"
 ok "$(grep -q '^## GPU time: timed batches never queued' "$CBT_TMP/perf.md" && echo 1 || echo 0)" "an A/B run is not in the first document"
 ok "$(grep -q '^new 1 d2d 1 700 600 100 750 620 130$' "$CBT_TMP/exp.md" && grep -q '^## GPU time: timed batches never queued' "$CBT_TMP/exp.md"; echo $?)" \
     "--experiments: the A/B run's table, under its title"
 ok "$(grep -q 'Where the goals stand' "$CBT_TMP/exp.md" && echo 1 || echo 0)" "--experiments: not the goals' counts"
+# the layout: a file left at the top of the results directory (the old flat
+# layout) is not read; an older call's pass is read from history/ and named
+# so; the experiments read history/, and current/profile.txt beside it
+mkdir -p "$H/overhead-rerun" "$H/since-795145a"
+printf '%s\n' "$h" "array,1,900,100,OVER,OVER,-,2025-09-09 09:09:09 UTC" >"$R/overhead-session.csv"
+printf '%s\n' "$h" "array,4,800,700,ok,ok,-,2026-01-04 00:00:00 UTC" >"$H/overhead-rerun/overhead-session.csv"
+printf '%s\n' '== session' 'CALLING THREAD TOTAL 11 22' >"$H/since-795145a/profile-795145a.txt"
+printf '%s\n' '== session' 'CALLING THREAD TOTAL 33 44' >"$C/profile.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+bash "$top_srcdir/bench/report" --experiments "$R" >"$CBT_TMP/exp.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g '2025-09-09 09:09:09 UTC' | grep -qx 1; echo $?)" "a file at the top of the results directory is not read"
+ok "$(g 'files `history/overhead-rerun/overhead-session.txt` and `history/overhead-rerun/overhead-session.csv`.'; )" \
+    "an older call's pass read from history/, named so"
+ok "$(g '| `array` | 4 | 0.00 |')" "the older call's table"
+ok "$(grep -qx 'profile-795145a instructions 11 22' "$CBT_TMP/exp.md" && grep -qx 'profile instructions 33 44' "$CBT_TMP/exp.md" &&
+      grep -qF '`current/profile.txt`' "$CBT_TMP/exp.md"; echo $?)" "--experiments: history/ beside current/profile.txt"
+ok "$(head -n 15 "$CBT_TMP/perf.md" | grep -qF '**What is current:**' && head -n 15 "$CBT_TMP/perf.md" | grep -qF 'bench/results/current/'; echo $?)" \
+    "the first screen says what is current"
+ok "$(head -n 20 "$CBT_TMP/exp.md" | grep -qF '**This is history, not the current figures.**' &&
+      head -n 20 "$CBT_TMP/exp.md" | grep -qF 'bench/results/history/INDEX.md'; echo $?)" "the experiments' first screen says they are history"
 mkdir -p "$CBT_TMP/empty"
 bash "$top_srcdir/bench/report" "$CBT_TMP/empty" >"$CBT_TMP/empty.md" 2>>"$CBT_TMP/perf.err"
 ok "$(grep -c '^| table |' "$CBT_TMP/empty.md" | grep -qx 0 && grep -qF 'No overhead table in this directory.' "$CBT_TMP/empty.md"; echo $?)" \
