@@ -97,6 +97,9 @@ if want_sessiond; then
     ok $? "overhead-run: a gputime4 pass runs"
     grep -q '^# gpu time:  CUBATCHTRACE_GPU_TIME=4:' "$CBT_TMP/run/overhead-gputime4.txt" 2>/dev/null
     ok $? "overhead-run: the gputime4 pass times one batch in 4 (its header says so)"
+    # beside it, in the same run, bench/costs: cuEventElapsedTime's cost for bench/report's bound
+    grep -q '^cuEventElapsedTime, two events that completed  *[0-9][0-9.]*$' "$CBT_TMP/run/costs-gputime.txt" 2>/dev/null
+    ok $? "overhead-run: bench/costs beside the GPU-time pass (costs-gputime.txt, cuEventElapsedTime)"
 else
     diag "no session: $CBT_NO_SESSIOND"
 fi

@@ -45,11 +45,58 @@ ok "$(g '| `overhead-session` | 2026-01-02 03:04:05 UTC | 3 | 1 ok, 1 ok?, 1 OVE
     "session: each verdict counted, its date and rows"
 ok "$(g '| `overhead-none` | 2026-01-02 03:03:00 UTC | 2 | - | - | 1 ok, 0 ok?, 1 OVER |')" \
     "none: only the A/A verdicts judged"
-# beyond the events: (1000 - 700) - (700 - 600) = 200 (not over), (1900 - 1500) - (1150 - 900) = 150, (650 - 500) - (650 - 500) = 0
-ok "$(g 'below 64 ops (every batch timed): 0 of 3 rows over 200 ns.')" "GPU time beyond its events: 200 ns is within"
-sed -i 's/^d2d,1,1000,700,/d2d,1,1001,700,/' "$C/overhead-gputime.csv"
+# GPU time, decided.  Beyond the events: (1000 - 700) - (700 - 600) = 200,
+# (1900 - 1500) - (1150 - 900) = 150, (650 - 500) - (650 - 500) = 0.  Every
+# batch timed is judged against 2 x cuEventElapsedTime (measured beside the
+# passes: costs-gputime.txt) + 200 ns; without that figure it is not judged,
+# and no number is made up for it.
+ok "$(g 'below 64 ops (every batch timed): 3 rows, not judged: the bound is its two `cuEventRecord` plus the two `cuEventElapsedTime` it must ask plus 200 ns, and this run did not measure `cuEventElapsedTime` beside it; the judgement awaits a run that does')" \
+    "GPU time, every batch: no cuEventElapsedTime beside the run, the judgement awaits one"
+ok "$(g 'over 200 ns' | grep -qx 1; echo $?)" "GPU time, every batch: not judged against 200 ns alone"
+ok "$(g '| `d2d` | 1 | 200 | - |')" "GPU time, every batch: its figure unmarked where not judged"
+ok "$(g '*Not measured yet: the judgement awaits that run, its output copied into `bench/results/current/gputime-costs/`.*')" \
+    "GPU time, decided: its section says the run is awaited"
+# cuEventElapsedTime 60.5 ns beside the run: bound 2 x 60.5 + 200 = 321 ns
+cat >"$C/costs-gputime.txt" <<'EOT'
+# bench/costs: host cost of the shim's building blocks, ns per call (median of 31 rounds of 20000)
+cuEventQuery, an event that completed                             141.8
+cuEventElapsedTime, two events that completed                      60.5
+cuEventRecord on an idle stream                                  1301.8
+EOT
+sed -i 's/^d2d,1,1000,700,/d2d,1,1121,700,/' "$C/overhead-gputime.csv"
+# one batch in 16 keeps its own row and its 200 ns: (900 - 700) - (600 - 600) = 200
+printf '%s\n' "$h" "d2d,1,900,600,ok,ok,-,2026-01-02 03:06:00 UTC" >"$C/overhead-gputime16.csv"
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
-ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 200 ns.')" "GPU time beyond its events: 201 ns is over"
+ok "$(g 'below 64 ops (every batch timed): 0 of 3 rows over 321 ns (its two `cuEventElapsedTime`, 60.5 ns each, measured beside it, + 200 ns).')" \
+    "GPU time, every batch: 321 ns at the bound 2 x 60.5 + 200 is within"
+ok "$(g 'below 64 ops (one batch in 16): 0 of 1 rows over 200 ns.')" "GPU time, one in 16: its own row, 200 ns is within"
+ok "$(g '| `d2d` | 1 | 321 | 200 |')" "GPU time: the table's figures at their bounds, unmarked"
+sed -i 's/^d2d,1,1121,700,/d2d,1,1122,700,/' "$C/overhead-gputime.csv"
+sed -i 's/^d2d,1,900,600,/d2d,1,901,600,/' "$C/overhead-gputime16.csv"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g 'below 64 ops (every batch timed): 1 of 3 rows over 321 ns')" "GPU time, every batch: 1 ns over the bound is over"
+ok "$(g 'below 64 ops (one batch in 16): 1 of 1 rows over 200 ns.')" "GPU time, one in 16: 201 ns is over"
+ok "$(g '| `d2d` | 1 | 322 (over) | 201 (over) |')" "GPU time: the table marks both over"
+ok "$(g 'Bounds: every batch timed, 321 ns (2 × `cuEventElapsedTime` 60.5 ns, measured by `bench/costs` beside the passes in the same run, + 200 ns);')" \
+    "GPU time: the table says its bound"
+# a costs file without the cuEventElapsedTime line: not judged either
+sed -i '/^cuEventElapsedTime/d' "$C/costs-gputime.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+ok "$(g 'below 64 ops (every batch timed): 3 rows, not judged')" "GPU time, every batch: a costs file without cuEventElapsedTime, not judged"
+rm "$C/costs-gputime.txt" "$C/overhead-gputime16.csv"
+# the run of bench/README.md's command, into current/gputime-costs/: judged, its section
+mkdir -p "$C/gputime-costs"
+printf '%s\n' "$h" "d2d,4,800,700,ok,ok,-,2026-01-05 00:00:00 UTC" >"$C/gputime-costs/overhead-session.csv"
+printf '%s\n' "$h" "d2d,4,1200,800,ok,ok,-,2026-01-05 00:01:00 UTC" >"$C/gputime-costs/overhead-gputime.csv"
+printf '%s\n' '# bench/costs' 'cuEventElapsedTime, two events that completed      150.0' >"$C/gputime-costs/costs-gputime.txt"
+bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
+# (1200 - 800) - (800 - 700) = 300 <= 2 x 150 + 200 = 500
+ok "$(g 'below 64 ops (gputime-costs/, every batch timed): 0 of 1 rows over 500 ns (its two `cuEventElapsedTime`, 150.0 ns each, measured beside it, + 200 ns).')" \
+    "gputime-costs/: judged at the top"
+ok "$(g 'Bound of every batch timed: 500 ns (2 × `cuEventElapsedTime` 150.0 ns')" "gputime-costs/: its section says the bound"
+ok "$(g '| `d2d` | 4 | 300 | 0 |')" "gputime-costs/: its table"
+ok "$(g 'files `gputime-costs/overhead-gputime.txt` and `gputime-costs/overhead-gputime.csv`')" "gputime-costs/: its passes' tables"
+ok "$(g 'Not measured yet' | grep -qx 1; echo $?)" "gputime-costs/: no longer awaited"
 ok "$(g 'Trace size (bytes per 1-op batch and per op against the floor): 1 of 2 kinds within.')" "trace size: kinds within counted"
 ok "$(g '4000 batches 1.27 ×, 1000000 ops 1.14 ×.')" "the reader's ratios, per point"
 # long-rows/: a call's passes counted with the others, its GPU time beyond
@@ -62,9 +109,9 @@ printf '%s\n' "$h" "d2d,1,1300,900,ok,ok,-,2026-01-03 01:01:00 UTC" >"$C/long-ro
 bash "$top_srcdir/bench/report" "$R" >"$CBT_TMP/perf.md" 2>>"$CBT_TMP/perf.err"
 ok "$(g '| `long-rows/call-x/overhead-session` | 2026-01-03 01:00:00 UTC | 1 | 0 ok, 0 ok?, 1 OVER | 1 ok, 0 ok?, 0 OVER | - |')" \
     "long-rows: a call's session pass counted"
-# (1300 - 600) - (900 - 500) = 300
-ok "$(g 'below 64 ops (long-rows/call-x/, every batch timed): 1 of 1 rows over 200 ns.')" "long-rows: GPU time beyond its events, per call"
-ok "$(g '| `d2d` | 1 | 300 (over) |')" "long-rows: the call's beyond-events table"
+# (1300 - 600) - (900 - 500) = 300, no cuEventElapsedTime beside it
+ok "$(g 'below 64 ops (long-rows/call-x/, every batch timed): 1 rows, not judged')" "long-rows: GPU time beyond its events, per call"
+ok "$(g '| `d2d` | 1 | 300 | 0 |')" "long-rows: the call's beyond-events table"
 ok "$(g "This pass's text file did not come back")" "long-rows: a pass without its text file says so"
 ok "$(g 'Command: `bench/overhead-run --passes session,gputime BUILD OUT --budget 8`')" "long-rows: the call's command"
 # processes/: a row judged over processes, counted at the top and tabled
