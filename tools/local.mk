@@ -28,6 +28,7 @@ tools_plugin_babeltrace_plugin_cubatchtrace_la_LIBADD = tools/libcbtread.la $(BA
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
+	tools/export.c tools/render/sqlite.c tools/render/sqlite.h tools/render/csv.c tools/render/csv.h \
 	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
 	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
@@ -38,8 +39,8 @@ tools_cubatchtrace_SOURCES = \
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
-tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
-tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) -ldl
+tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS) $(SQLITE3_CFLAGS)
+tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(SQLITE3_LIBS) -ldl
 dist_man1_MANS += docs/cubatchtrace.1
 
 # The event generator: synthetic batches through the real tracepoint provider,
