@@ -38,7 +38,7 @@ static const char usage_export[] =
     "                           [--begin TIME] [--end TIME] TRACE...\n"
     "Write every batch, op and finding of the traces to an SQLite database (or CSV\n"
     "files) for SQL and data frames: tables process_image, thread, stream, batch, op,\n"
-    "attribute, finding, call_site, allocation and meta (docs/export.md).\n"
+    "attribute, finding, gpu_time, call_site, allocation and meta (docs/export.md).\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces) or an LTTng live URL.\n"
     "\n"

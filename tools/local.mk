@@ -96,9 +96,11 @@ TOOL_TESTS = \
 	tests/tool/pipeline.sh \
 	tests/tool/plugin.sh \
 	tests/tool/plugin-live.sh \
-	tests/tool/plugin-fuzz.sh
+	tests/tool/plugin-fuzz.sh \
+	tests/tool/export.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \
 	tests/tool/format_norm.py tests/tool/format2.tar.xz tests/tool/format3.tar.xz tests/tool/gpu1.tar.xz bench/trace-size.sh tests/tool/expand_show.py \
-	tests/tool/relay-readers.sh
+	tests/tool/relay-readers.sh \
+	tests/tool/export_compare.py

@@ -20,7 +20,7 @@
 
 /* In the order docs/export.md lists them. */
 static const char *const tables[] = {"meta", "process_image", "thread", "stream", "batch",
-                                     "op", "attribute", "finding", "call_site", "allocation"};
+                                     "op", "attribute", "finding", "gpu_time", "call_site", "allocation"};
 
 static void put_field(FILE *f, const unsigned char *t)
 {

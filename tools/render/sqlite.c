@@ -66,6 +66,11 @@ static const char schema[] =
     "CREATE TABLE finding (finding_key INTEGER PRIMARY KEY, batch_key INTEGER NOT NULL REFERENCES batch,"
     " rule TEXT, severity TEXT, op INTEGER, other_op INTEGER, side TEXT, value INTEGER, limit_value INTEGER,"
     " inline INTEGER, reader INTEGER NOT NULL);\n"
+    "CREATE TABLE gpu_time (gpu_key INTEGER PRIMARY KEY, batch_key INTEGER REFERENCES batch,"
+    " process_key INTEGER NOT NULL REFERENCES process_image, id INTEGER NOT NULL, batch_id INTEGER NOT NULL,"
+    " ts_ns INTEGER, status TEXT, gpu_ns INTEGER, start_rel_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER,"
+    " tid INTEGER, api TEXT, stream INTEGER, stream_id INTEGER, device INTEGER, driver_ns INTEGER, ops INTEGER,"
+    " bytes INTEGER, src_kind TEXT, dst_kind TEXT, src_device INTEGER, dst_device INTEGER);\n"
     "CREATE TABLE call_site (process_key INTEGER NOT NULL REFERENCES process_image, caller INTEGER NOT NULL,"
     " name TEXT, object TEXT, offset INTEGER, function TEXT, file TEXT, line INTEGER,"
     " PRIMARY KEY (process_key, caller)) WITHOUT ROWID;\n"
@@ -77,7 +82,7 @@ static const char schema[] =
     " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
     " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
 
-enum { ST_BATCH, ST_OP, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_COUNT };
+enum { ST_BATCH, ST_OP, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
                  "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
@@ -91,6 +96,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_STREAM] = "INSERT INTO stream VALUES (?1,?2,?3,?4,1) ON CONFLICT (process_key, stream, stream_id) DO UPDATE SET batches = batches + 1",
     [ST_GPU] = "UPDATE batch SET gpu_status = ?3, gpu_ns = ?4, gpu_start_ns = ?5, gpu_end_ns = ?6"
                " WHERE process_key = ?1 AND batch_id = ?2",
+    [ST_GPU_ROW] = "INSERT INTO gpu_time VALUES (NULL, (SELECT batch_key FROM batch WHERE process_key = ?1"
+                   " AND batch_id = ?2),?1,?3,?2,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
 };
 
 /* A process image: few per trace, kept whole until the end. */
@@ -457,6 +464,20 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         write_finding(s, key, &rb->inline_only[i], 1, false);
 }
 
+/* A gpu_time event's kind or device of its sources or destinations: "mixed" (NULL for a device) when not all alike. */
+static void bind_gpu_kind(sqlite3_stmt *st, int i, uint8_t kind)
+{
+    if (kind == CBT_GPU_MIXED_KIND)
+        sqlite3_bind_text(st, i, "mixed", -1, SQLITE_STATIC);
+    else
+        bind_name(st, i, cbt_memkind_name(kind), kind);
+}
+static void bind_gpu_device(sqlite3_stmt *st, int i, int32_t d)
+{
+    if (d != CBT_GPU_MIXED_DEVICE)
+        sqlite3_bind_int(st, i, d);
+}
+
 void cbt_sql_gpu(void *sql, const struct cbt_where *w, const struct cbt_ev_gpu *g)
 {
     struct cbt_sql *s = sql;
@@ -465,18 +486,47 @@ void cbt_sql_gpu(void *sql, const struct cbt_where *w, const struct cbt_ev_gpu *
     size_t pk = proc_of(s, w);
     if (!pk)
         return;
+    bool timed = g->status == CBT_GPU_TIMED;
+    int64_t start = w->ts_ns + g->start_rel_ns;
+    /* the batch's own columns, when its row was written (the batch comes before its GPU time) */
     sqlite3_stmt *st = s->st[ST_GPU];
     sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
     bind_u64(st, 2, g->batch_id);
     bind_name(st, 3, cbt_gpu_status_name(g->status), g->status);
-    if (g->status == CBT_GPU_TIMED) {
+    if (timed) {
         bind_u64(st, 4, g->gpu_ns);
         if (w->has_ts) {
-            int64_t start = w->ts_ns + g->start_rel_ns;
             bind_i64(st, 5, start);
             bind_i64(st, 6, start + (int64_t)g->gpu_ns);
         }
     }
+    step(s, st);
+    /* and the event as it came, whether or not its batch is in the export */
+    st = s->st[ST_GPU_ROW];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+    bind_u64(st, 2, g->batch_id);
+    bind_u64(st, 3, cbt_batch_number(g->batch_id));
+    if (w->has_ts)
+        bind_i64(st, 4, w->ts_ns);
+    bind_name(st, 5, cbt_gpu_status_name(g->status), g->status);
+    bind_u64(st, 6, g->gpu_ns);
+    bind_i64(st, 7, g->start_rel_ns);
+    if (timed && w->has_ts) {
+        bind_i64(st, 8, start);
+        bind_i64(st, 9, start + (int64_t)g->gpu_ns);
+    }
+    sqlite3_bind_int(st, 10, (int)g->tid);
+    bind_name(st, 11, cbt_api_name(g->api), g->api);
+    bind_u64(st, 12, g->stream);
+    bind_u64(st, 13, g->stream_id);
+    sqlite3_bind_int(st, 14, (int)g->device);
+    bind_u64(st, 15, g->driver_ns);
+    bind_u64(st, 16, g->ops);
+    bind_u64(st, 17, g->bytes);
+    bind_gpu_kind(st, 18, g->src_kind);
+    bind_gpu_kind(st, 19, g->dst_kind);
+    bind_gpu_device(st, 20, g->src_device);
+    bind_gpu_device(st, 21, g->dst_device);
     step(s, st);
     row_done(s);
 }
