@@ -59,7 +59,7 @@ static const char schema[] =
     " dst_loc_type TEXT, dst_loc_id INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
     " dst_array_width INTEGER, dst_array_height INTEGER, dst_array_depth INTEGER, dst_elem_size INTEGER,"
     " width INTEGER, height INTEGER, depth INTEGER, access_order TEXT, flags INTEGER, bytes INTEGER,"
-    " direction TEXT, PRIMARY KEY (batch_key, i)) WITHOUT ROWID;\n"
+    " direction TEXT);\n"
     "CREATE TABLE attribute (batch_key INTEGER NOT NULL REFERENCES batch, k INTEGER NOT NULL, idx INTEGER,"
     " access_order TEXT, flags INTEGER, src_loc_type TEXT, src_loc_id INTEGER, dst_loc_type TEXT,"
     " dst_loc_id INTEGER, PRIMARY KEY (batch_key, k)) WITHOUT ROWID;\n"
@@ -145,16 +145,19 @@ static bool exec(struct cbt_sql *s, const char *sql)
     return true;
 }
 
-/* Runs a bound statement and resets it for the next row. */
-static void step(struct cbt_sql *s, sqlite3_stmt *st)
+/* Runs a bound statement and resets it for the next row (its values unbound:
+ * clear, or every one bound again, as the op rows do). */
+static void run_stmt(struct cbt_sql *s, sqlite3_stmt *st, bool clear)
 {
     if (s->failed)
         return;
     if (sqlite3_step(st) != SQLITE_DONE)
         sql_fail(s, sqlite3_sql(st));
     sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    if (clear)
+        sqlite3_clear_bindings(st);
 }
+static void step(struct cbt_sql *s, sqlite3_stmt *st) { run_stmt(s, st, true); }
 
 /* One more row; every CBT_SQL_ROWS_PER_TX rows the transaction is committed
  * (a transaction per row would sync nothing but still cost a page write each). */
@@ -196,7 +199,7 @@ struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
         return NULL;
     }
     s->agg = a;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         cbt_err("cannot write %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sqlite3_close(s->db);
         free(s);
@@ -279,12 +282,15 @@ void cbt_sql_image(void *sql, const struct cbt_where *w, uint64_t pid_ns, uint64
 
 /* One operand's columns, from column c: type, kind, device, ptr, array,
  * x, y, z, row_length, layer_height, loc_type, loc_id, alloc_base,
- * alloc_size, array_width, array_height, array_depth, elem_size. */
+ * alloc_size, array_width, array_height, array_depth, elem_size; each bound,
+ * NULL where the operand has none (the op statement's values are not cleared). */
 static void bind_operand(sqlite3_stmt *st, int c, const CUmemcpy3DOperand *o, const struct cbt_operand_info *in)
 {
     bind_name(st, c, cbt_operand_name((unsigned)o->type), (uint64_t)o->type);
     bind_name(st, c + 1, cbt_memkind_name(in->kind), in->kind);
     sqlite3_bind_int(st, c + 2, in->device);
+    for (int k = 3; k < 18; k++)
+        sqlite3_bind_null(st, c + k);
     if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
         bind_u64(st, c + 4, (uint64_t)(uintptr_t)o->op.array.array);
         bind_u64(st, c + 5, o->op.array.offset.x);
@@ -372,7 +378,7 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         int dir = cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
                                 cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device);
         sqlite3_bind_text(st, 45, dir_names[dir], -1, SQLITE_STATIC);
-        step(s, st);
+        run_stmt(s, st, false);
         nops++;
         bytes += b;
         row_done(s);
@@ -630,6 +636,10 @@ static void write_call_sites(struct cbt_sql *s)
 
 int cbt_sql_finish(struct cbt_sql *s)
 {
+    /* made once the rows are in: one sort of keys already in order, cheaper
+     * than an index kept up row by row */
+    exec(s, "CREATE INDEX op_by_batch ON op (batch_key, i)");
+    cbt_progress();
     write_procs(s);
     write_call_sites(s);
     sqlite3_stmt *st = NULL;
