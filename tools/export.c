@@ -373,8 +373,10 @@ int cbt_cmd_export(int argc, char **argv)
         cbt_err("out of memory");
         goto out;
     }
+    mode_t mask = umask(0);
+    umask(mask);
     if (csv) {
-        if (!mkdtemp(tmp)) {
+        if (!mkdtemp(tmp) || chmod(tmp, 0777 & ~mask) != 0) {
             cbt_err("cannot write %s: %s", output, strerror(errno));
             goto out_free;
         }
@@ -390,8 +392,6 @@ int cbt_cmd_export(int argc, char **argv)
             cbt_err("cannot write %s: %s", output, strerror(errno));
             goto out_free;
         }
-        mode_t mask = umask(0);
-        umask(mask);
         fchmod(fd, 0666 & ~mask);
         close(fd);
         db_path = strdup(tmp);

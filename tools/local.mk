@@ -100,7 +100,8 @@ TOOL_TESTS = \
 	tests/tool/plugin-live.sh \
 	tests/tool/plugin-fuzz.sh \
 	tests/tool/export.sh \
-	tests/tool/export-example.sh
+	tests/tool/export-example.sh \
+	tests/tool/export-live.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \

@@ -120,6 +120,8 @@ struct cbt_sql {
     sqlite3_stmt *st[ST_COUNT];
     struct proc *procs;
     size_t nprocs, capprocs, last;
+    uint32_t *slots;   /* open addressing over procs by (host, pkey): index + 1, 0 empty */
+    size_t nslots;     /* a power of two, at least twice nprocs */
     struct meta_row *meta;
     size_t nmeta;
     uint64_t rows_in_tx, batches, ops, findings;
@@ -220,29 +222,62 @@ struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
     return s;
 }
 
-/* The process image of w, from 1 in the order first seen (its process_key). */
+static size_t proc_slot(uint32_t host, uint64_t pkey, size_t nslots)
+{
+    uint64_t h = (pkey ^ (uint64_t)host << 40) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (nslots - 1);
+}
+
+/* The slot table at twice its size (a job's thousands of ranks stay cheap to find). */
+static bool proc_rehash(struct cbt_sql *s)
+{
+    size_t n = s->nslots ? 2 * s->nslots : 64;
+    uint32_t *t = calloc(n, sizeof(*t));
+    if (!t)
+        return false;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        size_t k = proc_slot(s->procs[i].host, s->procs[i].pkey, n);
+        while (t[k])
+            k = (k + 1) & (n - 1);
+        t[k] = (uint32_t)(i + 1);
+    }
+    free(s->slots);
+    s->slots = t;
+    s->nslots = n;
+    return true;
+}
+
+/* The process image of w, from 1 in the order first seen (its process_key); 0: out of memory. */
 static size_t proc_of(struct cbt_sql *s, const struct cbt_where *w)
 {
     uint64_t k = cbt_where_pkey(w);
     if (s->nprocs && s->procs[s->last].host == w->host && s->procs[s->last].pkey == k)
         return s->last + 1;
-    for (size_t i = 0; i < s->nprocs; i++)
-        if (s->procs[i].host == w->host && s->procs[i].pkey == k)
-            return (s->last = i) + 1;
+    if (2 * (s->nprocs + 1) > s->nslots && !proc_rehash(s))
+        goto oom;
+    size_t slot = proc_slot(w->host, k, s->nslots);
+    for (; s->slots[slot]; slot = (slot + 1) & (s->nslots - 1)) {
+        const struct proc *p = &s->procs[s->slots[slot] - 1];
+        if (p->host == w->host && p->pkey == k)
+            return (s->last = s->slots[slot] - 1) + 1;
+    }
     if (s->nprocs == s->capprocs) {
         size_t c = s->capprocs ? 2 * s->capprocs : 16;
         struct proc *n = realloc(s->procs, c * sizeof(*n));
-        if (!n) {
-            s->failed = true;
-            cbt_err("out of memory");
-            return 0;
-        }
+        if (!n)
+            goto oom;
         s->procs = n;
         s->capprocs = c;
     }
     s->procs[s->nprocs] = (struct proc){.host = w->host, .image = w->image, .pkey = k, .vpid = w->vpid, .rank = -1};
+    s->slots[slot] = (uint32_t)(s->nprocs + 1);
     s->last = s->nprocs++;
     return s->nprocs;
+oom:
+    if (!s->failed)
+        cbt_err("out of memory");
+    s->failed = true;
+    return 0;
 }
 
 static void proc_name(struct cbt_sql *s, size_t key, const char *procname)
@@ -680,6 +715,7 @@ int cbt_sql_close(struct cbt_sql *s)
         free(s->procs[i].rank_var);
     }
     free(s->procs);
+    free(s->slots);
     for (size_t i = 0; i < s->nmeta; i++) {
         free(s->meta[i].key);
         free(s->meta[i].value);
