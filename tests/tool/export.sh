@@ -181,6 +181,32 @@ while IFS="$(printf '\t')" read -r seed kind; do
             "damaged ($kind, seed $seed): exit 2, one line, no database and no scratch file left"
     fi
 done <"$CBT_TMP/dmg.list"
+# the guard ends the process (a live peer that never answers: the watchdog):
+# its scratch database is removed on the way out
+"$PYTHON3" - "$CBT_TMP/port" <<'EOF2' &
+import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.settimeout(1)
+held, end = [], time.monotonic() + 60
+while time.monotonic() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+EOF2
+mute=$!
+i=0
+while [ ! -s "$CBT_TMP/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+url="net://127.0.0.1:$(cat "$CBT_TMP/port")/host/none/s"
+CUBATCHTRACE_TIMEOUT=2 "$CBT" export -o "$CBT_TMP/mute.sqlite" "$url" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
+export_error "a live peer that never answers" $? "$CBT_TMP/out" "$CBT_TMP/err" "no answer in 2 s"
+is "$(ls "$CBT_TMP" | grep -c '^mute\.sqlite')" 0 "a live peer that never answers: no database, no scratch file left"
+kill "$mute" 2>/dev/null
+wait "$mute" 2>/dev/null
 # a reading out of memory (CUBATCHTRACE_MAX_MEMORY): its scratch database removed too
 CUBATCHTRACE_MAX_MEMORY=1 "$CBT" export -o "$CBT_TMP/mem.sqlite" "$CBT_TMP/timed" >/dev/null 2>"$CBT_TMP/err"
 is "$?:$(ls "$CBT_TMP" | grep -c '^mem\.sqlite')" "2:0" "out of memory: exit 2, nothing left behind"

@@ -131,8 +131,10 @@ struct cbt_sql {
 
 static void sql_fail(struct cbt_sql *s, const char *what)
 {
+    /* what: a statement, named by its first words (the whole of an INSERT is hundreds of characters) */
     if (!s->failed)
-        cbt_err("cannot write the database: %s: %s", what, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        cbt_err("cannot write the database: %s (%.24s%s)", s->db ? sqlite3_errmsg(s->db) : "out of memory", what,
+                strlen(what) > 24 ? "..." : "");
     s->failed = true;
 }
 
