@@ -355,8 +355,6 @@ static void bind_operand(sqlite3_stmt *st, int c, const CUmemcpy3DOperand *o, co
     }
 }
 
-static const char *const dir_names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH",
-                                                 "DtoA", "AtoD", "AtoA", "peer", "unknown"};
 
 static void write_finding(struct cbt_sql *s, int64_t batch_key, const struct cbt_finding *f, int in, bool reader)
 {
@@ -414,7 +412,7 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         bind_u64(st, 44, b);
         int dir = cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
                                 cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device);
-        sqlite3_bind_text(st, 45, dir_names[dir], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 45, cbt_direction_name(dir), -1, SQLITE_STATIC);
         run_stmt(s, st, false);
         nops++;
         bytes += b;
