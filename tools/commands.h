@@ -15,6 +15,7 @@ int cbt_cmd_run(int argc, char **argv);  /* run.c */
 int cbt_cmd_show(int argc, char **argv); /* show.c */
 int cbt_cmd_timeline(int argc, char **argv); /* timeline.c */
 int cbt_cmd_report(int argc, char **argv); /* report.c */
+int cbt_cmd_export(int argc, char **argv); /* export.c */
 
 /* summary.c: what `summary` and `run` read and print, behind the guard
  * (the argument of cbt_guard_run; returns the exit status). */

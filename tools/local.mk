@@ -28,6 +28,7 @@ tools_plugin_babeltrace_plugin_cubatchtrace_la_LIBADD = tools/libcbtread.la $(BA
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
+	tools/export.c tools/render/sqlite.c tools/render/sqlite.h tools/render/csv.c tools/render/csv.h \
 	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
 	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
@@ -38,9 +39,11 @@ tools_cubatchtrace_SOURCES = \
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
-tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS)
-tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) -ldl
+tools_cubatchtrace_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS) $(JANSSON_CFLAGS) $(LIBDW_CFLAGS) $(SQLITE3_CFLAGS)
+tools_cubatchtrace_LDADD = tools/libcbtread.la $(BABELTRACE2_LIBS) $(JANSSON_LIBS) $(LIBDW_LIBS) $(SQLITE3_LIBS) -ldl
 dist_man1_MANS += docs/cubatchtrace.1
+# the tables of `export`
+dist_doc_DATA += docs/export.md
 
 # The event generator: synthetic batches through the real tracepoint provider,
 # for the tests (known totals) and the benchmark (large traces).
@@ -95,9 +98,13 @@ TOOL_TESTS = \
 	tests/tool/pipeline.sh \
 	tests/tool/plugin.sh \
 	tests/tool/plugin-live.sh \
-	tests/tool/plugin-fuzz.sh
+	tests/tool/plugin-fuzz.sh \
+	tests/tool/export.sh \
+	tests/tool/export-example.sh \
+	tests/tool/export-live.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/tool/job.sh tests/tool/guarded.sh tests/tool/damage.py tests/tool/mkctf-seq.py tests/tool/expect.py tests/tool/gpuexpect.py tests/tool/mkctf.py tests/tool/mkbatches.py \
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \
 	tests/tool/format_norm.py tests/tool/format2.tar.xz tests/tool/format3.tar.xz tests/tool/gpu1.tar.xz bench/trace-size.sh tests/tool/expand_show.py \
-	tests/tool/relay-readers.sh
+	tests/tool/relay-readers.sh \
+	tests/tool/export_compare.py tests/tool/export_example.py bench/export.sh

@@ -8,6 +8,7 @@
  *   cubatchtrace show [OPTIONS] TRACE...
  *   cubatchtrace timeline -o FILE [OPTIONS] TRACE...
  *   cubatchtrace report -o FILE.html [OPTIONS] TRACE...
+ *   cubatchtrace export -o FILE.sqlite [OPTIONS] TRACE...
  *   cubatchtrace rules
  *
  * The commands that decode traces do it behind guard.c: a damaged trace that
@@ -21,6 +22,7 @@
  *   show.c      `show`: every batch, op and finding, one per line
  *   timeline.c  `timeline`: a Chrome trace-event file (Perfetto, chrome://tracing)
  *   report.c    `report`: the summary as one HTML page, plots by gnuplot
+ *   export.c    `export`: every batch, op and finding as SQLite tables or CSV files
  *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
  *   guard.c     decoding behind a guard: memory limit, fatal signals, watchdog
@@ -29,6 +31,7 @@
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
+ *   sqlite.c    the tables of `export` (libsqlite3); csv.c: the same as CSV files
  * analyse/, the aggregate
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   agg_out.c   the aggregate as what the reader hands its results to
@@ -91,6 +94,7 @@ static const char usage_main[] =
     "  show [OPTIONS] TRACE...            print every batch, op and finding decoded, one per line\n"
     "  timeline -o FILE [OPTIONS] TRACE...  write a Chrome trace-event file (ui.perfetto.dev)\n"
     "  report -o FILE.html TRACE...       the summary as one HTML page with plots (gnuplot)\n"
+    "  export -o FILE.sqlite TRACE...     every batch, op and finding as SQLite tables (or CSV)\n"
     "  rules                              the validator's rules, one line each\n"
     "\n"
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
@@ -433,6 +437,7 @@ static const struct command {
 } commands[] = {
     {"run", cbt_cmd_run},   {"summary", cmd_summary}, {"check", cmd_check},
     {"show", cbt_cmd_show},     {"timeline", cbt_cmd_timeline}, {"report", cbt_cmd_report}, {"rules", cmd_rules},
+    {"export", cbt_cmd_export},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -461,7 +466,7 @@ static int unknown_command(const char *name)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        cbt_usage_error("no command given: run, summary, check, show, timeline, report or rules");
+        cbt_usage_error("no command given: run, summary, check, show, timeline, report, export or rules");
         return 2;
     }
     const char *cmd = argv[1];

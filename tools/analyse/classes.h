@@ -13,6 +13,14 @@
 
 enum { DIR_HTOD, DIR_DTOH, DIR_DTOD, DIR_HTOH, DIR_HTOA, DIR_ATOH, DIR_DTOA, DIR_ATOD, DIR_ATOA, DIR_PEER, DIR_UNKNOWN,
        DIR_COUNT };
+/* The directions' names (the JSON's by_direction rows, export's op.direction). */
+static inline const char *cbt_direction_name(int dir)
+{
+    static const char *const names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH",
+                                                 "DtoA", "AtoD", "AtoA", "peer", "unknown"};
+    return dir >= 0 && dir < DIR_COUNT ? names[dir] : "unknown";
+}
+
 /* The class of an operand's memory: 'D' device or managed, 'H' host (pinned
  * or pageable), 'A' array; 0 unknown. */
 static inline int cbt_mem_class(uint8_t mem, uint8_t type)

@@ -15,8 +15,6 @@
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
 
-static const char *const dir_names[DIR_COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH", "HtoA", "AtoH",
-                                                 "DtoA", "AtoD", "AtoA", "peer", "unknown"};
 
 static void trow_add(struct table *t, const char *name, const struct row *r)
 {
@@ -158,7 +156,7 @@ void cbt_tables_build(struct cbt_agg *a, struct tables *ts)
     t = new_table(ts, "by_direction", "Ops by direction (D: device or managed, H: host, A: array; peer: D to D across devices)",
                   M_BYTES, true);
     for (unsigned i = 0; i < DIR_COUNT; i++)
-        trow_add(t, dir_names[i], &a->dir[i]);
+        trow_add(t, cbt_direction_name((int)i), &a->dir[i]);
     t = new_table(ts, "by_memkinds", "Ops by memory kinds (source->destination)", M_BYTES, true);
     for (unsigned i = 0; i < NKIND; i++)
         for (unsigned j = 0; j < NKIND; j++) {
@@ -450,7 +448,7 @@ void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
 
     t = new_gtable(g, "by_direction", "GPU time by direction (of all the batch's ops; mixed: not all one)");
     for (unsigned i = 0; i < DIR_COUNT; i++)
-        gtrow_add(t, dir_names[i], &gt->dir[i]);
+        gtrow_add(t, cbt_direction_name((int)i), &gt->dir[i]);
     gtrow_add(t, "mixed", &gt->dir[DIR_COUNT]);
 
     t = new_gtable(g, "by_memkinds", "GPU time by memory kinds (source->destination of all the batch's ops; mixed: not all one)");
@@ -471,7 +469,7 @@ void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
     t->json_only = true;
     for (unsigned d = 0; d <= DIR_COUNT; d++)
         for (unsigned i = 0; i < NHIST; i++)
-            gtrow_add_bin(t, i, &gt->dir_osize[d][i], d < DIR_COUNT ? dir_names[d] : "mixed");
+            gtrow_add_bin(t, i, &gt->dir_osize[d][i], d < DIR_COUNT ? cbt_direction_name((int)d) : "mixed");
 
     t = new_gtable(g, "by_stream", "GPU time by CUDA stream");
     const struct ktab *k = &gt->streams;

@@ -1,0 +1,726 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The batches of a trace as an SQLite database (libsqlite3): one row per
+ * batch, op, attribute and finding as the reader hands each whole batch
+ * over, through prepared statements, in transactions of
+ * CBT_SQL_ROWS_PER_TX rows.  Nothing of a batch is kept once its rows are
+ * written, so memory is SQLite's page cache and the reader's own, whatever
+ * the size of the trace.  What only the end knows (the process images' numbers,
+ * the call sites named from the statedump, the meta table) is written last.
+ *
+ * The file is a scratch file of the command's (export.c renames it once
+ * whole), so SQLite keeps no rollback journal and does not sync: a failure
+ * leaves a file that is removed, never one that looks finished.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include <cubatchtrace/catalog.h>
+#include <cubatchtrace/validate.h>
+
+#include "analyse/callsite.h"
+#include "analyse/classes.h"
+#include "base/util.h"
+#include "render/sqlite.h"
+
+/* The schema (docs/export.md says what each column means). */
+static const char schema[] =
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;\n"
+    "CREATE TABLE process_image (process_key INTEGER PRIMARY KEY, host TEXT NOT NULL, pid INTEGER,"
+    " image INTEGER, images_of_pid INTEGER, image_tag TEXT, pid_ns INTEGER, start_ns INTEGER, procname TEXT,"
+    " rank INTEGER, rank_var TEXT);\n"
+    "CREATE TABLE thread (process_key INTEGER NOT NULL REFERENCES process_image, tid INTEGER NOT NULL,"
+    " batches INTEGER NOT NULL, first_ns INTEGER, last_ns INTEGER, PRIMARY KEY (process_key, tid)) WITHOUT ROWID;\n"
+    "CREATE TABLE stream (process_key INTEGER NOT NULL REFERENCES process_image, stream INTEGER NOT NULL,"
+    " stream_id INTEGER NOT NULL, device INTEGER, batches INTEGER NOT NULL,"
+    " PRIMARY KEY (process_key, stream, stream_id)) WITHOUT ROWID;\n"
+    "CREATE TABLE batch (batch_key INTEGER PRIMARY KEY, process_key INTEGER NOT NULL REFERENCES process_image,"
+    " id INTEGER NOT NULL, batch_id INTEGER NOT NULL, state TEXT NOT NULL, ts_ns INTEGER,"
+    " api TEXT, door TEXT, outcome TEXT, result TEXT, result_code INTEGER, refused_in_capture INTEGER,"
+    " num_ops INTEGER, ops_recorded INTEGER, flags INTEGER, op_list INTEGER, stream INTEGER, stream_id INTEGER,"
+    " context INTEGER, device INTEGER, capture TEXT, fail_idx INTEGER, driver_ns INTEGER, tid INTEGER,"
+    " caller INTEGER, device_count INTEGER, format INTEGER, rules INTEGER, validated INTEGER,"
+    " inline_findings INTEGER, srcs INTEGER, sizes INTEGER, attrs INTEGER, attrs_idxs INTEGER, num_attrs INTEGER,"
+    " attrs_recorded INTEGER, abi INTEGER, ops INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    " gpu_status TEXT, gpu_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER);\n"
+    "CREATE TABLE op (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL,"
+    " src_type TEXT, src_kind TEXT, src_device INTEGER, src_ptr INTEGER, src_array INTEGER,"
+    " src_x INTEGER, src_y INTEGER, src_z INTEGER, src_row_length INTEGER, src_layer_height INTEGER,"
+    " src_loc_type TEXT, src_loc_id INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
+    " src_array_width INTEGER, src_array_height INTEGER, src_array_depth INTEGER, src_elem_size INTEGER,"
+    " dst_type TEXT, dst_kind TEXT, dst_device INTEGER, dst_ptr INTEGER, dst_array INTEGER,"
+    " dst_x INTEGER, dst_y INTEGER, dst_z INTEGER, dst_row_length INTEGER, dst_layer_height INTEGER,"
+    " dst_loc_type TEXT, dst_loc_id INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
+    " dst_array_width INTEGER, dst_array_height INTEGER, dst_array_depth INTEGER, dst_elem_size INTEGER,"
+    " width INTEGER, height INTEGER, depth INTEGER, access_order TEXT, flags INTEGER, bytes INTEGER,"
+    " direction TEXT);\n"
+    "CREATE TABLE attribute (batch_key INTEGER NOT NULL REFERENCES batch, k INTEGER NOT NULL, idx INTEGER,"
+    " access_order TEXT, flags INTEGER, src_loc_type TEXT, src_loc_id INTEGER, dst_loc_type TEXT,"
+    " dst_loc_id INTEGER, PRIMARY KEY (batch_key, k)) WITHOUT ROWID;\n"
+    "CREATE TABLE finding (finding_key INTEGER PRIMARY KEY, batch_key INTEGER NOT NULL REFERENCES batch,"
+    " rule TEXT, severity TEXT, op INTEGER, other_op INTEGER, side TEXT, value INTEGER, limit_value INTEGER,"
+    " inline INTEGER, reader INTEGER NOT NULL);\n"
+    "CREATE TABLE gpu_time (gpu_key INTEGER PRIMARY KEY, batch_key INTEGER REFERENCES batch,"
+    " process_key INTEGER NOT NULL REFERENCES process_image, id INTEGER NOT NULL, batch_id INTEGER NOT NULL,"
+    " ts_ns INTEGER, status TEXT, gpu_ns INTEGER, start_rel_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER,"
+    " tid INTEGER, api TEXT, stream INTEGER, stream_id INTEGER, device INTEGER, driver_ns INTEGER, ops INTEGER,"
+    " bytes INTEGER, src_kind TEXT, dst_kind TEXT, src_device INTEGER, dst_device INTEGER);\n"
+    "CREATE TABLE call_site (process_key INTEGER NOT NULL REFERENCES process_image, caller INTEGER NOT NULL,"
+    " name TEXT, object TEXT, offset INTEGER, function TEXT, file TEXT, line INTEGER,"
+    " PRIMARY KEY (process_key, caller)) WITHOUT ROWID;\n"
+    "CREATE UNIQUE INDEX batch_by_id ON batch (process_key, batch_id);\n"
+    "CREATE INDEX finding_by_batch ON finding (batch_key);\n"
+    "CREATE VIEW allocation AS"
+    " SELECT b.process_key, o.src_kind AS kind, o.src_device AS device, o.src_alloc_base AS base,"
+    " o.src_alloc_size AS size FROM op o JOIN batch b USING (batch_key) WHERE o.src_alloc_size IS NOT NULL"
+    " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
+    " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
+
+enum { ST_BATCH, ST_OP, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
+                 "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
+    [ST_OP] = "INSERT INTO op VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
+              "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44,?45)",
+    [ST_ATTR] = "INSERT INTO attribute VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [ST_FINDING] = "INSERT INTO finding VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+    [ST_THREAD] = "INSERT INTO thread VALUES (?1,?2,1,?3,?3) ON CONFLICT (process_key, tid) DO UPDATE SET batches = batches + 1,"
+                  " first_ns = coalesce(min(first_ns, excluded.first_ns), first_ns, excluded.first_ns),"
+                  " last_ns = coalesce(max(last_ns, excluded.last_ns), last_ns, excluded.last_ns)",
+    [ST_STREAM] = "INSERT INTO stream VALUES (?1,?2,?3,?4,1) ON CONFLICT (process_key, stream, stream_id) DO UPDATE SET batches = batches + 1",
+    [ST_GPU] = "UPDATE batch SET gpu_status = ?3, gpu_ns = ?4, gpu_start_ns = ?5, gpu_end_ns = ?6"
+               " WHERE process_key = ?1 AND batch_id = ?2",
+    [ST_GPU_ROW] = "INSERT INTO gpu_time VALUES (NULL, (SELECT batch_key FROM batch WHERE process_key = ?1"
+                   " AND batch_id = ?2),?1,?3,?2,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
+};
+
+/* A process image: few per trace, kept whole until the end. */
+struct proc {
+    uint32_t host, image;
+    uint64_t pkey;
+    int64_t vpid, rank;
+    char *procname, *rank_var;
+    uint64_t pid_ns, start_ns;
+    bool has_rank, has_image;
+};
+
+struct meta_row {
+    char *key, *value;
+};
+
+struct cbt_sql {
+    sqlite3 *db;
+    struct cbt_agg *agg;
+    sqlite3_stmt *st[ST_COUNT];
+    struct proc *procs;
+    size_t nprocs, capprocs, last;
+    uint32_t *slots;   /* open addressing over procs by (host, pkey): index + 1, 0 empty */
+    size_t nslots;     /* a power of two, at least twice nprocs */
+    struct meta_row *meta;
+    size_t nmeta;
+    uint64_t rows_in_tx, batches, ops, findings;
+    uint64_t formats; /* bit f: a batch recorded in event format f (0..63) */
+    bool failed;
+};
+
+static void sql_fail(struct cbt_sql *s, const char *what)
+{
+    /* what: a statement, named by its first words (the whole of an INSERT is hundreds of characters) */
+    if (!s->failed)
+        cbt_err("cannot write the database: %s (%.24s%s)", s->db ? sqlite3_errmsg(s->db) : "out of memory", what,
+                strlen(what) > 24 ? "..." : "");
+    s->failed = true;
+}
+
+static bool exec(struct cbt_sql *s, const char *sql)
+{
+    if (s->failed)
+        return false;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sql_fail(s, sql);
+        return false;
+    }
+    return true;
+}
+
+/* Runs a bound statement and resets it for the next row (its values unbound:
+ * clear, or every one bound again, as the op rows do). */
+static void run_stmt(struct cbt_sql *s, sqlite3_stmt *st, bool clear)
+{
+    if (s->failed)
+        return;
+    if (sqlite3_step(st) != SQLITE_DONE)
+        sql_fail(s, sqlite3_sql(st));
+    sqlite3_reset(st);
+    if (clear)
+        sqlite3_clear_bindings(st);
+}
+static void step(struct cbt_sql *s, sqlite3_stmt *st) { run_stmt(s, st, true); }
+
+/* One more row; every CBT_SQL_ROWS_PER_TX rows the transaction is committed
+ * (a transaction per row would sync nothing but still cost a page write each). */
+static void row_done(struct cbt_sql *s)
+{
+    if (++s->rows_in_tx < CBT_SQL_ROWS_PER_TX)
+        return;
+    s->rows_in_tx = 0;
+    exec(s, "COMMIT");
+    exec(s, "BEGIN");
+    cbt_progress();
+}
+
+/* ---- binding helpers: the value, or NULL */
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) { sqlite3_bind_int64(st, i, (sqlite3_int64)v); }
+static void bind_i64(sqlite3_stmt *st, int i, int64_t v) { sqlite3_bind_int64(st, i, v); }
+/* A name of the catalogue (static), or the number as text when it has none. */
+static void bind_name(sqlite3_stmt *st, int i, const char *name, uint64_t v)
+{
+    if (name) {
+        sqlite3_bind_text(st, i, name, -1, SQLITE_STATIC);
+    } else {
+        char b[24];
+        snprintf(b, sizeof(b), "%" PRIu64, v);
+        sqlite3_bind_text(st, i, b, -1, SQLITE_TRANSIENT);
+    }
+}
+static void bind_text(sqlite3_stmt *st, int i, const char *t)
+{
+    if (t)
+        sqlite3_bind_text(st, i, t, -1, SQLITE_TRANSIENT);
+}
+
+struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
+{
+    struct cbt_sql *s = calloc(1, sizeof(*s));
+    if (!s) {
+        cbt_err("out of memory");
+        return NULL;
+    }
+    s->agg = a;
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cbt_err("cannot write %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        sqlite3_close(s->db);
+        free(s);
+        return NULL;
+    }
+    /* a scratch file renamed once whole: no journal, no sync (see above) */
+    exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+            " PRAGMA temp_store = FILE");
+    exec(s, "BEGIN");
+    exec(s, schema);
+    for (int i = 0; i < ST_COUNT && !s->failed; i++)
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
+            sql_fail(s, stmt_sql[i]);
+    if (s->failed) {
+        cbt_sql_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+static size_t proc_slot(uint32_t host, uint64_t pkey, size_t nslots)
+{
+    uint64_t h = (pkey ^ (uint64_t)host << 40) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (nslots - 1);
+}
+
+/* The slot table at twice its size (a job's thousands of ranks stay cheap to find). */
+static bool proc_rehash(struct cbt_sql *s)
+{
+    size_t n = s->nslots ? 2 * s->nslots : 64;
+    uint32_t *t = calloc(n, sizeof(*t));
+    if (!t)
+        return false;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        size_t k = proc_slot(s->procs[i].host, s->procs[i].pkey, n);
+        while (t[k])
+            k = (k + 1) & (n - 1);
+        t[k] = (uint32_t)(i + 1);
+    }
+    free(s->slots);
+    s->slots = t;
+    s->nslots = n;
+    return true;
+}
+
+/* The process image of w, from 1 in the order first seen (its process_key); 0: out of memory. */
+static size_t proc_of(struct cbt_sql *s, const struct cbt_where *w)
+{
+    uint64_t k = cbt_where_pkey(w);
+    if (s->nprocs && s->procs[s->last].host == w->host && s->procs[s->last].pkey == k)
+        return s->last + 1;
+    if (2 * (s->nprocs + 1) > s->nslots && !proc_rehash(s))
+        goto oom;
+    size_t slot = proc_slot(w->host, k, s->nslots);
+    for (; s->slots[slot]; slot = (slot + 1) & (s->nslots - 1)) {
+        const struct proc *p = &s->procs[s->slots[slot] - 1];
+        if (p->host == w->host && p->pkey == k)
+            return (s->last = s->slots[slot] - 1) + 1;
+    }
+    if (s->nprocs == s->capprocs) {
+        size_t c = s->capprocs ? 2 * s->capprocs : 16;
+        struct proc *n = realloc(s->procs, c * sizeof(*n));
+        if (!n)
+            goto oom;
+        s->procs = n;
+        s->capprocs = c;
+    }
+    s->procs[s->nprocs] = (struct proc){.host = w->host, .image = w->image, .pkey = k, .vpid = w->vpid, .rank = -1};
+    s->slots[slot] = (uint32_t)(s->nprocs + 1);
+    s->last = s->nprocs++;
+    return s->nprocs;
+oom:
+    if (!s->failed)
+        cbt_err("out of memory");
+    s->failed = true;
+    return 0;
+}
+
+static void proc_name(struct cbt_sql *s, size_t key, const char *procname)
+{
+    struct proc *p = key ? &s->procs[key - 1] : NULL;
+    if (p && !p->procname && procname && *procname)
+        p->procname = strdup(procname);
+}
+
+void cbt_sql_process(void *sql, const struct cbt_where *w, int64_t rank, const char *rank_var)
+{
+    struct cbt_sql *s = sql;
+    size_t key = proc_of(s, w);
+    if (!key)
+        return;
+    struct proc *p = &s->procs[key - 1];
+    proc_name(s, key, w->procname);
+    if (rank >= 0 && !p->has_rank) {
+        p->has_rank = true;
+        p->rank = rank;
+        p->rank_var = rank_var && *rank_var ? strdup(rank_var) : NULL;
+    }
+}
+
+void cbt_sql_image(void *sql, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns)
+{
+    struct cbt_sql *s = sql;
+    size_t key = proc_of(s, w);
+    if (!key)
+        return;
+    struct proc *p = &s->procs[key - 1];
+    proc_name(s, key, w->procname);
+    p->has_image = true;
+    p->pid_ns = pid_ns;
+    p->start_ns = start_ns;
+}
+
+/* One operand's columns, from column c: type, kind, device, ptr, array,
+ * x, y, z, row_length, layer_height, loc_type, loc_id, alloc_base,
+ * alloc_size, array_width, array_height, array_depth, elem_size; each bound,
+ * NULL where the operand has none (the op statement's values are not cleared). */
+static void bind_operand(sqlite3_stmt *st, int c, const CUmemcpy3DOperand *o, const struct cbt_operand_info *in)
+{
+    bind_name(st, c, cbt_operand_name((unsigned)o->type), (uint64_t)o->type);
+    bind_name(st, c + 1, cbt_memkind_name(in->kind), in->kind);
+    sqlite3_bind_int(st, c + 2, in->device);
+    for (int k = 3; k < 18; k++)
+        sqlite3_bind_null(st, c + k);
+    if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
+        bind_u64(st, c + 4, (uint64_t)(uintptr_t)o->op.array.array);
+        bind_u64(st, c + 5, o->op.array.offset.x);
+        bind_u64(st, c + 6, o->op.array.offset.y);
+        bind_u64(st, c + 7, o->op.array.offset.z);
+        if (in->kind == CBT_MEM_ARRAY && in->array_width) {
+            bind_u64(st, c + 14, in->array_width);
+            bind_u64(st, c + 15, in->array_height);
+            bind_u64(st, c + 16, in->array_depth);
+            sqlite3_bind_int64(st, c + 17, in->elem_size);
+        }
+    } else {
+        bind_u64(st, c + 3, (uint64_t)o->op.ptr.ptr);
+        if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
+            bind_u64(st, c + 8, o->op.ptr.rowLength);
+            bind_u64(st, c + 9, o->op.ptr.layerHeight);
+            bind_name(st, c + 10, cbt_location_name((unsigned)o->op.ptr.locHint.type),
+                      (uint64_t)o->op.ptr.locHint.type);
+            sqlite3_bind_int(st, c + 11, o->op.ptr.locHint.id);
+            if (in->alloc_size) {
+                bind_u64(st, c + 12, in->alloc_base);
+                bind_u64(st, c + 13, in->alloc_size);
+            }
+        }
+    }
+}
+
+
+static void write_finding(struct cbt_sql *s, int64_t batch_key, const struct cbt_finding *f, int in, bool reader)
+{
+    sqlite3_stmt *st = s->st[ST_FINDING];
+    const struct cbt_rule_info *ri = cbt_rule(f->rule);
+    bind_i64(st, 1, batch_key);
+    bind_name(st, 2, ri ? ri->name : NULL, f->rule);
+    bind_name(st, 3, cbt_severity_name(f->severity), f->severity);
+    if (f->op != UINT64_MAX)
+        bind_u64(st, 4, f->op);
+    if (f->other_op != UINT64_MAX)
+        bind_u64(st, 5, f->other_op);
+    bind_name(st, 6, cbt_side_name(f->side), f->side);
+    bind_u64(st, 7, f->value);
+    bind_u64(st, 8, f->limit);
+    if (in == 0 || in == 1)
+        sqlite3_bind_int(st, 9, in);
+    sqlite3_bind_int(st, 10, reader);
+    step(s, st);
+    s->findings++;
+    row_done(s);
+}
+
+void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
+{
+    struct cbt_sql *s = sql;
+    if (s->failed)
+        return;
+    size_t pk = proc_of(s, &rb->w);
+    if (!pk)
+        return;
+    proc_name(s, pk, rb->w.procname);
+    int64_t key = (int64_t)++s->batches;
+    const struct cbt_ev_batch *h = &rb->h;
+    if (rb->have_header && h->format < 64)
+        s->formats |= 1ull << h->format;
+
+    /* the ops first: the batch row carries their count and bytes */
+    uint64_t nops = 0, bytes = 0;
+    sqlite3_stmt *st = s->st[ST_OP];
+    uint32_t sp = 0;
+    for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops && !s->failed; i = cbt_read_op(rb, i + 1, &sp)) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
+        const struct cbt_operand_info *si = &rb->src[i], *di = &rb->dst[i];
+        uint64_t b = cbt_op_bytes(op, si, di);
+        bind_i64(st, 1, key);
+        bind_u64(st, 2, i);
+        bind_operand(st, 3, &op->src, si);
+        bind_operand(st, 21, &op->dst, di);
+        bind_u64(st, 39, op->extent.width);
+        bind_u64(st, 40, op->extent.height);
+        bind_u64(st, 41, op->extent.depth);
+        bind_name(st, 42, cbt_access_order_name((unsigned)op->srcAccessOrder), (uint64_t)op->srcAccessOrder);
+        sqlite3_bind_int64(st, 43, op->flags);
+        bind_u64(st, 44, b);
+        int dir = cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
+                                cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device);
+        sqlite3_bind_text(st, 45, cbt_direction_name(dir), -1, SQLITE_STATIC);
+        run_stmt(s, st, false);
+        nops++;
+        bytes += b;
+        row_done(s);
+    }
+    s->ops += nops;
+
+    st = s->st[ST_BATCH];
+    bind_i64(st, 1, key);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)pk);
+    bind_u64(st, 3, cbt_batch_number(h->batch_id));
+    bind_u64(st, 4, h->batch_id);
+    sqlite3_bind_text(st, 5, cbt_batch_state_name(rb->state), -1, SQLITE_STATIC);
+    if (rb->w.has_ts)
+        bind_i64(st, 6, rb->w.ts_ns);
+    if (rb->have_header) {
+        bind_name(st, 7, cbt_api_name(h->api), h->api);
+        bind_name(st, 8, cbt_door_name(h->door), h->door);
+        bind_name(st, 9, cbt_outcome_name(h->outcome), h->outcome);
+        bind_name(st, 10, cbt_curesult_name(h->result), h->result);
+        bind_u64(st, 11, h->result);
+        sqlite3_bind_int(st, 12, h->outcome == CBT_OUTCOME_FORWARDED && h->result == CBT_CU_CAPTURE_UNSUPPORTED);
+        bind_u64(st, 13, h->num_ops);
+        bind_u64(st, 14, h->ops_recorded);
+        bind_u64(st, 15, h->flags);
+        bind_u64(st, 16, h->op_list);
+        bind_u64(st, 17, h->stream);
+        bind_u64(st, 18, h->stream_id);
+        bind_u64(st, 19, h->context);
+        sqlite3_bind_int(st, 20, (int)h->device);
+        bind_name(st, 21, cbt_capture_name(h->capture), h->capture);
+        if (h->fail_idx != UINT64_MAX)
+            bind_u64(st, 22, h->fail_idx);
+        bind_u64(st, 23, h->driver_ns);
+        sqlite3_bind_int(st, 24, (int)h->tid);
+        bind_u64(st, 25, h->caller);
+        sqlite3_bind_int(st, 26, (int)h->device_count);
+        sqlite3_bind_int(st, 27, (int)h->format);
+        sqlite3_bind_int(st, 28, (int)h->rules);
+        sqlite3_bind_int(st, 29, (int)h->validated);
+        sqlite3_bind_int(st, 30, (int)h->findings);
+        if (rb->is1d) {
+            bind_u64(st, 31, rb->d.srcs);
+            bind_u64(st, 32, rb->d.sizes);
+            bind_u64(st, 33, rb->d.attrs);
+            bind_u64(st, 34, rb->d.attrs_idxs);
+            bind_u64(st, 35, rb->d.num_attrs);
+            bind_u64(st, 36, rb->d.attrs_recorded);
+            sqlite3_bind_int(st, 37, (int)rb->d.abi);
+        }
+    }
+    bind_u64(st, 38, nops);
+    bind_u64(st, 39, bytes);
+    step(s, st);
+    row_done(s);
+
+    if (rb->have_header) {
+        st = s->st[ST_THREAD];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+        sqlite3_bind_int(st, 2, (int)h->tid);
+        if (rb->w.has_ts)
+            bind_i64(st, 3, rb->w.ts_ns);
+        step(s, st);
+        st = s->st[ST_STREAM];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+        bind_u64(st, 2, h->stream);
+        bind_u64(st, 3, h->stream_id);
+        sqlite3_bind_int(st, 4, (int)h->device);
+        step(s, st);
+    }
+
+    st = s->st[ST_ATTR];
+    for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
+        const CUmemcpyAttributes *at = &rb->attrs[k];
+        bind_i64(st, 1, key);
+        bind_u64(st, 2, k);
+        bind_u64(st, 3, rb->attrs_idxs[k]);
+        bind_name(st, 4, cbt_access_order_name((unsigned)at->srcAccessOrder), (uint64_t)at->srcAccessOrder);
+        sqlite3_bind_int64(st, 5, at->flags);
+        bind_name(st, 6, cbt_location_name((unsigned)at->srcLocHint.type), (uint64_t)at->srcLocHint.type);
+        sqlite3_bind_int(st, 7, at->srcLocHint.id);
+        bind_name(st, 8, cbt_location_name((unsigned)at->dstLocHint.type), (uint64_t)at->dstLocHint.type);
+        sqlite3_bind_int(st, 9, at->dstLocHint.id);
+        step(s, st);
+        row_done(s);
+    }
+    for (uint64_t i = 0; i < rb->nfindings; i++)
+        write_finding(s, key, &rb->findings[i], rb->finding_inline[i], true);
+    for (uint64_t i = 0; i < rb->ninline_only; i++)
+        write_finding(s, key, &rb->inline_only[i], 1, false);
+}
+
+/* A gpu_time event's kind or device of its sources or destinations: "mixed" (NULL for a device) when not all alike. */
+static void bind_gpu_kind(sqlite3_stmt *st, int i, uint8_t kind)
+{
+    if (kind == CBT_GPU_MIXED_KIND)
+        sqlite3_bind_text(st, i, "mixed", -1, SQLITE_STATIC);
+    else
+        bind_name(st, i, cbt_memkind_name(kind), kind);
+}
+static void bind_gpu_device(sqlite3_stmt *st, int i, int32_t d)
+{
+    if (d != CBT_GPU_MIXED_DEVICE)
+        sqlite3_bind_int(st, i, d);
+}
+
+void cbt_sql_gpu(void *sql, const struct cbt_where *w, const struct cbt_ev_gpu *g)
+{
+    struct cbt_sql *s = sql;
+    if (s->failed)
+        return;
+    size_t pk = proc_of(s, w);
+    if (!pk)
+        return;
+    bool timed = g->status == CBT_GPU_TIMED;
+    int64_t start = w->ts_ns + g->start_rel_ns;
+    /* the batch's own columns, when its row was written (the batch comes before its GPU time) */
+    sqlite3_stmt *st = s->st[ST_GPU];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+    bind_u64(st, 2, g->batch_id);
+    bind_name(st, 3, cbt_gpu_status_name(g->status), g->status);
+    if (timed) {
+        bind_u64(st, 4, g->gpu_ns);
+        if (w->has_ts) {
+            bind_i64(st, 5, start);
+            bind_i64(st, 6, start + (int64_t)g->gpu_ns);
+        }
+    }
+    step(s, st);
+    /* and the event as it came, whether or not its batch is in the export */
+    st = s->st[ST_GPU_ROW];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+    bind_u64(st, 2, g->batch_id);
+    bind_u64(st, 3, cbt_batch_number(g->batch_id));
+    if (w->has_ts)
+        bind_i64(st, 4, w->ts_ns);
+    bind_name(st, 5, cbt_gpu_status_name(g->status), g->status);
+    bind_u64(st, 6, g->gpu_ns);
+    bind_i64(st, 7, g->start_rel_ns);
+    if (timed && w->has_ts) {
+        bind_i64(st, 8, start);
+        bind_i64(st, 9, start + (int64_t)g->gpu_ns);
+    }
+    sqlite3_bind_int(st, 10, (int)g->tid);
+    bind_name(st, 11, cbt_api_name(g->api), g->api);
+    bind_u64(st, 12, g->stream);
+    bind_u64(st, 13, g->stream_id);
+    sqlite3_bind_int(st, 14, (int)g->device);
+    bind_u64(st, 15, g->driver_ns);
+    bind_u64(st, 16, g->ops);
+    bind_u64(st, 17, g->bytes);
+    bind_gpu_kind(st, 18, g->src_kind);
+    bind_gpu_kind(st, 19, g->dst_kind);
+    bind_gpu_device(st, 20, g->src_device);
+    bind_gpu_device(st, 21, g->dst_device);
+    step(s, st);
+    row_done(s);
+}
+
+void cbt_sql_meta(struct cbt_sql *s, const char *key, const char *value)
+{
+    struct meta_row *n = realloc(s->meta, (s->nmeta + 1) * sizeof(*n));
+    if (!n)
+        return;
+    s->meta = n;
+    s->meta[s->nmeta].key = strdup(key);
+    s->meta[s->nmeta].value = value ? strdup(value) : NULL;
+    s->nmeta++;
+}
+
+/* Each process image, numbered among the images of its (host, pid) as the summary numbers them. */
+static void write_procs(struct cbt_sql *s)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO process_image VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        sql_fail(s, "process_image");
+        return;
+    }
+    for (size_t i = 0; i < s->nprocs && !s->failed; i++) {
+        const struct proc *p = &s->procs[i];
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(i + 1));
+        bind_text(st, 2, cbt_agg_host_name(s->agg, p->host));
+        if (p->vpid >= 0)
+            bind_i64(st, 3, p->vpid);
+        uint32_t no = p->image ? cbt_agg_image_number(s->agg, p->host, p->pkey) : 0;
+        if (no) {
+            uint32_t n = 0;
+            for (size_t j = 0; j < s->nprocs; j++)
+                n += s->procs[j].host == p->host && s->procs[j].vpid == p->vpid && s->procs[j].image;
+            sqlite3_bind_int64(st, 4, no);
+            sqlite3_bind_int64(st, 5, n);
+        }
+        if (p->image) {
+            char tag[16];
+            snprintf(tag, sizeof(tag), "0x%08" PRIx32, p->image);
+            bind_text(st, 6, tag);
+        }
+        if (p->has_image && p->pid_ns)
+            bind_u64(st, 7, p->pid_ns);
+        if (p->has_image && p->start_ns)
+            bind_u64(st, 8, p->start_ns);
+        bind_text(st, 9, p->procname);
+        if (p->has_rank) {
+            bind_i64(st, 10, p->rank);
+            bind_text(st, 11, p->rank_var);
+        }
+        step(s, st);
+    }
+    sqlite3_finalize(st);
+}
+
+/* Every (process, caller) of the batches, named as the summary's callers are. */
+static void write_call_sites(struct cbt_sql *s)
+{
+    sqlite3_stmt *q = NULL, *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT process_key, caller FROM batch WHERE caller IS NOT NULL", -1, &q,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO call_site VALUES (?1,?2,?3,?4,?5,?6,?7,?8)", -1, &st, NULL) !=
+            SQLITE_OK) {
+        sql_fail(s, "call_site");
+        sqlite3_finalize(q);
+        return;
+    }
+    struct cbt_objmap *objs = cbt_agg_callsites(s->agg);
+    int rc;
+    while (!s->failed && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t pk = sqlite3_column_int64(q, 0);
+        uint64_t caller = (uint64_t)sqlite3_column_int64(q, 1);
+        if (pk < 1 || (size_t)pk > s->nprocs)
+            continue;
+        const struct proc *p = &s->procs[pk - 1];
+        struct cbt_callsite cs;
+        char name[1024];
+        cbt_callsite_lookup(objs, p->host, p->vpid, caller, &cs);
+        cbt_callsite_format(&cs, name, sizeof(name));
+        sqlite3_bind_int64(st, 1, pk);
+        bind_u64(st, 2, caller);
+        bind_text(st, 3, name);
+        if (cs.object && *cs.object) {
+            bind_text(st, 4, cs.object);
+            bind_u64(st, 5, cs.offset);
+        }
+        if (*cs.function)
+            bind_text(st, 6, cs.function);
+        if (*cs.file)
+            bind_text(st, 7, cs.file);
+        if (cs.line)
+            sqlite3_bind_int64(st, 8, cs.line);
+        step(s, st);
+        cbt_progress();
+    }
+    sqlite3_finalize(q);
+    sqlite3_finalize(st);
+}
+
+int cbt_sql_finish(struct cbt_sql *s)
+{
+    /* made once the rows are in: one sort of keys already in order, cheaper
+     * than an index kept up row by row */
+    exec(s, "CREATE INDEX op_by_batch ON op (batch_key, i)");
+    cbt_progress();
+    write_procs(s);
+    write_call_sites(s);
+    sqlite3_stmt *st = NULL;
+    if (!s->failed && sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO meta VALUES (?1, ?2)", -1, &st, NULL) != SQLITE_OK)
+        sql_fail(s, "meta");
+    for (size_t i = 0; i < s->nmeta && !s->failed; i++) {
+        bind_text(st, 1, s->meta[i].key);
+        bind_text(st, 2, s->meta[i].value);
+        step(s, st);
+    }
+    sqlite3_finalize(st);
+    exec(s, "COMMIT");
+    return s->failed ? 2 : 0;
+}
+
+uint64_t cbt_sql_formats(const struct cbt_sql *s) { return s->formats; }
+
+void cbt_sql_counts(const struct cbt_sql *s, uint64_t *batches, uint64_t *ops, uint64_t *findings)
+{
+    *batches = s->batches;
+    *ops = s->ops;
+    *findings = s->findings;
+}
+
+struct sqlite3 *cbt_sql_db(struct cbt_sql *s) { return s->db; }
+
+int cbt_sql_close(struct cbt_sql *s)
+{
+    if (!s)
+        return 2;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        sql_fail(s, "close");
+    int rc = s->failed ? 2 : 0;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        free(s->procs[i].procname);
+        free(s->procs[i].rank_var);
+    }
+    free(s->procs);
+    free(s->slots);
+    for (size_t i = 0; i < s->nmeta; i++) {
+        free(s->meta[i].key);
+        free(s->meta[i].value);
+    }
+    free(s->meta);
+    free(s);
+    return rc;
+}
