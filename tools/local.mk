@@ -38,7 +38,8 @@ tools_cubatchtrace_SOURCES = \
 	tools/render/json.c tools/render/json.h \
 	tools/render/trace_event.c tools/render/trace_event.h \
 	tools/render/page.c tools/render/page.h tools/render/plots.c tools/render/plots.h \
-	tools/render/gnuplot.c tools/render/gnuplot.h tools/render/html.c tools/render/html.h
+	tools/render/gnuplot.c tools/render/gnuplot.h tools/render/html.c tools/render/html.h \
+	tools/render/hosts.c tools/render/hosts.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'
