@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analyse/ktab.h"
+#include "base/util.h"
 
 uint64_t cbt_mix3(const uint64_t k[3])
 {
@@ -94,14 +95,8 @@ struct kent *cbt_ktab_get_hashed(struct ktab *t, uint64_t k0, uint64_t k1, uint6
     }
     if (t->n >= t->limit)
         goto other;
-    if (t->n == t->cap_ents) {
-        size_t c = t->cap_ents ? t->cap_ents * 2 : 32;
-        struct kent *e = realloc(t->ents, c * sizeof(*e));
-        if (!e)
-            goto other;
-        t->ents = e;
-        t->cap_ents = c;
-    }
+    if (!cbt_grow((void **)&t->ents, &t->cap_ents, t->n + 1, sizeof(*t->ents)))
+        goto other;
     if (cbt_kmap_add(&t->index, k0, k1, k2, (uint32_t)t->n) != 0)
         goto other;
     struct kent *e = &t->ents[t->n];

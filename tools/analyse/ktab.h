@@ -90,7 +90,8 @@ void cbt_kmap_free(struct kmap *m);
 
 struct ktab {
     struct kent *ents;
-    size_t n, cap_ents, limit;
+    size_t n, limit;
+    uint64_t cap_ents;
     struct kmap index; /* key -> entry index */
     struct kent other;
     uint64_t overflowed; /* keys that went to `other` */

@@ -46,15 +46,9 @@ void cbt_timeline_free(struct cbt_timeline *t)
 
 static struct tl_rec *rec_new(struct cbt_timeline *t)
 {
-    if (t->nrecs == t->caprecs) {
-        size_t cap = t->caprecs ? 2 * t->caprecs : 4096;
-        struct tl_rec *r = realloc(t->recs, cap * sizeof(*r));
-        if (!r) {
-            t->oom = true;
-            return NULL;
-        }
-        t->recs = r;
-        t->caprecs = cap;
+    if (!cbt_grow((void **)&t->recs, &t->caprecs, t->nrecs + 1, sizeof(*t->recs))) {
+        t->oom = true;
+        return NULL;
     }
     struct tl_rec *r = &t->recs[t->nrecs++];
     memset(r, 0, sizeof(*r));
@@ -71,14 +65,8 @@ static uint32_t proc_of(struct cbt_timeline *t, const struct cbt_where *w)
             p->procname = strdup(w->procname);
         return v - 1;
     }
-    if (t->nprocs == t->capprocs) {
-        size_t cap = t->capprocs ? 2 * t->capprocs : 16;
-        struct tl_proc *n = realloc(t->procs, cap * sizeof(*n));
-        if (!n)
-            goto oom;
-        t->procs = n;
-        t->capprocs = cap;
-    }
+    if (!cbt_grow((void **)&t->procs, &t->capprocs, t->nprocs + 1, sizeof(*t->procs)))
+        goto oom;
     if (cbt_kmap_add(&t->proc_map, w->host, cbt_where_pkey(w), 0, (uint32_t)t->nprocs) != 0)
         goto oom;
     t->procs[t->nprocs] = (struct tl_proc){.host = w->host, .vpid = w->vpid, .image = w->image,
@@ -99,14 +87,8 @@ static uint32_t track_of(struct cbt_timeline *t, uint32_t proc, bool gpu, int64_
     uint32_t v = cbt_kmap_get(&t->track_map, a, b, c);
     if (v)
         return v - 1;
-    if (t->ntracks == t->captracks) {
-        size_t cap = t->captracks ? 2 * t->captracks : 64;
-        struct tl_track *n = realloc(t->tracks, cap * sizeof(*n));
-        if (!n)
-            goto oom;
-        t->tracks = n;
-        t->captracks = cap;
-    }
+    if (!cbt_grow((void **)&t->tracks, &t->captracks, t->ntracks + 1, sizeof(*t->tracks)))
+        goto oom;
     if (cbt_kmap_add(&t->track_map, a, b, c, (uint32_t)t->ntracks) != 0)
         goto oom;
     t->tracks[t->ntracks] = (struct tl_track){.proc = proc, .gpu = gpu, .tid = tid, .stream = stream,
@@ -155,23 +137,12 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
     /* the batch's time is when the driver returned (its event's, or for a
      * batch written before the call, its batch_end's): the call began
      * driver_ns before */
-    r->kind = TL_HOST;
-    r->track = tr;
-    r->ts = rb->w.ts_ns - (int64_t)h->driver_ns;
-    r->dur = h->driver_ns;
-    r->batch_id = h->batch_id;
-    r->u.h.num_ops = h->num_ops;
-    r->u.h.ops = ops;
-    r->u.h.bytes = bytes;
-    r->u.h.stream = h->stream;
-    r->u.h.stream_id = h->stream_id;
-    r->u.h.caller = h->caller;
-    r->u.h.result = h->result;
-    r->u.h.device = h->device;
-    r->u.h.api = h->api;
-    r->u.h.door = h->door;
-    r->u.h.outcome = h->outcome;
-    r->u.h.state = (uint8_t)rb->state;
+    *r = (struct tl_rec){.kind = TL_HOST, .track = tr, .ts = rb->w.ts_ns - (int64_t)h->driver_ns,
+                         .dur = h->driver_ns, .batch_id = h->batch_id,
+                         .u.h = {.num_ops = h->num_ops, .ops = ops, .bytes = bytes, .stream = h->stream,
+                                 .stream_id = h->stream_id, .caller = h->caller, .result = h->result,
+                                 .device = h->device, .api = h->api, .door = h->door, .outcome = h->outcome,
+                                 .state = (uint8_t)rb->state}};
     /* a batch id seen twice keeps its first span for the flow */
     if (!cbt_kmap_get(&t->batch_map, rb->w.host, (uint64_t)rb->w.vpid, h->batch_id) &&
         cbt_kmap_add(&t->batch_map, rb->w.host, (uint64_t)rb->w.vpid, h->batch_id, host_rec - 1) != 0) {
@@ -183,17 +154,9 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
         if (!(r = rec_new(t)))
             return;
         t->findings++;
-        r->kind = TL_FINDING;
-        r->track = tr;
-        r->ts = rb->w.ts_ns;
-        r->batch_id = h->batch_id;
-        r->u.f.op = f->op;
-        r->u.f.other_op = f->other_op;
-        r->u.f.value = f->value;
-        r->u.f.limit = f->limit;
-        r->u.f.rule = f->rule;
-        r->u.f.severity = f->severity;
-        r->u.f.side = f->side;
+        *r = (struct tl_rec){.kind = TL_FINDING, .track = tr, .ts = rb->w.ts_ns, .batch_id = h->batch_id,
+                             .u.f = {.op = f->op, .other_op = f->other_op, .value = f->value, .limit = f->limit,
+                                     .rule = f->rule, .severity = f->severity, .side = f->side}};
     }
     if ((t->nrecs & 4095) == 0)
         cbt_progress();
@@ -221,14 +184,8 @@ static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu
     struct tl_rec *r = tr == UINT32_MAX ? NULL : rec_new(t);
     if (!r)
         return;
-    r->kind = TL_GPU;
-    r->track = tr;
-    r->ts = w->ts_ns + g->start_rel_ns;
-    r->dur = g->gpu_ns;
-    r->batch_id = g->batch_id;
-    r->u.g.ops = g->ops;
-    r->u.g.bytes = g->bytes;
-    r->u.g.api = g->api;
+    *r = (struct tl_rec){.kind = TL_GPU, .track = tr, .ts = w->ts_ns + g->start_rel_ns, .dur = g->gpu_ns,
+                         .batch_id = g->batch_id, .u.g = {.ops = g->ops, .bytes = g->bytes, .api = g->api}};
 }
 
 void cbt_timeline_readers(struct cbt_timeline *t, struct cbt_read_opts *o)

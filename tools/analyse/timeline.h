@@ -68,11 +68,14 @@ struct cbt_timeline {
     struct cbt_agg *agg;   /* the summary's aggregate, read beside: names of hosts, images, call sites */
     uint64_t max_batches;  /* 0: all */
     struct tl_proc *procs;
-    size_t nprocs, capprocs;
+    size_t nprocs;
+    uint64_t capprocs;
     struct tl_track *tracks;
-    size_t ntracks, captracks;
+    size_t ntracks;
+    uint64_t captracks;
     struct tl_rec *recs;
-    size_t nrecs, caprecs;
+    size_t nrecs;
+    uint64_t caprecs;
     struct kmap proc_map, track_map, batch_map; /* (host, batch's process, batch id) -> its host span */
     bool oom;
     /* counts for otherData */

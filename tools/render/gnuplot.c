@@ -196,21 +196,7 @@ static void gp_head(FILE *g, const char *title)
     fputc('\n', g);
 }
 
-bool cbt_plot_open(struct cbt_plot *p, const char *id, const char *title, const char *caption)
-{
-    *p = (struct cbt_plot){.id = id, .title = title, .caption = caption};
-    p->g = open_memstream(&p->script, &p->slen);
-    p->t = open_memstream(&p->table, &p->tlen);
-    if (!p->g || !p->t) {
-        cbt_err("out of memory");
-        return false;
-    }
-    gp_head(p->g, title);
-    fprintf(p->t, "<table class=\"plot-data\" id=\"data-%s\">", id);
-    return true;
-}
-
-void cbt_plot_free(struct cbt_plot *p)
+static void plot_free(struct cbt_plot *p)
 {
     if (p->g)
         fclose(p->g);
@@ -218,6 +204,21 @@ void cbt_plot_free(struct cbt_plot *p)
         fclose(p->t);
     free(p->script);
     free(p->table);
+}
+
+bool cbt_plot_open(struct cbt_plot *p, const char *id, const char *title, const char *caption)
+{
+    *p = (struct cbt_plot){.id = id, .title = title, .caption = caption};
+    p->g = open_memstream(&p->script, &p->slen);
+    p->t = open_memstream(&p->table, &p->tlen);
+    if (!p->g || !p->t) {
+        cbt_err("out of memory");
+        plot_free(p);
+        return false;
+    }
+    gp_head(p->g, title);
+    fprintf(p->t, "<table class=\"plot-data\" id=\"data-%s\">", id);
+    return true;
 }
 
 /* The SVG, its element ids (and the references to them) prefixed with the
@@ -243,7 +244,7 @@ static void svg_write(FILE *o, const char *s, const char *end, const char *plot_
 }
 
 /* Draws the plot (unless gnuplot is NULL: tables only) and writes the figure; false after one line on stderr. */
-bool cbt_plot_emit(FILE *o, struct cbt_plot *p, const char *gnuplot)
+static bool plot_write(FILE *o, struct cbt_plot *p, const char *gnuplot)
 {
     fputs("</table>", p->t);
     fclose(p->g);
@@ -269,4 +270,11 @@ bool cbt_plot_emit(FILE *o, struct cbt_plot *p, const char *gnuplot)
     fwrite(p->table, 1, p->tlen, o);
     fputs("\n</details></figure>\n", o);
     return true;
+}
+
+bool cbt_plot_emit(FILE *o, struct cbt_plot *p, const char *gnuplot)
+{
+    bool ok = plot_write(o, p, gnuplot);
+    plot_free(p);
+    return ok;
 }

@@ -27,11 +27,10 @@ struct cbt_plot {
 };
 
 /* A plot begun: its script has the settings every plot shares and the
- * title, its table is open (false after one line on stderr); the plot's
- * memory freed; drawn (unless gnuplot is NULL: tables only) and written as
- * a figure to o (false after one line on stderr). */
+ * title, its table is open (false after one line on stderr); then drawn
+ * (unless gnuplot is NULL: tables only) and written as a figure to o (false
+ * after one line on stderr), its memory freed either way. */
 bool cbt_plot_open(struct cbt_plot *p, const char *id, const char *title, const char *caption);
-void cbt_plot_free(struct cbt_plot *p);
 bool cbt_plot_emit(FILE *o, struct cbt_plot *p, const char *gnuplot);
 
 #endif

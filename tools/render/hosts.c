@@ -46,8 +46,11 @@ static void fmt_bytes(char *b, size_t l, uint64_t v, bool raw)
         cbt_fmt_bytes(v, b, l);
 }
 
+/* The cells of a row of the text tables. */
+typedef char cells_t[12][64];
+
 /* A table of text cells: widths from the cells, the first `left` columns left-aligned. */
-static void print_cells(FILE *out, const char *const *head, int nc, int left, char (*cells)[12][64], size_t n)
+static void print_cells(FILE *out, const char *const *head, int nc, int left, cells_t *cells, size_t n)
 {
     size_t w[12];
     for (int c = 0; c < nc; c++) {
@@ -72,44 +75,38 @@ static void print_cells(FILE *out, const char *const *head, int nc, int left, ch
         fprintf(out, "(none)\n");
 }
 
-void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw)
+/* The table by host. */
+static void print_hosts(FILE *out, const struct cbt_hosts *hs, cells_t *cells, bool raw)
 {
-    struct cbt_hosts hs;
-    if (cbt_hosts_build(a, &hs) != 0)
-        return;
-    size_t np = hs.nprocs, nh = hs.nhosts;
-    const struct cbt_host_row *h = hs.hosts;
-    const struct cbt_proc_row *p = hs.procs;
-    char (*cells)[12][64] = calloc((np > nh ? np : nh) + 1, sizeof(*cells));
-    if (!cells) {
-        cbt_hosts_free(&hs);
-        return;
-    }
     static const char *const hh[] = {"Host", "Processes", "Ranks", "Batches", "Ops", "Bytes"};
-    for (size_t i = 0; i < nh; i++) {
-        snprintf(cells[i][0], 64, "%s", h[i].host);
-        snprintf(cells[i][1], 64, "%" PRIu64, h[i].procs);
-        snprintf(cells[i][2], 64, "%" PRIu64, h[i].ranked);
-        snprintf(cells[i][3], 64, "%" PRIu64, h[i].row.batches);
-        snprintf(cells[i][4], 64, "%" PRIu64, h[i].row.ops);
-        fmt_bytes(cells[i][5], 64, h[i].row.bytes, raw);
+    for (size_t i = 0; i < hs->nhosts; i++) {
+        const struct cbt_host_row *h = &hs->hosts[i];
+        snprintf(cells[i][0], 64, "%s", h->host);
+        snprintf(cells[i][1], 64, "%" PRIu64, h->procs);
+        snprintf(cells[i][2], 64, "%" PRIu64, h->ranked);
+        snprintf(cells[i][3], 64, "%" PRIu64, h->row.batches);
+        snprintf(cells[i][4], 64, "%" PRIu64, h->row.ops);
+        fmt_bytes(cells[i][5], 64, h->row.bytes, raw);
     }
     fprintf(out, "\n# Batches by host (the hostname each host's session daemon recorded in its traces)\n");
     fprintf(out, "# Processes: those with batches; Ranks: those of them whose rank the shim recorded\n");
-    print_cells(out, hh, 6, 1, cells, nh);
-    if (hs.overflowed)
+    print_cells(out, hh, 6, 1, cells, hs->nhosts);
+    if (hs->overflowed)
         fprintf(out, "# (process table full: %" PRIu64 " more processes counted in the totals only)\n",
-                hs.overflowed);
+                hs->overflowed);
+}
 
-    /* with Image and Pid ns when a pid had several process images */
-    bool img = hs.several_images;
+/* The table by process: with Image and Pid ns when a pid had several process images. */
+static void print_procs(FILE *out, const struct cbt_hosts *hs, cells_t *cells, bool raw)
+{
+    bool img = hs->several_images;
     static const char *const ph[] = {"Host", "Pid", "Rank", "Procname", "Batches", "Ops", "Bytes", "Avg", "Min", "Max"};
     static const char *const phi[] = {"Host", "Pid", "Image", "Pid ns", "Rank", "Procname", "Batches", "Ops", "Bytes",
                                       "Avg", "Min", "Max"};
-    for (size_t i = 0; i < np; i++) {
-        const struct kent *e = p[i].e;
+    for (size_t i = 0; i < hs->nprocs; i++) {
+        const struct kent *e = hs->procs[i].e;
         int c = 0;
-        snprintf(cells[i][c++], 64, "%s", p[i].host);
+        snprintf(cells[i][c++], 64, "%s", hs->procs[i].host);
         snprintf(cells[i][c++], 64, "%" PRId64, cbt_pkey_vpid(e->k[1]));
         if (img) {
             if (e->img_count > 1)
@@ -136,9 +133,21 @@ void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw)
                      "by start time; Pid ns: its pid namespace (inode)\n");
     fprintf(out, "# Avg/Min/Max: host time in the driver per batch%s\n", raw ? " (us)" : "");
     if (img)
-        print_cells(out, phi, 12, 6, cells, np);
+        print_cells(out, phi, 12, 6, cells, hs->nprocs);
     else
-        print_cells(out, ph, 10, 4, cells, np);
+        print_cells(out, ph, 10, 4, cells, hs->nprocs);
+}
+
+void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw)
+{
+    struct cbt_hosts hs;
+    if (cbt_hosts_build(a, &hs) != 0)
+        return;
+    cells_t *cells = calloc((hs.nprocs > hs.nhosts ? hs.nprocs : hs.nhosts) + 1, sizeof(*cells));
+    if (cells) {
+        print_hosts(out, &hs, cells, raw);
+        print_procs(out, &hs, cells, raw);
+    }
     free(cells);
     cbt_hosts_free(&hs);
 }
@@ -156,11 +165,10 @@ void cbt_hosts_json(const struct cbt_agg *a, json_t *root)
     struct cbt_hosts hs;
     if (cbt_hosts_build(a, &hs) != 0)
         return;
-    size_t np = hs.nprocs, nh = hs.nhosts;
     const struct cbt_host_row *h = hs.hosts;
     const struct cbt_proc_row *p = hs.procs;
     json_t *ha = json_array(), *pa = json_array();
-    for (size_t i = 0; i < nh; i++) {
+    for (size_t i = 0; i < hs.nhosts; i++) {
         json_t *o = json_object();
         json_object_set_new(o, "host", json_string(h[i].host));
         json_object_set_new(o, "processes", jint(h[i].procs));
@@ -170,7 +178,7 @@ void cbt_hosts_json(const struct cbt_agg *a, json_t *root)
         json_object_set_new(o, "bytes", jint(h[i].row.bytes));
         json_array_append_new(ha, o);
     }
-    for (size_t i = 0; i < np; i++) {
+    for (size_t i = 0; i < hs.nprocs; i++) {
         const struct kent *e = p[i].e;
         json_t *o = json_object();
         json_object_set_new(o, "host", json_string(p[i].host));

@@ -46,6 +46,50 @@ static const struct cbt_col gpu_dir_size_cols[] = {
     {"Ops", "ops", U_COUNT},            {"Bytes", "bytes", U_BYTES},   {"GPU time", "gpu_ns", U_NS},
     {"Host time in the driver", "host_ns", U_NS}, {"Bandwidth", "gbps", U_GBPS},
 };
+/* Tables of the summary's rows: each under its title, its id the prefix and the key. */
+struct rows_section {
+    const char *key, *title;
+    const struct cbt_col *cols;
+    size_t ncols;
+    const char *empty; /* the line when there is no row */
+};
+static const struct rows_section tables[] = {
+    {"by_direction", "Ops by direction", op_cols, NCOLS(op_cols), "No op."},
+    {"by_memkinds", "Ops by memory kinds (source->destination)", op_cols, NCOLS(op_cols), "No op."},
+    {"by_device", "Bytes by device", device_cols, NCOLS(device_cols), "No op on device memory."},
+    {"batch_size_histogram", "Batch-size histogram (ops per batch)", batch_cols, NCOLS(batch_cols), "No batch."},
+    {"op_size_histogram", "Op-size histogram (bytes per op)", op_cols, NCOLS(op_cols), "No op."},
+    {"by_api_door", "Batches by API variant and door", batch_cols, NCOLS(batch_cols), "No batch."},
+    {"callers", "Top call sites", batch_cols, NCOLS(batch_cols), "No batch."},
+    {"by_process_rank", "Processes", proc_cols, NCOLS(proc_cols), "No process."},
+};
+static const struct rows_section gpu_tables[] = {
+    {"by_direction", "Bandwidth by direction", gpu_cols, NCOLS(gpu_cols), "No timed batch."},
+    {"by_memkinds", "Bandwidth by memory kinds (source->destination)", gpu_cols, NCOLS(gpu_cols), "No timed batch."},
+    {"by_op_size", "Bandwidth by op size (the batch's mean bytes per op)", gpu_cols, NCOLS(gpu_cols),
+     "No timed batch."},
+    {"by_direction_op_size", "Bandwidth by direction and op size", gpu_dir_size_cols, NCOLS(gpu_dir_size_cols),
+     "No timed batch."},
+    {"by_stream", "Bandwidth by stream", gpu_cols, NCOLS(gpu_cols), "No timed batch."},
+    {"by_device", "Bandwidth by device", gpu_cols, NCOLS(gpu_cols), "No timed batch."},
+};
+
+/* The sections' tables of obj's members; those obj lacks left out when
+ * skip_absent (a summary of an older cubatchtrace). */
+static void rows_tables(FILE *o, const json_t *obj, const char *prefix, const struct rows_section *t, size_t n,
+                        bool skip_absent)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_t *rows = json_object_get(obj, t[i].key);
+        if (!rows && skip_absent)
+            continue;
+        fprintf(o, "<h3>%s</h3>\n", t[i].title);
+        char id[64];
+        snprintf(id, sizeof(id), "%s%s", prefix, t[i].key);
+        cbt_html_rows_table(o, id, rows, t[i].cols, t[i].ncols, t[i].empty);
+    }
+}
+
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}"
     "h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:2em}"
@@ -175,27 +219,7 @@ static void gpu_section(FILE *o, const json_t *gpu)
         fputs("</tr>\n", o);
     }
     fputs("</tbody></table>\n", o);
-    static const struct {
-        const char *key, *title;
-        const struct cbt_col *cols;
-        size_t ncols;
-    } t[] = {
-        {"by_direction", "Bandwidth by direction", gpu_cols, NCOLS(gpu_cols)},
-        {"by_memkinds", "Bandwidth by memory kinds (source->destination)", gpu_cols, NCOLS(gpu_cols)},
-        {"by_op_size", "Bandwidth by op size (the batch's mean bytes per op)", gpu_cols, NCOLS(gpu_cols)},
-        {"by_direction_op_size", "Bandwidth by direction and op size", gpu_dir_size_cols, NCOLS(gpu_dir_size_cols)},
-        {"by_stream", "Bandwidth by stream", gpu_cols, NCOLS(gpu_cols)},
-        {"by_device", "Bandwidth by device", gpu_cols, NCOLS(gpu_cols)},
-    };
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        const json_t *rows = json_object_get(gpu, t[i].key);
-        if (!rows) /* a summary of an older cubatchtrace */
-            continue;
-        fprintf(o, "<h3>%s</h3>\n", t[i].title);
-        char id[64];
-        snprintf(id, sizeof(id), "gpu-%s", t[i].key);
-        cbt_html_rows_table(o, id, rows, t[i].cols, t[i].ncols, "No timed batch.");
-    }
+    rows_tables(o, gpu, "gpu-", gpu_tables, NCOLS(gpu_tables), true);
 }
 
 bool cbt_render_page(FILE *o, const json_t *root, const char *gnuplot)
@@ -236,26 +260,8 @@ bool cbt_render_page(FILE *o, const json_t *root, const char *gnuplot)
     if (!ok)
         return false;
     gpu_section(o, json_object_get(root, "gpu"));
-    fputs("<h2 id=\"tables\">Tables</h2>\n<h3>Ops by direction</h3>\n", o);
-    cbt_html_rows_table(o, "by_direction", json_object_get(root, "by_direction"), op_cols, NCOLS(op_cols), "No op.");
-    fputs("<h3>Ops by memory kinds (source->destination)</h3>\n", o);
-    cbt_html_rows_table(o, "by_memkinds", json_object_get(root, "by_memkinds"), op_cols, NCOLS(op_cols), "No op.");
-    fputs("<h3>Bytes by device</h3>\n", o);
-    cbt_html_rows_table(o, "by_device", json_object_get(root, "by_device"), device_cols, NCOLS(device_cols),
-               "No op on device memory.");
-    fputs("<h3>Batch-size histogram (ops per batch)</h3>\n", o);
-    cbt_html_rows_table(o, "batch_size_histogram", json_object_get(root, "batch_size_histogram"), batch_cols,
-               NCOLS(batch_cols), "No batch.");
-    fputs("<h3>Op-size histogram (bytes per op)</h3>\n", o);
-    cbt_html_rows_table(o, "op_size_histogram", json_object_get(root, "op_size_histogram"), op_cols, NCOLS(op_cols),
-               "No op.");
-    fputs("<h3>Batches by API variant and door</h3>\n", o);
-    cbt_html_rows_table(o, "by_api_door", json_object_get(root, "by_api_door"), batch_cols, NCOLS(batch_cols), "No batch.");
-    fputs("<h3>Top call sites</h3>\n", o);
-    cbt_html_rows_table(o, "callers", json_object_get(root, "callers"), batch_cols, NCOLS(batch_cols), "No batch.");
-    fputs("<h3>Processes</h3>\n", o);
-    cbt_html_rows_table(o, "by_process_rank", json_object_get(root, "by_process_rank"), proc_cols, NCOLS(proc_cols),
-               "No process.");
+    fputs("<h2 id=\"tables\">Tables</h2>\n", o);
+    rows_tables(o, root, "", tables, NCOLS(tables), false);
     fputs("<h2 id=\"findings\">Findings by rule</h2>\n", o);
     findings_table(o, json_object_get(root, "findings"));
     fputs("<p>The summary itself (<code>cubatchtrace summary --json</code>, docs/json-schema.md) is in this page's "

@@ -27,9 +27,8 @@ static bool bars_plot(FILE *o, const char *gnuplot, const char *id, const char *
                       const char *ylabel)
 {
     struct cbt_plot p;
-    bool ok = cbt_plot_open(&p, id, title, caption);
-    if (!ok)
-        goto out;
+    if (!cbt_plot_open(&p, id, title, caption))
+        return false;
     fprintf(p.t, "<thead><tr><th>%s</th><th>%s</th></tr></thead><tbody>", name_key, value_key);
     fputs("$data << EOD\n", p.g);
     size_t i, n = 0;
@@ -75,10 +74,7 @@ static bool bars_plot(FILE *o, const char *gnuplot, const char *id, const char *
           "offset 0,0.7 notitle\n",
           p.g);
     fputs("</tbody>", p.t);
-    ok = cbt_plot_emit(o, &p, gnuplot);
-out:
-    cbt_plot_free(&p);
-    return ok;
+    return cbt_plot_emit(o, &p, gnuplot);
 }
 
 /* Bandwidth against op size, one line per direction: gpu.by_direction_op_size
@@ -86,11 +82,10 @@ out:
 static bool bw_size_direction_plot(FILE *o, const char *gnuplot, const json_t *rows)
 {
     struct cbt_plot p;
-    bool ok = cbt_plot_open(&p, "gpu-bandwidth-op-size-direction", "Bandwidth against op size, by direction",
+    if (!cbt_plot_open(&p, "gpu-bandwidth-op-size-direction", "Bandwidth against op size, by direction",
                         "GB/s (bytes moved / GPU time) of the timed batches, by the batch's mean bytes per op "
-                        "and its direction");
-    if (!ok)
-        goto out;
+                        "and its direction"))
+        return false;
     fputs("<thead><tr><th>direction</th><th>name</th><th>low</th><th>gbps</th></tr></thead><tbody>", p.t);
     /* the directions in order of first appearance, each a data block */
     const char *dirs[64];
@@ -132,10 +127,7 @@ static bool bw_size_direction_plot(FILE *o, const char *gnuplot, const json_t *r
         cbt_gp_str(p.g, dirs[k]);
     }
     fputc('\n', p.g);
-    ok = cbt_plot_emit(o, &p, gnuplot);
-out:
-    cbt_plot_free(&p);
-    return ok;
+    return cbt_plot_emit(o, &p, gnuplot);
 }
 
 /* GPU time per stream over time: the busiest streams, the GPU time of the batches that start in each bucket. */
@@ -159,9 +151,8 @@ static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
              "(gpu.over_time)%s",
              cbt_fmt_ns((double)w, wbuf, sizeof(wbuf)), ns > np ? "; the 12 busiest streams" : "");
     struct cbt_plot p;
-    bool ok = cbt_plot_open(&p, "gpu-over-time", "GPU time per stream over time", cap);
-    if (!ok)
-        goto out;
+    if (!cbt_plot_open(&p, "gpu-over-time", "GPU time per stream over time", cap))
+        return false;
     fputs("<thead><tr><th>bucket</th><th>start_ns</th>", p.t);
     for (size_t k = 0; k < np; k++) {
         fputs("<th>", p.t);
@@ -206,10 +197,7 @@ static bool over_time_plot(FILE *o, const char *gnuplot, const json_t *ot)
         cbt_gp_str(p.g, cbt_jstr(json_array_get(streams, pick[k]), "name"));
     }
     fputc('\n', p.g);
-    ok = cbt_plot_emit(o, &p, gnuplot);
-out:
-    cbt_plot_free(&p);
-    return ok;
+    return cbt_plot_emit(o, &p, gnuplot);
 }
 bool cbt_render_plots(FILE *o, const json_t *root, const char *gnuplot)
 {
