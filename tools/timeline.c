@@ -74,7 +74,10 @@ static int timeline_read(void *arg)
     }
     cbt_timeline_init(&t, agg, j->max_batches);
     struct cbt_read_opts ro = j->ro;
-    cbt_timeline_readers(&t, &ro);
+    ro.batch = cbt_timeline_batch;
+    ro.batch_ctx = &t;
+    ro.gpu = cbt_timeline_gpu;
+    ro.gpu_ctx = &t;
     struct cbt_read_out to_agg;
     cbt_agg_read_out(agg, &to_agg);
     if (cbt_read(&ro, &to_agg) != 0)

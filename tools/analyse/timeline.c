@@ -101,7 +101,7 @@ oom:
 
 /* ---------------------------------------------------------------- reading */
 
-static void on_batch(void *ctx, const struct cbt_read_batch *rb)
+void cbt_timeline_batch(void *ctx, const struct cbt_read_batch *rb)
 {
     struct cbt_timeline *t = ctx;
     if (t->oom)
@@ -162,7 +162,7 @@ static void on_batch(void *ctx, const struct cbt_read_batch *rb)
         cbt_progress();
 }
 
-static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g)
+void cbt_timeline_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g)
 {
     struct cbt_timeline *t = ctx;
     if (t->oom)
@@ -186,14 +186,6 @@ static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu
         return;
     *r = (struct tl_rec){.kind = TL_GPU, .track = tr, .ts = w->ts_ns + g->start_rel_ns, .dur = g->gpu_ns,
                          .batch_id = g->batch_id, .u.g = {.ops = g->ops, .bytes = g->bytes, .api = g->api}};
-}
-
-void cbt_timeline_readers(struct cbt_timeline *t, struct cbt_read_opts *o)
-{
-    o->batch = on_batch;
-    o->batch_ctx = t;
-    o->gpu = on_gpu;
-    o->gpu_ctx = t;
 }
 
 /* Each GPU span to its call: a flow from the one to the other.  With

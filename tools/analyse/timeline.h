@@ -14,7 +14,7 @@
 
 #include "analyse/agg.h"
 #include "analyse/ktab.h"
-#include "read/reader.h"
+#include "base/records.h"
 
 struct tl_proc {
     uint32_t host;
@@ -88,11 +88,15 @@ struct cbt_timeline {
 };
 
 /* An empty model over agg (which the caller reads into and frees) keeping
- * at most max_batches batches (0: all); its readers set into o (o->batch,
- * o->gpu); the model's memory freed. */
+ * at most max_batches batches (0: all); the model's memory freed. */
 void cbt_timeline_init(struct cbt_timeline *t, struct cbt_agg *agg, uint64_t max_batches);
-void cbt_timeline_readers(struct cbt_timeline *t, struct cbt_read_opts *o);
 void cbt_timeline_free(struct cbt_timeline *t);
+
+/* What the reader hands the model (ctx: the model): each batch whole (the
+ * reader's batch callback) and each GPU time joined with its batch (its gpu
+ * callback). */
+void cbt_timeline_batch(void *ctx, const struct cbt_read_batch *rb);
+void cbt_timeline_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
 
 /* Once read: each GPU span joined to its call by a flow (t->oom says when
  * memory ran out), then the ids written chosen and the records sorted by

@@ -20,6 +20,7 @@
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
 #include "base/util.h"
+#include "read/assemble.h"
 #include "render/trace_event.h"
 
 static void put_str(FILE *out, const char *s)
