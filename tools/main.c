@@ -57,7 +57,8 @@
  *   assemble.c  batches put back together from their chunks, validated
  *   gpujoin.c   each gpu_time event joined with its batch (struct cbt_ev_gpu)
  * base/
- *   records.h   what the reader hands down, and struct cbt_read_out, what it hands it to
+ *   records.h   what the reader hands down (events, a batch whole), and struct
+ *               cbt_read_out, what it hands it to
  *   util.c      error lines, the clock, usage errors, option values, progress, human units
  * plugin/expand.c, the other front end of read/: filter.cubatchtrace.expand,
  * the batches as events of babeltrace2's own graphs
