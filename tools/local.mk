@@ -34,8 +34,13 @@ tools_cubatchtrace_SOURCES = \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
 	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
 	tools/analyse/hosts.c tools/analyse/hosts.h tools/analyse/waivers.c tools/analyse/waivers.h \
+	tools/analyse/timeline.c tools/analyse/timeline.h tools/analyse/series.c tools/analyse/series.h \
 	tools/render/findings.c tools/render/findings.h tools/render/text.c tools/render/text.h \
-	tools/render/json.c tools/render/json.h
+	tools/render/json.c tools/render/json.h \
+	tools/render/trace_event.c tools/render/trace_event.h \
+	tools/render/page.c tools/render/page.h tools/render/plots.c tools/render/plots.h \
+	tools/render/gnuplot.c tools/render/gnuplot.h tools/render/html.c tools/render/html.h \
+	tools/render/hosts.c tools/render/hosts.h
 tools_cubatchtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools \
 	-DCBT_LIBDIR='"$(libdir)"' -DCBT_BINDIR='"$(bindir)"' -DCBT_BUILDDIR='"$(abs_top_builddir)"' \
 	-DCBT_LTTNG='"$(LTTNG)"' -DCBT_LTTNG_SESSIOND='"$(LTTNG_SESSIOND)"'

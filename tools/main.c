@@ -20,8 +20,10 @@
  *   main.c      command line; summary, check and rules
  *   run.c       `run`: session daemon, session, program, then the summary
  *   show.c      `show`: every batch, op and finding, one per line
- *   timeline.c  `timeline`: a Chrome trace-event file (Perfetto, chrome://tracing)
- *   report.c    `report`: the summary as one HTML page, plots by gnuplot
+ *   timeline.c  `timeline`: a Chrome trace-event file (Perfetto, chrome://tracing):
+ *               analyse/timeline.c, then render/trace_event.c
+ *   report.c    `report`: the summary as one HTML page, plots by gnuplot:
+ *               render/json.c's summary, then render/page.c
  *   export.c    `export`: every batch, op and finding as SQLite tables or CSV files
  *   relay.c     `run --relayd`: the host's shared daemon and session, its keeper
  *   summary.c   what `summary` and `run` read and print
@@ -31,15 +33,24 @@
  *   findings.c  the outputs of `check`: text, JSON, SARIF; waivers applied
  *   text.c      the text summary and the finding lines of `check`
  *   json.c      the JSON summary
+ *   hosts.c     the rows by host and by process: text tables and JSON members
+ *   trace_event.c  the timeline as a Chrome trace-event file
+ *   page.c      the report's HTML page: totals, plots, tables, the summary JSON
+ *   plots.c     the report's plots: a gnuplot script and a table of the same numbers each
+ *   gnuplot.c   gnuplot found and run, its SVG inline in a figure
+ *   html.c      the report's HTML cells (the text summary's units) and tables
  *   sqlite.c    the tables of `export` (libsqlite3); csv.c: the same as CSV files
  * analyse/, the aggregate
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   agg_out.c   the aggregate as what the reader hands its results to
  *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
- *   ktab.c      the bounded tables keyed by three words (processes, threads, streams, call sites)
+ *   ktab.c      keys of three words: their index, and on it the bounded tables
+ *               (processes, threads, streams, call sites)
  *   classes.h   how ops are classed: directions, memory classes, power-of-two bins
  *   tables.c    the aggregate as rows of tables, for both outputs
  *   hosts.c     the rows by host and by process with its rank, for both outputs
+ *   timeline.c  the timeline: batch calls, GPU spans, flows, findings on tracks, in order
+ *   series.c    what the report's plots draw, picked from the summary JSON
  *   waivers.c   the waiver file: known findings accepted, with a reason
  *   callsite.c  naming a caller address (statedump + libdw: file:line, function)
  * read/, the reading library (libcbtread.la; the babeltrace2 plugin links it too)
@@ -47,8 +58,10 @@
  *               or a message at a time (the plugin); the events decoded by name
  *   compact.c   the compact record (formats 3, 4) decoded with its threads' dictionaries
  *   assemble.c  batches put back together from their chunks, validated
+ *   gpujoin.c   each gpu_time event joined with its batch (struct cbt_ev_gpu)
  * base/
- *   records.h   what the reader hands down, and struct cbt_read_out, what it hands it to
+ *   records.h   what the reader hands down (events, a batch whole), and struct
+ *               cbt_read_out, what it hands it to
  *   util.c      error lines, the clock, usage errors, option values, progress, human units
  * plugin/expand.c, the other front end of read/: filter.cubatchtrace.expand,
  * the batches as events of babeltrace2's own graphs

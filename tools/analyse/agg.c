@@ -593,14 +593,7 @@ static void number_images(struct cbt_agg *a)
 /* The entry of a process image, or NULL: a lookup that creates nothing. */
 const struct kent *cbt_agg_proc(const struct cbt_agg *a, uint32_t host, uint64_t pkey)
 {
-    const struct ktab *t = &a->procs;
-    uint64_t k[3] = {host, pkey, 0};
-    for (size_t j = t->nslots ? cbt_mix3(k) & (t->nslots - 1) : 0; t->nslots && t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-        const struct kent *e = &t->ents[t->slots[j] - 1];
-        if (e->k[0] == host && e->k[1] == pkey && e->k[2] == 0)
-            return e;
-    }
-    return NULL;
+    return cbt_ktab_find(&a->procs, host, pkey, 0);
 }
 
 const char *cbt_agg_proc_name(struct cbt_agg *a, uint32_t host, uint64_t pkey, char *b, size_t l)

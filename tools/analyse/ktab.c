@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The aggregate's bounded hash tables keyed by three words (struct ktab of
- * agg_internal.h): processes, threads, streams, call sites, GPU streams.
+ * Three-word keys: the index of keys to numbers (struct kmap) and on it the
+ * aggregate's bounded hash tables (struct ktab of ktab.h): processes,
+ * threads, streams, call sites, GPU streams.
  */
 #include "config.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "analyse/ktab.h"
+#include "base/util.h"
 
 uint64_t cbt_mix3(const uint64_t k[3])
 {
@@ -18,6 +20,51 @@ uint64_t cbt_mix3(const uint64_t k[3])
     h *= 0x9E3779B97F4A7C15ull;
     return h ^ (h >> 29);
 }
+
+/* ---------------------------------------------------------------- the index */
+
+/* The slot of the key in s (cap slots): its own, or the empty one it would take. */
+static struct kslot *kmap_probe(struct kslot *s, size_t cap, const uint64_t k[3])
+{
+    size_t j = cbt_mix3(k) & (cap - 1);
+    while (s[j].v && (s[j].k[0] != k[0] || s[j].k[1] != k[1] || s[j].k[2] != k[2]))
+        j = (j + 1) & (cap - 1);
+    return &s[j];
+}
+
+uint32_t cbt_kmap_get(const struct kmap *m, uint64_t k0, uint64_t k1, uint64_t k2)
+{
+    uint64_t k[3] = {k0, k1, k2};
+    return m->cap ? kmap_probe(m->s, m->cap, k)->v : 0;
+}
+
+int cbt_kmap_add(struct kmap *m, uint64_t k0, uint64_t k1, uint64_t k2, uint32_t number)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        struct kslot *s = calloc(cap, sizeof(*s));
+        if (!s)
+            return -1;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->s[i].v)
+                *kmap_probe(s, cap, m->s[i].k) = m->s[i];
+        free(m->s);
+        m->s = s;
+        m->cap = cap;
+    }
+    uint64_t k[3] = {k0, k1, k2};
+    *kmap_probe(m->s, m->cap, k) = (struct kslot){{k0, k1, k2}, number + 1};
+    m->n++;
+    return 0;
+}
+
+void cbt_kmap_free(struct kmap *m)
+{
+    free(m->s);
+    *m = (struct kmap){0};
+}
+
+/* ---------------------------------------------------------------- the tables */
 
 void cbt_ktab_init(struct ktab *t, size_t limit) { memset(t, 0, sizeof(*t)); t->limit = limit; }
 
@@ -29,65 +76,38 @@ void cbt_ktab_free(struct ktab *t)
     }
     free(t->other.over_time);
     free(t->ents);
-    free(t->slots);
+    cbt_kmap_free(&t->index);
 }
 
-static int ktab_rehash(struct ktab *t, size_t nslots)
+const struct kent *cbt_ktab_find(const struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2)
 {
-    uint32_t *s = calloc(nslots, sizeof(*s));
-    if (!s)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = cbt_mix3(t->ents[i].k) & (nslots - 1);
-        while (s[j])
-            j = (j + 1) & (nslots - 1);
-        s[j] = (uint32_t)(i + 1);
-    }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = nslots;
-    return 0;
+    uint32_t v = cbt_kmap_get(&t->index, k0, k1, k2);
+    return v ? &t->ents[v - 1] : NULL;
 }
 
 struct kent *cbt_ktab_get_hashed(struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2, bool *created)
 {
-    uint64_t k[3] = {k0, k1, k2};
     *created = false;
-    if (t->nslots) {
-        size_t j = cbt_mix3(k) & (t->nslots - 1);
-        while (t->slots[j]) {
-            struct kent *e = &t->ents[t->slots[j] - 1];
-            if (e->k[0] == k0 && e->k[1] == k1 && e->k[2] == k2) {
-                t->last = t->slots[j];
-                return e;
-            }
-            j = (j + 1) & (t->nslots - 1);
-        }
+    uint32_t v = cbt_kmap_get(&t->index, k0, k1, k2);
+    if (v) {
+        t->last = v;
+        return &t->ents[v - 1];
     }
     if (t->n >= t->limit)
         goto other;
-    if ((t->n + 1) * 2 > t->nslots && ktab_rehash(t, t->nslots ? t->nslots * 2 : 64) != 0)
+    if (!cbt_grow((void **)&t->ents, &t->cap_ents, t->n + 1, sizeof(*t->ents)))
         goto other;
-    if (t->n == t->cap_ents) {
-        size_t c = t->cap_ents ? t->cap_ents * 2 : 32;
-        struct kent *e = realloc(t->ents, c * sizeof(*e));
-        if (!e)
-            goto other;
-        t->ents = e;
-        t->cap_ents = c;
-    }
+    if (cbt_kmap_add(&t->index, k0, k1, k2, (uint32_t)t->n) != 0)
+        goto other;
     struct kent *e = &t->ents[t->n];
     memset(e, 0, sizeof(*e));
-    memcpy(e->k, k, sizeof(k));
-    size_t j = cbt_mix3(k) & (t->nslots - 1);
-    while (t->slots[j])
-        j = (j + 1) & (t->nslots - 1);
-    t->slots[j] = (uint32_t)(++t->n);
-    t->last = t->n;
+    e->k[0] = k0;
+    e->k[1] = k1;
+    e->k[2] = k2;
+    t->last = ++t->n;
     *created = true;
     return e;
 other:
     t->overflowed++;
     return &t->other;
 }
-

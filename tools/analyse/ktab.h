@@ -2,7 +2,8 @@
 /*
  * The aggregate's rows and its bounded hash tables keyed by three words
  * (ktab.c): processes, threads, streams, call sites, GPU streams, each with
- * an "other" row when full.
+ * an "other" row when full.  Under them, the index of three-word keys to
+ * numbers (struct kmap) that the timeline's model uses too.
  */
 #ifndef CBT_KTAB_H
 #define CBT_KTAB_H
@@ -70,11 +71,28 @@ struct kent {
 /* Where a process's rank came from (the rank_var field of cubatchtrace:process). */
 enum cbt_rank_var { RV_UNSEEN, RV_NONE, RV_OMPI, RV_PMI, RV_SLURM, RV_OTHER };
 
+/* An index of three-word keys to numbers: open addressing, linear probing,
+ * grown at half full; no deletion. */
+struct kslot {
+    uint64_t k[3];
+    uint32_t v; /* the number + 1; 0: empty */
+};
+struct kmap {
+    struct kslot *s;
+    size_t cap, n;
+};
+
+/* ktab.c: the number of key (k0, k1, k2) + 1, 0 when absent; adding a key
+ * that is absent (-1 out of memory); freeing the index. */
+uint32_t cbt_kmap_get(const struct kmap *m, uint64_t k0, uint64_t k1, uint64_t k2);
+int cbt_kmap_add(struct kmap *m, uint64_t k0, uint64_t k1, uint64_t k2, uint32_t number);
+void cbt_kmap_free(struct kmap *m);
+
 struct ktab {
     struct kent *ents;
-    size_t n, cap_ents, limit;
-    uint32_t *slots;  /* entry index + 1; 0 = empty */
-    size_t nslots;
+    size_t n, limit;
+    uint64_t cap_ents;
+    struct kmap index; /* key -> entry index */
     struct kent other;
     uint64_t overflowed; /* keys that went to `other` */
     size_t last;         /* the entry found or made last, index + 1 (0: none): tried first */
@@ -97,6 +115,8 @@ static inline struct kent *cbt_ktab_get(struct ktab *t, uint64_t k0, uint64_t k1
     return cbt_ktab_get_hashed(t, k0, k1, k2, created);
 }
 void cbt_ktab_free(struct ktab *t);
+/* The entry of key (k0, k1, k2), or NULL: a lookup that creates nothing. */
+const struct kent *cbt_ktab_find(const struct ktab *t, uint64_t k0, uint64_t k1, uint64_t k2);
 /* The hash of three words the tables use (the pending batches' too). */
 uint64_t cbt_mix3(const uint64_t k[3]);
 

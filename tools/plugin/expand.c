@@ -153,14 +153,6 @@ static void add_u(struct fcb *b, const char *name, bool hex)
 static void add_s(struct fcb *b, const char *name) { add_member(b, name, bt_field_class_integer_signed_create(b->tc)); }
 static void add_str(struct fcb *b, const char *name) { add_member(b, name, bt_field_class_string_create(b->tc)); }
 
-/* Every record starts with where its batch is. */
-static void add_where(struct fcb *b)
-{
-    add_s(b, "vpid");
-    add_u(b, "id", false);    /* the batch's number within its image */
-    add_u(b, "image", true);  /* the image's tag; 0 untagged */
-}
-
 #define SIGNED_(type) _Generic((type)0, int8_t: 1, int16_t: 1, int32_t: 1, int64_t: 1, default: 0)
 #define FIELD_CLASS_(kind, type, name, en) FIELD_CLASS_##kind##_(type, name, en)
 #define FIELD_CLASS_INT_(type, name, en)                                                                       \
@@ -171,99 +163,143 @@ static void add_where(struct fcb *b)
 #define FIELD_CLASS_HEX_(type, name, en) add_u(b, #name, true);
 #define FIELD_CLASS_ENUM_(type, name, en) add_member(b, #name, enum_##en(b->tc));
 
+/* ---------------------------------------------------------------- the layouts out */
+
+/*
+ * The members of the records out besides the batch's (whose fields are
+ * events.h's lists), each layout written once: X(kind, enumeration, name,
+ * value).  kind: U unsigned, HEX unsigned shown in hex, S signed, ENUM an
+ * unsigned with the labels of enum_<enumeration>; value: what fills the
+ * member, an expression over the layout's arguments (not evaluated where a
+ * layout is only described).
+ */
+
+/* Every record starts with where its batch is. */
+#define WHERE_LAYOUT_(X, vpid, id, image)                                                                     \
+    X(S, _, "vpid", vpid)                                                                                    \
+    X(U, _, "id", id)          /* the batch's number within its image */                                    \
+    X(HEX, _, "image", image)  /* the image's tag; 0 untagged */
+
+/* One side of an op (side "src" or "dst"): the operand o as passed, and what
+ * the shim learnt of its memory (in, struct cbt_operand_info). */
+#define OPND_ARR_(o) ((o)->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+#define OPND_PTR_(o) ((o)->type == CU_MEMCPY_OPERAND_TYPE_POINTER)
+#define OPERAND_LAYOUT_(X, side, o, in)                                                                       \
+    X(ENUM, operand, side "_type", (o)->type)                                                                \
+    X(ENUM, memkind, side "_kind", (in)->kind)                                                               \
+    X(S, _, side "_device", (in)->device)                                                                    \
+    X(HEX, _, side "_address",                                                                               \
+      OPND_ARR_(o) ? (uint64_t)(uintptr_t)(o)->op.array.array : (uint64_t)(o)->op.ptr.ptr)                   \
+    X(U, _, side "_offset_x", OPND_ARR_(o) ? (o)->op.array.offset.x : 0)                                     \
+    X(U, _, side "_offset_y", OPND_ARR_(o) ? (o)->op.array.offset.y : 0)                                     \
+    X(U, _, side "_offset_z", OPND_ARR_(o) ? (o)->op.array.offset.z : 0)                                     \
+    X(U, _, side "_rowLength", OPND_PTR_(o) ? (o)->op.ptr.rowLength : 0)                                     \
+    X(U, _, side "_layerHeight", OPND_PTR_(o) ? (o)->op.ptr.layerHeight : 0)                                 \
+    X(ENUM, location, side "_locHint_type", OPND_PTR_(o) ? (uint64_t)(o)->op.ptr.locHint.type : 0)           \
+    X(S, _, side "_locHint_id", OPND_PTR_(o) ? (o)->op.ptr.locHint.id : 0)                                   \
+    X(HEX, _, side "_alloc_base", (in)->alloc_base)                                                          \
+    X(U, _, side "_alloc_size", (in)->alloc_size)                                                            \
+    X(U, _, side "_array_width", (in)->array_width)                                                          \
+    X(U, _, side "_array_height", (in)->array_height)                                                        \
+    X(U, _, side "_array_depth", (in)->array_depth)                                                          \
+    X(U, _, side "_elem_size", (in)->elem_size)
+
+/* Op i of batch rb. */
+#define OP_LAYOUT_(X, rb, i)                                                                                  \
+    X(U, _, "i", i)                                                                                          \
+    OPERAND_LAYOUT_(X, "src", &(rb)->ops[i].src, &(rb)->src[i])                                              \
+    OPERAND_LAYOUT_(X, "dst", &(rb)->ops[i].dst, &(rb)->dst[i])                                              \
+    X(U, _, "extent_width", (rb)->ops[i].extent.width)                                                       \
+    X(U, _, "extent_height", (rb)->ops[i].extent.height)                                                     \
+    X(U, _, "extent_depth", (rb)->ops[i].extent.depth)                                                       \
+    X(ENUM, access_order, "order", (rb)->ops[i].srcAccessOrder)                                              \
+    X(HEX, _, "flags", (rb)->ops[i].flags)                                                                   \
+    X(U, _, "bytes", cbt_op_bytes(&(rb)->ops[i], &(rb)->src[i], &(rb)->dst[i]))
+
+/* Attribute k of batch rb (a 1D batch's CUmemcpyAttributes). */
+#define ATTR_LAYOUT_(X, rb, k)                                                                                \
+    X(U, _, "k", k)                                                                                          \
+    X(U, _, "idx", (rb)->attrs_idxs[k])                                                                      \
+    X(ENUM, access_order, "order", (rb)->attrs[k].srcAccessOrder)                                            \
+    X(HEX, _, "flags", (rb)->attrs[k].flags)                                                                 \
+    X(ENUM, location, "src_locHint_type", (rb)->attrs[k].srcLocHint.type)                                    \
+    X(S, _, "src_locHint_id", (rb)->attrs[k].srcLocHint.id)                                                  \
+    X(ENUM, location, "dst_locHint_type", (rb)->attrs[k].dstLocHint.type)                                    \
+    X(S, _, "dst_locHint_id", (rb)->attrs[k].dstLocHint.id)
+
+/* A finding fd (struct cbt_finding); the finding records add "inline". */
+#define FINDING_LAYOUT_(X, fd)                                                                                \
+    X(ENUM, rule, "rule", (fd)->rule)                                                                        \
+    X(ENUM, severity, "severity", (fd)->severity)                                                            \
+    X(ENUM, side, "side", (fd)->side)                                                                        \
+    X(U, _, "op", (fd)->op)             /* 2^64-1: none */                                                   \
+    X(U, _, "other_op", (fd)->other_op) /* 2^64-1: none; the attribute's index for the attr_* rules */       \
+    X(U, _, "value", (fd)->value)                                                                            \
+    X(U, _, "limit", (fd)->limit)
+
+/* A batch's GPU time g (struct cbt_ev_gpu, the reader's join), as show's gpu
+ * line: the memory kinds 255 and the devices -2 when the ops differ. */
+#define GPU_LAYOUT_(X, g)                                                                                     \
+    X(ENUM, gpu_status, "status", (g)->status)                                                               \
+    X(U, _, "gpu_ns", (g)->gpu_ns)                                                                           \
+    X(S, _, "start_rel_ns", (g)->start_rel_ns)                                                               \
+    X(S, _, "tid", (g)->tid)                                                                                 \
+    X(ENUM, api, "api", (g)->api)                                                                            \
+    X(HEX, _, "stream", (g)->stream)                                                                         \
+    X(U, _, "stream_id", (g)->stream_id)                                                                     \
+    X(S, _, "device", (g)->device)                                                                           \
+    X(U, _, "driver_ns", (g)->driver_ns)                                                                     \
+    X(U, _, "ops", (g)->ops)                                                                                 \
+    X(U, _, "bytes", (g)->bytes)                                                                             \
+    X(ENUM, memkind, "src_kind", (g)->src_kind)                                                              \
+    X(ENUM, memkind, "dst_kind", (g)->dst_kind)                                                              \
+    X(S, _, "src_device", (g)->src_device)                                                                   \
+    X(S, _, "dst_device", (g)->dst_device)
+
+/* A layout described: its members appended to b's payload (values unused). */
+#define DESCRIBE_(kind, en, name, value) DESCRIBE_##kind##_(en, name)
+#define DESCRIBE_U_(en, name) add_u(b, name, false);
+#define DESCRIBE_HEX_(en, name) add_u(b, name, true);
+#define DESCRIBE_S_(en, name) add_s(b, name);
+#define DESCRIBE_ENUM_(en, name) add_member(b, name, enum_##en(b->tc));
+
+static void describe_where(struct fcb *b) { WHERE_LAYOUT_(DESCRIBE_, _, _, _) }
+
+static void describe_op(struct fcb *b)
+{
+    describe_where(b);
+    OP_LAYOUT_(DESCRIBE_, _, _)
+}
+
+static void describe_attr(struct fcb *b)
+{
+    describe_where(b);
+    ATTR_LAYOUT_(DESCRIBE_, _, _)
+}
+
+static void describe_finding(struct fcb *b, bool with_inline)
+{
+    describe_where(b);
+    FINDING_LAYOUT_(DESCRIBE_, _)
+    if (with_inline)
+        add_member(b, "inline", enum_inline(b->tc));
+}
+
+static void describe_gpu(struct fcb *b)
+{
+    describe_where(b);
+    GPU_LAYOUT_(DESCRIBE_, _)
+}
+
 static void describe_batch(struct fcb *b, bool d1)
 {
-    add_where(b);
+    describe_where(b);
     add_str(b, "host");
     add_member(b, "state", enum_state(b->tc));
     CBT_EV_BATCH_FIELDS(FIELD_CLASS_)
     if (d1) {
         CBT_EV_BATCH1D_FIELDS(FIELD_CLASS_)
     }
-}
-
-static void describe_operand(struct fcb *b, const char *side)
-{
-    static const char *const u[] = {"address", "offset_x", "offset_y", "offset_z", "rowLength", "layerHeight"};
-    char name[48];
-#define NAME_(s) (snprintf(name, sizeof name, "%s_%s", side, s), name)
-    add_member(b, NAME_("type"), enum_operand(b->tc));
-    add_member(b, NAME_("kind"), enum_memkind(b->tc));
-    add_s(b, NAME_("device"));
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-        add_u(b, NAME_(u[i]), i == 0);
-    add_member(b, NAME_("locHint_type"), enum_location(b->tc));
-    add_s(b, NAME_("locHint_id"));
-    add_u(b, NAME_("alloc_base"), true);
-    add_u(b, NAME_("alloc_size"), false);
-    add_u(b, NAME_("array_width"), false);
-    add_u(b, NAME_("array_height"), false);
-    add_u(b, NAME_("array_depth"), false);
-    add_u(b, NAME_("elem_size"), false);
-#undef NAME_
-}
-
-static void describe_op(struct fcb *b)
-{
-    add_where(b);
-    add_u(b, "i", false);
-    describe_operand(b, "src");
-    describe_operand(b, "dst");
-    add_u(b, "extent_width", false);
-    add_u(b, "extent_height", false);
-    add_u(b, "extent_depth", false);
-    add_member(b, "order", enum_access_order(b->tc));
-    add_u(b, "flags", true);
-    add_u(b, "bytes", false);
-}
-
-static void describe_attr(struct fcb *b)
-{
-    add_where(b);
-    add_u(b, "k", false);
-    add_u(b, "idx", false);
-    add_member(b, "order", enum_access_order(b->tc));
-    add_u(b, "flags", true);
-    add_member(b, "src_locHint_type", enum_location(b->tc));
-    add_s(b, "src_locHint_id");
-    add_member(b, "dst_locHint_type", enum_location(b->tc));
-    add_s(b, "dst_locHint_id");
-}
-
-static void describe_finding(struct fcb *b, bool with_inline)
-{
-    add_where(b);
-    add_member(b, "rule", enum_rule(b->tc));
-    add_member(b, "severity", enum_severity(b->tc));
-    add_member(b, "side", enum_side(b->tc));
-    add_u(b, "op", false);       /* 2^64-1: none */
-    add_u(b, "other_op", false); /* 2^64-1: none; the attribute's index for the attr_* rules */
-    add_u(b, "value", false);
-    add_u(b, "limit", false);
-    if (with_inline)
-        add_member(b, "inline", enum_inline(b->tc));
-}
-
-/* A batch's GPU time (struct cbt_ev_gpu, the reader's join), as show's gpu
- * line: the memory kinds 255 and the devices -2 when the ops differ. */
-static void describe_gpu(struct fcb *b)
-{
-    add_where(b);
-    add_member(b, "status", enum_gpu_status(b->tc));
-    add_u(b, "gpu_ns", false);
-    add_s(b, "start_rel_ns");
-    add_s(b, "tid");
-    add_member(b, "api", enum_api(b->tc));
-    add_u(b, "stream", true);
-    add_u(b, "stream_id", false);
-    add_s(b, "device");
-    add_u(b, "driver_ns", false);
-    add_u(b, "ops", false);
-    add_u(b, "bytes", false);
-    add_member(b, "src_kind", enum_memkind(b->tc));
-    add_member(b, "dst_kind", enum_memkind(b->tc));
-    add_s(b, "src_device");
-    add_s(b, "dst_device");
 }
 
 /* ---------------------------------------------------------------- the output traces */
@@ -537,11 +573,16 @@ static bt_message *record(struct expand_iter *it, struct host *h, int k, struct 
     return m;
 }
 
+/* A layout filled, member by member into f. */
+#define PUT_(kind, en, name, value) PUT_##kind##_(value)
+#define PUT_U_(v) put_u(f, (uint64_t)(v));
+#define PUT_HEX_(v) put_u(f, (uint64_t)(v));
+#define PUT_ENUM_(v) put_u(f, (uint64_t)(v));
+#define PUT_S_(v) put_s(f, (int64_t)(v));
+
 static void put_where(struct fw *f, const struct cbt_read_batch *rb)
 {
-    put_s(f, rb->w.vpid);
-    put_u(f, cbt_batch_number(rb->h.batch_id));
-    put_u(f, rb->w.image);
+    WHERE_LAYOUT_(PUT_, rb->w.vpid, cbt_batch_number(rb->h.batch_id), rb->w.image)
 }
 
 #define FIELD_PUT_(kind, type, name, en)                                                                       \
@@ -575,84 +616,39 @@ static bool out_batch_record(struct expand_iter *it, struct host *h, const struc
     return push(it, m);
 }
 
-static void put_operand(struct fw *f, const CUmemcpy3DOperand *o, const struct cbt_operand_info *in)
-{
-    bool arr = o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY, ptr = o->type == CU_MEMCPY_OPERAND_TYPE_POINTER;
-    put_u(f, (uint64_t)o->type);
-    put_u(f, in->kind);
-    put_s(f, in->device);
-    put_u(f, arr ? (uint64_t)(uintptr_t)o->op.array.array : (uint64_t)o->op.ptr.ptr);
-    put_u(f, arr ? o->op.array.offset.x : 0);
-    put_u(f, arr ? o->op.array.offset.y : 0);
-    put_u(f, arr ? o->op.array.offset.z : 0);
-    put_u(f, ptr ? o->op.ptr.rowLength : 0);
-    put_u(f, ptr ? o->op.ptr.layerHeight : 0);
-    put_u(f, ptr ? (uint64_t)o->op.ptr.locHint.type : 0);
-    put_s(f, ptr ? o->op.ptr.locHint.id : 0);
-    put_u(f, in->alloc_base);
-    put_u(f, in->alloc_size);
-    put_u(f, in->array_width);
-    put_u(f, in->array_height);
-    put_u(f, in->array_depth);
-    put_u(f, in->elem_size);
-}
-
 static bool out_op(struct expand_iter *it, struct host *h, const struct cbt_read_batch *rb, uint64_t i)
 {
-    const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
-    struct fw f;
-    bt_message *m = record(it, h, EC_OP, &f, rb);
+    struct fw fv, *f = &fv;
+    bt_message *m = record(it, h, EC_OP, f, rb);
     if (!m)
         return false;
-    put_where(&f, rb);
-    put_u(&f, i);
-    put_operand(&f, &op->src, &rb->src[i]);
-    put_operand(&f, &op->dst, &rb->dst[i]);
-    put_u(&f, op->extent.width);
-    put_u(&f, op->extent.height);
-    put_u(&f, op->extent.depth);
-    put_u(&f, (uint64_t)op->srcAccessOrder);
-    put_u(&f, op->flags);
-    put_u(&f, cbt_op_bytes(op, &rb->src[i], &rb->dst[i]));
+    put_where(f, rb);
+    OP_LAYOUT_(PUT_, rb, i)
     return push(it, m);
 }
 
 static bool out_attr(struct expand_iter *it, struct host *h, const struct cbt_read_batch *rb, uint64_t k)
 {
-    const CUmemcpyAttributes *a = &rb->attrs[k];
-    struct fw f;
-    bt_message *m = record(it, h, EC_ATTR, &f, rb);
+    struct fw fv, *f = &fv;
+    bt_message *m = record(it, h, EC_ATTR, f, rb);
     if (!m)
         return false;
-    put_where(&f, rb);
-    put_u(&f, k);
-    put_u(&f, rb->attrs_idxs[k]);
-    put_u(&f, (uint64_t)a->srcAccessOrder);
-    put_u(&f, a->flags);
-    put_u(&f, (uint64_t)a->srcLocHint.type);
-    put_s(&f, a->srcLocHint.id);
-    put_u(&f, (uint64_t)a->dstLocHint.type);
-    put_s(&f, a->dstLocHint.id);
+    put_where(f, rb);
+    ATTR_LAYOUT_(PUT_, rb, k)
     return push(it, m);
 }
 
 static bool out_finding(struct expand_iter *it, struct host *h, const struct cbt_read_batch *rb,
                         const struct cbt_finding *fd, int inl)
 {
-    struct fw f;
-    bt_message *m = record(it, h, inl < 0 ? EC_INLINE_FINDING : EC_FINDING, &f, rb);
+    struct fw fv, *f = &fv;
+    bt_message *m = record(it, h, inl < 0 ? EC_INLINE_FINDING : EC_FINDING, f, rb);
     if (!m)
         return false;
-    put_where(&f, rb);
-    put_u(&f, fd->rule);
-    put_u(&f, fd->severity);
-    put_u(&f, fd->side);
-    put_u(&f, fd->op);
-    put_u(&f, fd->other_op);
-    put_u(&f, fd->value);
-    put_u(&f, fd->limit);
+    put_where(f, rb);
+    FINDING_LAYOUT_(PUT_, fd)
     if (inl >= 0)
-        put_u(&f, (uint64_t)inl);
+        put_u(f, (uint64_t)inl);
     return push(it, m);
 }
 
@@ -698,25 +694,9 @@ static void on_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu
         return;
     }
     set_context(m, w->vpid, 0);
-    struct fw f = {.pl = bt_event_borrow_payload_field(bt_message_event_borrow_event(m))};
-    put_s(&f, w->vpid);
-    put_u(&f, cbt_batch_number(g->batch_id));
-    put_u(&f, w->image);
-    put_u(&f, g->status);
-    put_u(&f, g->gpu_ns);
-    put_s(&f, g->start_rel_ns);
-    put_s(&f, g->tid);
-    put_u(&f, g->api);
-    put_u(&f, g->stream);
-    put_u(&f, g->stream_id);
-    put_s(&f, g->device);
-    put_u(&f, g->driver_ns);
-    put_u(&f, g->ops);
-    put_u(&f, g->bytes);
-    put_u(&f, g->src_kind);
-    put_u(&f, g->dst_kind);
-    put_s(&f, g->src_device);
-    put_s(&f, g->dst_device);
+    struct fw fv = {.pl = bt_event_borrow_payload_field(bt_message_event_borrow_event(m))}, *f = &fv;
+    WHERE_LAYOUT_(PUT_, w->vpid, cbt_batch_number(g->batch_id), w->image)
+    GPU_LAYOUT_(PUT_, g)
     if (!push(it, m))
         it->oom = true;
 }

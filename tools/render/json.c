@@ -15,7 +15,7 @@
 
 #include <cubatchtrace/catalog.h>
 
-#include "analyse/hosts.h"
+#include "render/hosts.h"
 #include "render/json.h"
 #include "analyse/tables.h"
 
