@@ -128,16 +128,19 @@ static const char usage_summary[] =
     "line is wrong (one line on stderr, nothing on stdout).\n";
 
 static const char usage_check[] =
-    "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--waivers FILE]\n"
+    "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--source-root DIR] [--waivers FILE]\n"
     "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
     "                          TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
-    "it happened (host, pid, tid, batch, op, caller).\n"
+    "it happened (host, pid, tid, batch, op, caller: FILE:LINE where known), what is\n"
+    "wrong in words and what to change (fix: ...).\n"
     "\n"
     "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
     "                    of this severity or a more serious one exists, not waived\n"
     "  --format FMT      text (default), json (docs/json-schema.md) or sarif\n"
     "                    (SARIF 2.1.0, for code-scanning services)\n"
+    "  --source-root DIR SARIF: source paths relative to DIR (uriBaseId SRCROOT;\n"
+    "                    default the current directory)\n"
     "  --waivers FILE    accept known findings: a JSON file of waivers, each a rule,\n"
     "                    call-site patterns (object, function, file) and a reason;\n"
     "                    waived findings are printed as such and never fail\n"
@@ -280,6 +283,7 @@ struct check_job {
     bool allow_discarded;
     enum cbt_check_format format;
     struct cbt_waivers *waivers;
+    const char *source_root;
 };
 
 static int check_read(void *arg)
@@ -290,7 +294,7 @@ static int check_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    struct cbt_findings *out = cbt_findings_new(a, stdout, j->format, j->waivers);
+    struct cbt_findings *out = cbt_findings_new(a, stdout, j->format, j->waivers, j->source_root);
     if (!out) {
         cbt_err("out of memory");
         cbt_agg_free(a);
@@ -336,7 +340,7 @@ static int cmd_check(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'},     {"format", required_argument, NULL, 'F'},
         {"waivers", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'},   {"end", required_argument, NULL, 'E'},
-        {0, 0, 0, 0},
+        {"source-root", required_argument, NULL, 'S'}, {0, 0, 0, 0},
     };
     struct check_job j = {.threshold = CBT_SEV_HAZARD, .format = CBT_CHECK_TEXT};
     int64_t *pids = NULL;
@@ -356,6 +360,7 @@ static int cmd_check(int argc, char **argv)
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'B': begin = optarg; break;
         case 'E': end = optarg; break;
+        case 'S': j.source_root = optarg; break;
         case 'F':
             if (strcmp(optarg, "text") == 0)
                 j.format = CBT_CHECK_TEXT;

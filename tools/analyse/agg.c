@@ -453,6 +453,7 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
         fr->first_image = w->image;
         fr->first_host = w->host;
         fr->severity = ri ? (uint8_t)ri->severity : f->severity;
+        fr->first = *f;
     }
     if (a->on_finding)
         a->on_finding(a->on_finding_ctx, w, f);

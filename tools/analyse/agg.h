@@ -69,6 +69,7 @@ struct cbt_rule_tally {
     uint32_t first_image; /* the process image's tag (0 untagged) */
     uint32_t first_host;
     uint8_t severity;
+    struct cbt_batch_finding first; /* the earliest finding itself (its words, its caller) */
 };
 /* The figures of the aggregate the outputs print besides its tables
  * (tables.h, hosts.h): valid while the aggregate lives, unchanged. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cubatchtrace/catalog.h>
+#include <cubatchtrace/validate.h>
 
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
@@ -20,12 +21,26 @@
 
 /* ---------------------------------------------------------------- check: one line per finding */
 
+const char *cbt_finding_say(const struct cbt_batch_finding *f, char *buf, size_t len)
+{
+    struct cbt_finding vf = {.rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
+                             .other_op = f->other_op, .value = f->value, .limit = f->limit};
+    return cbt_finding_words(&vf, f->has_op ? &f->opv : NULL, f->has_other ? &f->otherv : NULL, f->copies, buf, len);
+}
+
+const char *cbt_finding_fix(unsigned rule)
+{
+    const char *fix = cbt_rule_fix(rule);
+    return fix ? fix : "";
+}
+
+/* SEVERITY RULE: host=H pid=P tid=T batch=B op=K [other_op=K] side=S caller=SITE: WORDS; fix: FIX */
 void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f,
                       const char *caller, const char *prefix)
 {
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const char *sev = cbt_severity_name(ri ? (unsigned)ri->severity : f->severity);
-    char rule[32], op[64] = "-", other[64] = "", value[32], limit[32], image[32] = "";
+    char rule[32], op[64] = "-", other[64] = "", image[32] = "", words[512];
     if (ri)
         snprintf(rule, sizeof(rule), "%s", ri->name);
     else
@@ -34,17 +49,14 @@ void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where
         snprintf(op, sizeof(op), "%" PRIu64, f->op);
     if (f->other_op != UINT64_MAX)
         snprintf(other, sizeof(other), " other_op=%" PRIu64, f->other_op);
-    cbt_rule_value(f->rule, f->value, value, sizeof(value));
-    cbt_rule_value(f->rule, f->limit, limit, sizeof(limit));
     if (w->image)
         snprintf(image, sizeof(image), " image=0x%08" PRIx32, w->image);
     const char *side = cbt_side_name(f->side);
-    fprintf(out,
-            "%s%s %s: host=%s pid=%" PRId64 "%s tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%s"
-            " limit=%s caller=%s: %s\n",
+    const char *fix = cbt_finding_fix(f->rule);
+    fprintf(out, "%s%s %s: host=%s pid=%" PRId64 "%s tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s caller=%s: %s%s%s\n",
             prefix, sev ? sev : "?", rule, cbt_agg_host_name(a, w->host), w->vpid, image, w->vtid,
-            cbt_batch_number(f->batch_id), op, other,
-            side ? side : "?", value, limit, caller, ri ? ri->text : "(a rule this tool does not know)");
+            cbt_batch_number(f->batch_id), op, other, side ? side : "?", caller,
+            cbt_finding_say(f, words, sizeof(words)), *fix ? "; fix: " : "", fix);
 }
 
 /* ---------------------------------------------------------------- the summary */

@@ -15,6 +15,11 @@
  * figures in us as before) when raw. */
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw);
 
+/* A finding in the words every output uses (cbt_finding_words, validate.h)
+ * and what to change (cbt_rule_fix; "" for a rule this tool does not know). */
+const char *cbt_finding_say(const struct cbt_batch_finding *f, char *buf, size_t len);
+const char *cbt_finding_fix(unsigned rule);
+
 /* `check`: one line per finding, where it happened and what it means; the
  * call site already named (caller), the line starting with prefix. */
 void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f,
