@@ -101,17 +101,21 @@ static const char usage_main[] =
     "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json | --raw] [--by WHAT]... [--pid PID]... [--begin TIME]\n"
-    "                            [--end TIME] TRACE...\n"
-    "Summarise the cubatchtrace events of one or more traces.\n"
+    "Usage: cubatchtrace summary [--json | --raw] [--all] [--by WHAT]... [--pid PID]...\n"
+    "                            [--jobs N] [--refresh S] [--begin TIME] [--end TIME] TRACE...\n"
+    "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
+    "sites, the directions of the copies, and the findings (each rule's first one,\n"
+    "most serious first, where it was made and what to change); --all for every table.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
     "files: several processes and hosts are fine) or an LTTng live URL\n"
     "(net://HOST[:PORT]/host/TRACED-HOST/SESSION).\n"
     "\n"
     "  --json            print the summary as JSON (schema: docs/json-schema.md)\n"
-    "  --raw             text: bytes and times as exact integers (bytes, ns; the\n"
-    "                    driver's time per batch in us) instead of human units\n"
+    "  --raw             text: bytes and times as exact integers (bytes, ns)\n"
+    "                    instead of human units\n"
+    "  --all             text: every table (by API variant, door, memory kinds,\n"
+    "                    srcAccessOrder, batch size, op size), not the first screen\n"
     "  --by WHAT         add a table by process, thread or stream, or list up to\n"
     "                    4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
@@ -224,7 +228,7 @@ static int cmd_summary(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
-        {"raw", no_argument, NULL, 'r'}, {0, 0, 0, 0},
+        {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -236,6 +240,7 @@ static int cmd_summary(int argc, char **argv)
         switch (c) {
         case 'j': j.json = true; break;
         case 'r': j.raw = true; break;
+        case 'A': j.by |= CBT_BY_ALL; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':

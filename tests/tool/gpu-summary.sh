@@ -132,10 +132,14 @@ grep -q '^Name  *| Batches | Ops | *Bytes | Host time | GPU time | *GB/s$' "$CBT
 # human units elsewhere too: the op table's bytes, the driver time per batch
 grep -q '^HtoD  *| *3 | *12 | *48.0 KiB | ' "$CBT_TMP/all3.txt"; ok $? "text: by_direction's bytes in KiB"
 grep -q '^HtoD  *| *3 | *12 | *49152 | ' "$CBT_TMP/all3.raw"; ok $? "--raw: by_direction's bytes exact"
-"$CBT" summary $(pids_of g) "$TG" >"$CBT_TMP/g.sum"
+"$CBT" summary --all $(pids_of g) "$TG" >"$CBT_TMP/g.sum"
 grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1.00 µs | 1.00 µs | 1.00 µs$' "$CBT_TMP/g.sum"; ok $? "text: the driver time per batch in µs"
-"$CBT" summary --raw $(pids_of g) "$TG" | grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1.000 | 1.000 | 1.000$'
-ok $? "--raw: the driver time per batch in us, 3 decimals, as before"
+"$CBT" summary --all --raw $(pids_of g) "$TG" >"$CBT_TMP/g.raw"
+grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1000 | 1000 | 1000$' "$CBT_TMP/g.raw"
+ok $? "--raw: the driver time per batch in ns, an integer, as the help says"
+grep -q '^# host time in the driver: [0-9]* ns$' "$CBT_TMP/g.raw"; ok $? "--raw: the total host time in the driver in ns"
+grep -v '^#' "$CBT_TMP/g.raw" | grep -q ' | [0-9]*\.[0-9]* | [0-9]*\.[0-9]* | [0-9]*\.[0-9]*$\| µs\| ms\| KiB\| MiB'
+is $? 1 "--raw: no decimals in the Avg/Min/Max columns, no human unit in a table"
 
 # a process that asked for GPU time whose batches were never read back: the text says so
 gen_session n && gen_run n --gpu-process "n=5,ops=2" && gen_stop n; ok $? "generator N ran"

@@ -461,6 +461,8 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
 
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a) { return a->findings; }
 
+unsigned cbt_agg_by(const struct cbt_agg *a) { return a->by; }
+
 uint64_t cbt_agg_batches(const struct cbt_agg *a) { return a->batches; }
 
 void cbt_agg_read_stats(struct cbt_agg *a, const struct cbt_read_stats *s) { a->rs = *s; }
