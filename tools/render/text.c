@@ -281,8 +281,9 @@ static void print_gpu_table(FILE *out, const struct gtable *t, bool raw)
     free(cells);
 }
 
-/* The GPU section: when a gpu_time event was read, or a process asked for GPU time. */
-static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
+/* The GPU section: when a gpu_time event was read, or a process asked for
+ * GPU time; its tables by direction only unless all. */
+static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw, bool all)
 {
     struct cbt_agg_totals t;
     cbt_agg_totals(a, &t);
@@ -338,7 +339,7 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
         fprintf(out, "# Batches, Ops, Bytes: the timed batches; Host time: in the driver call; GPU time: summed per "
                      "batch; GB/s: Bytes / GPU time\n");
         for (int i = 0; i < gt.n; i++)
-            if (!gt.t[i].json_only)
+            if (!gt.t[i].json_only && (all || strcmp(gt.t[i].key, "by_direction") == 0))
                 print_gpu_table(out, &gt.t[i], raw);
     }
     cbt_gpu_tables_free(&gt);
@@ -498,8 +499,8 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     }
     print_findings_text(out, a, &t, inputs, ninputs);
     cbt_tables_free(&ts);
-    print_gpu_text(out, a, raw);
+    print_gpu_text(out, a, raw, all);
     if (!all)
         fprintf(out, "\n# more tables: --all (by API variant, door, device, memory kinds, srcAccessOrder, batch and op\n"
-                     "# size), --by process,thread,stream,host,caller\n");
+                     "# size; GPU time by memory kinds, op size, stream, device), --by process,thread,stream,host,caller\n");
 }
