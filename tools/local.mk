@@ -91,6 +91,7 @@ TOOL_TESTS = \
 	tests/tool/install.sh \
 	tests/tool/callsite.sh \
 	tests/tool/check-formats.sh \
+	tests/tool/findings-words.sh \
 	tests/tool/run-window.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \

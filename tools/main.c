@@ -118,17 +118,21 @@ static const char usage_main[] =
     "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json | --raw] [--by WHAT]... [--pid PID]... [--begin TIME]\n"
-    "                            [--end TIME] TRACE...\n"
-    "Summarise the cubatchtrace events of one or more traces.\n"
+    "Usage: cubatchtrace summary [--json | --raw] [--all] [--by WHAT]... [--pid PID]...\n"
+    "                            [--jobs N] [--refresh S] [--begin TIME] [--end TIME] TRACE...\n"
+    "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
+    "sites, the directions of the copies, and the findings (each rule's first one,\n"
+    "most serious first, where it was made and what to change); --all for every table.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
     "files: several processes and hosts are fine) or an LTTng live URL\n"
     "(net://HOST[:PORT]/host/TRACED-HOST/SESSION).\n"
     "\n"
     "  --json            print the summary as JSON (schema: docs/json-schema.md)\n"
-    "  --raw             text: bytes and times as exact integers (bytes, ns; the\n"
-    "                    driver's time per batch in us) instead of human units\n"
+    "  --raw             text: bytes and times as exact integers (bytes, ns)\n"
+    "                    instead of human units\n"
+    "  --all             text: every table (by API variant, door, memory kinds,\n"
+    "                    srcAccessOrder, batch size, op size), not the first screen\n"
     "  --by WHAT         add a table by process, thread or stream, or list up to\n"
     "                    4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
@@ -145,16 +149,19 @@ static const char usage_summary[] =
     "line is wrong (one line on stderr, nothing on stdout).\n";
 
 static const char usage_check[] =
-    "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--waivers FILE]\n"
+    "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--source-root DIR] [--waivers FILE]\n"
     "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
     "                          TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
-    "it happened (host, pid, tid, batch, op, caller).\n"
+    "it happened (host, pid, tid, batch, op, caller: FILE:LINE where known), what is\n"
+    "wrong in words and what to change (fix: ...).\n"
     "\n"
     "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
     "                    of this severity or a more serious one exists, not waived\n"
     "  --format FMT      text (default), json (docs/json-schema.md) or sarif\n"
     "                    (SARIF 2.1.0, for code-scanning services)\n"
+    "  --source-root DIR SARIF: source paths relative to DIR (uriBaseId SRCROOT;\n"
+    "                    default the current directory)\n"
     "  --waivers FILE    accept known findings: a JSON file of waivers, each a rule,\n"
     "                    call-site patterns (object, function, file) and a reason;\n"
     "                    waived findings are printed as such and never fail\n"
@@ -238,7 +245,7 @@ static int cmd_summary(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
-        {"raw", no_argument, NULL, 'r'}, {0, 0, 0, 0},
+        {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -250,6 +257,7 @@ static int cmd_summary(int argc, char **argv)
         switch (c) {
         case 'j': j.json = true; break;
         case 'r': j.raw = true; break;
+        case 'A': j.by |= CBT_BY_ALL; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':
@@ -297,6 +305,7 @@ struct check_job {
     bool allow_discarded;
     enum cbt_check_format format;
     struct cbt_waivers *waivers;
+    const char *source_root;
 };
 
 static int check_read(void *arg)
@@ -307,7 +316,7 @@ static int check_read(void *arg)
         cbt_err("out of memory");
         return 2;
     }
-    struct cbt_findings *out = cbt_findings_new(a, stdout, j->format, j->waivers);
+    struct cbt_findings *out = cbt_findings_new(a, stdout, j->format, j->waivers, j->source_root);
     if (!out) {
         cbt_err("out of memory");
         cbt_agg_free(a);
@@ -353,7 +362,7 @@ static int cmd_check(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'},     {"format", required_argument, NULL, 'F'},
         {"waivers", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'},   {"end", required_argument, NULL, 'E'},
-        {0, 0, 0, 0},
+        {"source-root", required_argument, NULL, 'S'}, {0, 0, 0, 0},
     };
     struct check_job j = {.threshold = CBT_SEV_HAZARD, .format = CBT_CHECK_TEXT};
     int64_t *pids = NULL;
@@ -373,6 +382,7 @@ static int cmd_check(int argc, char **argv)
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'B': begin = optarg; break;
         case 'E': end = optarg; break;
+        case 'S': j.source_root = optarg; break;
         case 'F':
             if (strcmp(optarg, "text") == 0)
                 j.format = CBT_CHECK_TEXT;

@@ -7,25 +7,30 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cubatchtrace/catalog.h>
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
 #include "analyse/agg.h"
+#include "analyse/callsite.h"
 #include "read/assemble.h"
 #include "commands.h"
 #include "guard.h"
 #include "read/reader.h"
+#include "render/text.h"
 #include "base/util.h"
 
 static const char usage_show[] =
-    "Usage: cubatchtrace show [--pid PID]... [--begin TIME] [--end TIME] TRACE...\n"
+    "Usage: cubatchtrace show [--pretty] [--batch N]... [--rule NAME]... [--pid PID]...\n"
+    "                         [--begin TIME] [--end TIME] TRACE...\n"
     "Print every batch, op and finding of the traces, decoded, one record per line:\n"
     "  batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N recorded=R ...\n"
     "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
@@ -39,6 +44,13 @@ static const char usage_show[] =
     "\n"
     "TRACE is a directory (searched recursively for CTF traces) or an LTTng live URL.\n"
     "\n"
+    "  --pretty          for people: each batch with its time (seconds after the\n"
+    "                    first batch shown), its call site (FILE:LINE where known),\n"
+    "                    one op per line and each finding in words with its fix,\n"
+    "                    within 100 columns\n"
+    "  --batch N         only batch N (the id= of its process image); repeatable\n"
+    "  --rule NAME       only batches with a finding of this rule; repeatable\n"
+    "                    (`cubatchtrace rules` lists them)\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
@@ -73,18 +85,219 @@ static const char legend[] =
     "#   driver_ns, ops, bytes, src_kind and dst_kind (mixed: not all alike), src_device and dst_device\n"
     "#   (-1 none, mixed)\n";
 
+static const char legend_pretty[] =
+    "# cubatchtrace show --pretty: each batch (seconds after the first shown, pid, thread, call site),\n"
+    "#   its ops (extent, source -> destination as KIND:ADDRESS, bytes, srcAccessOrder), its findings\n"
+    "#   (severity, rule, what is wrong, fix:); without --pretty: key=value records (docs/events.md)\n";
+
+/* The filters (--batch, --rule); --pid and the window are the reader's. */
+struct show_filter {
+    uint64_t *batches;
+    int nbatches;
+    bool rules[CBT_RULE_COUNT];
+    bool any_rule;
+};
+
 struct show {
     FILE *out;
     struct cbt_agg *agg;
     bool legend_done; /* printed at the first batch: nothing on stdout when the input cannot be read */
+    bool pretty;
+    const struct show_filter *filter;
+    bool have_t0;
+    int64_t t0; /* the first batch shown (pretty): times are after it */
     uint64_t batches, ops, findings;
 };
 
 static void print_legend(struct show *s)
 {
     if (!s->legend_done)
-        fputs(legend, s->out);
+        fputs(s->pretty ? legend_pretty : legend, s->out);
     s->legend_done = true;
+}
+
+static bool batch_selected(const struct show *s, const struct cbt_read_batch *rb)
+{
+    const struct show_filter *f = s->filter;
+    if (f->nbatches) {
+        bool hit = false;
+        for (int i = 0; i < f->nbatches && !hit; i++)
+            hit = rb->have_header && cbt_batch_number(rb->h.batch_id) == f->batches[i];
+        if (!hit)
+            return false;
+    }
+    if (f->any_rule) {
+        for (uint64_t i = 0; i < rb->nfindings; i++)
+            if (rb->findings[i].rule < CBT_RULE_COUNT && f->rules[rb->findings[i].rule])
+                return true;
+        for (uint64_t i = 0; i < rb->ninline_only; i++)
+            if (rb->inline_only[i].rule < CBT_RULE_COUNT && f->rules[rb->inline_only[i].rule])
+                return true;
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- --pretty */
+
+#define PRETTY_WIDTH 100
+
+/* A line of at most PRETTY_WIDTH columns: longer ones end in '>' (the records have the rest). */
+static void put_line(FILE *out, const char *line)
+{
+    if (cbt_text_width(line) <= PRETTY_WIDTH) {
+        fprintf(out, "%s\n", line);
+        return;
+    }
+    size_t n = 0, w = 0; /* bytes of the first PRETTY_WIDTH - 1 columns (UTF-8: a column per lead byte) */
+    while (line[n] && w < PRETTY_WIDTH - 1) {
+        n++;
+        while ((line[n] & 0xc0) == 0x80)
+            n++;
+        w++;
+    }
+    fprintf(out, "%.*s>\n", (int)n, line);
+}
+
+static const char *short_kind(unsigned kind)
+{
+    switch (kind) {
+    case CBT_MEM_DEVICE: return "dev";
+    case CBT_MEM_HOST_PINNED: return "pinned";
+    case CBT_MEM_HOST_PAGEABLE: return "pageable";
+    case CBT_MEM_MANAGED: return "managed";
+    case CBT_MEM_ARRAY: return "array";
+    case CBT_MEM_UNMAPPED: return "unmapped";
+    default: return "mem";
+    }
+}
+
+static void pretty_operand(char *b, size_t l, const CUmemcpy3DOperand *o, const struct cbt_operand_info *in)
+{
+    char dev[16] = "";
+    if ((in->kind == CBT_MEM_DEVICE || in->kind == CBT_MEM_MANAGED || in->kind == CBT_MEM_ARRAY) && in->device >= 0)
+        snprintf(dev, sizeof(dev), "%d", (int)in->device);
+    if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+        snprintf(b, l, "array%s:0x%" PRIx64 "@%zu,%zu,%zu", dev, (uint64_t)(uintptr_t)o->op.array.array,
+                 o->op.array.offset.x, o->op.array.offset.y, o->op.array.offset.z);
+    else if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER)
+        snprintf(b, l, "%s%s:0x%" PRIx64, short_kind(in->kind), dev, (uint64_t)o->op.ptr.ptr);
+    else
+        snprintf(b, l, "type%u", (unsigned)o->type);
+}
+
+static const char *short_order(unsigned order)
+{
+    return order == CBT_ORDER_STREAM ? "stream" : order == CBT_ORDER_DURING_API_CALL ? "during-call"
+           : order == CBT_ORDER_ANY ? "any" : "order?";
+}
+
+static void pretty_time(struct show *s, const struct cbt_where *w, char *b, size_t l)
+{
+    if (!w->has_ts) {
+        snprintf(b, l, "%12s", "?");
+        return;
+    }
+    if (!s->have_t0) {
+        s->have_t0 = true;
+        s->t0 = w->ts_ns;
+        time_t t = (time_t)(w->ts_ns / 1000000000);
+        struct tm tm;
+        char when[64] = "?";
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+        fprintf(s->out, "# times: seconds after %s.%09" PRId64 " UTC (the first batch shown)\n", when,
+                w->ts_ns % 1000000000);
+    }
+    int64_t d = w->ts_ns - s->t0;
+    snprintf(b, l, "%s%" PRId64 ".%06" PRId64, d < 0 ? "-" : "", (d < 0 ? -d : d) / 1000000000,
+             ((d < 0 ? -d : d) % 1000000000) / 1000);
+}
+
+static void pretty_finding(struct show *s, const struct cbt_read_batch *rb, const struct cbt_finding *f, bool only_inline)
+{
+    const struct cbt_rule_info *ri = cbt_rule(f->rule);
+    const CUDA_MEMCPY3D_BATCH_OP *op = f->op < rb->nops ? &rb->ops[f->op] : NULL;
+    const CUDA_MEMCPY3D_BATCH_OP *other =
+        f->other_op < rb->nops && !cbt_rule_is_attr(f->rule) ? &rb->ops[f->other_op] : NULL;
+    char words[512], head[128];
+    snprintf(head, sizeof(head), "  %s%s %s: ", only_inline ? "(the shim's only) " : "",
+             cbt_severity_name(ri ? ri->severity : f->severity) ? cbt_severity_name(ri ? ri->severity : f->severity)
+                                                                 : "?",
+             ri ? ri->name : "rule?");
+    cbt_print_wrapped(s->out, head, 4, cbt_finding_words(f, op, other, rb->is1d, words, sizeof(words)), PRETTY_WIDTH);
+    const char *fix = cbt_rule_fix(f->rule);
+    if (fix)
+        cbt_print_wrapped(s->out, "    fix: ", 9, fix, PRETTY_WIDTH);
+}
+
+static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
+{
+    FILE *out = s->out;
+    const struct cbt_ev_batch *h = &rb->h;
+    char t[32], line[1024], site[600], bytes[32], ns[32];
+    pretty_time(s, &rb->w, t, sizeof(t));
+    uint64_t total = 0;
+    uint32_t sp = 0;
+    for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops; i = cbt_read_op(rb, i + 1, &sp))
+        total += cbt_op_bytes(&rb->ops[i], &rb->src[i], &rb->dst[i]);
+    cbt_fmt_bytes(total, bytes, sizeof(bytes));
+    const char *unit = rb->is1d ? "copies" : "ops";
+    if (rb->have_header) {
+        cbt_objmap_name(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, h->caller, site, sizeof(site));
+        snprintf(line, sizeof(line), "%s batch %" PRIu64 " pid %" PRId64 " tid %d: %" PRIu64 " %s, %s, at %s", t,
+                 cbt_batch_number(h->batch_id), rb->w.vpid, (int)h->tid, h->num_ops,
+                 h->num_ops == 1 ? (rb->is1d ? "copy" : "op") : unit, bytes, site);
+        put_line(out, line);
+        cbt_fmt_ns((double)h->driver_ns, ns, sizeof(ns));
+        char more[256] = "";
+        if (rb->state != CBT_BS_COMPLETE)
+            snprintf(more, sizeof(more), ", %s", cbt_batch_state_name(rb->state));
+        if (h->outcome == CBT_OUTCOME_FORWARDED && h->result == CBT_CU_CAPTURE_UNSUPPORTED)
+            snprintf(more + strlen(more), sizeof(more) - strlen(more), ", refused in capture");
+        if (h->ops_recorded < h->num_ops)
+            snprintf(more + strlen(more), sizeof(more) - strlen(more), ", %" PRIu64 " recorded", h->ops_recorded);
+        snprintf(line, sizeof(line), "    %s: %s%s%s, %s in the driver, stream %" PRIu64 ", device %d%s",
+                 cbt_api_name(h->api) ? cbt_api_name(h->api) : "?",
+                 cbt_outcome_name(h->outcome) ? cbt_outcome_name(h->outcome) : "?",
+                 h->outcome == CBT_OUTCOME_FORWARDED ? " " : "",
+                 h->outcome == CBT_OUTCOME_FORWARDED ? (cbt_curesult_name(h->result) ? cbt_curesult_name(h->result) : "?") : "",
+                 ns, h->stream_id, (int)h->device, more);
+        put_line(out, line);
+    } else {
+        snprintf(line, sizeof(line), "%s batch ? pid %" PRId64 ": %s %s whose batch event never came", t, rb->w.vpid,
+                 bytes, unit);
+        put_line(out, line);
+    }
+    for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
+        const CUmemcpyAttributes *a = &rb->attrs[k];
+        snprintf(line, sizeof(line), "  attr %" PRIu64 " from copy %" PRIu64 ": %s, flags 0x%x, locHints %s:%d -> %s:%d",
+                 k, rb->attrs_idxs[k], short_order((unsigned)a->srcAccessOrder), a->flags,
+                 cbt_location_name((unsigned)a->srcLocHint.type) ? cbt_location_name((unsigned)a->srcLocHint.type) : "?",
+                 a->srcLocHint.id,
+                 cbt_location_name((unsigned)a->dstLocHint.type) ? cbt_location_name((unsigned)a->dstLocHint.type) : "?",
+                 a->dstLocHint.id);
+        put_line(out, line);
+    }
+    sp = 0;
+    for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops; i = cbt_read_op(rb, i + 1, &sp)) {
+        const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
+        char src[96], dst[96], b[32], ext[80];
+        pretty_operand(src, sizeof(src), &op->src, &rb->src[i]);
+        pretty_operand(dst, sizeof(dst), &op->dst, &rb->dst[i]);
+        cbt_fmt_bytes(cbt_op_bytes(op, &rb->src[i], &rb->dst[i]), b, sizeof(b));
+        if (rb->is1d)
+            snprintf(ext, sizeof(ext), "%zu B", op->extent.width);
+        else
+            snprintf(ext, sizeof(ext), "%zux%zux%zu", op->extent.width, op->extent.height, op->extent.depth);
+        snprintf(line, sizeof(line), "  %s %" PRIu64 " %s %s -> %s %s %s%s", rb->is1d ? "copy" : "op", i, ext, src,
+                 dst, b, short_order((unsigned)op->srcAccessOrder), op->flags ? " overlap-compute" : "");
+        put_line(out, line);
+    }
+    for (uint64_t i = 0; i < rb->nfindings; i++)
+        pretty_finding(s, rb, &rb->findings[i], false);
+    for (uint64_t i = 0; i < rb->ninline_only; i++)
+        pretty_finding(s, rb, &rb->inline_only[i], true);
 }
 
 static const char *name_or(const char *name, char *buf, size_t len, uint64_t v)
@@ -153,10 +366,18 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
     FILE *out = s->out;
     const struct cbt_ev_batch *h = &rb->h;
     char b[6][24], img[24] = "";
-    if (rb->w.image) /* the process image (docs/events.md): id is the batch's number within it */
-        snprintf(img, sizeof(img), " image=0x%08" PRIx32, rb->w.image);
+    if (!batch_selected(s, rb))
+        return;
     print_legend(s);
     s->batches++;
+    if (s->pretty) {
+        s->ops += rb->nops;
+        s->findings += rb->nfindings;
+        pretty_batch(s, rb);
+        return;
+    }
+    if (rb->w.image) /* the process image (docs/events.md): id is the batch's number within it */
+        snprintf(img, sizeof(img), " image=0x%08" PRIx32, rb->w.image);
     fprintf(out, "batch vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
     if (rb->have_header) {
         fprintf(out,
@@ -245,7 +466,28 @@ static void show_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_g
     struct show *s = ctx;
     FILE *out = s->out;
     char b[4][24];
+    const struct show_filter *f = s->filter;
+    if (f->any_rule)
+        return; /* a gpu line says nothing of findings */
+    if (f->nbatches) {
+        bool hit = false;
+        for (int i = 0; i < f->nbatches && !hit; i++)
+            hit = cbt_batch_number(g->batch_id) == f->batches[i];
+        if (!hit)
+            return;
+    }
     print_legend(s);
+    if (s->pretty) {
+        char t[32], gns[32], line[256];
+        pretty_time(s, w, t, sizeof(t));
+        cbt_fmt_ns((double)g->gpu_ns, gns, sizeof(gns));
+        snprintf(line, sizeof(line), "%s gpu time of batch %" PRIu64 " pid %" PRId64 ": %s%s%s", t,
+                 cbt_batch_number(g->batch_id), w->vpid,
+                 cbt_gpu_status_name(g->status) ? cbt_gpu_status_name(g->status) : "?",
+                 g->status == CBT_GPU_TIMED ? ", " : "", g->status == CBT_GPU_TIMED ? gns : "");
+        put_line(out, line);
+        return;
+    }
     fprintf(out,
             "gpu vpid=%" PRId64 " id=%" PRIu64 " status=%s gpu_ns=%" PRIu64 " start_rel_ns=%" PRId64 " tid=%d api=%s"
             " stream=0x%" PRIx64 " stream_id=%" PRIu64 " device=%d driver_ns=%" PRIu64 " ops=%" PRIu64
@@ -264,6 +506,8 @@ static void show_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_g
 
 struct show_job {
     struct cbt_read_opts ro;
+    bool pretty;
+    struct show_filter filter;
 };
 
 static int show_read(void *arg)
@@ -275,7 +519,7 @@ static int show_read(void *arg)
         return 2;
     }
     static char buf[1 << 16];
-    struct show s = {.out = stdout, .agg = a};
+    struct show s = {.out = stdout, .agg = a, .pretty = j->pretty, .filter = &j->filter};
     setvbuf(stdout, buf, _IOFBF, sizeof(buf));
     struct cbt_read_opts ro = j->ro;
     ro.batch = show_batch;
@@ -298,16 +542,49 @@ int cbt_cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'}, {0, 0, 0, 0},
+        {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
+        {"pretty", no_argument, NULL, 'P'}, {"batch", required_argument, NULL, 'b'},
+        {"rule", required_argument, NULL, 'r'}, {0, 0, 0, 0},
     };
     int64_t *pids = NULL;
     const char *begin = NULL, *end = NULL;
     int npids = 0, c, rc = 2;
+    struct show_filter filter = {0};
+    bool pretty = false;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
+        case 'P': pretty = true; break;
+        case 'b': {
+            char *e;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &e, 10);
+            if (!*optarg || *e || errno || *optarg == '-' || n > UINT32_MAX) {
+                cbt_usage_error("--batch %s: expected a batch number (the id= of `cubatchtrace show`)", optarg);
+                goto out;
+            }
+            uint64_t *nb = realloc(filter.batches, (size_t)(filter.nbatches + 1) * sizeof(*nb));
+            if (!nb) {
+                cbt_err("out of memory");
+                goto out;
+            }
+            filter.batches = nb;
+            filter.batches[filter.nbatches++] = n;
+            break;
+        }
+        case 'r': {
+            unsigned k = 0;
+            while (k < CBT_RULE_COUNT && strcmp(cbt_rules[k].name, optarg) != 0)
+                k++;
+            if (k == CBT_RULE_COUNT) {
+                cbt_usage_error("--rule %s: no such rule (`cubatchtrace rules` lists them)", optarg);
+                goto out;
+            }
+            filter.rules[k] = filter.any_rule = true;
+            break;
+        }
         case 'B': begin = optarg; break;
         case 'E': end = optarg; break;
         case 'h': fputs(usage_show, stdout); rc = 0; goto out;
@@ -319,9 +596,11 @@ int cbt_cmd_show(int argc, char **argv)
         goto out;
     }
     struct show_job j = {{
-        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end}};
+        .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end},
+        pretty, filter};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, show_read, &j);
 out:
+    free(filter.batches);
     free(pids);
     return rc;
 }

@@ -162,9 +162,9 @@
     X(during_api_call_device_source, 23, CBT_SEV_WARNING,                                                      \
       "DURING_API_CALL on a device-memory source, where it buys nothing")                                      \
     X(ops_not_read, 24, CBT_SEV_WARNING,                                                                       \
-      "only the first `value` of numOps ops were read: the rest lie past an op the driver rejects first")      \
+      "not every op of numOps was read: the rest lie past an op the driver rejects first")      \
     X(copy_array_null, 25, CBT_SEV_ERROR,                                                                      \
-      "1D: dsts, srcs, sizes, attrs or attrsIdxs is NULL (value: a bit each, in that order)")                   \
+      "1D: dsts, srcs, sizes, attrs or attrsIdxs is NULL")                   \
     X(num_attrs_zero, 26, CBT_SEV_ERROR, "1D: numAttrs is 0 (every copy needs an attribute)")                  \
     X(num_attrs_above_count, 27, CBT_SEV_ERROR, "1D: numAttrs is larger than count")                          \
     X(attrs_idx_first_not_zero, 28, CBT_SEV_ERROR, "1D: attrsIdxs[0] is not 0")                               \
@@ -189,6 +189,66 @@
       "the stream was being captured into a graph: the driver refused the batch "                             \
       "(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the capture went on without it, so the copy is not in "    \
       "the graph; make it outside the capture, or add it to the graph as a memcpy node")
+
+/*
+ * X(name, "what to change"): the fix of each rule, in the order of
+ * CBT_RULE_LIST (tests/unit/test_finding_words checks both lists agree).
+ * What a finding says of its own values (which op, which operand, the
+ * sizes) is cbt_finding_words() (validate.h); this is the advice after it.
+ */
+#define CBT_RULE_FIX_LIST(X)                                                                                   \
+    X(num_ops_zero, "pass at least one op, or make no call when there is nothing to copy")                      \
+    X(op_list_null, "pass the array of numOps CUDA_MEMCPY3D_BATCH_OP")                                        \
+    X(flags_nonzero, "pass 0 as the batch's flags (each op has flags of its own)")                              \
+    X(stream_null, "pass a stream you created, or CU_STREAM_PER_THREAD")                                       \
+    X(stream_legacy, "pass a stream you created, or CU_STREAM_PER_THREAD")                                     \
+    X(extent_zero, "give the extent's width, height and depth each at least 1 (a flat copy is N x 1 x 1), "     \
+                   "or leave the op out")                                                                     \
+    X(row_length_too_small, "set rowLength to 0 (rows packed) or to the row pitch in elements, at least the "   \
+                            "width")                                                                          \
+    X(layer_height_too_small, "set layerHeight to 0 (layers packed) or to the rows per layer, at least the "    \
+                              "height")                                                                       \
+    X(access_order_invalid, "set srcAccessOrder to CU_MEMCPY_SRC_ACCESS_ORDER_STREAM, _DURING_API_CALL or "     \
+                            "_ANY")                                                                           \
+    X(op_flags_invalid, "set the op's flags to 0 or CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE")               \
+    X(operand_type_invalid, "set the operand's type to CU_MEMCPY_OPERAND_TYPE_POINTER or _ARRAY")              \
+    X(pointer_null, "pass the address of memory that holds the whole copy")                                    \
+    X(pointer_unmapped, "pass device, managed or host memory that is allocated for the whole copy (not freed, " \
+                        "not a stray address)")                                                               \
+    X(array_null, "pass a CUarray made by cuArrayCreate or cuArray3DCreate")                                   \
+    X(array_out_of_bounds, "make offset + extent fit the array, or make the array larger")                     \
+    X(array_element_size_mismatch, "copy between arrays of one element size (format and channels), or copy "   \
+                                   "through linear memory")                                                   \
+    X(device_out_of_bounds, "shrink the extent or the pitch, or allocate more: the copy must end inside the "   \
+                            "allocation")                                                                     \
+    X(overlap_dst_dst, "give each op a destination of its own, or put the op that must land last in a later "  \
+                       "batch")                                                                               \
+    X(overlap_src_dst, "read the bytes in a batch before the one that writes them, or write somewhere else")    \
+    X(overlap_self, "copy through a temporary buffer, or make the source and the destination apart")            \
+    X(lochint_ignored, "leave the locHint zero (it applies to managed and pageable memory only), or drop it")    \
+    X(lochint_invalid, "use a CUmemLocationType and, for DEVICE, an ordinal below the device count")            \
+    X(pageable_stream_order, "pin the source (cuMemHostAlloc, cuMemHostRegister), or use srcAccessOrder "       \
+                             "DURING_API_CALL or ANY when it may be read during the call")                     \
+    X(during_api_call_device_source, "use srcAccessOrder STREAM (or ANY) for a device-memory source")           \
+    X(ops_not_read, "correct the first op the driver rejects (its own finding says how); the ops after it "     \
+                    "were not checked")                                                                       \
+    X(copy_array_null, "pass arrays of count entries for dsts, srcs and sizes, and of numAttrs entries for "    \
+                       "attrs and attrsIdxs")                                                                 \
+    X(num_attrs_zero, "pass at least one attribute, with attrsIdxs[0] set to 0")                                    \
+    X(num_attrs_above_count, "pass at most one attribute per copy (numAttrs at most count)")                        \
+    X(attrs_idx_first_not_zero, "set attrsIdxs[0] to 0: attrs[0] applies from the first copy")                 \
+    X(attrs_idxs_not_start_indices, "list in attrsIdxs the first copy of each attribute, increasing and below " \
+                                    "count (one attribute for every copy: numAttrs 1, attrsIdxs {0})")        \
+    X(attr_access_order_invalid, "set the attribute's srcAccessOrder to CU_MEMCPY_SRC_ACCESS_ORDER_STREAM, "   \
+                                 "_DURING_API_CALL or _ANY")                                                  \
+    X(attr_flags_invalid, "set the attribute's flags to 0 or CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE")      \
+    X(attr_lochint_invalid, "use a CUmemLocationType and, for DEVICE, an ordinal below the device count")      \
+    X(copy_size_zero, "leave the copy out, or give its size in bytes")                                         \
+    X(stream_on_stack, "call cuMemcpyBatchAsync_v2 with the CUDA 13.0 arguments (no failIdx), or call the "     \
+                       "12.8 entry point for the 12.8 arguments")                                             \
+    X(fail_idx_is_stream, "call the 12.8 entry point with failIdx (a size_t *) before the stream, or "         \
+                          "cuMemcpyBatchAsync_v2 with the CUDA 13.0 arguments")                                \
+    X(refused_in_capture, "make the copy outside the capture, or add it to the graph as a memcpy node")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
  * whenever a rule is added or its meaning changes. */
@@ -257,6 +317,13 @@ static inline int cbt_rule_is_attr(unsigned r) { return r >= 28 && r <= 32; }
 #define CBT_RULE_INFO_ENTRY_(name, val, sev, text) [val] = {#name, sev, text},
 static const struct cbt_rule_info cbt_rules[CBT_RULE_COUNT] = {CBT_RULE_LIST(CBT_RULE_INFO_ENTRY_)};
 #undef CBT_RULE_INFO_ENTRY_
+
+#define CBT_RULE_FIX_ENTRY_(name, fix) [CBT_RULE_##name] = fix,
+static const char *const cbt_rule_fixes[CBT_RULE_COUNT] = {CBT_RULE_FIX_LIST(CBT_RULE_FIX_ENTRY_)};
+#undef CBT_RULE_FIX_ENTRY_
+
+/* What to change for a finding of rule v (CBT_RULE_FIX_LIST); NULL for a rule outside the catalogue. */
+static inline const char *cbt_rule_fix(unsigned v) { return v < CBT_RULE_COUNT ? cbt_rule_fixes[v] : (const char *)0; }
 
 static inline const struct cbt_rule_info *cbt_rule(unsigned v)
 {

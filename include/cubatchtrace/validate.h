@@ -186,6 +186,21 @@ static inline int cbt_attr_well_formed_inline(const CUmemcpyAttributes *a, size_
 int cbt_attr_well_formed(const CUmemcpyAttributes *a, size_t k, size_t idx, size_t prev, size_t count,
                          int device_count);
 
+/*
+ * A finding in words: the values at fault and where they are, e.g.
+ * "op 2: extent height 0 (extent 64x0x1)" or "op 0's destination footprint
+ * ends at byte 1051648 of a 1048576-byte allocation (...)", never the raw
+ * value and limit.  op and other: the ops (or copies) f->op and f->other_op
+ * when known (they add sizes, and tell a locHint's type from its device);
+ * NULL: the words come from the finding alone.  copies: the batch is a 1D
+ * batch (copies, sizes in bytes).  Writes at most len bytes, NUL-terminated;
+ * returns out.  What to change follows from cbt_rule_fix() (catalog.h).
+ * Every output of cubatchtrace words findings so: the stderr report, the
+ * summary, check (text, JSON, SARIF) and show.
+ */
+const char *cbt_finding_words(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *op,
+                              const CUDA_MEMCPY3D_BATCH_OP *other, int copies, char *out, size_t len);
+
 /* Bytes an op moves (extent * element size; element size 1 for pointer-to-pointer). */
 uint64_t cbt_op_bytes(const CUDA_MEMCPY3D_BATCH_OP *op, const struct cbt_operand_info *src,
                       const struct cbt_operand_info *dst);

@@ -33,15 +33,20 @@ cxx_line=$(grep -n '// CALL-SITE' "$top_srcdir/tests/tool/client_cxx.cc" | cut -
 is "$?" 1 "check (text) exits 1: two hazards"
 is "$(grep -c '^hazard overlap_dst_dst' "$CBT_TMP/check.txt")" 2 "two finding lines"
 grep '^hazard' "$CBT_TMP/check.txt" | grep -q "caller=demo.c:$demo_line (batch, demo+0x"; ok $? "the demo's call site is demo.c:$demo_line"
-grep '^hazard' "$CBT_TMP/check.txt" | grep -q 'value=0x[0-9a-f]* limit=0x0 '; ok $? "the overlap's address is printed in hex"
+grep '^hazard' "$CBT_TMP/check.txt" | grep -q ': ops 0 and 1 write the same bytes: both destinations cover byte 0x[0-9a-f]* (op 0: [0-9]* bytes, extent [0-9x]*; op 1: [0-9]* bytes, extent [0-9x]*); fix: give each op a destination of its own'
+ok $? "the overlap in words: its ops, the byte in hex, each op's size, and the fix"
+grep -q 'value=\|limit=' "$CBT_TMP/check.txt"; is $? 1 "no raw value= or limit= pair"
 
 # ---- SARIF
-"$CBT" check --format sarif "$T" >"$CBT_TMP/check.sarif" 2>"$CBT_TMP/err"
+"$CBT" check --format sarif --source-root "$top_srcdir" "$T" >"$CBT_TMP/check.sarif" 2>"$CBT_TMP/err"
 is "$?" 1 "check --format sarif exits 1 as the text does"
 is "$(wc -c <"$CBT_TMP/err" | tr -d ' ')" 0 "nothing on stderr"
-"$PYTHON3" - "$CBT_TMP/check.sarif" "$CATALOG" "$demo_line" "$cxx_line" >"$CBT_TMP/sarif.tap" <<'PY'
-import json, re, sys
+# the default source root is the current directory
+(cd "$top_srcdir/tests" && "$CBT" check --format sarif "$T") >"$CBT_TMP/check-cwd.sarif" 2>/dev/null
+"$PYTHON3" - "$CBT_TMP/check.sarif" "$CATALOG" "$demo_line" "$cxx_line" "$top_srcdir" "$CBT_TMP/check-cwd.sarif" >"$CBT_TMP/sarif.tap" <<'PY'
+import json, os, re, sys
 path, catalog, demo_line, cxx_line = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+srcroot, cwd_log = os.path.realpath(sys.argv[5]), sys.argv[6]
 def check(cond, what):
     print(("ok" if cond else "not ok") + "\t" + what)
 try:
@@ -77,8 +82,26 @@ locs = sorted((l["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-
                l["physicalLocation"]["region"]["startLine"]) for r in res for l in r.get("locations", []))
 check(locs == sorted([("demo.c", demo_line), ("client_cxx.cc", cxx_line)]),
       "physical locations: demo.c:%d and client_cxx.cc:%d (got %s)" % (demo_line, cxx_line, locs))
-check(all(l["physicalLocation"]["artifactLocation"]["uri"].startswith("file:///") for r in res for l in r["locations"]),
-      "artifact locations are file:// URIs")
+arts = [l["physicalLocation"]["artifactLocation"] for r in res for l in r.get("locations", [])]
+base = run.get("originalUriBaseIds", {}).get("SRCROOT", {}).get("uri")
+check(base == "file://" + srcroot + "/", "originalUriBaseIds: SRCROOT is the --source-root as a file:// URI (%s)" % base)
+check(len(arts) == 2 and all(a.get("uriBaseId") == "SRCROOT" and not a["uri"].startswith(("file:", "/"))
+                             and os.path.isfile(os.path.join(srcroot, a["uri"])) for a in arts),
+      "artifact locations: paths relative to the source root, uriBaseId SRCROOT, naming the files (%s)"
+      % [a.get("uri") for a in arts])
+fixes = dict((n, "".join(re.findall(r'"([^"]*)"', lits)))
+             for n, lits in re.findall(r'X\((\w+),\s*((?:"[^"]*"\s*)+)\)', src[src.index("CBT_RULE_FIX_LIST(X)"):]))
+check(all(r.get("fullDescription", {}).get("text", "").startswith(r["shortDescription"]["text"])
+          and len(r["fullDescription"]["text"]) > len(r["shortDescription"]["text"])
+          and r.get("help", {}).get("text") == "To fix: %s." % fixes.get(r["id"]) for r in rules)
+      and len(fixes) == len(rules),
+      "every rule has a shortDescription, a fullDescription and help: the fix from catalog.h")
+try:
+    cw = json.load(open(cwd_log))["runs"][0]
+    cbase = cw["originalUriBaseIds"]["SRCROOT"]["uri"]
+except Exception as e:
+    cbase = str(e)
+check(cbase == "file://" + os.path.join(srcroot, "tests") + "/", "without --source-root: the current directory (%s)" % cbase)
 inv = run.get("invocations", [])
 check(len(inv) == 1 and inv[0].get("executionSuccessful") is True and inv[0].get("exitCode") == 1,
       "invocations: executionSuccessful (required), exitCode 1")

@@ -34,8 +34,8 @@ check 1 "warnings only, --fail-on warning: exit 1" --fail-on warning $(pids_of w
 check 1 "hazard: exit 1" $(pids_of haz)
 P=$(cat "$CBT_TMP/haz.pids")
 la=$(grep -n '^void gen_site_a(' "$top_srcdir/tests/tool/cbt-gen.c" | cut -d: -f1)
-grep -q "^hazard overlap_src_dst: host=[^ ]* pid=$P tid=$P batch=0 op=0 other_op=1 side=dst value=0x[0-9a-f]* limit=0x0 caller=cbt-gen.c:$la (gen_site_a, cbt-gen+0x[0-9a-f]*): " "$CBT_TMP/out"
-ok $? "a finding line says host, pid, tid, batch, op, the other op, caller"
+grep -q "^hazard overlap_src_dst: host=[^ ]* pid=$P tid=$P batch=0 op=0 other_op=1 side=dst caller=cbt-gen.c:$la (gen_site_a, cbt-gen+0x[0-9a-f]*): op 0 writes bytes that op 1 reads: its destination and the other's source cover byte 0x[0-9a-f]* (op 0: [0-9]* bytes, extent [0-9x]*; op 1: [0-9]* bytes, extent [0-9x]*); fix: read the bytes in a batch before the one that writes them, or write somewhere else$" "$CBT_TMP/out"
+ok $? "a finding line says host, pid, tid, batch, op, the other op, caller, then in words what is wrong, both sizes and the fix"
 is "$(grep -c "^hazard overlap_src_dst: .* batch=[012] op=0 other_op=1 side=dst " "$CBT_TMP/out")" 3 \
    "op 0 writes what op 1 reads, in each of the 3 batches"
 is "$(grep -c '^hazard ' "$CBT_TMP/out")" 3 "three hazard lines"
@@ -44,7 +44,7 @@ check 1 "hazard, --fail-on warning: exit 1" --fail-on warning $(pids_of haz)
 check 1 "error: exit 1 with --fail-on error" --fail-on error $(pids_of err)
 grep -q '^# 2 findings: 1 error, 0 hazard, 1 warning; 1 at or above error$' "$CBT_TMP/out"; ok $? "the count line"
 grep -q "^error pointer_null: .* batch=0 op=0 side=src " "$CBT_TMP/out"; ok $? "the NULL source pointer of batch 0"
-grep -q "^warning lochint_invalid: .* batch=1 op=0 side=dst value=9 limit=4 " "$CBT_TMP/out"; ok $? "the locHint type 9 of batch 1"
+grep -q "^warning lochint_invalid: .* batch=1 op=0 side=dst caller=.*: op 0's destination locHint type is 9, not a CUmemLocationType; fix: " "$CBT_TMP/out"; ok $? "the locHint type 9 of batch 1"
 check 1 "all processes together: exit 1" $(pids_of clean) $(pids_of warn) $(pids_of haz) $(pids_of err)
 is "$(grep -c -v '^#' "$CBT_TMP/out")" 7 "7 findings listed"
 # what counts is what the reader's validator finds in the ops, not what the trace says was found;

@@ -40,6 +40,23 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["c
    "demo.c:$line" "JSON: the call site is demo.c:$line"
 "$CBT" summary "$CBT_TMP/demo" | grep -A4 '^# Top call sites' | grep -q "^demo.c:$line (batch, demo+0x[0-9a-f]*) "
 ok $? "text: the call site is demo.c:$line (batch, demo+0x...)"
+# the default summary is its first screen: the totals, the top table, the findings
+"$CBT" summary "$CBT_TMP/demo" >"$CBT_TMP/sum.txt" 2>&1
+n=$(wc -l <"$CBT_TMP/sum.txt" | tr -d ' ')
+[ "$n" -le 42 ]; ok $? "the default summary fits a screen ($n lines)"
+grep -q '^# batches: ' "$CBT_TMP/sum.txt" && grep -q '^# Top call sites' "$CBT_TMP/sum.txt" &&
+    grep -q '^# Findings: 1 in 1 rule, most serious first' "$CBT_TMP/sum.txt"
+ok $? "default summary: the totals, the top call sites, the findings"
+grep -q "^hazard overlap_dst_dst: 1 finding; the first at demo.c:$line (batch, demo+0x[0-9a-f]*), batch [0-9]* of pid [0-9]*\$" "$CBT_TMP/sum.txt" &&
+    grep -q '^  fix: give each op a destination of its own' "$CBT_TMP/sum.txt"
+ok $? "default summary: the finding with its call site and its fix"
+grep -q '^# Batches by API variant\|^# Op-size histogram' "$CBT_TMP/sum.txt"; is $? 1 "default summary: the other tables left for --all"
+grep -q '^# more tables: --all ' "$CBT_TMP/sum.txt"; ok $? "default summary: says what --all adds"
+"$CBT" summary --all "$CBT_TMP/demo" >"$CBT_TMP/all.txt" 2>&1
+grep -q '^# Batches by API variant' "$CBT_TMP/all.txt" && grep -q '^# Op-size histogram' "$CBT_TMP/all.txt" &&
+    grep -q '^# Bytes by device' "$CBT_TMP/all.txt" && grep -q '^# Findings: 1 in 1 rule' "$CBT_TMP/all.txt"
+ok $? "summary --all: every table, then the findings"
+"$CBT" summary --help | grep -q -- '--all'; ok $? "summary --help documents --all"
 
 # observe mode: the shim records the ops and validates nothing; the finding is the reader's
 "$BABELTRACE2" "$CBT_TMP/demo" >"$CBT_TMP/demo.txt" 2>&1

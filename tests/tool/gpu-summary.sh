@@ -107,8 +107,8 @@ is "$(grep -c ' cubatchtrace:gpu_time: .* batch_id = \[ \[0\] = [0-9]*, \[1\]' "
 for j in 1 3; do
     "$CBT" summary --json --jobs $j $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all$j.json" 2>"$CBT_TMP/err"
     is $? 0 "summary --json --jobs $j of three traces exits 0"
-    "$CBT" summary --raw --jobs $j $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all$j.raw" 2>"$CBT_TMP/err"
-    "$CBT" summary --jobs $j $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all$j.txt" 2>"$CBT_TMP/err"
+    "$CBT" summary --all --raw --jobs $j $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all$j.raw" 2>"$CBT_TMP/err"
+    "$CBT" summary --all --jobs $j $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all$j.txt" 2>"$CBT_TMP/err"
 done
 cmp -s "$CBT_TMP/all1.json" "$CBT_TMP/all3.json"; ok $? "--jobs 3: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/all1.raw" "$CBT_TMP/all3.raw"; ok $? "--jobs 3: the --raw text summary is the one of --jobs 1"
@@ -132,10 +132,14 @@ grep -q '^Name  *| Batches | Ops | *Bytes | Host time | GPU time | *GB/s$' "$CBT
 # human units elsewhere too: the op table's bytes, the driver time per batch
 grep -q '^HtoD  *| *3 | *12 | *48.0 KiB | ' "$CBT_TMP/all3.txt"; ok $? "text: by_direction's bytes in KiB"
 grep -q '^HtoD  *| *3 | *12 | *49152 | ' "$CBT_TMP/all3.raw"; ok $? "--raw: by_direction's bytes exact"
-"$CBT" summary $(pids_of g) "$TG" >"$CBT_TMP/g.sum"
+"$CBT" summary --all $(pids_of g) "$TG" >"$CBT_TMP/g.sum"
 grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1.00 µs | 1.00 µs | 1.00 µs$' "$CBT_TMP/g.sum"; ok $? "text: the driver time per batch in µs"
-"$CBT" summary --raw $(pids_of g) "$TG" | grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1.000 | 1.000 | 1.000$'
-ok $? "--raw: the driver time per batch in us, 3 decimals, as before"
+"$CBT" summary --all --raw $(pids_of g) "$TG" >"$CBT_TMP/g.raw"
+grep -q '^cuMemcpy3DBatchAsync_v2 .* | 1000 | 1000 | 1000$' "$CBT_TMP/g.raw"
+ok $? "--raw: the driver time per batch in ns, an integer, as the help says"
+grep -q '^# host time in the driver: [0-9]* ns$' "$CBT_TMP/g.raw"; ok $? "--raw: the total host time in the driver in ns"
+grep -v '^#' "$CBT_TMP/g.raw" | grep -q ' | [0-9]*\.[0-9]* | [0-9]*\.[0-9]* | [0-9]*\.[0-9]*$\| µs\| ms\| KiB\| MiB'
+is $? 1 "--raw: no decimals in the Avg/Min/Max columns, no human unit in a table"
 
 # a process that asked for GPU time whose batches were never read back: the text says so
 gen_session n && gen_run n --gpu-process "n=5,ops=2" && gen_stop n; ok $? "generator N ran"
@@ -151,6 +155,11 @@ is "$("$CBT" summary --json $(pids_of z) "$(trace_of z)" | "$PYTHON3" -c 'import
    "{'processes_timed': 0, 'batches_timed': 0, 'chosen': {'every': 1, 'every_min': 1, 'processes_sampled': 0, 'not_sampled': 0}, 'gpu_ns': 0, 'bytes': 0, 'ops': 0, 'host_ns': 0, 'not_timed': {'capturing': 0, 'no_events': 0, 'call_failed': 0, 'lost': 0, 'overflow': 0, 'not_read_back': 0}, 'by_direction': [], 'by_memkinds': [], 'by_op_size': [], 'by_direction_op_size': [], 'by_stream': [], 'by_device': [], 'over_time': {'bucket_ns': 0, 'start_ns': 0, 'streams': []}}" \
    "no gpu_time event: the gpu member with zeros and empty arrays"
 "$CBT" summary $(pids_of z) "$(trace_of z)" | grep -q '^# GPU time'; is $? 1 "no gpu_time event: no GPU section in the text"
+# the first screen: the GPU totals and the table by direction; the other GPU tables with --all
+"$CBT" summary $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/first.txt" 2>&1
+grep -q '^# GPU time by direction' "$CBT_TMP/first.txt" && grep -q '^# batches timed: ' "$CBT_TMP/first.txt"
+ok $? "default summary: the GPU totals and the GPU time by direction"
+grep -q '^# GPU time by \(memory kinds\|op size\|CUDA stream\|device\)' "$CBT_TMP/first.txt"; is $? 1 "default summary: the other GPU tables left for --all"
 
 # ---- under the shim, CUBATCHTRACE_GPU_TIME=1, over the test double
 GT="$top_builddir/tests/clients/client_gputime" PEER="$top_builddir/tests/tool/client_peer"
@@ -182,8 +191,8 @@ print(sum(len(gputimes.entries(l)) for l in open(sys.argv[2]) if " cubatchtrace:
 for j in 1 2; do
     "$CBT" summary --json --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.json" 2>"$CBT_TMP/err"
     is $? 0 "summary --json --jobs $j of the shim's traces exits 0"
-    "$CBT" summary --raw --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.raw" 2>"$CBT_TMP/err"
-    "$CBT" summary --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.txt" 2>"$CBT_TMP/err"
+    "$CBT" summary --all --raw --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.raw" 2>"$CBT_TMP/err"
+    "$CBT" summary --all --jobs $j $SPIDS "$T1" "$T2" >"$CBT_TMP/shim$j.txt" 2>"$CBT_TMP/err"
 done
 cmp -s "$CBT_TMP/shim1.json" "$CBT_TMP/shim2.json"; ok $? "shim traces, --jobs 2: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/shim1.txt" "$CBT_TMP/shim2.txt"; ok $? "shim traces, --jobs 2: the text summary is the one of --jobs 1"

@@ -91,7 +91,7 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(list
    "True False" "by_device follows by_direction; no table full"
 
 # --- the text summary has the same table
-"$CBT" summary --raw --pid "$pid" "$TRACE" >"$CBT_TMP/peer.txt" 2>>"$CBT_TMP/sum.err"
+"$CBT" summary --all --raw --pid "$pid" "$TRACE" >"$CBT_TMP/peer.txt" 2>>"$CBT_TMP/sum.err"
 is "$?" 0 "summary (text) exits 0"
 grep -q '^# Bytes by device ' "$CBT_TMP/peer.txt"; ok $? "text: the Bytes by device table"
 grep -q '^Device *| *Ops out | *Bytes out | *Ops in | *Bytes in | *Peer ops out | *Peer bytes out | *Peer ops in | *Peer bytes in$' \

@@ -42,7 +42,7 @@ CUBATCHTRACE_GPU_TIME=1 "$CBT" run -o "$trace" -- "$CBT_TMP/<b>demo&" >"$CBT_TMP
 is "$?" 0 "the demo runs under cubatchtrace run"
 "$CBT" summary --json "$trace" >"$CBT_TMP/summary.json"
 is "$?" 0 "summary --json of the trace"
-"$CBT" summary "$trace" >"$CBT_TMP/summary.txt"
+"$CBT" summary --all "$trace" >"$CBT_TMP/summary.txt"
 is "$?" 0 "summary (text) of the trace"
 # the demo's batches go several ways (and one both ways: mixed): a line per direction to draw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; r=g["by_direction_op_size"]

@@ -140,5 +140,9 @@ grep -q "^cbt-gen.c:$lb (gen_site_b, cbt-gen+0x[0-9a-f]*) *| *2 |" "$CBT_TMP/a.t
 grep -q "pid $(cat "$CBT_TMP/a.pids") cbt-gen *| *29 |" "$CBT_TMP/a.txt"; ok $? "text: --by process row"
 grep -q "stream 0x1000 (id 7) *| *26 |" "$CBT_TMP/a.txt"; ok $? "text: --by stream row (stream 0x1000)"
 grep -q "stream 0x2000 (id 9) *| *1 |" "$CBT_TMP/a.txt"; ok $? "text: --by stream row (stream 0x2000)"
-grep -q '^overlap_dst_dst *| hazard *| *5 | batch 10 / pid ' "$CBT_TMP/a.txt"; ok $? "text: findings table with first seen"
+grep -q "^hazard overlap_dst_dst: 5 findings; the first at cbt-gen.c:$la (gen_site_a, cbt-gen+0x[0-9a-f]*), batch 10 of pid " "$CBT_TMP/a.txt"
+ok $? "text: the findings with their count and first call site, batch and process"
+grep -A1 '^hazard overlap_dst_dst: 5 findings' "$CBT_TMP/a.txt" | grep -q '^  ops 0 and 1 write the same bytes: both destinations cover byte 0x'
+ok $? "text: the first finding in words"
+grep -q "^# every finding, with its call site: cubatchtrace check $TA\$" "$CBT_TMP/a.txt"; ok $? "text: how to see every finding"
 done_testing

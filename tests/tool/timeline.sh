@@ -191,7 +191,7 @@ is "$nb $nf" "6 1" "demo: 6 batches, 1 finding (the demo's overlap)"
 is "$(jget "$CBT_TMP/demo.json" '[(e["name"], e["args"]["severity"], e["args"]["op"], e["s"]) for e in d["traceEvents"] if e["ph"] == "i"]')" \
     "[('overlap_dst_dst', 'hazard', 0, 't')]" "demo: the finding, an instant on its thread"
 # the call site as `check` names it (file:line with the statedump, else the address)
-"$CBT" check --pid "$pid" "$CBT_TMP/demo-$$" 2>/dev/null | sed -n 's/^hazard overlap_dst_dst: .* batch=\([0-9]*\) .* caller=\(.*\): two ops .*/\1 \2/p' >"$CBT_TMP/site"
+"$CBT" check --pid "$pid" "$CBT_TMP/demo-$$" 2>/dev/null | sed -n 's/^hazard overlap_dst_dst: .* batch=\([0-9]*\) .* caller=\(.*\): ops 0 and 1 write the same bytes: .*/\1 \2/p' >"$CBT_TMP/site"
 is "$(jget "$CBT_TMP/demo.json" '" ".join("%d %s" % (e["args"]["batch_id"], e["args"]["call_site"]) for e in d["traceEvents"] if e["ph"] == "X" and "door" in e["args"] and e["args"]["batch_id"] == 5)')" \
     "$(cat "$CBT_TMP/site")" "demo: the call with the finding names its call site as check does"
 is "$(jget "$CBT_TMP/demo.json" '[e["args"]["name"] for e in d["traceEvents"] if e["name"] == "process_name"]')" \

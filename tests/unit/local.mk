@@ -7,6 +7,7 @@ unit_validate_tests = \
 	tests/unit/test_validate_overlap \
 	tests/unit/test_validate_1d \
 	tests/unit/test_rules_doc \
+	tests/unit/test_finding_words \
 	tests/unit/test_units \
 	tests/unit/test_gpujoin \
 	tests/unit/test_recents
@@ -23,6 +24,9 @@ tests_unit_test_validate_table_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_overlap_SOURCES = tests/unit/test_validate_overlap.c tests/unit/vtest.h tests/unit/ref_overlap.h
 tests_unit_test_validate_overlap_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_overlap_LDADD = libcubatchtrace-validate.la
+tests_unit_test_finding_words_SOURCES = tests/unit/test_finding_words.c
+tests_unit_test_finding_words_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_unit_test_finding_words_LDADD = libcubatchtrace-validate.la
 tests_unit_test_validate_1d_SOURCES = tests/unit/test_validate_1d.c tests/unit/vtest.h
 tests_unit_test_validate_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_unit_test_validate_1d_LDADD = libcubatchtrace-validate.la

@@ -11,7 +11,7 @@
 #define MAXROWS 256
 
 struct docrow {
-    char num[32], name[128], sev[32], text[512];
+    char num[32], name[128], sev[32], text[512], fix[512];
 };
 
 static void trim(char *s)
@@ -72,6 +72,7 @@ int main(void)
         snprintf(rows[n].name, sizeof rows[n].name, "%s", name);
         snprintf(rows[n].sev, sizeof rows[n].sev, "%s", c[2]);
         snprintf(rows[n].text, sizeof rows[n].text, "%s", c[3]);
+        snprintf(rows[n].fix, sizeof rows[n].fix, "%s", k >= 6 ? c[5] : "");
         n++;
     }
     fclose(f);
@@ -87,10 +88,11 @@ int main(void)
         }
         const struct docrow *d = &rows[i];
         int good = !strcmp(d->num, num) && !strcmp(d->name, r->name) && !strcmp(d->sev, cbt_severity_name(r->severity)) &&
-                   !strcmp(d->text, r->text);
+                   !strcmp(d->text, r->text) && cbt_rule_fix(i) && !strcmp(d->fix, cbt_rule_fix(i));
         if (!tap_ok(good, "row %u of docs/rules.md is rule %s (%s)", i, r->name, cbt_severity_name(r->severity))) {
-            tap_diag("  catalogue: | %s | `%s` | %s | %s |", num, r->name, cbt_severity_name(r->severity), r->text);
-            tap_diag("  docs:      | %s | `%s` | %s | %s |", d->num, d->name, d->sev, d->text);
+            tap_diag("  catalogue: | %s | `%s` | %s | %s | ... | %s |", num, r->name, cbt_severity_name(r->severity), r->text,
+                     cbt_rule_fix(i) ? cbt_rule_fix(i) : "(no fix)");
+            tap_diag("  docs:      | %s | `%s` | %s | %s | ... | %s |", d->num, d->name, d->sev, d->text, d->fix);
         }
     }
     return tap_done();

@@ -453,12 +453,15 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
         fr->first_image = w->image;
         fr->first_host = w->host;
         fr->severity = ri ? (uint8_t)ri->severity : f->severity;
+        fr->first = *f;
     }
     if (a->on_finding)
         a->on_finding(a->on_finding_ctx, w, f);
 }
 
 uint64_t cbt_agg_findings_total(const struct cbt_agg *a) { return a->findings; }
+
+unsigned cbt_agg_by(const struct cbt_agg *a) { return a->by; }
 
 uint64_t cbt_agg_batches(const struct cbt_agg *a) { return a->batches; }
 

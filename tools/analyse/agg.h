@@ -21,8 +21,10 @@ struct cbt_agg;
 /* out's members call the functions below on a (agg_out.c): what the reader
  * (read/) hands down goes into the aggregate. */
 void cbt_agg_read_out(struct cbt_agg *a, struct cbt_read_out *out);
-enum cbt_by { CBT_BY_PROCESS = 1, CBT_BY_THREAD = 2, CBT_BY_STREAM = 4, CBT_BY_CALLER = 8, CBT_BY_HOST = 16 };
+/* CBT_BY_ALL: the text summary prints every table, not the first screen's (text.c) */
+enum cbt_by { CBT_BY_PROCESS = 1, CBT_BY_THREAD = 2, CBT_BY_STREAM = 4, CBT_BY_CALLER = 8, CBT_BY_HOST = 16, CBT_BY_ALL = 32 };
 struct cbt_agg *cbt_agg_new(unsigned by);
+unsigned cbt_agg_by(const struct cbt_agg *a);
 void cbt_agg_free(struct cbt_agg *a);
 uint32_t cbt_agg_host(struct cbt_agg *a, const char *hostname);
 const char *cbt_agg_host_name(const struct cbt_agg *a, uint32_t host);
@@ -69,6 +71,7 @@ struct cbt_rule_tally {
     uint32_t first_image; /* the process image's tag (0 untagged) */
     uint32_t first_host;
     uint8_t severity;
+    struct cbt_batch_finding first; /* the earliest finding itself (its words, its caller) */
 };
 /* The figures of the aggregate the outputs print besides its tables
  * (tables.h, hosts.h): valid while the aggregate lives, unchanged. */

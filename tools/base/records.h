@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda.h>
+
 #include <cubatchtrace/events.h>
 #include <cubatchtrace/validate.h>
 
@@ -75,6 +77,11 @@ struct cbt_batch_finding {
     uint64_t batch_id, op, other_op, value, limit, caller;
     uint16_t rule;
     uint8_t severity, side;
+    /* What the finding's words may tell besides (cbt_finding_words): the ops
+     * op and other_op as read (has_op, has_other), and whether the batch is
+     * a 1D batch (copies). */
+    bool has_op, has_other, copies;
+    CUDA_MEMCPY3D_BATCH_OP opv, otherv;
 };
 
 struct cbt_read_stats {

@@ -652,7 +652,13 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
             struct cbt_batch_finding bf = {
                 .batch_id = h->batch_id, .op = f->op, .other_op = f->other_op, .value = f->value,
                 .limit = f->limit, .caller = h->caller, .rule = f->rule, .severity = f->severity, .side = f->side,
+                .has_op = f->op < x->nops, .has_other = f->other_op < x->nops && !cbt_rule_is_attr(f->rule),
+                .copies = x->d != NULL,
             };
+            if (bf.has_op)
+                bf.opv = x->ops[f->op];
+            if (bf.has_other)
+                bf.otherv = x->ops[f->other_op];
             out_finding(m, x->w, &bf);
         }
     }

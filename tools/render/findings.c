@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -49,6 +50,7 @@ struct cbt_findings {
     size_t n;
     uint64_t printed;
     uint64_t waived[3]; /* by severity */
+    char *root;         /* SARIF: the source root, absolute, ending in '/' */
 };
 
 static const char *sarif_level(unsigned severity)
@@ -62,6 +64,15 @@ static void dump(FILE *out, json_t *j, size_t indent)
     if (s)
         fputs(s, out);
     free(s);
+}
+
+/* What a severity means, for the rules' fullDescription. */
+static const char *severity_meaning(unsigned severity)
+{
+    return severity == CBT_SEV_ERROR    ? "Error: the driver rejects the call (CUDA_ERROR_INVALID_VALUE) or crashes on it."
+           : severity == CBT_SEV_HAZARD ? "Hazard: the driver accepts the call, but the result is undefined (the copies "
+                                          "of a batch run in no order)."
+                                        : "Warning: accepted and well defined, but probably not what was meant.";
 }
 
 /* A file:// URI of an absolute path, percent-encoding what RFC 3986 does not
@@ -88,12 +99,49 @@ static json_t *file_uri(const char *path)
     return j;
 }
 
+static char *abs_path(const char *p)
+{
+    if (p[0] == '/')
+        return strdup(p);
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd)
+        return NULL;
+    char *r = malloc(strlen(cwd) + strlen(p) + 2);
+    if (r)
+        sprintf(r, "%s/%s", cwd, p);
+    free(cwd);
+    return r;
+}
+
+/* The source root as an absolute directory ending in '/' (NULL: out of memory). */
+static char *absolute_root(const char *root)
+{
+    char *r = realpath(root && *root ? root : ".", NULL);
+    if (!r) /* a directory that does not exist here: as given, made absolute */
+        r = abs_path(root && *root ? root : ".");
+    if (!r)
+        return NULL;
+    size_t n = strlen(r);
+    char *d = malloc(n + 2);
+    if (d) {
+        memcpy(d, r, n + 1);
+        if (n == 0 || d[n - 1] != '/')
+            strcpy(d + n, "/");
+    }
+    free(r);
+    return d;
+}
+
 struct cbt_findings *cbt_findings_new(const struct cbt_agg *a, FILE *out, enum cbt_check_format fmt,
-                                      struct cbt_waivers *ws)
+                                      struct cbt_waivers *ws, const char *source_root)
 {
     struct cbt_findings *o = calloc(1, sizeof(*o));
     if (!o)
         return NULL;
+    if (fmt == CBT_CHECK_SARIF && !(o->root = absolute_root(source_root))) {
+        free(o);
+        return NULL;
+    }
     o->agg = a;
     o->out = out;
     o->fmt = fmt;
@@ -107,8 +155,12 @@ struct cbt_findings *cbt_findings_new(const struct cbt_agg *a, FILE *out, enum c
         json_t *rules = json_array();
         for (unsigned i = 0; i < CBT_RULE_COUNT; i++) {
             const struct cbt_rule_info *ri = &cbt_rules[i];
-            json_t *r = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s, s:i}}", "id", ri->name, "name", ri->name,
-                                  "shortDescription", "text", ri->text, "defaultConfiguration", "level",
+            char full[1024], help[1024];
+            snprintf(full, sizeof(full), "%s. %s", ri->text, severity_meaning(ri->severity));
+            snprintf(help, sizeof(help), "To fix: %s.", cbt_finding_fix(i));
+            json_t *r = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:i}}", "id", ri->name,
+                                  "name", ri->name, "shortDescription", "text", ri->text, "fullDescription", "text",
+                                  full, "help", "text", help, "defaultConfiguration", "level",
                                   sarif_level(ri->severity), "properties", "severity",
                                   cbt_severity_name(ri->severity), "catalogue_version", (int)CBT_RULES_VERSION);
             json_array_append_new(rules, r);
@@ -119,6 +171,12 @@ struct cbt_findings *cbt_findings_new(const struct cbt_agg *a, FILE *out, enum c
                      "  \"runs\": [\n    {\n      \"tool\": ");
         dump(out, tool, 2);
         json_decref(tool);
+        if (o->root) {
+            json_t *base = json_pack("{s:{s:o}}", "SRCROOT", "uri", file_uri(o->root));
+            fprintf(out, ",\n      \"originalUriBaseIds\": ");
+            dump(out, base, 2);
+            json_decref(base);
+        }
         fprintf(out, ",\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": [");
     }
     return o;
@@ -134,6 +192,9 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
     json_object_set_new(j, "rule", ri ? json_string(ri->name) : json_null());
     json_object_set_new(j, "severity", json_string(cbt_severity_name(sev) ? cbt_severity_name(sev) : "?"));
     json_object_set_new(j, "text", ri ? json_string(ri->text) : json_null());
+    char words[512];
+    json_object_set_new(j, "words", json_string(cbt_finding_say(f, words, sizeof(words))));
+    json_object_set_new(j, "fix", ri ? json_string(cbt_finding_fix(f->rule)) : json_null());
     json_object_set_new(j, "host", json_string(cbt_agg_host_name(o->agg, h->w.host)));
     json_object_set_new(j, "pid", json_integer(h->w.vpid));
     char tag[16];
@@ -152,27 +213,32 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
     return j;
 }
 
+/* An artifactLocation: a path under the source root relative to it (uriBaseId
+ * SRCROOT, run.originalUriBaseIds); any other path as a file:// URI. */
+static json_t *artifact(const struct cbt_findings *o, const char *path)
+{
+    size_t n = o->root ? strlen(o->root) : 0;
+    if (n && strncmp(path, o->root, n) == 0 && path[n])
+        return json_pack("{s:o, s:s}", "uri", file_uri(path + n), "uriBaseId", "SRCROOT");
+    if (path[0] != '/' && o->root) /* relative as recorded (the compiler's working directory): to the root */
+        return json_pack("{s:o, s:s}", "uri", file_uri(path), "uriBaseId", "SRCROOT");
+    return json_pack("{s:o}", "uri", file_uri(path));
+}
+
 static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, const struct cbt_callsite *cs,
                             const struct cbt_waiver *wv)
 {
     const struct cbt_batch_finding *f = &h->f;
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     unsigned sev = ri ? (unsigned)ri->severity : f->severity;
-    char msg[1400], where[96] = "", side[32] = "", v[32], caller[1024];
-    if (f->op != UINT64_MAX && f->other_op != UINT64_MAX && f->other_op != f->op)
-        snprintf(where, sizeof(where), ", ops %" PRIu64 " and %" PRIu64, f->op, f->other_op);
-    else if (f->op != UINT64_MAX)
-        snprintf(where, sizeof(where), ", op %" PRIu64, f->op);
-    if (f->side != CBT_SIDE_NONE && cbt_side_name(f->side))
-        snprintf(side, sizeof(side), ", side %s", cbt_side_name(f->side));
+    char msg[2048], words[512], caller[1024], image[32] = "";
     cbt_callsite_format(cs, caller, sizeof(caller));
-    char image[32] = "";
     if (h->w.image)
         snprintf(image, sizeof(image), " (image 0x%08" PRIx32 ")", h->w.image);
-    snprintf(msg, sizeof(msg), "%s: batch %" PRIu64 "%s%s, value %s; pid %" PRId64 "%s on %s, called from %s",
-             ri ? ri->text : "a rule this tool does not know", cbt_batch_number(f->batch_id), where, side,
-             cbt_rule_value(f->rule, f->value, v, sizeof(v)), h->w.vpid, image, cbt_agg_host_name(o->agg, h->w.host),
-             caller);
+    const char *fix = cbt_finding_fix(f->rule);
+    snprintf(msg, sizeof(msg), "%s%s%s (batch %" PRIu64 ", pid %" PRId64 "%s on %s, called from %s)",
+             cbt_finding_say(f, words, sizeof(words)), *fix ? "; fix: " : "", fix, cbt_batch_number(f->batch_id),
+             h->w.vpid, image, cbt_agg_host_name(o->agg, h->w.host), caller);
     json_t *r = json_object();
     if (ri) {
         json_object_set_new(r, "ruleId", json_string(ri->name));
@@ -183,11 +249,11 @@ static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, 
     json_t *loc = json_object();
     if (cs->line) {
         json_object_set_new(loc, "physicalLocation",
-                            json_pack("{s:{s:o}, s:{s:i}}", "artifactLocation", "uri", file_uri(cs->file), "region",
+                            json_pack("{s:o, s:{s:i}}", "artifactLocation", artifact(o, cs->file), "region",
                                       "startLine", (int)cs->line));
     } else if (cs->object) {
         json_object_set_new(loc, "physicalLocation",
-                            json_pack("{s:{s:o}, s:{s:I}}", "artifactLocation", "uri", file_uri(cs->object), "address",
+                            json_pack("{s:o, s:{s:I}}", "artifactLocation", artifact(o, cs->object), "address",
                                       "relativeAddress", (json_int_t)cs->offset));
     }
     if (cs->function[0])
@@ -363,5 +429,6 @@ void cbt_findings_free(struct cbt_findings *o)
     if (!o)
         return;
     free(o->buf);
+    free(o->root);
     free(o);
 }

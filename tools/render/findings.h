@@ -34,8 +34,10 @@ struct cbt_check_totals {
  *   o = cbt_findings_new(a, out, fmt, waivers); cbt_agg_on_finding(a, cbt_findings_add, o);
  *   ...read...; cbt_findings_flush(o); ...; cbt_findings_end(o, &totals); cbt_findings_free(o) */
 struct cbt_findings;
+/* source_root: SARIF names source files under it relative to it (uriBaseId
+ * SRCROOT); NULL or "": the current directory. */
 struct cbt_findings *cbt_findings_new(const struct cbt_agg *a, FILE *out, enum cbt_check_format fmt,
-                                      struct cbt_waivers *ws);
+                                      struct cbt_waivers *ws, const char *source_root);
 void cbt_findings_add(void *findings, const struct cbt_where *w, const struct cbt_batch_finding *f);
 void cbt_findings_flush(struct cbt_findings *o);
 /* Waived findings of this severity or a more serious one. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cubatchtrace/catalog.h>
+#include <cubatchtrace/validate.h>
 
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
@@ -20,12 +21,26 @@
 
 /* ---------------------------------------------------------------- check: one line per finding */
 
+const char *cbt_finding_say(const struct cbt_batch_finding *f, char *buf, size_t len)
+{
+    struct cbt_finding vf = {.rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
+                             .other_op = f->other_op, .value = f->value, .limit = f->limit};
+    return cbt_finding_words(&vf, f->has_op ? &f->opv : NULL, f->has_other ? &f->otherv : NULL, f->copies, buf, len);
+}
+
+const char *cbt_finding_fix(unsigned rule)
+{
+    const char *fix = cbt_rule_fix(rule);
+    return fix ? fix : "";
+}
+
+/* SEVERITY RULE: host=H pid=P tid=T batch=B op=K [other_op=K] side=S caller=SITE: WORDS; fix: FIX */
 void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f,
                       const char *caller, const char *prefix)
 {
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const char *sev = cbt_severity_name(ri ? (unsigned)ri->severity : f->severity);
-    char rule[32], op[64] = "-", other[64] = "", value[32], limit[32], image[32] = "";
+    char rule[32], op[64] = "-", other[64] = "", image[32] = "", words[512];
     if (ri)
         snprintf(rule, sizeof(rule), "%s", ri->name);
     else
@@ -34,17 +49,14 @@ void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where
         snprintf(op, sizeof(op), "%" PRIu64, f->op);
     if (f->other_op != UINT64_MAX)
         snprintf(other, sizeof(other), " other_op=%" PRIu64, f->other_op);
-    cbt_rule_value(f->rule, f->value, value, sizeof(value));
-    cbt_rule_value(f->rule, f->limit, limit, sizeof(limit));
     if (w->image)
         snprintf(image, sizeof(image), " image=0x%08" PRIx32, w->image);
     const char *side = cbt_side_name(f->side);
-    fprintf(out,
-            "%s%s %s: host=%s pid=%" PRId64 "%s tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s value=%s"
-            " limit=%s caller=%s: %s\n",
+    const char *fix = cbt_finding_fix(f->rule);
+    fprintf(out, "%s%s %s: host=%s pid=%" PRId64 "%s tid=%" PRId64 " batch=%" PRIu64 " op=%s%s side=%s caller=%s: %s%s%s\n",
             prefix, sev ? sev : "?", rule, cbt_agg_host_name(a, w->host), w->vpid, image, w->vtid,
-            cbt_batch_number(f->batch_id), op, other,
-            side ? side : "?", value, limit, caller, ri ? ri->text : "(a rule this tool does not know)");
+            cbt_batch_number(f->batch_id), op, other, side ? side : "?", caller,
+            cbt_finding_say(f, words, sizeof(words)), *fix ? "; fix: " : "", fix);
 }
 
 /* ---------------------------------------------------------------- the summary */
@@ -148,15 +160,15 @@ static void print_devices_text(FILE *out, const struct cbt_agg *a, bool raw)
 
 static const char *measure_text(enum measure m, bool raw)
 {
-    return m == M_DRIVER ? (raw ? "host time in the driver per batch (us)" : "host time in the driver per batch")
+    return m == M_DRIVER ? (raw ? "host time in the driver per batch (ns)" : "host time in the driver per batch")
                          : "bytes per op";
 }
 
-/* raw: us with 3 decimals, or whole bytes; else human units */
+/* raw: whole ns or bytes (an average rounded to the nearest); else human units */
 static void fmt_measure(char *b, size_t l, enum measure m, double v, bool raw)
 {
     if (m == M_DRIVER && raw)
-        snprintf(b, l, "%.3f", v / 1000.0);
+        snprintf(b, l, "%.0f", v);
     else if (m == M_DRIVER)
         cbt_fmt_ns(v, b, l);
     else if (raw)
@@ -165,8 +177,9 @@ static void fmt_measure(char *b, size_t l, enum measure m, double v, bool raw)
         cbt_fmt_bytes((uint64_t)(v + 0.5), b, l);
 }
 
+/* max_rows: print at most that many rows (0: all), then say how many more */
 static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, uint64_t tot_bytes, uint64_t tot_ops,
-                             bool raw)
+                             bool raw, size_t max_rows)
 {
     static const char *const head[8] = {"Name", "Batches", "Ops", "Bytes", "%", "Avg", "Min", "Max"};
     size_t w[8];
@@ -206,8 +219,11 @@ static void print_table_text(FILE *out, const struct table *t, bool pct_bytes, u
                 pct_bytes ? "all bytes" : "all ops (no byte counts recorded)");
     fprintf(out, "# Avg/Min/Max: %s\n", measure_text(t->m, raw));
     print_line(out, 8, w, head[0], NULL, head);
-    for (size_t i = 0; i < t->n; i++)
+    size_t shown = max_rows && t->n > max_rows ? max_rows : t->n;
+    for (size_t i = 0; i < shown; i++)
         print_line(out, 8, w, t->rows[i].name, cells[i], NULL);
+    if (shown < t->n)
+        fprintf(out, "(%zu more rows: --all)\n", t->n - shown);
     if (t->n == 0)
         fprintf(out, "(none)\n");
     free(cells);
@@ -265,8 +281,9 @@ static void print_gpu_table(FILE *out, const struct gtable *t, bool raw)
     free(cells);
 }
 
-/* The GPU section: when a gpu_time event was read, or a process asked for GPU time. */
-static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
+/* The GPU section: when a gpu_time event was read, or a process asked for
+ * GPU time; its tables by direction only unless all. */
+static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw, bool all)
 {
     struct cbt_agg_totals t;
     cbt_agg_totals(a, &t);
@@ -322,20 +339,96 @@ static void print_gpu_text(FILE *out, struct cbt_agg *a, bool raw)
         fprintf(out, "# Batches, Ops, Bytes: the timed batches; Host time: in the driver call; GPU time: summed per "
                      "batch; GB/s: Bytes / GPU time\n");
         for (int i = 0; i < gt.n; i++)
-            if (!gt.t[i].json_only)
+            if (!gt.t[i].json_only && (all || strcmp(gt.t[i].key, "by_direction") == 0))
                 print_gpu_table(out, &gt.t[i], raw);
     }
     cbt_gpu_tables_free(&gt);
 }
 
-static void fmt_first(char *b, size_t l, struct cbt_agg *a, const struct cbt_rule_tally *f)
+void cbt_print_wrapped(FILE *out, const char *first, size_t indent, const char *text, size_t width)
 {
-    char p[64];
-    struct cbt_agg_totals t;
-    cbt_agg_totals(a, &t);
-    snprintf(b, l, "batch %" PRIu64 " / %s%s%s", cbt_batch_number(f->first_batch),
-             cbt_agg_proc_name(a, f->first_host, cbt_pkey(f->first_image, f->first_pid), p, sizeof(p)),
-             t.nhosts > 1 ? " on " : "", t.nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
+    size_t col = cbt_text_width(first);
+    fputs(first, out);
+    const char *p = text;
+    bool line_start = true;
+    while (*p) {
+        const char *sp = strchr(p, ' ');
+        size_t n = sp ? (size_t)(sp - p) : strlen(p);
+        char word[512];
+        snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), p);
+        size_t w = cbt_text_width(word);
+        if (!line_start && col + 1 + w > width) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            col = indent;
+            line_start = true;
+        }
+        if (!line_start) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, n, out);
+        col += w;
+        line_start = false;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', out);
+}
+
+static const struct cbt_rule_tally *sort_tallies;
+
+/* most serious first, then the most frequent, then in catalogue order */
+static int cmp_rule(const void *x, const void *y)
+{
+    unsigned i = *(const unsigned *)x, j = *(const unsigned *)y;
+    const struct cbt_rule_tally *a = &sort_tallies[i], *b = &sort_tallies[j];
+    if (a->severity != b->severity)
+        return a->severity < b->severity ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The findings: each rule, most serious first, with its first finding in
+ * words, where it was made, and the fix; then how to see them all. */
+static void print_findings_text(FILE *out, struct cbt_agg *a, const struct cbt_agg_totals *t,
+                                const char *const *inputs, int ninputs)
+{
+    unsigned order[CBT_RULE_COUNT + 1], n = 0;
+    for (unsigned k = 0; k <= CBT_RULE_COUNT; k++)
+        if (t->rules[k].count)
+            order[n++] = k;
+    sort_tallies = t->rules;
+    qsort(order, n, sizeof(*order), cmp_rule);
+    fprintf(out, "\n# Findings: %" PRIu64 " in %u rule%s, most serious first (each rule's first: where, what, fix)\n",
+            t->findings, n, n == 1 ? "" : "s");
+    for (unsigned i = 0; i < n; i++) {
+        const struct cbt_rule_tally *f = &t->rules[order[i]];
+        const struct cbt_rule_info *ri = cbt_rule(order[i]);
+        const char *sev = cbt_severity_name(f->severity);
+        char site[1024], proc[64], head[1400], words[512];
+        cbt_objmap_name(cbt_agg_callsites(a), f->first_host, f->first_pid, f->first.caller, site, sizeof(site));
+        snprintf(head, sizeof(head), "%s %s: %" PRIu64 " finding%s; the first at %s, batch %" PRIu64 " of %s%s%s",
+                 sev ? sev : "?", ri ? ri->name : "(a rule this tool does not know)", f->count, f->count == 1 ? "" : "s",
+                 site, cbt_batch_number(f->first_batch),
+                 cbt_agg_proc_name(a, f->first_host, cbt_pkey(f->first_image, f->first_pid), proc, sizeof(proc)),
+                 t->nhosts > 1 ? " on " : "", t->nhosts > 1 ? cbt_agg_host_name(a, f->first_host) : "");
+        fprintf(out, "%s\n", head);
+        cbt_print_wrapped(out, "  ", 2, cbt_finding_say(&f->first, words, sizeof(words)), 100);
+        const char *fix = cbt_finding_fix(order[i]);
+        if (*fix)
+            cbt_print_wrapped(out, "  fix: ", 7, fix, 100);
+    }
+    if (!n) {
+        fprintf(out, "(none)\n");
+        return;
+    }
+    fprintf(out, "# every finding, with its call site:");
+    fprintf(out, " cubatchtrace check");
+    for (int i = 0; i < ninputs; i++)
+        fprintf(out, " %s", inputs[i]);
+    fputc('\n', out);
 }
 
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw)
@@ -368,7 +461,10 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     fprintf(out, "# refused in capture: %" PRIu64 " (of the failed: the stream was being captured into a graph, "
                  "the copy is not in it)\n", t.refused_in_capture);
     fprintf(out, "# no-driver batches: %" PRIu64 "\n", t.no_driver);
-    fprintf(out, "# host time in the driver: %.3f ms\n", (double)t.driver_ns / 1e6);
+    if (raw)
+        fprintf(out, "# host time in the driver: %" PRIu64 " ns\n", t.driver_ns);
+    else
+        fprintf(out, "# host time in the driver: %.3f ms\n", (double)t.driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", t.findings);
     print_read_stats(a, out);
     if (t.untagged)
@@ -382,45 +478,29 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
 
     if (cbt_hosts_shown(a))
         cbt_hosts_print_text(a, out, raw);
+    /* The first screen: the call sites, the directions, the tables asked
+     * for with --by, the findings; --all: every table. */
+    bool all = cbt_agg_by(a) & CBT_BY_ALL;
+    static const char *const first_screen[] = {"callers", "by_direction", "by_process", "by_thread", "by_stream"};
     struct tables ts;
     cbt_tables_build(a, &ts);
     bool pct_bytes = t.bytes > 0;
-    for (int i = 0; i < ts.n; i++) {
-        print_table_text(out, &ts.t[i], pct_bytes, t.bytes, t.ops, raw);
-        if (strcmp(ts.t[i].key, "by_direction") == 0)
-            print_devices_text(out, a, raw);
+    size_t nfs = all ? 1 : sizeof(first_screen) / sizeof(*first_screen);
+    for (size_t f = 0; f < nfs; f++) {
+        for (int i = 0; i < ts.n; i++) {
+            if (!all && strcmp(ts.t[i].key, first_screen[f]) != 0)
+                continue;
+            bool callers = strcmp(ts.t[i].key, "callers") == 0;
+            print_table_text(out, &ts.t[i], pct_bytes, t.bytes, t.ops, raw,
+                             callers && !all && !(cbt_agg_by(a) & CBT_BY_CALLER) ? 10 : 0);
+            if (all && strcmp(ts.t[i].key, "by_direction") == 0)
+                print_devices_text(out, a, raw);
+        }
     }
-
-    /* findings */
-    static const char *const fh[4] = {"Rule", "Severity", "Count", "First seen"};
-    size_t w[4] = {4, 8, 5, 10};
-    char cnt[CBT_RULE_COUNT + 1][32], first[CBT_RULE_COUNT + 1][300];
-    for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        const struct cbt_rule_tally *f = &t.rules[k];
-        if (!f->count)
-            continue;
-        snprintf(cnt[k], sizeof(cnt[k]), "%" PRIu64, f->count);
-        fmt_first(first[k], sizeof(first[k]), a, f);
-        const struct cbt_rule_info *ri = cbt_rule(k);
-        size_t l = ri ? strlen(ri->name) : 12;
-        if (l > w[0]) w[0] = l;
-        if (strlen(cnt[k]) > w[2]) w[2] = strlen(cnt[k]);
-        if (strlen(first[k]) > w[3]) w[3] = strlen(first[k]);
-    }
-    fprintf(out, "\n# Findings by rule (the validator's, run on each batch as the trace is read; `cubatchtrace rules` explains each)\n");
-    fprintf(out, "# First seen: the batch id and process of the earliest occurrence\n");
-    fprintf(out, "%-*s | %-*s | %*s | %s\n", (int)w[0], fh[0], (int)w[1], fh[1], (int)w[2], fh[2], fh[3]);
-    for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
-        const struct cbt_rule_tally *f = &t.rules[k];
-        if (!f->count)
-            continue;
-        const struct cbt_rule_info *ri = cbt_rule(k);
-        const char *sev = cbt_severity_name(f->severity);
-        fprintf(out, "%-*s | %-*s | %*s | %s\n", (int)w[0], ri ? ri->name : "(unknown rule)", (int)w[1],
-                sev ? sev : "?", (int)w[2], cnt[k], first[k]);
-    }
-    if (!t.findings)
-        fprintf(out, "(none)\n");
+    print_findings_text(out, a, &t, inputs, ninputs);
     cbt_tables_free(&ts);
-    print_gpu_text(out, a, raw);
+    print_gpu_text(out, a, raw, all);
+    if (!all)
+        fprintf(out, "\n# more tables: --all (by API variant, door, device, memory kinds, srcAccessOrder, batch and op\n"
+                     "# size; GPU time by memory kinds, op size, stream, device), --by process,thread,stream,host,caller\n");
 }

@@ -11,9 +11,19 @@
 #include "analyse/agg.h"
 
 /* The summary of a finished aggregate (it finishes it when not yet): bytes
- * and times in human units, or exact (bytes, ns; the driver's per-batch
- * figures in us as before) when raw. */
+ * and times in human units, or exact integers (bytes, ns) when raw; the
+ * first screen (totals, call sites, directions, findings) unless the
+ * aggregate was made with CBT_BY_ALL. */
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw);
+
+/* text after `first`, wrapped on spaces at `width` columns, the next lines
+ * after `indent` spaces; ends the line. */
+void cbt_print_wrapped(FILE *out, const char *first, size_t indent, const char *text, size_t width);
+
+/* A finding in the words every output uses (cbt_finding_words, validate.h)
+ * and what to change (cbt_rule_fix; "" for a rule this tool does not know). */
+const char *cbt_finding_say(const struct cbt_batch_finding *f, char *buf, size_t len);
+const char *cbt_finding_fix(unsigned rule);
 
 /* `check`: one line per finding, where it happened and what it means; the
  * call site already named (caller), the line starting with prefix. */

@@ -1,0 +1,129 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# One wording per rule, in every output: a trace with a batch for each rule
+# the generator can make (all but the 1D attribute and ABI rules, whose words
+# tests/unit/test_finding_words checks), read by check (text, JSON, SARIF),
+# show --pretty and summary.  Each finding carries in each output the same
+# words and fix (those of check --format json), its call site as FILE:LINE,
+# and no placeholder (no backtick, no raw value= or limit= pair).  The
+# summary lists the rules most serious first, then by count, each with its
+# first call site, and says how to see them all (check).  show's filters
+# (--batch, --rule, --pid) select what they name.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/tool/common.sh"
+need_sessiond
+
+gen_session w || { ok 1 "session starts"; done_testing; }
+gen_run w n=1,ops=2,violate=overlap_dst_dst n=1,ops=2,violate=overlap_src_dst n=1,ops=1,violate=overlap_self \
+    n=1,ops=1,violate=row_length_too_small n=1,ops=1,shape=64x4x2,violate=layer_height_too_small \
+    n=1,ops=1,violate=extent_zero n=1,ops=1,violate=access_order_invalid n=1,ops=1,violate=op_flags_invalid \
+    n=1,ops=1,violate=pointer_null n=1,ops=1,violate=device_out_of_bounds \
+    n=1,ops=1,src=array,violate=array_null n=1,ops=1,src=array,violate=array_out_of_bounds \
+    n=1,ops=1,violate=lochint_ignored n=1,ops=1,violate=lochint_invalid \
+    n=3,ops=1,src=host_pageable n=1,ops=1,order=DURING_API_CALL n=1,ops=1,src=unmapped \
+    n=1,ops=1,stream=0 n=1,ops=1,stream=1 n=1,ops=1,flags=1 n=1,ops=0,numops=0 \
+    n=1,ops=2,numops=5,recorded=2 n=1,ops=1,result=CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+gen_run other n=2,ops=2,violate=overlap_dst_dst
+gen_stop w
+T=$(trace_of w)
+P=$(pids_of w)
+"$CBT" check --format json $P "$T" >"$CBT_TMP/c.json" 2>"$CBT_TMP/err"
+is $? 1 "check --format json: exit 1"
+"$CBT" check $P "$T" >"$CBT_TMP/c.txt" 2>>"$CBT_TMP/err"
+"$CBT" check --format sarif $P "$T" >"$CBT_TMP/c.sarif" 2>>"$CBT_TMP/err"
+"$CBT" show --pretty $P "$T" >"$CBT_TMP/s.txt" 2>>"$CBT_TMP/err"
+is $? 0 "show --pretty: exit 0"
+"$CBT" summary $P "$T" >"$CBT_TMP/sum.txt" 2>>"$CBT_TMP/err"
+is $? 0 "summary: exit 0"
+is "$(wc -c <"$CBT_TMP/err" | tr -d ' ')" 0 "nothing on stderr"
+
+"$PYTHON3" - "$CBT_TMP" "$T" >"$CBT_TMP/words.tap" <<'PY'
+import json, os, re, sys
+d, trace = sys.argv[1], sys.argv[2]
+def check(cond, what):
+    print(("ok" if cond else "not ok") + "\t" + what)
+want = """overlap_dst_dst overlap_src_dst overlap_self row_length_too_small layer_height_too_small extent_zero
+access_order_invalid op_flags_invalid pointer_null device_out_of_bounds array_null array_out_of_bounds
+lochint_ignored lochint_invalid pageable_stream_order during_api_call_device_source pointer_unmapped
+stream_null stream_legacy flags_nonzero num_ops_zero ops_not_read refused_in_capture""".split()
+fs = json.load(open(d + "/c.json"))["findings"]
+rules = {f["rule"] for f in fs}
+check(set(want) <= rules, "the trace holds a finding of each of %d rules (missing: %s)" % (len(want), sorted(set(want) - rules)))
+text = [l.rstrip("\n") for l in open(d + "/c.txt") if not l.startswith("#")]
+sarif = json.load(open(d + "/c.sarif"))["runs"][0]["results"]
+# show --pretty and the summary wrap long lines: joined back, the words are whole again
+show = re.sub(r"\n +", " ", open(d + "/s.txt").read())
+summ = open(d + "/sum.txt").read()
+summ_joined = re.sub(r"\n +", " ", summ)
+check(len(text) == len(fs) == len(sarif), "check: as many text lines and SARIF results as JSON findings (%d)" % len(fs))
+bad = re.compile(r"`|\bvalue=|\blimit=")
+def site(f):
+    s = f.get("site") or {}
+    return (os.path.basename(s["file"]) + ":" + str(s["line"])) if s.get("file") and s.get("line") else None
+for rule in sorted(rules):
+    mine = [(i, f) for i, f in enumerate(fs) if f["rule"] == rule]
+    ok_json = all(f["words"] and f["fix"] and site(f) and not bad.search(f["words"] + f["fix"]) for i, f in mine)
+    check(ok_json, "%s: JSON has words, a fix and a FILE:LINE call site, no placeholder" % rule)
+    ok_text = all(f"caller={site(f)} (" in text[i] and text[i].endswith(": %s; fix: %s" % (f["words"], f["fix"]))
+                  and text[i].startswith("%s %s: " % (f["severity"], rule)) and not bad.search(text[i]) for i, f in mine)
+    check(ok_text, "%s: check's text line has the site, the same words and fix, no placeholder" % rule)
+    def sarif_ok(i, f):
+        r = sarif[i]
+        m = r["message"]["text"]
+        loc = r["locations"][0]["physicalLocation"]
+        return (r["ruleId"] == rule and m.startswith("%s; fix: %s (" % (f["words"], f["fix"])) and not bad.search(m)
+                and os.path.basename(loc["artifactLocation"]["uri"]) + ":" + str(loc["region"]["startLine"]) == site(f))
+    check(all(sarif_ok(i, f) for i, f in mine), "%s: SARIF's message has the same words and fix, its location the site" % rule)
+    check(all(("%s %s: %s" % (f["severity"], rule, f["words"])) in show and ("fix: " + f["fix"]) in show for i, f in mine),
+          "%s: show --pretty has the same words and fix" % rule)
+    head = re.search(r"^%s %s: (\d+) findings?; the first at (\S+) " % (re.escape(mine[0][1]["severity"]), rule), summ, re.M)
+    check(head and int(head.group(1)) == len(mine) and head.group(2) in {site(f) for i, f in mine}
+          and any(("%s %s: " % (f["severity"], rule)) in summ_joined and (" " + f["words"] + " fix: " + f["fix"]) in summ_joined
+                  for i, f in mine),
+          "%s: the summary has its count, its first call site, the same words and fix" % rule)
+check(not bad.search(show) and not bad.search(summ), "show --pretty and the summary: no placeholder anywhere")
+# every batch line of show --pretty names its call site, with a time
+check(all(re.match(r"^\d+\.\d{6} batch \d+ pid \d+ tid \d+: .* at cbt-gen\.c:\d+ ", l)
+          for l in open(d + "/s.txt") if " batch " in l and not l.startswith(("#", " "))),
+      "show --pretty: each batch line has its time and its call site FILE:LINE")
+long = [l.rstrip("\n") for l in open(d + "/s.txt") if len(l.rstrip("\n")) > 100]
+check(not long, "show --pretty: no line over 100 columns %s" % long[:2])
+check(all(re.match(r"^  op \d+ \S+ \S+ -> \S+ .*", l) for l in open(d + "/s.txt") if l.startswith("  op ")) and
+      sum(1 for l in open(d + "/s.txt") if l.startswith("  op ")) >= len(want), "show --pretty: one op per line")
+# the summary: most serious first, then the most frequent
+sev = {"error": 0, "hazard": 1, "warning": 2}
+order = re.findall(r"^(error|hazard|warning) (\w+): (\d+) findings?; the first at ", summ, re.M)
+check(len(order) == len(rules), "summary: one entry per rule (%d)" % len(order))
+check(order == sorted(order, key=lambda x: (sev[x[0]], -int(x[2]))), "summary: sorted by severity, then count")
+check(order[0][0] == "error" and order[-1][0] == "warning", "summary: the errors first, the warnings last")
+check(re.search(r"^# every finding, with its call site: cubatchtrace check .*%s$" % re.escape(os.path.basename(trace)), summ, re.M),
+      "summary: how to see every finding (cubatchtrace check TRACE)")
+PY
+while IFS="$(printf '\t')" read -r st what; do
+    [ "$st" = ok ]; ok $? "$what"
+done <"$CBT_TMP/words.tap"
+[ "$(wc -l <"$CBT_TMP/words.tap")" -gt 100 ]; ok $? "the checks over every rule ran"
+
+# show's filters
+nb() { grep -c '^[0-9][0-9.]* batch ' "$1"; }
+"$CBT" show --pretty --batch 3 $P "$T" >"$CBT_TMP/b.txt" 2>&1
+is "$(nb "$CBT_TMP/b.txt")" 1 "show --batch 3: one batch"
+grep -q '^[0-9.]* batch 3 ' "$CBT_TMP/b.txt"; ok $? "show --batch 3: batch 3"
+"$CBT" show --batch 3 --batch 5 $P "$T" | grep '^batch ' | sed 's/.* id=\([0-9]*\) .*/\1/' | tr '\n' ' ' >"$CBT_TMP/b2"
+is "$(cat "$CBT_TMP/b2")" "3 5 " "show --batch 3 --batch 5: the records of those two"
+"$CBT" show --pretty --rule pageable_stream_order $P "$T" >"$CBT_TMP/r.txt" 2>&1
+is "$(nb "$CBT_TMP/r.txt")" 3 "show --rule pageable_stream_order: its 3 batches"
+is "$(grep -c '^  warning pageable_stream_order: ' "$CBT_TMP/r.txt")" 3 "show --rule: with their findings"
+"$CBT" show --pretty --rule overlap_dst_dst "$T" >"$CBT_TMP/all.txt" 2>&1
+is "$(nb "$CBT_TMP/all.txt")" 3 "show --rule overlap_dst_dst, every process: 3 batches"
+"$CBT" show --pretty --rule overlap_dst_dst $(pids_of other) "$T" >"$CBT_TMP/o.txt" 2>&1
+is "$(nb "$CBT_TMP/o.txt")" 2 "show --rule overlap_dst_dst --pid: the 2 batches of that process"
+"$CBT" show --rule overlap_dts_dst "$T" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
+is $? 2 "show --rule with a name that is no rule: exit 2"
+grep -q "^cubatchtrace show: --rule overlap_dts_dst: no such rule" "$CBT_TMP/err"; ok $? "show --rule: says so"
+"$CBT" show --batch x "$T" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
+is $? 2 "show --batch x: exit 2"
+"$CBT" show --help | grep -q -- '--rule NAME'; ok $? "show --help documents --rule"
+"$CBT" show --help | grep -q -- '--batch N'; ok $? "show --help documents --batch"
+"$CBT" show --help | grep -q -- '--pretty'; ok $? "show --help documents --pretty"
+done_testing
