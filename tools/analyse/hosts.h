@@ -52,8 +52,4 @@ const char *cbt_hosts_rank_var(const struct kent *e);
  * the order they started; 0 when untagged or unknown. */
 uint32_t cbt_hosts_image_number(const struct cbt_agg *a, uint32_t host, uint64_t pkey);
 
-/* render/hosts.c (render/hosts.h), declared here too for the text summary
- * that reaches it through this header: the tables as text. */
-void cbt_hosts_print_text(const struct cbt_agg *a, FILE *out, bool raw);
-
 #endif

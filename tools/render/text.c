@@ -15,7 +15,7 @@
 
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
-#include "analyse/hosts.h"
+#include "render/hosts.h"
 #include "render/text.h"
 #include "base/util.h"
 
