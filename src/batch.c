@@ -803,10 +803,9 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
                                 uint64_t fail_idx, CUresult r, int32_t tid, uint64_t driver_ns, size_t attrs_read,
                                 void *caller)
 {
-    rec->h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
-                      (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
-                      (uint64_t)(capture <= CBT_CAPTURE_INVALIDATED ? capture : 7) << 11 |
-                      (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
+    /* the result's low 16 bits: one that needs the escape is not written so
+     * (cbt_record_steady_fits sends it to the general writer) */
+    rec->h[CBT_H_W] = CBT_W_PACK(k->api, k->door, CBT_OUTCOME_FORWARDED, capture, false, false, (uint32_t)r, tid);
     rec->h[CBT_H_DRIVER_NS] = driver_ns;
     rec->h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
     if (cbt_likely(recorded == k->n &&

@@ -376,13 +376,12 @@ static inline uint8_t *varint(uint8_t *p, uint64_t v)
 
 static inline uint64_t zigzag(uint64_t d) { return d << 1 ^ (uint64_t)((int64_t)d >> 63); }
 
+_Static_assert(CBT_CAPTURE_INVALIDATED == 2, "CBT_W_PACK keeps captures 0..2");
+
 CBT_HOT_FN static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
 {
-    unsigned cap = b->capture <= CBT_CAPTURE_INVALIDATED ? b->capture : 7;
     unsigned res = b->result < CBT_W_RESULT_ESCAPE ? b->result : CBT_W_RESULT_ESCAPE;
-    return (uint64_t)(b->api & 0xf) | (uint64_t)(b->door & 0xf) << 4 | (uint64_t)(b->outcome & 0x7) << 8 |
-           (uint64_t)cap << 11 | (b->validated ? CBT_W_VALIDATED : 0) | (same_refs ? CBT_W_SAME_REFS : 0) |
-           (uint64_t)res << 16 | (uint64_t)(uint32_t)b->tid << 32;
+    return CBT_W_PACK(b->api, b->door, b->outcome, b->capture, b->validated, same_refs, res, b->tid);
 }
 
 /* The optional values of hdr, after the ones every batch has: each there
