@@ -10,7 +10,7 @@
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
  * same for a stream's id, context and device.  The reader carries the
- * dictionaries (tools/compact.c).  A batch of the steady path (batch.c)
+ * dictionaries (tools/read/compact.c).  A batch of the steady path (batch.c)
  * is written by cbt_record_steady3d or 1d: the same words, with the hdr kept
  * from the thread's previous steady batch while what it encodes repeats.
  *
