@@ -55,7 +55,7 @@
 #include "oplist.h"
 #include "process.h"
 #include "record.h"
-#include "report.h"
+#include "alert.h"
 #include "settings.h"
 #include "thread.h"
 #include "tp.h"
@@ -574,7 +574,7 @@ static void step_validate(struct batch *x)
         const struct cbt_finding *f = &t->findings[i];
         emit_finding(x->b.batch_id, f, x->caller, x->b.tid);
         if (x->cfg->report_stderr)
-            cbt_report_finding(f, x->ops, x->n, x->b.batch_id, k->api, k->door, x->caller);
+            cbt_alert_finding(f, x->ops, x->n, x->b.batch_id, k->api, k->door, x->caller);
         if (x->cfg->mode == CBT_MODE_STRICT && !x->capturing && f->rule != CBT_RULE_ops_not_read &&
             (f->severity == CBT_SEV_ERROR || (x->cfg->strict_hazards && f->severity == CBT_SEV_HAZARD)))
             x->refuse = true;
@@ -617,7 +617,7 @@ static void validate_result(struct batch *x)
     for (size_t i = 0; i < nf && i < 4; i++) {
         emit_finding(x->b.batch_id, &f[i], x->caller, x->b.tid);
         if (x->cfg->report_stderr)
-            cbt_report_finding(&f[i], x->ops, x->n, x->b.batch_id, x->k->api, x->k->door, x->caller);
+            cbt_alert_finding(&f[i], x->ops, x->n, x->b.batch_id, x->k->api, x->k->door, x->caller);
     }
     x->b.findings += (uint32_t)nf;
 }
