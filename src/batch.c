@@ -226,13 +226,48 @@ static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct 
     return t->copies;
 }
 
+/* ---- the first batch, and a fork ---- */
+
 /* Set once configuration is read and the provider loaded; until then every
  * batch takes the slow path, which does both. */
 CBT_HOT int cbt_ready;
 CBT_HOT bool cbt_always_validate;
 
+/*
+ * A forked child has one thread, none of its parent's driver state, and is
+ * an image of its own.  One function, registered once, resets every module
+ * in this order: the process image (a new id and batch counter, its process
+ * event to write again); the record (the write lock, the writers, the
+ * thread ids, the fence); what is known of memory and streams (forgotten:
+ * the child's driver state is not the parent's); GPU time (no contexts,
+ * reader or other threads' rings).  Last, the next batch is made a first
+ * batch again, which writes the child's process event.
+ */
+static void after_fork_child(void)
+{
+    cbt_process_after_fork_child();
+    cbt_record_after_fork_child();
+    cbt_mem_forget_all();
+    cbt_gpu_after_fork_child();
+    __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
+}
+
+/* The modules tied together once: the after-fork function registered, GPU
+ * time told of every context going (memwrap.c sees them).  At load, so that
+ * a child forked before the first batch is an image of its own too, and
+ * before the first batch (another library's constructor may make one
+ * before this library's constructors ran). */
+static pthread_once_t tie_once = PTHREAD_ONCE_INIT;
+static void tie(void)
+{
+    cbt_mem_tell_contexts(cbt_gpu_context_going, cbt_gpu_context_gone);
+    (void)pthread_atfork(NULL, NULL, after_fork_child);
+}
+__attribute__((constructor)) static void tie_at_load(void) { pthread_once(&tie_once, tie); }
+
 CBT_COLD_FN static void first_batch(void)
 {
+    pthread_once(&tie_once, tie);
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     cbt_record_init();

@@ -771,7 +771,7 @@ static void wake_init(void)
  * its other threads: nothing of theirs is used.  The rings of those
  * threads are freed; this thread's and the shared one are kept, emptied,
  * their slots holding no event (the parent's contexts' events). */
-static void in_child(void)
+void cbt_gpu_after_fork_child(void)
 {
     memset(gt_ctxs, 0, sizeof gt_ctxs);
     struct cbt_gpu_ring **p = &gt_rings;
@@ -799,7 +799,6 @@ static void gt_init(void)
 {
     wake_init();
     atexit(at_exit);
-    pthread_atfork(NULL, NULL, in_child);
 }
 
 /* Wait on gt_wake until deadline (CLOCK_MONOTONIC ns) or a signal (gt_lock held). */

@@ -503,10 +503,6 @@ static inline uint8_t *hdr_begin(struct tail *t, const struct cbt_ev_batch *b, u
     return h;
 }
 
-/* settings.h: set by the configuration (src/driver.c) */
-CBT_HOT uint32_t cbt_chunk3d = CBT_EV_CHUNK3D;
-CBT_HOT uint32_t cbt_chunk1d = CBT_EV_CHUNK1D;
-
 /* h, and the refs of the event's first n ops unless they repeat: t is done. */
 static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
 {
@@ -957,32 +953,33 @@ void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
 CBT_HOT static unsigned fork_generation;
 static CBT_TLS int32_t tls_tid;
 static CBT_TLS unsigned tls_tid_generation;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool fence_wanted; /* cbt_record_init ran: a forked child registers again */
 
-/* In a forked child the thread that held the write lock is gone, and the
- * memory kinds this thread learned are not the child's driver state. */
-static void after_fork_child(void)
+static void record_init(void)
+{
+    fence_register();
+    fence_wanted = true;
+}
+
+void cbt_record_init(void) { pthread_once(&init_once, record_init); }
+
+/* In a forked child the thread that held the write lock is gone, the
+ * thread ids are new, and the child's image has no fence registered. */
+void cbt_record_after_fork_child(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_init(&cbt_write_lock, NULL);
     __atomic_store_n(&writer_threads, tls_writer ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
     __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELAXED);
-    cbt_mem_forget_all();
-    fence_register();
+    if (fence_wanted)
+        fence_register();
 }
-static void install_atfork(void)
-{
-    fence_register();
-    (void)pthread_atfork(NULL, NULL, after_fork_child);
-}
-
-void cbt_record_init(void) { pthread_once(&atfork_once, install_atfork); }
 
 CBT_HOT_FN int32_t cbt_tid(void)
 {
     unsigned g = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     if (cbt_unlikely(!tls_tid || tls_tid_generation != g)) {
-        pthread_once(&atfork_once, install_atfork);
         tls_tid = (int32_t)syscall(SYS_gettid);
         tls_tid_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     }
