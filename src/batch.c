@@ -3,10 +3,10 @@
  * The common path behind every door: the hub that hands a batch down to the
  * steps below, each of which keeps its knowledge in its own file.
  *
- *   per batch  describe    ids; the stream's context and device (driver:
- *                          cuStreamGetCtx, cuCtxGetDevice on a stream first
- *                          seen); strict mode: whether it is being captured
- *                          (cuStreamIsCapturing)
+ *   per batch  describe    ids; the stream's context and device (stream.c;
+ *                          driver: cuStreamGetCtx, cuCtxGetDevice on a
+ *                          stream first seen); strict mode: whether it is
+ *                          being captured (cuStreamIsCapturing)
  *              read        how far the driver reads the op list or the copy
  *                          arrays (oplist.c; no driver call)
  *   per op     learn       each operand's dictionary index (operands.c and
@@ -18,9 +18,9 @@
  *              call        refuse, or forward (GPU time around it:
  *                          gputime.c); a batch the driver may crash on is
  *                          written before it is forwarded ("pending")
- *              finish      the stream's id and capture state (driver:
- *                          cuStreamGetId on a stream first seen and not
- *                          being captured), the driver's result checked
+ *              finish      the stream's id and capture state (stream.c;
+ *                          driver: cuStreamGetId on a stream first seen and
+ *                          not being captured), the driver's result checked
  *   per chunk  record      the batch events (record.c), a chunk of ops
  *                          or copies each (cbt_chunk3d, cbt_chunk1d)
  *
