@@ -150,11 +150,14 @@ static CBT_TLS struct cbt_gpu_ring *gt_mine; /* this thread's (kept by a forked 
  * gt.lock guards it but for the read-back's part (gt.read_lock) and what
  * a field says otherwise.  Two mutexes, not one, so that a calling thread
  * never waits for a read-back's driver calls (the top says which holds
- * which).  What a calling thread reads on the usual way (before_ring) comes
- * first, in a cache line of its own, apart from the locks the reader takes
- * every turn.
+ * which).  What a calling thread reads on the usual way (before_ring)
+ * without a lock has a cache line of its own, apart from the locks the
+ * reader takes every turn; the contexts' table comes first, a whole number
+ * of lines (the compiler then gives the usual way the code it had when
+ * these were separate variables).
  */
 static struct {
+    struct gt_ctx ctxs[GT_CTXS];  /* under lock; a slot's gen read on the usual way */
     /* read on the usual way, without a lock */
     pthread_once_t once;          /* gt_init, at the first timed batch */
     /* The reader thread (set under lock): not made yet; reading; the
@@ -168,7 +171,6 @@ static struct {
     pthread_cond_t wake;          /* the reader's wait between turns */
     struct cbt_gpu_ring *rings;   /* every ring; removed only by whoever reads back */
     struct cbt_gpu_ring *shared;  /* the shared one, made when first needed */
-    struct gt_ctx ctxs[GT_CTXS];
     /* under read_lock */
     pthread_mutex_t read_lock;
     uint64_t read_count;          /* batches read back, ever */
@@ -182,8 +184,7 @@ static struct {
     .wake = PTHREAD_COND_INITIALIZER,
     .read_lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-/* batches read back, ever (gt.read_lock) */
+_Static_assert(sizeof gt.ctxs % 64 == 0, "the contexts' table is a whole number of cache lines");
 
 /*
  * Context ids a thread asked for (cuCtxGetId), by handle, in its memo
@@ -1167,6 +1168,39 @@ static inline void maybe_wake(struct cbt_gpu_ring *r, uint64_t head)
 
 /* A timed batch queued on the thread's ring (no lock), or on the shared one
  * (gt.lock); a batch not timed after all written at once. */
+/* A timed batch of a thread without a ring of its own (cbt_gpu_after):
+ * queued on the shared ring, under gt.lock.  Apart, so that the usual way
+ * saves no register for it. */
+__attribute__((noinline)) static void after_shared(struct cbt_gpu_call *t, uint64_t batch_id)
+{
+    pthread_mutex_lock(&gt.lock);
+    struct gt_ctx *x = &gt.ctxs[t->ctx];
+    struct cbt_gpu_ring *r = gt.shared ? gt.shared : (gt.shared = ring_new_locked(GT_SHARED_RING, true));
+    if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && r && !ring_full(r))) {
+        struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
+        s->start = t->start;
+        s->end = t->end;
+        s->ctx = t->ctx;
+        s->ctx_id = t->ctx_id;
+        s->gen = x->gen;
+        s->batch_id = batch_id;
+        const uint64_t head = r->head + 1;
+        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+        maybe_wake(r, head);
+    } else {
+        struct cbt_ev_gpu_time ev = {.batch_id = batch_id};
+        if (ctx_is(t->ctx, t->ctx_id)) {
+            ev.status = CBT_GPU_OVERFLOW;
+            pool_put(x, t->start);
+            pool_put(x, t->end);
+        } else {
+            ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
+        }
+        emit(&ev);
+    }
+    pthread_mutex_unlock(&gt.lock);
+}
+
 void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
 {
     if (t->status < 0)
@@ -1194,32 +1228,7 @@ void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
         emit(&ev);
         return;
     }
-    pthread_mutex_lock(&gt.lock);
-    struct gt_ctx *x = &gt.ctxs[t->ctx];
-    struct cbt_gpu_ring *r = gt.shared ? gt.shared : (gt.shared = ring_new_locked(GT_SHARED_RING, true));
-    if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && r && !ring_full(r))) {
-        struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
-        s->start = t->start;
-        s->end = t->end;
-        s->ctx = t->ctx;
-        s->ctx_id = t->ctx_id;
-        s->gen = x->gen;
-        s->batch_id = batch_id;
-        const uint64_t head = r->head + 1;
-        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
-        maybe_wake(r, head);
-    } else {
-        struct cbt_ev_gpu_time ev = {.batch_id = batch_id};
-        if (ctx_is(t->ctx, t->ctx_id)) {
-            ev.status = CBT_GPU_OVERFLOW;
-            pool_put(x, t->start);
-            pool_put(x, t->end);
-        } else {
-            ev.status = CBT_GPU_LOST; /* its context went meanwhile: its events with it */
-        }
-        emit(&ev);
-    }
-    pthread_mutex_unlock(&gt.lock);
+    after_shared(t, batch_id);
 }
 
 void cbt_gpu_context_going(void)
