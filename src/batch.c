@@ -758,7 +758,7 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
-    if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD)
+    if (cbt_unlikely((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD))
         return false;
     const struct cbt_stream_slot *slot = cbt_stream_slot_find(t, k->stream, ptsz);
     if (!slot)
