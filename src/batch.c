@@ -3,10 +3,10 @@
  * The common path behind every door: the hub that hands a batch down to the
  * steps below, each of which keeps its knowledge in its own file.
  *
- *   per batch  describe    ids; the stream's context and device (driver:
- *                          cuStreamGetCtx, cuCtxGetDevice on a stream first
- *                          seen); strict mode: whether it is being captured
- *                          (cuStreamIsCapturing)
+ *   per batch  describe    ids; the stream's context and device (stream.c;
+ *                          driver: cuStreamGetCtx, cuCtxGetDevice on a
+ *                          stream first seen); strict mode: whether it is
+ *                          being captured (cuStreamIsCapturing)
  *              read        how far the driver reads the op list or the copy
  *                          arrays (oplist.c; no driver call)
  *   per op     learn       each operand's dictionary index (operands.c and
@@ -18,9 +18,9 @@
  *              call        refuse, or forward (GPU time around it:
  *                          gputime.c); a batch the driver may crash on is
  *                          written before it is forwarded ("pending")
- *              finish      the stream's id and capture state (driver:
- *                          cuStreamGetId on a stream first seen and not
- *                          being captured), the driver's result checked
+ *              finish      the stream's id and capture state (stream.c;
+ *                          driver: cuStreamGetId on a stream first seen and
+ *                          not being captured), the driver's result checked
  *   per chunk  record      the batch events (record.c), a chunk of ops
  *                          or copies each (cbt_chunk3d, cbt_chunk1d)
  *
@@ -55,8 +55,9 @@
 #include "oplist.h"
 #include "process.h"
 #include "record.h"
-#include "report.h"
+#include "alert.h"
 #include "settings.h"
+#include "stream.h"
 #include "thread.h"
 #include "tp.h"
 
@@ -142,155 +143,6 @@ CBT_COLD_FN static CUresult no_driver(enum cbt_api api)
 }
 
 /*
- * What a stream handle names: its id, context and device.  A created
- * stream's are fixed for its life, and its life ends with cuStreamDestroy
- * or its context's destruction, which memwrap.c wraps and logs (the log of
- * streams, memwrap.h): each thread keeps the answers for a few handles
- * until the log names the handle (or everything: a context destroyed, a
- * fork).  Memory allocated or freed leaves them.  The special handles
- * (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the calling thread's
- * current context, which changes unseen: they are asked every time, as is
- * the capture state.
- */
-/*
- * What the record says of the stream, in two steps.  Before the call: its
- * context and device (cuStreamGetCtx, which tells whether the driver knows
- * the stream at all, and so whether it reads the op list).  After it: its id
- * (cuStreamGetId) and capture state.  cuStreamGetId is never asked of a
- * stream being captured into a graph: the driver answers that with
- * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the program's
- * capture (measured on the H200).  The batch's own result says most of the
- * capture state: CUDA_SUCCESS, none; 900, being captured (the batch was
- * refused for it); 901, a capture already invalidated.  Only for other
- * results, and before cuStreamGetId on a stream not seen before, is the
- * driver asked (cuStreamIsCapturing, safe on any stream).
- */
-struct stream_look {
-    struct cbt_stream_slot *slot; /* the cache slot of a created stream; NULL for special handles */
-    bool have_id;             /* from the cache */
-    bool ctx_ok;
-    CUcontext ctx;
-};
-
-/* Brings t's stream slots to generation g of the log of streams: the
- * slots of the handles logged since go (all of them when the log says
- * everything, or lost entries), and the steady state with its stream's.
- * Out of line: called when the generation moved. */
-__attribute__((noinline)) static void streams_catch_up(struct cbt_thread *t, uint64_t g)
-{
-    struct cbt_mem_change ch;
-    int got;
-    while ((got = cbt_log_next(&cbt_stream_log, &t->stream_pos, &ch)) > 0)
-        for (unsigned j = 0; j < CBT_STREAM_SLOTS; j++)
-            if (t->streams[j].valid && (uint64_t)(uintptr_t)t->streams[j].stream == ch.lo) {
-                t->streams[j].valid = 0;
-                if (j == t->steady.slot)
-                    t->steady.valid = 0;
-            }
-    if (got < 0) {
-        for (unsigned j = 0; j < CBT_STREAM_SLOTS; j++)
-            t->streams[j].valid = 0;
-        t->steady.valid = 0;
-    }
-    t->steady.generation = g;
-}
-
-static inline void streams_current(struct cbt_thread *t)
-{
-    const uint64_t g = __atomic_load_n(&cbt_stream_generation, __ATOMIC_ACQUIRE);
-    if (cbt_unlikely(t->steady.generation != g))
-        streams_catch_up(t, g);
-}
-
-/* The slot of t that holds created stream s, asked with ptsz (-1: either);
- * NULL: none.  A stream's slot is its hash's or one of the
- * CBT_STREAM_PROBES after it.  (The slots brought up to date first:
- * streams_current.) */
-static struct cbt_stream_slot *slot_of(struct cbt_thread *t, const void *s, int ptsz)
-{
-    const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
-    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
-        struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
-        if (x->valid && x->stream == (CUstream)s && (ptsz < 0 || x->ptsz == ptsz))
-            return x;
-    }
-    return NULL;
-}
-
-/* The slot a stream t does not know goes to: one of its probe's that holds
- * nothing (or the same handle), else the probe's slots in turn. */
-static struct cbt_stream_slot *slot_for(struct cbt_thread *t, CUstream s)
-{
-    const unsigned h = cbt_stream_hash(s, CBT_STREAM_SLOTS);
-    for (unsigned j = 0; j < CBT_STREAM_PROBES; j++) {
-        struct cbt_stream_slot *x = &t->streams[(h + j) & (CBT_STREAM_SLOTS - 1)];
-        if (!x->valid || x->stream == s)
-            return x;
-    }
-    return &t->streams[(h + t->slot_turn++ % CBT_STREAM_PROBES) & (CBT_STREAM_SLOTS - 1)];
-}
-
-static bool stream_before(struct cbt_thread *t, const struct cbt_real *real, enum cbt_api api, CUstream stream,
-                          struct cbt_ev_batch *b, struct stream_look *l)
-{
-    int ptsz = cbt_api_is_ptsz(api);
-    bool special = (uintptr_t)stream <= (uintptr_t)CU_STREAM_PER_THREAD;
-    *l = (struct stream_look){0};
-    b->capture = CBT_CAPTURE_UNKNOWN;
-    b->device = -1;
-    if (t)
-        streams_current(t);
-    struct cbt_stream_slot *slot = special || !t ? NULL : slot_of(t, stream, ptsz);
-    l->slot = slot || special || !t ? slot : slot_for(t, stream);
-    if (slot && cbt_kind_cache_enabled()) {
-        b->stream_id = slot->id;
-        b->context = (uint64_t)(uintptr_t)slot->ctx;
-        b->device = slot->device;
-        l->have_id = true;
-        return true;
-    }
-    CUcontext ctx = NULL;
-    l->ctx_ok = real->stream_get_ctx[ptsz] && real->stream_get_ctx[ptsz](stream, &ctx) == CUDA_SUCCESS;
-    if (l->ctx_ok) {
-        l->ctx = ctx;
-        b->context = (uint64_t)(uintptr_t)ctx;
-        CUdevice dev;
-        if (ctx && real->ctx_get_device_v2 && real->ctx_get_device_v2(&dev, ctx) == CUDA_SUCCESS)
-            b->device = dev;
-    }
-    /* A stream the driver does not know: it rejects the batch without reading the ops. */
-    return !(real->stream_get_ctx[ptsz] && !l->ctx_ok && !special);
-}
-
-static void stream_after(const struct cbt_real *real, enum cbt_api api, CUstream stream, struct cbt_ev_batch *b,
-                         const struct stream_look *l, CUresult res, bool forwarded)
-{
-    int ptsz = cbt_api_is_ptsz(api);
-    if (b->capture == CBT_CAPTURE_UNKNOWN && forwarded)
-        b->capture = res == CUDA_SUCCESS                          ? CBT_CAPTURE_NONE
-                     : res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
-                     : res == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
-                                                                    : CBT_CAPTURE_UNKNOWN;
-    if (b->capture == CBT_CAPTURE_UNKNOWN && (l->have_id || l->ctx_ok))
-        b->capture = cbt_stream_capture(real, ptsz, stream); /* the result did not tell */
-    if (l->have_id || !l->ctx_ok)
-        return;
-    /* A stream first seen (or a special handle): its id only if it is not
-     * being captured (asked again just before, for a created stream). */
-    if (l->slot && b->capture == CBT_CAPTURE_NONE && forwarded)
-        b->capture = cbt_stream_capture(real, ptsz, stream);
-    if (b->capture != CBT_CAPTURE_NONE)
-        return;
-    unsigned long long id = 0;
-    if (!real->stream_get_id[ptsz] || real->stream_get_id[ptsz](stream, &id) != CUDA_SUCCESS)
-        return;
-    b->stream_id = id;
-    if (l->slot && b->device >= 0)
-        *l->slot = (struct cbt_stream_slot){.stream = stream, .id = id, .ctx = l->ctx, .device = b->device,
-                                            .ptsz = (uint8_t)ptsz, .valid = 1};
-}
-
-/*
  * The failIdx the driver gives a batch it rejects (measured on the H200,
  * modelled by the test double): untouched for a NULL stream (the caller
  * skips that), SIZE_MAX for the other batch-level errors, the index of the
@@ -326,25 +178,13 @@ static bool on_my_stack(struct cbt_thread *t, const void *p)
     return (uintptr_t)p >= t->stack_lo && (uintptr_t)p < t->stack_hi;
 }
 
-/* Is `p` a stream handle: a special one, or one this thread saw as the
- * stream of an earlier batch (and which is still alive)? */
-static bool names_a_stream(struct cbt_thread *t, const void *p)
-{
-    if ((uintptr_t)p == (uintptr_t)CU_STREAM_LEGACY || (uintptr_t)p == (uintptr_t)CU_STREAM_PER_THREAD)
-        return true;
-    if (!p || !t)
-        return false;
-    streams_current(t);
-    return slot_of(t, p, -1) != NULL;
-}
-
 /* CBT_ABI_* bits: the 12.8 and 13.0 signatures mixed up. */
 CBT_HOT_FN static unsigned abi_signs(struct cbt_thread *t, const struct call *k)
 {
     unsigned abi = 0;
     if (t && (uintptr_t)k->stream > (uintptr_t)CU_STREAM_PER_THREAD && on_my_stack(t, k->stream))
         abi |= CBT_ABI_STREAM_ON_STACK;
-    if (k->fail_idx && ((void *)k->fail_idx == (void *)k->stream || names_a_stream(t, k->fail_idx)))
+    if (k->fail_idx && ((void *)k->fail_idx == (void *)k->stream || cbt_names_a_stream(t, k->fail_idx)))
         abi |= CBT_ABI_FAIL_IDX_IS_STREAM;
     return abi;
 }
@@ -386,13 +226,48 @@ static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct 
     return t->copies;
 }
 
+/* ---- the first batch, and a fork ---- */
+
 /* Set once configuration is read and the provider loaded; until then every
  * batch takes the slow path, which does both. */
 CBT_HOT int cbt_ready;
 CBT_HOT bool cbt_always_validate;
 
+/*
+ * A forked child has one thread, none of its parent's driver state, and is
+ * an image of its own.  One function, registered once, resets every module
+ * in this order: the process image (a new id and batch counter, its process
+ * event to write again); the record (the write lock, the writers, the
+ * thread ids, the fence); what is known of memory and streams (forgotten:
+ * the child's driver state is not the parent's); GPU time (no contexts,
+ * reader or other threads' rings).  Last, the next batch is made a first
+ * batch again, which writes the child's process event.
+ */
+static void after_fork_child(void)
+{
+    cbt_process_after_fork_child();
+    cbt_record_after_fork_child();
+    cbt_mem_forget_all();
+    cbt_gpu_after_fork_child();
+    __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
+}
+
+/* The modules tied together once: the after-fork function registered, GPU
+ * time told of every context going (memwrap.c sees them).  At load, so that
+ * a child forked before the first batch is an image of its own too, and
+ * before the first batch (another library's constructor may make one
+ * before this library's constructors ran). */
+static pthread_once_t tie_once = PTHREAD_ONCE_INIT;
+static void tie(void)
+{
+    cbt_mem_tell_contexts(cbt_gpu_context_going, cbt_gpu_context_gone);
+    (void)pthread_atfork(NULL, NULL, after_fork_child);
+}
+__attribute__((constructor)) static void tie_at_load(void) { pthread_once(&tie_once, tie); }
+
 CBT_COLD_FN static void first_batch(void)
 {
+    pthread_once(&tie_once, tie);
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     cbt_record_init();
@@ -415,7 +290,7 @@ struct batch {
     bool d1, recording, validating, timed;
     bool stream_known, capturing, risky, refuse, pending;
     unsigned abi;
-    struct stream_look look;
+    struct cbt_stream_look look;
     struct cbt_ev_batch b;
     struct cbt_ev_batch1d b1;
     size_t n, attrs_read, refuse_at;
@@ -493,7 +368,9 @@ static void step_describe(struct batch *x)
     x->abi = x->d1 ? abi_signs(x->t, k) : 0;
     x->b1.abi = (uint8_t)x->abi;
     /* Whether the driver knows the stream decides whether it reads the op list at all. */
-    x->stream_known = x->abi ? false : k->fn ? stream_before(x->t, x->real, k->api, k->stream, &x->b, &x->look) : true;
+    x->stream_known = x->abi  ? false
+                      : k->fn ? cbt_stream_before(x->t, x->real, k->api, k->stream, &x->b, &x->look)
+                              : true;
     /* Strict mode refuses nothing on a stream being captured: the driver
      * refuses every batch there itself (900, the capture going on), and
      * reads no memory first (an unmapped source does not crash it). */
@@ -574,7 +451,7 @@ static void step_validate(struct batch *x)
         const struct cbt_finding *f = &t->findings[i];
         emit_finding(x->b.batch_id, f, x->caller, x->b.tid);
         if (x->cfg->report_stderr)
-            cbt_report_finding(f, x->ops, x->n, x->b.batch_id, k->api, k->door, x->caller);
+            cbt_alert_finding(f, x->ops, x->n, x->b.batch_id, k->api, k->door, x->caller);
         if (x->cfg->mode == CBT_MODE_STRICT && !x->capturing && f->rule != CBT_RULE_ops_not_read &&
             (f->severity == CBT_SEV_ERROR || (x->cfg->strict_hazards && f->severity == CBT_SEV_HAZARD)))
             x->refuse = true;
@@ -617,7 +494,7 @@ static void validate_result(struct batch *x)
     for (size_t i = 0; i < nf && i < 4; i++) {
         emit_finding(x->b.batch_id, &f[i], x->caller, x->b.tid);
         if (x->cfg->report_stderr)
-            cbt_report_finding(&f[i], x->ops, x->n, x->b.batch_id, x->k->api, x->k->door, x->caller);
+            cbt_alert_finding(&f[i], x->ops, x->n, x->b.batch_id, x->k->api, x->k->door, x->caller);
     }
     x->b.findings += (uint32_t)nf;
 }
@@ -644,7 +521,7 @@ static void call_refused(struct batch *x)
                                 : x->n && !cbt_op_well_formed(&x->ops[x->n - 1]) ? x->n - 1 : SIZE_MAX)
                              : driver_fail_idx(k, x->n, x->ops);
     if (k->fn && !x->abi)
-        stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, false);
+        cbt_stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, false);
 }
 
 /* Forwarded: GPU time around the call; a batch the driver may crash on is
@@ -669,7 +546,7 @@ static void call_forward(struct batch *x)
     if (cbt_unlikely(x->timed))
         cbt_gpu_end(&x->gt, x->res, ptsz, k->stream);
     if (!x->abi)
-        stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
+        cbt_stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
     if (cbt_unlikely(x->validating && x->res != CUDA_SUCCESS))
         validate_result(x);
     x->b.outcome = CBT_OUTCOME_FORWARDED;
@@ -713,7 +590,7 @@ static bool gpu_sampled(const struct cbt_config *cfg, struct cbt_thread *t, CUst
  * Most batches are like the thread's previous one: on the same stream (whose
  * id, context and device the thread knows; or another it knows so, which
  * steady_switch moves to) and not destroyed since (the log of streams,
- * streams_current), the dictionary in the same epoch, every operand in one
+ * cbt_streams_current), the dictionary in the same epoch, every operand in one
  * of the ranges or arrays its latest batches used (the recents, recents.h:
  * a program that goes round a few buffers stays steady; cbt_refs_steady;
  * a memory-management call since drops only the recents it touched,
@@ -803,10 +680,9 @@ static inline void steady_write(struct cbt_thread *t, const struct call *k, bool
                                 uint64_t fail_idx, CUresult r, int32_t tid, uint64_t driver_ns, size_t attrs_read,
                                 void *caller)
 {
-    rec->h[CBT_H_W] = (uint64_t)(k->api & 0xf) | (uint64_t)(k->door & 0xf) << 4 |
-                      (uint64_t)CBT_OUTCOME_FORWARDED << 8 |
-                      (uint64_t)(capture <= CBT_CAPTURE_INVALIDATED ? capture : 7) << 11 |
-                      (uint64_t)((uint32_t)r & 0xffff) << 16 | (uint64_t)(uint32_t)tid << 32;
+    /* the result's low 16 bits: one that needs the escape is not written so
+     * (cbt_record_steady_fits sends it to the general writer) */
+    rec->h[CBT_H_W] = CBT_W_PACK(k->api, k->door, CBT_OUTCOME_FORWARDED, capture, false, false, (uint32_t)r, tid);
     rec->h[CBT_H_DRIVER_NS] = driver_ns;
     rec->h[CBT_H_CALLER] = (uint64_t)(uintptr_t)caller;
     if (cbt_likely(recorded == k->n &&
@@ -882,9 +758,9 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
 __attribute__((noinline)) static bool steady_switch(struct cbt_thread *t, const struct call *k)
 {
     const int ptsz = cbt_api_is_ptsz(k->api);
-    if ((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD)
+    if (cbt_unlikely((uintptr_t)k->stream <= (uintptr_t)CU_STREAM_PER_THREAD))
         return false;
-    const struct cbt_stream_slot *slot = slot_of(t, k->stream, ptsz);
+    const struct cbt_stream_slot *slot = cbt_stream_slot_find(t, k->stream, ptsz);
     if (!slot)
         return false;
     uint8_t si = cbt_dict_stream_known(&t->dict, (uint64_t)(uintptr_t)k->stream, slot->id,
@@ -940,7 +816,7 @@ static inline __attribute__((always_inline)) bool steady_path(struct cbt_thread 
                                                                void *caller, const bool d1, bool timed, CUresult *res)
 {
     const struct cbt_steady *s = &t->steady;
-    streams_current(t); /* a stream destroyed: its slot goes, and the steady state if it is its stream's */
+    cbt_streams_current(t); /* a stream destroyed: its slot goes, and the steady state if it is its stream's */
     const uint64_t mem = __atomic_load_n(&cbt_mem_generation, __ATOMIC_ACQUIRE);
     if (cbt_unlikely(!s->valid || !k->fn || !k->n || s->epoch != t->dict.epoch ||
                      __atomic_load_n(&cbt_kind_cache_off, __ATOMIC_ACQUIRE)))

@@ -6,11 +6,25 @@
 #define CBT_SRC_BATCH_H
 
 #include "driver.h"
+#include "tp.h"
 
 /* Set by the first batch once configuration is read and the provider loaded. */
 extern int cbt_ready __attribute__((visibility("hidden")));
 /* Strict mode or a stderr report: every batch is validated, listened to or not. */
 extern bool cbt_always_validate __attribute__((visibility("hidden")));
+
+/* Nobody listens and nothing is asked of the shim: a door may go straight to
+ * the driver.  False until the first batch has read the configuration. */
+static inline bool cbt_quiet(void)
+{
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(b);
+}
+
+/* The same for the 1D batch, whose events are enabled on their own. */
+static inline bool cbt_quiet1d(void)
+{
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(c);
+}
 
 /* The common path behind every door. fail_idx is non-NULL only for the 12.8 ABI. */
 CUresult cbt_batch(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,

@@ -18,6 +18,24 @@
  * unversioned definitions, so without these the shim's would be passed over.
  */
 #if defined(__x86_64__)
+/* Call fn with dlsym's two arguments (handle, name) kept for what follows:
+ * saved around the call, the stack 16-byte aligned for it. */
+	.macro CALL_KEEPING_ARGS fn
+	pushq	%rdi
+	.cfi_adjust_cfa_offset 8
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	call	\fn
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	.endm
+
 	.text
 	.globl	cbt_dlsym_new
 	.type	cbt_dlsym_new, @function
@@ -28,36 +46,12 @@
 cbt_dlsym_new:
 cbt_dlsym_old:
 	.cfi_startproc
-	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
-	subq	$8, %rsp		/* 16-byte stack alignment for the call */
-	.cfi_adjust_cfa_offset 8
-	call	cbt_dlsym_hook
-	addq	$8, %rsp
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
+	CALL_KEEPING_ARGS cbt_dlsym_hook
 	testq	%rax, %rax
 	jz	1f
 	ret
 1:
-	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
-	subq	$8, %rsp
-	.cfi_adjust_cfa_offset 8
-	call	cbt_next_dlsym_fn	/* the next dlsym's address */
-	addq	$8, %rsp
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
+	CALL_KEEPING_ARGS cbt_next_dlsym_fn	/* the next dlsym's address */
 	testq	%rax, %rax
 	jz	2f
 	jmp	*%rax

@@ -59,15 +59,15 @@
  * and its ring's events, checked again once a context went (struct
  * cbt_gpu_thread, in its state), while memwrap.c sees every way to destroy
  * one; else it asks per batch, takes the events from the pool and queues
- * on the shared ring, under gt_lock.
+ * on the shared ring, under gt.lock.
  *
- * Two locks: gt_lock guards the list of rings, the shared ring's writing,
- * the contexts' table and their pools, held briefly; gt_read_lock is held
+ * Two locks: gt.lock guards the list of rings, the shared ring's writing,
+ * the contexts' table and their pools, held briefly; gt.read_lock is held
  * by whoever reads back (driver calls on queued events, the rings' tails
  * moved, the gpu_time events written, anchors renewed) and by whoever
  * forgets a context, so that no event is used while its context is
  * forgotten.  A calling thread never waits for a read-back.  Order:
- * gt_read_lock, then gt_lock.
+ * gt.read_lock, then gt.lock.
  */
 #include "config.h"
 
@@ -93,7 +93,7 @@
 #define GT_READ_PERIOD_MAX_NS 16000000       /* and at most (see reader_main) */
 #define GT_LINGER_NS 1000000000ull           /* and for this long after the rings emptied */
 #define GT_IDLE_LOOK_NS 1000000000ull        /* then looks this often, asleep but when woken */
-#define GT_SLICE 32                          /* entries read back per turn of gt_lock */
+#define GT_SLICE 32                          /* entries read back per turn of gt.lock */
 
 struct gt_ctx {
     bool valid;
@@ -115,7 +115,7 @@ struct gt_ctx {
 struct cbt_gpu_slot {
     CUevent start, end;          /* a thread's ring: the slot's own, kept (NULL: none yet) */
     unsigned long long ctx_id;
-    uint64_t epoch;              /* gt_ctx_epoch when they were last found its (a thread's ring) */
+    uint64_t epoch;              /* gt.ctx_epoch when they were last found its (a thread's ring) */
     uint64_t batch_id;
     int ctx;                     /* the context's state they belong to */
     unsigned gen;                /* the anchor in effect when the batch started */
@@ -125,9 +125,9 @@ struct cbt_gpu_slot {
  * A ring: one writer, the reader.  A thread's own ring is written by that
  * thread alone, with no lock: slots [tail, head) are queued, head moved on
  * (release) once a slot is written, tail (its own cache line) by whoever
- * reads back (gt_read_lock), once the slots before it are read.  The
+ * reads back (gt.read_lock), once the slots before it are read.  The
  * others are free, and keep their events for the batch that takes them
- * next.  The shared ring is written under gt_lock by the threads with no
+ * next.  The shared ring is written under gt.lock by the threads with no
  * ring of their own, with events from the pool, which the read-back puts
  * back there.
  */
@@ -137,37 +137,64 @@ struct cbt_gpu_ring {
     unsigned size;
     bool shared;
     bool gone;                   /* its thread ended: freed once read back (release) */
-    struct cbt_gpu_ring *next;   /* every ring (gt_rings, gt_lock) */
+    struct cbt_gpu_ring *next;   /* every ring (gt.rings, gt.lock) */
     uint64_t tail __attribute__((aligned(64)));
     struct cbt_gpu_slot slots[] __attribute__((aligned(64)));
 };
 
-static pthread_mutex_t gt_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t gt_read_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gt_wake = PTHREAD_COND_INITIALIZER;
-static struct gt_ctx gt_ctxs[GT_CTXS];
-static struct cbt_gpu_ring *gt_rings;  /* every ring (gt_lock); removed only by whoever reads back */
-static struct cbt_gpu_ring *gt_shared; /* the shared one (gt_lock), made when first needed */
 static CBT_TLS struct cbt_gpu_ring *gt_mine; /* this thread's (kept by a forked child) */
-static pthread_once_t gt_once = PTHREAD_ONCE_INIT;
 
-/* The reader thread (gt_lock): not made yet; reading; the calling threads
- * read back instead (it could not be made, or the process is exiting). */
-static enum { READER_NONE, READER_RUNNING, READER_INLINE } gt_reader;
-static bool gt_reader_waiting; /* asleep on gt_wake: nothing queued (gt_lock; read without it) */
-static uint64_t gt_read_count; /* batches read back, ever (gt_read_lock) */
+/*
+ * GPU time's state, all of it but gt_mine (one per thread): one struct,
+ * set back by one function in a forked child (cbt_gpu_after_fork_child).
+ * gt.lock guards it but for the read-back's part (gt.read_lock) and what
+ * a field says otherwise.  Two mutexes, not one, so that a calling thread
+ * never waits for a read-back's driver calls (the top says which holds
+ * which).  What a calling thread reads on the usual way (before_ring)
+ * without a lock has a cache line of its own, apart from the locks the
+ * reader takes every turn; the contexts' table comes first, a whole number
+ * of lines (the compiler then gives the usual way the code it had when
+ * these were separate variables).
+ */
+static struct {
+    struct gt_ctx ctxs[GT_CTXS];  /* under lock; a slot's gen read on the usual way */
+    /* read on the usual way, without a lock */
+    pthread_once_t once;          /* gt_init, at the first timed batch */
+    /* The reader thread (set under lock): not made yet; reading; the
+     * calling threads read back instead (it could not be made, or the
+     * process is exiting). */
+    enum { READER_NONE, READER_RUNNING, READER_INLINE } reader;
+    bool reader_waiting;          /* asleep on wake: nothing queued (set under lock) */
+    uint64_t ctx_epoch;           /* the context ids' memos' (ctx_id): moves when a context goes */
+    /* under lock */
+    pthread_mutex_t lock __attribute__((aligned(64)));
+    pthread_cond_t wake;          /* the reader's wait between turns */
+    struct cbt_gpu_ring *rings;   /* every ring; removed only by whoever reads back */
+    struct cbt_gpu_ring *shared;  /* the shared one, made when first needed */
+    /* under read_lock */
+    pthread_mutex_t read_lock;
+    uint64_t read_count;          /* batches read back, ever */
+    /* set at load (gt_at_load): the CPUs the process could run on, the reader's */
+    cpu_set_t load_cpus;
+    bool have_load_cpus;
+} gt = {
+    .once = PTHREAD_ONCE_INIT,
+    .ctx_epoch = 1, /* a memo of epoch 0 (never filled) never matches */
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .read_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+_Static_assert(sizeof gt.ctxs % 64 == 0, "the contexts' table is a whole number of cache lines");
 
 /*
  * Context ids a thread asked for (cuCtxGetId), by handle, in its memo
- * (struct cbt_gpu_call's), while no context went: gt_ctx_epoch moves on
+ * (struct cbt_gpu_call's), while no context went: gt.ctx_epoch moves on
  * when one goes (cbt_gpu_context_going before, cbt_gpu_context_gone
  * after), and a new context can take a handle only once the old one went.
  * The caller gives no memo where memwrap.c may not see every call that can
  * destroy a context: then the id is asked per batch.
  */
-static uint64_t gt_ctx_epoch = 1; /* a memo of epoch 0 (never filled) never matches */
-
-static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt_ctx_epoch, 1, __ATOMIC_ACQ_REL); }
+static inline void ctx_epoch_next(void) { __atomic_fetch_add(&gt.ctx_epoch, 1, __ATOMIC_ACQ_REL); }
 
 static inline struct cbt_gpu_memo *memo_of(struct cbt_gpu_thread *th, CUcontext ctx)
 {
@@ -176,7 +203,7 @@ static inline struct cbt_gpu_memo *memo_of(struct cbt_gpu_thread *th, CUcontext 
 
 static bool ctx_id(const struct cbt_real *real, struct cbt_gpu_thread *th, CUcontext ctx, unsigned long long *id)
 {
-    uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
+    uint64_t epoch = __atomic_load_n(&gt.ctx_epoch, __ATOMIC_ACQUIRE); /* before the driver is asked */
     struct cbt_gpu_memo *m = th ? memo_of(th, ctx) : NULL;
     if (m && m->ctx == ctx && m->epoch == epoch) {
         *id = m->id;
@@ -190,11 +217,9 @@ static bool ctx_id(const struct cbt_real *real, struct cbt_gpu_thread *th, CUcon
 }
 
 /* The CPUs the process could run on when the shim was loaded: the reader's. */
-static cpu_set_t gt_load_cpus;
-static bool gt_have_load_cpus;
 __attribute__((constructor)) static void gt_at_load(void)
 {
-    gt_have_load_cpus = sched_getaffinity(0, sizeof gt_load_cpus, &gt_load_cpus) == 0;
+    gt.have_load_cpus = sched_getaffinity(0, sizeof gt.load_cpus, &gt.load_cpus) == 0;
 }
 
 /* GPU times gathered for one cubatchtrace:gpu_time event (up to
@@ -295,8 +320,8 @@ static void relaxed_end(const struct cbt_real *real, CUstreamCaptureMode was)
  * Record anchor[gen & 1] on the shim's stream and wait for it: its GPU time
  * lies between the host times before the record and after the wait; the
  * shortest of three tries is kept.  *spare: the event of the tries not kept,
- * for the caller to put in the pool under gt_lock (NULL: none).  Made by the
- * holder of gt_read_lock, or under gt_lock for a context not anchored yet.
+ * for the caller to put in the pool under gt.lock (NULL: none).  Made by the
+ * holder of gt.read_lock, or under gt.lock for a context not anchored yet.
  */
 static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen, CUevent *spare)
 {
@@ -348,15 +373,15 @@ static bool anchor(const struct cbt_real *real, struct gt_ctx *c, unsigned gen, 
  * never used again.  Both locks held. */
 static void forget_locked(int i)
 {
-    struct gt_ctx *c = &gt_ctxs[i];
+    struct gt_ctx *c = &gt.ctxs[i];
     free(c->pool);
     memset(c, 0, sizeof *c);
 }
 
-/* Is context i's state the one of (ctx, id)?  (gt_lock) */
+/* Is context i's state the one of (ctx, id)?  (gt.lock) */
 static inline bool ctx_is(int i, unsigned long long id)
 {
-    return i >= 0 && gt_ctxs[i].valid && gt_ctxs[i].id == id;
+    return i >= 0 && gt.ctxs[i].valid && gt.ctxs[i].id == id;
 }
 
 static inline uint64_t ring_head(const struct cbt_gpu_ring *r) { return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE); }
@@ -369,7 +394,7 @@ static inline bool ring_full(struct cbt_gpu_ring *r)
     return r->head - r->tail_seen >= r->size;
 }
 
-/* A ring of `size` slots, in gt_rings (gt_lock); NULL: no memory. */
+/* A ring of `size` slots, in gt.rings (gt.lock); NULL: no memory. */
 static struct cbt_gpu_ring *ring_new_locked(unsigned size, bool shared)
 {
     const size_t bytes = sizeof(struct cbt_gpu_ring) + (size_t)size * sizeof(struct cbt_gpu_slot);
@@ -379,16 +404,16 @@ static struct cbt_gpu_ring *ring_new_locked(unsigned size, bool shared)
     struct cbt_gpu_ring *r = memset(p, 0, bytes);
     r->size = size;
     r->shared = shared;
-    r->next = gt_rings;
-    gt_rings = r;
+    r->next = gt.rings;
+    gt.rings = r;
     return r;
 }
 
-/* Ring r read back and its thread gone: out of gt_rings, the events its
+/* Ring r read back and its thread gone: out of gt.rings, the events its
  * slots kept back in their pools, freed (both locks held). */
 static void ring_free_locked(struct cbt_gpu_ring *r)
 {
-    for (struct cbt_gpu_ring **p = &gt_rings; *p; p = &(*p)->next)
+    for (struct cbt_gpu_ring **p = &gt.rings; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             break;
@@ -396,8 +421,8 @@ static void ring_free_locked(struct cbt_gpu_ring *r)
     for (unsigned k = 0; k < r->size; k++) {
         struct cbt_gpu_slot *s = &r->slots[k];
         if (s->end && ctx_is(s->ctx, s->ctx_id)) {
-            pool_put(&gt_ctxs[s->ctx], s->start);
-            pool_put(&gt_ctxs[s->ctx], s->end);
+            pool_put(&gt.ctxs[s->ctx], s->start);
+            pool_put(&gt.ctxs[s->ctx], s->end);
         }
     }
     free(r);
@@ -408,14 +433,14 @@ static void ring_free_locked(struct cbt_gpu_ring *r)
  * those whose events are its found so again (the epoch they were last
  * found in moves when any context goes), as far as they run; up to
  * GT_FILL others given events from its pool (made there when it has none
- * free), under gt_lock in RELAXED mode: cuEventCreate, and making the
+ * free), under gt.lock in RELAXED mode: cuEventCreate, and making the
  * context current for it, break no capture either (the measurements
  * above).  A slot's events not its context's go back to their pool, or
  * with their dead context.  True: the head slot has them.
  */
 static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r, int i, unsigned long long id)
 {
-    const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE); /* before ctx_is */
+    const uint64_t epoch = __atomic_load_n(&gt.ctx_epoch, __ATOMIC_ACQUIRE); /* before ctx_is */
     r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE); /* every slot read back since found again */
     if (ring_full(r) || !ctx_is(i, id))
         return false;
@@ -429,14 +454,14 @@ static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r
         if (made++ == GT_FILL)
             break;
         if (s->end && ctx_is(s->ctx, s->ctx_id)) {
-            pool_put(&gt_ctxs[s->ctx], s->start);
-            pool_put(&gt_ctxs[s->ctx], s->end);
+            pool_put(&gt.ctxs[s->ctx], s->start);
+            pool_put(&gt.ctxs[s->ctx], s->end);
         }
         s->start = s->end = NULL;
-        CUevent a = pool_get(real, &gt_ctxs[i]);
-        CUevent b = a ? pool_get(real, &gt_ctxs[i]) : NULL;
+        CUevent a = pool_get(real, &gt.ctxs[i]);
+        CUevent b = a ? pool_get(real, &gt.ctxs[i]) : NULL;
         if (!b) {
-            pool_put(&gt_ctxs[i], a);
+            pool_put(&gt.ctxs[i], a);
             break;
         }
         *s = (struct cbt_gpu_slot){.start = a, .end = b, .ctx = i, .ctx_id = id, .epoch = epoch};
@@ -445,10 +470,10 @@ static bool ring_fill_locked(const struct cbt_real *real, struct cbt_gpu_ring *r
     return h->end && h->ctx == i && h->ctx_id == id;
 }
 
-/* Is any batch queued on any ring?  (gt_lock) */
+/* Is any batch queued on any ring?  (gt.lock) */
 static bool queued_locked(void)
 {
-    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+    for (struct cbt_gpu_ring *r = gt.rings; r; r = r->next)
         if (ring_head(r) != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
             return true;
     return false;
@@ -466,35 +491,35 @@ void cbt_gpu_thread_release(struct cbt_gpu_thread *th)
 }
 
 /* Context state for (ctx, id): found, or made (anchored); -1 when it cannot
- * be had.  Under gt_lock; a state whose handle names a new context now is
- * forgotten first, which takes gt_read_lock (the lock is let go meanwhile). */
+ * be had.  Under gt.lock; a state whose handle names a new context now is
+ * forgotten first, which takes gt.read_lock (the lock is let go meanwhile). */
 static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned long long id, int32_t device)
 {
     for (bool again = true; again;) {
         again = false;
         for (int i = 0; i < GT_CTXS; i++) {
-            struct gt_ctx *c = &gt_ctxs[i];
+            struct gt_ctx *c = &gt.ctxs[i];
             if (!c->valid || c->ctx != ctx)
                 continue;
             if (c->id == id)
                 return i;
-            pthread_mutex_unlock(&gt_lock);
-            pthread_mutex_lock(&gt_read_lock);
-            pthread_mutex_lock(&gt_lock);
+            pthread_mutex_unlock(&gt.lock);
+            pthread_mutex_lock(&gt.read_lock);
+            pthread_mutex_lock(&gt.lock);
             if (c->valid && c->ctx == ctx && c->id != id)
                 forget_locked(i);
-            pthread_mutex_unlock(&gt_read_lock);
+            pthread_mutex_unlock(&gt.read_lock);
             again = true; /* the table may have changed meanwhile */
             break;
         }
     }
     int free_slot = -1;
     for (int i = 0; i < GT_CTXS && free_slot < 0; i++)
-        if (!gt_ctxs[i].valid)
+        if (!gt.ctxs[i].valid)
             free_slot = i;
     if (free_slot < 0)
         return -1;
-    struct gt_ctx *c = &gt_ctxs[free_slot];
+    struct gt_ctx *c = &gt.ctxs[free_slot];
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->id = id;
@@ -511,10 +536,10 @@ static int ctx_state_locked(const struct cbt_real *real, CUcontext ctx, unsigned
     return free_slot;
 }
 
-/* Is any queued batch of context i started under anchor generation gen?  (gt_read_lock and gt_lock) */
+/* Is any queued batch of context i started under anchor generation gen?  (gt.read_lock and gt.lock) */
 static bool uses_anchor_locked(int i, unsigned gen)
 {
-    for (const struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+    for (const struct cbt_gpu_ring *r = gt.rings; r; r = r->next)
         for (uint64_t k = r->tail, h = ring_head(r); k < h; k++) {
             const struct cbt_gpu_slot *s = &r->slots[k % r->size];
             if (s->ctx == i && s->gen == gen)
@@ -550,39 +575,39 @@ static void times(const struct cbt_real *real, struct gt_taken *x)
     }
 }
 
-/* Renew old anchors once no queued batch needs the one before (gt_read_lock held). */
+/* Renew old anchors once no queued batch needs the one before (gt.read_lock held). */
 static void renew_anchors(const struct cbt_real *real)
 {
     uint64_t now = cbt_mono_ns();
     for (int i = 0; i < GT_CTXS; i++) {
-        pthread_mutex_lock(&gt_lock);
-        struct gt_ctx *c = &gt_ctxs[i];
+        pthread_mutex_lock(&gt.lock);
+        struct gt_ctx *c = &gt.ctxs[i];
         bool due = c->valid && c->anchored && now - c->anchor_ns[c->gen & 1] > GT_REANCHOR_NS &&
                    !uses_anchor_locked(i, c->gen - 1);
         unsigned gen = c->gen + 1;
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
         if (!due)
             continue;
         /* the slot of gen is its generation before last's: no queued batch
-         * refers to it, and only the holder of gt_read_lock touches it */
+         * refers to it, and only the holder of gt.read_lock touches it */
         CUevent spare = NULL;
         bool ok = anchor(real, c, gen, &spare);
-        pthread_mutex_lock(&gt_lock);
+        pthread_mutex_lock(&gt.lock);
         if (ok)
-            __atomic_store_n(&c->gen, gen, __ATOMIC_RELAXED); /* read without gt_lock by a ring's writer */
+            __atomic_store_n(&c->gen, gen, __ATOMIC_RELAXED); /* read without gt.lock by a ring's writer */
         pool_put(c, spare);
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
     }
 }
 
 /*
- * Read back ring r (gt_read_lock held): every batch queued on it whose end
+ * Read back ring r (gt.read_lock held): every batch queued on it whose end
  * event completed, in order, written as gpu_time; with a deadline, wait for
  * them until then.  A slice at a time: the states of their contexts and
- * anchors looked up under gt_lock, their events read without it (no
- * context is forgotten meanwhile: that takes gt_read_lock), then tail moved
+ * anchors looked up under gt.lock, their events read without it (no
+ * context is forgotten meanwhile: that takes gt.read_lock), then tail moved
  * past them (the shared ring's events back in their pool first, under
- * gt_lock), then written.  own_thread: the reader's, which makes each
+ * gt.lock), then written.  own_thread: the reader's, which makes each
  * batch's context current (*current) while it reads its events.  False: a
  * batch not done stopped it.
  */
@@ -598,18 +623,18 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
         size_t n = head - tail < GT_SLICE ? (size_t)(head - tail) : GT_SLICE;
         if (!n)
             return true;
-        pthread_mutex_lock(&gt_lock);
+        pthread_mutex_lock(&gt.lock);
         for (size_t k = 0; k < n; k++) {
             x[k].e = r->slots[(tail + k) % r->size];
             x[k].ev = (struct cbt_ev_gpu_time){.batch_id = x[k].e.batch_id};
             x[k].valid = ctx_is(x[k].e.ctx, x[k].e.ctx_id);
-            const struct gt_ctx *c = x[k].valid ? &gt_ctxs[x[k].e.ctx] : NULL;
+            const struct gt_ctx *c = x[k].valid ? &gt.ctxs[x[k].e.ctx] : NULL;
             x[k].ctx = c ? c->ctx : NULL;
             bool kept = c && c->gen - x[k].e.gen <= 1; /* else renewed twice since: not kept */
             x[k].anchor = kept ? c->anchor[x[k].e.gen & 1] : NULL;
             x[k].anchor_ns = kept ? c->anchor_ns[x[k].e.gen & 1] : 0;
         }
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
         size_t done = 0;
         while (done < n) {
             struct gt_taken *t = &x[done];
@@ -640,19 +665,19 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
             done++;
         }
         if (r->shared && done) {
-            pthread_mutex_lock(&gt_lock);
+            pthread_mutex_lock(&gt.lock);
             for (size_t k = 0; k < done; k++) {
                 struct cbt_gpu_slot *s = &r->slots[(tail + k) % r->size];
                 if (ctx_is(s->ctx, s->ctx_id)) {
-                    pool_put(&gt_ctxs[s->ctx], s->start);
-                    pool_put(&gt_ctxs[s->ctx], s->end);
+                    pool_put(&gt.ctxs[s->ctx], s->start);
+                    pool_put(&gt.ctxs[s->ctx], s->end);
                 }
                 s->start = s->end = NULL;
             }
-            pthread_mutex_unlock(&gt_lock);
+            pthread_mutex_unlock(&gt.lock);
         }
         tail += done;
-        gt_read_count += done;
+        gt.read_count += done;
         __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
         const int64_t now = (int64_t)cbt_mono_ns();
         for (size_t k = 0; k < done; k++) {
@@ -666,21 +691,21 @@ static bool read_ring(const struct cbt_real *real, struct cbt_gpu_ring *r, uint6
     }
 }
 
-/* Read back every ring (gt_read_lock held; see read_ring); a ring read back
+/* Read back every ring (gt.read_lock held; see read_ring); a ring read back
  * whose thread is gone is freed; then the anchors due are renewed. */
 static void read_back(const struct cbt_real *real, uint64_t deadline, bool own_thread)
 {
     CUcontext current = NULL; /* own_thread: the context pushed (the events' own, current while read) */
-    pthread_mutex_lock(&gt_lock);
-    struct cbt_gpu_ring *r = gt_rings; /* rings are added in front, removed only under gt_read_lock */
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_lock(&gt.lock);
+    struct cbt_gpu_ring *r = gt.rings; /* rings are added in front, removed only under gt.read_lock */
+    pthread_mutex_unlock(&gt.lock);
     while (r) {
         (void)read_ring(real, r, deadline, own_thread, &current);
         struct cbt_gpu_ring *next = r->next;
         if (__atomic_load_n(&r->gone, __ATOMIC_ACQUIRE) && r->tail == ring_head(r)) {
-            pthread_mutex_lock(&gt_lock);
+            pthread_mutex_lock(&gt.lock);
             ring_free_locked(r);
-            pthread_mutex_unlock(&gt_lock);
+            pthread_mutex_unlock(&gt.lock);
         }
         r = next;
     }
@@ -696,8 +721,8 @@ static void lose_locked(struct cbt_gpu_ring *r)
 {
     struct cbt_gpu_slot *s = &r->slots[r->tail % r->size];
     if (r->shared && ctx_is(s->ctx, s->ctx_id)) {
-        pool_put(&gt_ctxs[s->ctx], s->start);
-        pool_put(&gt_ctxs[s->ctx], s->end);
+        pool_put(&gt.ctxs[s->ctx], s->start);
+        pool_put(&gt.ctxs[s->ctx], s->end);
     }
     if (r->shared)
         s->start = s->end = NULL;
@@ -709,7 +734,7 @@ static void lose_locked(struct cbt_gpu_ring *r)
 /* What is still queued, written as not read back (both locks held). */
 static void abandon_locked(void)
 {
-    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+    for (struct cbt_gpu_ring *r = gt.rings; r; r = r->next)
         for (uint64_t h = ring_head(r); r->tail < h;)
             lose_locked(r);
 }
@@ -717,7 +742,7 @@ static void abandon_locked(void)
 /* The batches of forgotten contexts at the heads of the rings, written as lost at once (both locks held). */
 static void lost_heads_locked(void)
 {
-    for (struct cbt_gpu_ring *r = gt_rings; r; r = r->next)
+    for (struct cbt_gpu_ring *r = gt.rings; r; r = r->next)
         for (uint64_t h = ring_head(r); r->tail < h;) {
             const struct cbt_gpu_slot *s = &r->slots[r->tail % r->size];
             if (ctx_is(s->ctx, s->ctx_id))
@@ -730,40 +755,40 @@ static void lost_heads_locked(void)
 static void read_back_here(const struct cbt_real *real)
 {
     CUstreamCaptureMode was = relaxed_begin(real);
-    pthread_mutex_lock(&gt_read_lock);
+    pthread_mutex_lock(&gt.read_lock);
     read_back(real, 0, false);
-    pthread_mutex_unlock(&gt_read_lock);
+    pthread_mutex_unlock(&gt.read_lock);
     relaxed_end(real, was);
 }
 
 static void at_exit(void)
 {
     const struct cbt_real *real = cbt_real();
-    pthread_mutex_lock(&gt_lock);
-    if (gt_reader == READER_RUNNING) { /* it stops at its next turn, and reads nothing after this */
-        gt_reader = READER_INLINE;
-        pthread_cond_signal(&gt_wake);
+    pthread_mutex_lock(&gt.lock);
+    if (gt.reader == READER_RUNNING) { /* it stops at its next turn, and reads nothing after this */
+        gt.reader = READER_INLINE;
+        pthread_cond_signal(&gt.wake);
     }
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt.lock);
     CUstreamCaptureMode was = relaxed_begin(real);
-    pthread_mutex_lock(&gt_read_lock);
+    pthread_mutex_lock(&gt.read_lock);
     if (real->event_elapsed)
         read_back(real, cbt_mono_ns() + GT_EXIT_WAIT_NS, false);
-    pthread_mutex_lock(&gt_lock);
+    pthread_mutex_lock(&gt.lock);
     abandon_locked(); /* still not done: said so */
-    pthread_mutex_unlock(&gt_lock);
-    pthread_mutex_unlock(&gt_read_lock);
+    pthread_mutex_unlock(&gt.lock);
+    pthread_mutex_unlock(&gt.read_lock);
     relaxed_end(real, was);
 }
 
-/* gt_wake on CLOCK_MONOTONIC (the reader's timed waits). */
+/* gt.wake on CLOCK_MONOTONIC (the reader's timed waits). */
 static void wake_init(void)
 {
     pthread_condattr_t a;
     if (pthread_condattr_init(&a) != 0)
         return; /* the static initializer's CLOCK_REALTIME: only the pace is off when the clock jumps */
     (void)pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&gt_wake, &a);
+    pthread_cond_init(&gt.wake, &a);
     pthread_condattr_destroy(&a);
 }
 
@@ -771,13 +796,13 @@ static void wake_init(void)
  * its other threads: nothing of theirs is used.  The rings of those
  * threads are freed; this thread's and the shared one are kept, emptied,
  * their slots holding no event (the parent's contexts' events). */
-static void in_child(void)
+void cbt_gpu_after_fork_child(void)
 {
-    memset(gt_ctxs, 0, sizeof gt_ctxs);
-    struct cbt_gpu_ring **p = &gt_rings;
+    memset(gt.ctxs, 0, sizeof gt.ctxs);
+    struct cbt_gpu_ring **p = &gt.rings;
     while (*p) {
         struct cbt_gpu_ring *r = *p;
-        if (r != gt_mine && r != gt_shared) {
+        if (r != gt_mine && r != gt.shared) {
             *p = r->next;
             free(r);
             continue;
@@ -787,11 +812,11 @@ static void in_child(void)
             r->slots[k].start = r->slots[k].end = NULL;
         p = &r->next;
     }
-    gt_reader = READER_NONE;
-    gt_reader_waiting = false;
+    gt.reader = READER_NONE;
+    gt.reader_waiting = false;
     ctx_epoch_next();
-    pthread_mutex_init(&gt_lock, NULL);
-    pthread_mutex_init(&gt_read_lock, NULL);
+    pthread_mutex_init(&gt.lock, NULL);
+    pthread_mutex_init(&gt.read_lock, NULL);
     wake_init();
 }
 
@@ -799,14 +824,13 @@ static void gt_init(void)
 {
     wake_init();
     atexit(at_exit);
-    pthread_atfork(NULL, NULL, in_child);
 }
 
-/* Wait on gt_wake until deadline (CLOCK_MONOTONIC ns) or a signal (gt_lock held). */
+/* Wait on gt.wake until deadline (CLOCK_MONOTONIC ns) or a signal (gt.lock held). */
 static void wait_until_locked(uint64_t deadline)
 {
     struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
-    (void)pthread_cond_timedwait(&gt_wake, &gt_lock, &ts);
+    (void)pthread_cond_timedwait(&gt.wake, &gt.lock, &ts);
 }
 
 /*
@@ -832,15 +856,15 @@ static uint64_t next_period(uint64_t period, uint64_t n)
  * The reader: reads back every `period` while batches are queued (from
  * GT_READ_PERIOD_NS to GT_READ_PERIOD_MAX_NS: next_period), and keeps
  * looking at that pace for GT_LINGER_NS after the rings empty (a turn with
- * nothing queued takes gt_lock and no driver call);
+ * nothing queued takes gt.lock and no driver call);
  * only then does it sleep until a calling thread queues a batch and wakes
- * it (gt_reader_waiting), looking once a second.  A program that synchronizes between batches
+ * it (gt.reader_waiting), looking once a second.  A program that synchronizes between batches
  * empties the queue after each one: without the lingering, nearly every
  * batch would wake the reader, a futex system call on the calling thread.
  * Lingering costs a turn a period for a second after the last batch
  * (a few microseconds each, under 1 % of a CPU); batches further apart than
  * that pay the wake, well under 1 % of their interval.  Between turns the
- * reader waits on gt_wake, so that a calling thread can wake it early when
+ * reader waits on gt.wake, so that a calling thread can wake it early when
  * its ring reaches half full (a program that makes more than GT_RING / 2
  * batches a period).  Until the process exits.
  */
@@ -851,49 +875,49 @@ static void *reader_main(void *arg)
     (void)relaxed_begin(real); /* this thread's mode, for good */
     uint64_t busy = cbt_mono_ns(); /* when a batch was last seen queued */
     uint64_t period = GT_READ_PERIOD_NS;
-    pthread_mutex_lock(&gt_lock);
+    pthread_mutex_lock(&gt.lock);
     for (;;) {
-        if (gt_reader != READER_RUNNING)
+        if (gt.reader != READER_RUNNING)
             break;
         uint64_t now = cbt_mono_ns();
         if (!queued_locked()) {
             if (now - busy < GT_LINGER_NS) {
-                /* on gt_wake, so that a ring half full wakes it early (the
-                 * rings' writers take no gt_lock: none pays for the lock
+                /* on gt.wake, so that a ring half full wakes it early (the
+                 * rings' writers take no gt.lock: none pays for the lock
                  * the wait takes back marked contended) */
                 wait_until_locked(now + period);
                 continue;
             }
-            /* a ring's writer queues without gt_lock, and looks at
-             * gt_reader_waiting after: a batch queued while this thread
+            /* a ring's writer queues without gt.lock, and looks at
+             * gt.reader_waiting after: a batch queued while this thread
              * goes to sleep may not wake it, and is read back at its next
              * look (GT_IDLE_LOOK_NS) */
-            __atomic_store_n(&gt_reader_waiting, true, __ATOMIC_SEQ_CST);
-            while (gt_reader == READER_RUNNING && !queued_locked())
+            __atomic_store_n(&gt.reader_waiting, true, __ATOMIC_SEQ_CST);
+            while (gt.reader == READER_RUNNING && !queued_locked())
                 wait_until_locked(cbt_mono_ns() + GT_IDLE_LOOK_NS);
-            __atomic_store_n(&gt_reader_waiting, false, __ATOMIC_RELAXED);
+            __atomic_store_n(&gt.reader_waiting, false, __ATOMIC_RELAXED);
             continue;
         }
         busy = now;
-        pthread_mutex_unlock(&gt_lock);
-        pthread_mutex_lock(&gt_read_lock);
-        pthread_mutex_lock(&gt_lock);
-        bool running = gt_reader == READER_RUNNING; /* at exit, at_exit reads back instead */
-        pthread_mutex_unlock(&gt_lock);
-        const uint64_t before = gt_read_count;
+        pthread_mutex_unlock(&gt.lock);
+        pthread_mutex_lock(&gt.read_lock);
+        pthread_mutex_lock(&gt.lock);
+        bool running = gt.reader == READER_RUNNING; /* at exit, at_exit reads back instead */
+        pthread_mutex_unlock(&gt.lock);
+        const uint64_t before = gt.read_count;
         if (running)
             read_back(real, 0, true);
-        period = next_period(period, gt_read_count - before);
-        pthread_mutex_unlock(&gt_read_lock);
-        pthread_mutex_lock(&gt_lock);
-        if (gt_reader == READER_RUNNING)
+        period = next_period(period, gt.read_count - before);
+        pthread_mutex_unlock(&gt.read_lock);
+        pthread_mutex_lock(&gt.lock);
+        if (gt.reader == READER_RUNNING)
             wait_until_locked(cbt_mono_ns() + period);
     }
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt.lock);
     return NULL;
 }
 
-/* The reader made (gt_lock held, at the first timed batch): every signal
+/* The reader made (gt.lock held, at the first timed batch): every signal
  * blocked, on the CPUs of the process at load; else the calling threads
  * read back.  Built with -DCBT_GT_NO_READER, never made: the calling
  * threads read back (bench/ab.sh gputime measures the difference). */
@@ -902,9 +926,9 @@ static void reader_start_locked(void)
     pthread_attr_t attr;
     pthread_t th;
     sigset_t all, old;
-    gt_reader = READER_INLINE;
+    gt.reader = READER_INLINE;
 #ifdef CBT_GT_NO_READER
-    if (gt_reader == READER_INLINE)
+    if (gt.reader == READER_INLINE)
         return;
 #endif
     if (pthread_attr_init(&attr) != 0)
@@ -913,12 +937,12 @@ static void reader_start_locked(void)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&th, &attr, reader_main, NULL) == 0) {
-        gt_reader = READER_RUNNING;
+        gt.reader = READER_RUNNING;
         (void)pthread_setname_np(th, "cbt-gputime");
         /* after, not in attr: CPUs gone from the process's set since load
          * make this fail, where they would make pthread_create fail */
-        if (gt_have_load_cpus)
-            (void)pthread_setaffinity_np(th, sizeof gt_load_cpus, &gt_load_cpus);
+        if (gt.have_load_cpus)
+            (void)pthread_setaffinity_np(th, sizeof gt.load_cpus, &gt.load_cpus);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
@@ -961,7 +985,7 @@ uint8_t cbt_stream_capture(const struct cbt_real *real, int ptsz, CUstream strea
  * lock and no atomic read-modify-write: the slot written, head moved on.
  * Otherwise (the first batch of a thread, context or slot, a context gone
  * since, the NULL, legacy or per-thread stream, no ring): the context's
- * id, its state (anchored when new) and the events (gt_lock), all in
+ * id, its state (anchored when new) and the events (gt.lock), all in
  * RELAXED mode.  Without a reader (it could not be made, or the process is
  * exiting), that way also reads back the batches queued before, before the
  * batch's own work is submitted: a query just after it costs the H200
@@ -976,7 +1000,7 @@ void cbt_gpu_before(struct cbt_gpu_call *t, struct cbt_ev_batch *b, int ptsz, CU
     t->start = t->end = NULL;
     if (!cbt_tp_enabled(gpu_time))
         return;
-    pthread_once(&gt_once, gt_init);
+    pthread_once(&gt.once, gt_init);
     const struct cbt_real *real = cbt_real();
     t->status = CBT_GPU_NO_EVENTS;
     if (!have_driver(real))
@@ -1009,15 +1033,15 @@ static bool before_ring(struct cbt_gpu_call *t, const struct cbt_ev_batch *b, in
     struct cbt_gpu_thread *th = t->th;
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
     struct cbt_gpu_ring *r = th ? th->ring : NULL;
-    if (!r || !made_stream(stream) || !ctx || __atomic_load_n(&gt_reader, __ATOMIC_RELAXED) != READER_RUNNING)
+    if (!r || !made_stream(stream) || !ctx || __atomic_load_n(&gt.reader, __ATOMIC_RELAXED) != READER_RUNNING)
         return false;
-    const uint64_t epoch = __atomic_load_n(&gt_ctx_epoch, __ATOMIC_ACQUIRE);
+    const uint64_t epoch = __atomic_load_n(&gt.ctx_epoch, __ATOMIC_ACQUIRE);
     const struct cbt_gpu_memo *m = memo_of(th, ctx);
     if (m->epoch != epoch || m->ctx != ctx)
         return false;
     if (cbt_unlikely(ring_full(r))) {
         t->status = CBT_GPU_OVERFLOW;
-        pthread_cond_signal(&gt_wake);
+        pthread_cond_signal(&gt.wake);
         return true;
     }
     struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
@@ -1039,19 +1063,19 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
     CUcontext ctx = (CUcontext)(uintptr_t)b->context;
     if (!ctx || !ctx_id(real, t->th, ctx, &id))
         return;
-    pthread_mutex_lock(&gt_lock);
-    if (cbt_unlikely(gt_reader != READER_RUNNING)) {
-        if (gt_reader == READER_NONE)
+    pthread_mutex_lock(&gt.lock);
+    if (cbt_unlikely(gt.reader != READER_RUNNING)) {
+        if (gt.reader == READER_NONE)
             reader_start_locked();
-        if (gt_reader == READER_INLINE && queued_locked()) {
-            pthread_mutex_unlock(&gt_lock);
+        if (gt.reader == READER_INLINE && queued_locked()) {
+            pthread_mutex_unlock(&gt.lock);
             read_back_here(real);
-            pthread_mutex_lock(&gt_lock);
+            pthread_mutex_lock(&gt.lock);
         }
     }
     int i = ctx_state_locked(real, ctx, id, b->device);
     if (i < 0) {
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
         return;
     }
     if (t->th) { /* the thread's ring: its head slot given two events of the context */
@@ -1060,12 +1084,12 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
             t->th->ring = gt_mine = r;
         if (r && ring_full(r)) {
             t->status = CBT_GPU_OVERFLOW;
-            pthread_mutex_unlock(&gt_lock);
-            pthread_cond_signal(&gt_wake);
+            pthread_mutex_unlock(&gt.lock);
+            pthread_cond_signal(&gt.wake);
             return;
         }
         struct cbt_gpu_slot *s = r && ring_fill_locked(real, r, i, id) ? &r->slots[r->head % r->size] : NULL;
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
         if (s && real->event_record[ptsz](s->start, stream) == CUDA_SUCCESS) {
             t->status = CBT_GPU_TIMED;
             t->slot = s;
@@ -1075,20 +1099,20 @@ static void gpu_before_relaxed(struct cbt_gpu_call *t, const struct cbt_ev_batch
         return;
     }
     /* no ring: two events from the pool, queued on the shared ring */
-    CUevent start = pool_get(real, &gt_ctxs[i]);
-    CUevent end = start ? pool_get(real, &gt_ctxs[i]) : NULL;
+    CUevent start = pool_get(real, &gt.ctxs[i]);
+    CUevent end = start ? pool_get(real, &gt.ctxs[i]) : NULL;
     if (start && !end)
-        pool_put(&gt_ctxs[i], start);
-    pthread_mutex_unlock(&gt_lock);
+        pool_put(&gt.ctxs[i], start);
+    pthread_mutex_unlock(&gt.lock);
     if (!end)
         return;
     if (real->event_record[ptsz](start, stream) != CUDA_SUCCESS) {
-        pthread_mutex_lock(&gt_lock);
+        pthread_mutex_lock(&gt.lock);
         if (ctx_is(i, id)) {
-            pool_put(&gt_ctxs[i], start);
-            pool_put(&gt_ctxs[i], end);
+            pool_put(&gt.ctxs[i], start);
+            pool_put(&gt.ctxs[i], end);
         }
-        pthread_mutex_unlock(&gt_lock);
+        pthread_mutex_unlock(&gt.lock);
         return;
     }
     t->status = CBT_GPU_TIMED;
@@ -1103,12 +1127,12 @@ static void give_back(struct cbt_gpu_call *t)
 {
     if (!t->start) /* none, or the slot's */
         return;
-    pthread_mutex_lock(&gt_lock);
+    pthread_mutex_lock(&gt.lock);
     if (ctx_is(t->ctx, t->ctx_id)) {
-        pool_put(&gt_ctxs[t->ctx], t->start);
-        pool_put(&gt_ctxs[t->ctx], t->end);
+        pool_put(&gt.ctxs[t->ctx], t->start);
+        pool_put(&gt.ctxs[t->ctx], t->end);
     }
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt.lock);
 }
 
 void cbt_gpu_end(struct cbt_gpu_call *t, CUresult res, int ptsz, CUstream stream)
@@ -1138,42 +1162,20 @@ static inline void maybe_wake(struct cbt_gpu_ring *r, uint64_t head)
 {
     if (cbt_unlikely(head - r->tail_seen == r->size / 2))
         r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-    if (cbt_unlikely(__atomic_load_n(&gt_reader_waiting, __ATOMIC_SEQ_CST) || head - r->tail_seen == r->size / 2))
-        pthread_cond_signal(&gt_wake);
+    if (cbt_unlikely(__atomic_load_n(&gt.reader_waiting, __ATOMIC_SEQ_CST) || head - r->tail_seen == r->size / 2))
+        pthread_cond_signal(&gt.wake);
 }
 
 /* A timed batch queued on the thread's ring (no lock), or on the shared one
- * (gt_lock); a batch not timed after all written at once. */
-void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
+ * (gt.lock); a batch not timed after all written at once. */
+/* A timed batch of a thread without a ring of its own (cbt_gpu_after):
+ * queued on the shared ring, under gt.lock.  Apart, so that the usual way
+ * saves no register for it. */
+__attribute__((noinline)) static void after_shared(struct cbt_gpu_call *t, uint64_t batch_id)
 {
-    if (t->status < 0)
-        return;
-    if (cbt_likely(t->status == CBT_GPU_TIMED && t->slot)) {
-        struct cbt_gpu_ring *r = t->th->ring;
-        struct cbt_gpu_slot *s = t->slot;
-        s->batch_id = batch_id;
-        s->gen = __atomic_load_n(&gt_ctxs[t->ctx].gen, __ATOMIC_RELAXED);
-#ifdef CBT_GT_BENCH_NO_QUEUE
-        return; /* a build for bench/abn.sh only: the slot not queued, its events used again next */
-#endif
-        const uint64_t head = r->head + 1;
-        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
-        maybe_wake(r, head);
-        /* the next slot's line taken for writing while the program runs on
-         * (the reader read it since): the next timed batch finds it owned
-         * (bench/results/gputime-pf: a little less time, in two runs) */
-        __builtin_prefetch(&r->slots[head % r->size], 1);
-        return;
-    }
-    if (t->status != CBT_GPU_TIMED) {
-        const struct cbt_ev_gpu_time ev = {.batch_id = batch_id, .status = (uint8_t)t->status};
-        give_back(t);
-        emit(&ev);
-        return;
-    }
-    pthread_mutex_lock(&gt_lock);
-    struct gt_ctx *x = &gt_ctxs[t->ctx];
-    struct cbt_gpu_ring *r = gt_shared ? gt_shared : (gt_shared = ring_new_locked(GT_SHARED_RING, true));
+    pthread_mutex_lock(&gt.lock);
+    struct gt_ctx *x = &gt.ctxs[t->ctx];
+    struct cbt_gpu_ring *r = gt.shared ? gt.shared : (gt.shared = ring_new_locked(GT_SHARED_RING, true));
     if (cbt_likely(ctx_is(t->ctx, t->ctx_id) && r && !ring_full(r))) {
         struct cbt_gpu_slot *s = &r->slots[r->head % r->size];
         s->start = t->start;
@@ -1196,16 +1198,46 @@ void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
         }
         emit(&ev);
     }
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt.lock);
+}
+
+void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id)
+{
+    if (t->status < 0)
+        return;
+    if (cbt_likely(t->status == CBT_GPU_TIMED && t->slot)) {
+        struct cbt_gpu_ring *r = t->th->ring;
+        struct cbt_gpu_slot *s = t->slot;
+        s->batch_id = batch_id;
+        s->gen = __atomic_load_n(&gt.ctxs[t->ctx].gen, __ATOMIC_RELAXED);
+#ifdef CBT_GT_BENCH_NO_QUEUE
+        return; /* a build for bench/abn.sh only: the slot not queued, its events used again next */
+#endif
+        const uint64_t head = r->head + 1;
+        __atomic_store_n(&r->head, head, __ATOMIC_RELEASE);
+        maybe_wake(r, head);
+        /* the next slot's line taken for writing while the program runs on
+         * (the reader read it since): the next timed batch finds it owned
+         * (bench/results/gputime-pf: a little less time, in two runs) */
+        __builtin_prefetch(&r->slots[head % r->size], 1);
+        return;
+    }
+    if (t->status != CBT_GPU_TIMED) {
+        const struct cbt_ev_gpu_time ev = {.batch_id = batch_id, .status = (uint8_t)t->status};
+        give_back(t);
+        emit(&ev);
+        return;
+    }
+    after_shared(t, batch_id);
 }
 
 void cbt_gpu_context_going(void)
 {
     const struct cbt_real *real = cbt_real();
     ctx_epoch_next(); /* a memo filled from now on is one of the context that may go */
-    pthread_mutex_lock(&gt_lock);
+    pthread_mutex_lock(&gt.lock);
     bool queued = queued_locked();
-    pthread_mutex_unlock(&gt_lock);
+    pthread_mutex_unlock(&gt.lock);
     if (queued && have_driver(real))
         read_back_here(real);
 }
@@ -1213,15 +1245,15 @@ void cbt_gpu_context_going(void)
 void cbt_gpu_context_gone(CUcontext ctx, int device)
 {
     ctx_epoch_next(); /* no memo of the context gone holds now */
-    pthread_mutex_lock(&gt_read_lock);
-    pthread_mutex_lock(&gt_lock);
+    pthread_mutex_lock(&gt.read_lock);
+    pthread_mutex_lock(&gt.lock);
     for (int i = 0; i < GT_CTXS; i++) {
-        struct gt_ctx *c = &gt_ctxs[i];
+        struct gt_ctx *c = &gt.ctxs[i];
         if (c->valid && (ctx ? c->ctx == ctx : c->device == device))
             forget_locked(i);
     }
     lost_heads_locked(); /* what is lost is written at once, in order */
     ctx_epoch_next();    /* and no slot's events found its before the context was forgotten hold */
-    pthread_mutex_unlock(&gt_lock);
-    pthread_mutex_unlock(&gt_read_lock);
+    pthread_mutex_unlock(&gt.lock);
+    pthread_mutex_unlock(&gt.read_lock);
 }

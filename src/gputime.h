@@ -68,11 +68,15 @@ static inline bool cbt_gpu_follows(const struct cbt_gpu_call *t) { return t->sta
 void cbt_gpu_after(struct cbt_gpu_call *t, uint64_t batch_id);
 
 /* A context, or the primary context of a device, is about to go
- * (src/memwrap.c): what is done is read back now, while its events live. */
+ * (memwrap.c tells, cbt_mem_tell_contexts): what is done is read back now, while its events live. */
 void cbt_gpu_context_going(void);
 
-/* A context, or the primary context of a device, is gone (src/memwrap.c):
+/* A context, or the primary context of a device, is gone (memwrap.c):
  * its events with it.  ctx NULL: the primary context of `device`. */
 void cbt_gpu_context_gone(CUcontext ctx, int device);
+
+/* In a forked child (src/batch.c calls it): none of the parent's contexts,
+ * reader or other threads; this thread's ring and the shared one emptied. */
+void cbt_gpu_after_fork_child(void);
 
 #endif

@@ -49,7 +49,6 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "gputime.h"
 #include "memwrap.h"
 #include "settings.h"
 
@@ -273,6 +272,33 @@ void cbt_mem_forget_all(void)
     log_put(&cbt_mem_log, CBT_MEM_CHANGE_ALL, 0, UINT64_MAX);
 }
 
+/* Who is told of a context going (cbt_mem_tell_contexts): set once, read
+ * by the wrappers that destroy one. */
+static struct {
+    void (*going)(void);
+    void (*gone)(CUcontext ctx, int device);
+} ctx_watch;
+
+void cbt_mem_tell_contexts(void (*going)(void), void (*gone)(CUcontext ctx, int device))
+{
+    __atomic_store_n(&ctx_watch.gone, gone, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctx_watch.going, going, __ATOMIC_RELEASE);
+}
+
+static void ctx_going(void)
+{
+    void (*f)(void) = __atomic_load_n(&ctx_watch.going, __ATOMIC_ACQUIRE);
+    if (f)
+        f();
+}
+
+static void ctx_gone(CUcontext ctx, int device)
+{
+    void (*f)(CUcontext, int) = __atomic_load_n(&ctx_watch.gone, __ATOMIC_ACQUIRE);
+    if (f)
+        f(ctx, device);
+}
+
 /* What a call changed, logged after it returned (whatever its result). */
 static void log_range(uint64_t lo, uint64_t size)
 {
@@ -313,7 +339,7 @@ static void log_stream(uint64_t h) { log_put(&cbt_stream_log, CBT_MEM_CHANGE_STR
 #define MW_REGISTER(p, size) (((void)0), register_check((uintptr_t)(p), (size)), log_range((uint64_t)(uintptr_t)(p), (size)))
 /* A context going (or a device's primary one, maybe): GPU time reads back
  * what is done before, and forgets the context's events after. */
-#define MW_CTX_GONE(ctx, device) (cbt_gpu_context_going(), cbt_gpu_context_gone((ctx), (device)), cbt_mem_forget_all())
+#define MW_CTX_GONE(ctx, device) (ctx_going(), ctx_gone((ctx), (device)), cbt_mem_forget_all())
 /* A stream capture begins (it may, whatever the result): from now on GPU
  * time asks the driver whether a batch's stream is being captured before
  * it records an event there (gputime.c).  No memory changes: what was
@@ -396,8 +422,6 @@ static int cmp_export(const void *a, const void *b)
 }
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static void after_fork_child(void) { cbt_mem_forget_all(); }
-
 /* The names are sorted whether or not a driver is found: the dlsym hook uses
  * them before and without one. */
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
@@ -431,8 +455,6 @@ static void mw_load_from(void *handle)
     }
     qsort(mw_by_ptr, n, sizeof mw_by_ptr[0], cmp_ptr);
     mw_nptr = n;
-    /* A child of fork keeps this thread's cache but not the driver's state. */
-    (void)pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 /*

@@ -5,6 +5,7 @@
 #ifndef CBT_SRC_MEMWRAP_H
 #define CBT_SRC_MEMWRAP_H
 
+#include "driver.h"
 #include "util.h"
 
 /*
@@ -42,6 +43,11 @@ int cbt_log_next(const struct cbt_log *log, uint64_t *pos, struct cbt_mem_change
 /* Everything may have changed, streams too (a fork's child, a context gone):
  * "everything" in both logs. */
 void cbt_mem_forget_all(void);
+/* Who else is told when a context goes (GPU time, src/gputime.c): `going`
+ * before the driver destroys it, `gone` after (ctx NULL: the primary
+ * context of `device`).  Set once by src/batch.c, at load and before the
+ * first batch; until then a context going is only logged. */
+void cbt_mem_tell_contexts(void (*going)(void), void (*gone)(CUcontext ctx, int device));
 extern int cbt_kind_cache_off __attribute__((visibility("hidden")));
 /* Set (for good) when the program first calls a function that begins a
  * stream capture (cuStreamBeginCapture*, through any door the shim sees). */

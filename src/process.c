@@ -71,16 +71,11 @@ static void new_image(void)
     __atomic_store_n(&image_id, id, __ATOMIC_RELEASE);
 }
 
-static void in_child(void);
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void install_atfork(void) { (void)pthread_atfork(NULL, NULL, in_child); }
-
 /* At load, so that a child forked before the first batch is an image of its own too. */
 __attribute__((constructor)) static void image_at_load(void)
 {
     if (!__atomic_load_n(&image_id, __ATOMIC_ACQUIRE))
         new_image();
-    pthread_once(&atfork_once, install_atfork);
 }
 
 uint64_t cbt_image_id(void)
@@ -112,21 +107,23 @@ static uint64_t pid_namespace(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* Once per process, however many threads make their first batch at once. */
-static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+/* Once per process image, however many threads make their first batch at
+ * once (the others wait for it, as for a pthread_once): a lock and a flag,
+ * which a forked child can set back (src/batch.c's after-fork function). */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool process_traced;
 
-/* A forked child is a process of its own: its next batch takes the first
- * batch's path again (src/batch.c), which writes its process event. */
-static void in_child(void)
+/* A forked child is a process of its own: a new image, whose process event
+ * its first batch writes again. */
+void cbt_process_after_fork_child(void)
 {
     new_image();
-    process_once = (pthread_once_t)PTHREAD_ONCE_INIT;
-    __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
+    pthread_mutex_init(&process_lock, NULL);
+    process_traced = false;
 }
 
 static void trace_process(void)
 {
-    pthread_once(&atfork_once, install_atfork);
     if (!cbt_tp_enabled(process))
         return;
     char host[256];
@@ -142,4 +139,12 @@ static void trace_process(void)
            __atomic_load_n(&image_start_ns, __ATOMIC_RELAXED), __builtin_return_address(0));
 }
 
-void cbt_trace_process(void) { pthread_once(&process_once, trace_process); }
+void cbt_trace_process(void)
+{
+    pthread_mutex_lock(&process_lock);
+    if (!process_traced) {
+        trace_process();
+        process_traced = true;
+    }
+    pthread_mutex_unlock(&process_lock);
+}

@@ -5,6 +5,9 @@
 
 /* Record hostname and job rank of this process; nothing when no session listens. */
 void cbt_trace_process(void);
+/* In a forked child (src/batch.c calls it): a new image id and batch
+ * counter, its process event to be written again. */
+void cbt_process_after_fork_child(void);
 
 #include <stdint.h>
 

@@ -10,7 +10,7 @@
  * shim learned of an operand (kind, device, allocation, array shape) is
  * written once, as a dictionary entry, when the thread first meets it; the
  * same for a stream's id, context and device.  The reader carries the
- * dictionaries (tools/compact.c).  A batch of the steady path (batch.c)
+ * dictionaries (tools/read/compact.c).  A batch of the steady path (batch.c)
  * is written by cbt_record_steady3d or 1d: the same words, with the hdr kept
  * from the thread's previous steady batch while what it encodes repeats.
  *
@@ -376,13 +376,12 @@ static inline uint8_t *varint(uint8_t *p, uint64_t v)
 
 static inline uint64_t zigzag(uint64_t d) { return d << 1 ^ (uint64_t)((int64_t)d >> 63); }
 
+_Static_assert(CBT_CAPTURE_INVALIDATED == 2, "CBT_W_PACK keeps captures 0..2");
+
 CBT_HOT_FN static uint64_t packed_w(const struct cbt_ev_batch *b, bool same_refs)
 {
-    unsigned cap = b->capture <= CBT_CAPTURE_INVALIDATED ? b->capture : 7;
     unsigned res = b->result < CBT_W_RESULT_ESCAPE ? b->result : CBT_W_RESULT_ESCAPE;
-    return (uint64_t)(b->api & 0xf) | (uint64_t)(b->door & 0xf) << 4 | (uint64_t)(b->outcome & 0x7) << 8 |
-           (uint64_t)cap << 11 | (b->validated ? CBT_W_VALIDATED : 0) | (same_refs ? CBT_W_SAME_REFS : 0) |
-           (uint64_t)res << 16 | (uint64_t)(uint32_t)b->tid << 32;
+    return CBT_W_PACK(b->api, b->door, b->outcome, b->capture, b->validated, same_refs, res, b->tid);
 }
 
 /* The optional values of hdr, after the ones every batch has: each there
@@ -503,10 +502,6 @@ static inline uint8_t *hdr_begin(struct tail *t, const struct cbt_ev_batch *b, u
     t->p = varint(t->p, stream_index);
     return h;
 }
-
-/* settings.h: set by the configuration (src/driver.c) */
-CBT_HOT uint32_t cbt_chunk3d = CBT_EV_CHUNK3D;
-CBT_HOT uint32_t cbt_chunk1d = CBT_EV_CHUNK1D;
 
 /* h, and the refs of the event's first n ops unless they repeat: t is done. */
 static inline uint32_t tail_end(struct tail *t, const uint64_t h[CBT_EV_HEAD_WORDS], const uint16_t *refs, size_t n)
@@ -958,32 +953,33 @@ void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
 CBT_HOT static unsigned fork_generation;
 static CBT_TLS int32_t tls_tid;
 static CBT_TLS unsigned tls_tid_generation;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool fence_wanted; /* cbt_record_init ran: a forked child registers again */
 
-/* In a forked child the thread that held the write lock is gone, and the
- * memory kinds this thread learned are not the child's driver state. */
-static void after_fork_child(void)
+static void record_init(void)
+{
+    fence_register();
+    fence_wanted = true;
+}
+
+void cbt_record_init(void) { pthread_once(&init_once, record_init); }
+
+/* In a forked child the thread that held the write lock is gone, the
+ * thread ids are new, and the child's image has no fence registered. */
+void cbt_record_after_fork_child(void)
 {
     __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_init(&cbt_write_lock, NULL);
     __atomic_store_n(&writer_threads, tls_writer ? 1 : 0, __ATOMIC_RELAXED); /* the one thread a child has */
     __atomic_store_n(&writing_unlocked, 0, __ATOMIC_RELAXED);
-    cbt_mem_forget_all();
-    fence_register();
+    if (fence_wanted)
+        fence_register();
 }
-static void install_atfork(void)
-{
-    fence_register();
-    (void)pthread_atfork(NULL, NULL, after_fork_child);
-}
-
-void cbt_record_init(void) { pthread_once(&atfork_once, install_atfork); }
 
 CBT_HOT_FN int32_t cbt_tid(void)
 {
     unsigned g = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     if (cbt_unlikely(!tls_tid || tls_tid_generation != g)) {
-        pthread_once(&atfork_once, install_atfork);
         tls_tid = (int32_t)syscall(SYS_gettid);
         tls_tid_generation = __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
     }

@@ -208,8 +208,11 @@ void cbt_record_finding(const struct cbt_ev_finding *f, void *caller);
 #include <pthread.h>
 extern pthread_mutex_t cbt_write_lock __attribute__((visibility("hidden")));
 
-/* Once, before the first batch: what a forked child must reset. */
+/* Once, before the first batch: the asymmetric fence registered. */
 void cbt_record_init(void);
+/* In a forked child (src/batch.c calls it): the write lock, the writers,
+ * the cached thread ids and the fence made the child's. */
+void cbt_record_after_fork_child(void);
 
 /* The calling thread's kernel thread id, cached (right in a forked child too). */
 int32_t cbt_tid(void);

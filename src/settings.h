@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The shim's settings (CUBATCHTRACE_* in the environment), read once by
- * src/driver.c.
+ * The shim's settings (CUBATCHTRACE_* in the environment), read once
+ * (src/settings.c).
  */
 #ifndef CBT_SRC_SETTINGS_H
 #define CBT_SRC_SETTINGS_H

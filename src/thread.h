@@ -3,10 +3,14 @@
  * The calling thread's state: one block per thread that makes batches,
  * made on its first batch and freed when the thread exits (src/thread.c).
  * Each step keeps its own part of it: the answers about streams, the GPU
- * time sampling and the validator's memory (batch.c), the dictionaries
- * (record.c), the operand cache (operands.c).  Only a pointer lives in TLS
- * (initial-exec TLS is scarce when the shim is dlopened rather than
- * preloaded); the steady state allocates nothing.
+ * time sampling and the validator's memory (batch.c, stream.c), the dictionaries
+ * (record.c), the operand cache (operands.c).  Of this block only a pointer
+ * lives in TLS (initial-exec TLS is scarce when the shim is dlopened rather
+ * than preloaded); the steady state allocates nothing.  Five small
+ * thread-locals stand beside it, each read where no block may exist yet or
+ * any more: record.c's writer flag and cached thread id with its fork
+ * generation, driver.c's "loading the driver here" flag, gputime.c's ring
+ * of timed batches (kept by a forked child).
  */
 #ifndef CBT_SRC_THREAD_H
 #define CBT_SRC_THREAD_H
@@ -26,7 +30,7 @@
 #define CBT_GPU_SLOTS 8
 
 /* What a created stream names until the log of streams (memwrap.h) says it
- * was destroyed: its id, context and device (batch.c). */
+ * was destroyed: its id, context and device (stream.h). */
 struct cbt_stream_slot {
     CUstream stream;
     unsigned long long id;

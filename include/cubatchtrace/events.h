@@ -151,6 +151,13 @@
 #define CBT_W_RESULT(w) ((unsigned)((w) >> 16 & 0xffff)) /* 0xffff: the result is in hdr */
 #define CBT_W_TID(w) ((int32_t)(uint32_t)((w) >> 32))
 #define CBT_W_RESULT_ESCAPE 0xffffu
+/* ... and made: capture as enum cbt_capture (anything past 2 becomes 7,
+ * unknown); result already below CBT_W_RESULT_ESCAPE or equal to it (its
+ * low 16 bits are kept); the writers of src/ use this one packing. */
+#define CBT_W_PACK(api, door, outcome, capture, validated, same_refs, result, tid)                                   \
+    ((uint64_t)((api) & 0xf) | (uint64_t)((door) & 0xf) << 4 | (uint64_t)((outcome) & 0x7) << 8 |                \
+     (uint64_t)((capture) <= 2 ? (capture) : 7) << 11 | ((validated) ? CBT_W_VALIDATED : 0) |                    \
+     ((same_refs) ? CBT_W_SAME_REFS : 0) | (uint64_t)((result) & 0xffff) << 16 | (uint64_t)(uint32_t)(tid) << 32)
 
 /*
  * hdr: a mask byte, then unsigned LEB128 varints, in this order:

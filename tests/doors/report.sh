@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# CUBATCHTRACE_REPORT=stderr without any session (src/report.c): a finding is
+# CUBATCHTRACE_REPORT=stderr without any session (src/alert.c): a finding is
 # printed once per (rule, call site): the same bad batch twice from one site
 # prints once, from a second site once more.  Without the report nothing is
 # printed.

@@ -98,9 +98,10 @@
 
 _Static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == CBT_EV_OP_SIZE, "CUDA_MEMCPY3D_BATCH_OP is not the recorded size");
 
-/* What src/record.c calls in a forked child (src/memwrap.c's); the
- * generator makes no memory-management call. */
-void cbt_mem_forget_all(void) {}
+/* The chunks src/record.c writes by (src/settings.c's, from
+ * CUBATCHTRACE_SUBBUF_SIZE): the least, as without that setting. */
+uint32_t cbt_chunk3d = CBT_EV_CHUNK3D;
+uint32_t cbt_chunk1d = CBT_EV_CHUNK1D;
 
 static uint64_t next_batch_id;
 static unsigned default_format = CBT_EV_FORMAT2; /* --format: of the SPECs and mixes after it */

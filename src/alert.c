@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUBATCHTRACE_REPORT=stderr: each finding once per (rule, call site), in
- * the manner of a sanitizer, for users with no tracing set up.
+ * Alerts on stderr, asked for by CUBATCHTRACE_REPORT=stderr (`run --report
+ * stderr`): each finding once per (rule, call site), in the manner of a
+ * sanitizer, for users with no tracing set up.  (Not the tool's `report`
+ * command, tools/report.c, nor bench/report.)
  *
  *   cubatchtrace: error: row_length_too_small in op 0 (src): rowLength 100 < width 256, extent 256x4x2
  *     a pointer operand's rowLength is neither 0 nor >= the width
@@ -15,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "alert.h"
 
 /* Seen (rule, caller) pairs: a lock-free open-addressing set; when it is
  * full, further pairs are reported every time rather than lost. */
@@ -117,8 +119,8 @@ static void describe(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *
     }
 }
 
-void cbt_report_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
-                        uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller)
+void cbt_alert_finding(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t num_ops,
+                       uint64_t batch_id, enum cbt_api api, enum cbt_door door, void *caller)
 {
     if (!first_time(f->rule, caller))
         return;
