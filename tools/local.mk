@@ -28,7 +28,7 @@ tools_plugin_babeltrace_plugin_cubatchtrace_la_LIBADD = tools/libcbtread.la $(BA
 bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
-	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
+	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h tools/session.c tools/session.h \
 	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
 	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
