@@ -101,8 +101,8 @@ static const char usage_main[] =
     "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json | --raw] [--by WHAT]... [--pid PID]... [--begin TIME]\n"
-    "                            [--end TIME] TRACE...\n"
+    "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--by WHAT]... [--pid PID]...\n"
+    "                            [--jobs N] [--refresh S] [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"
@@ -110,10 +110,11 @@ static const char usage_summary[] =
     "(net://HOST[:PORT]/host/TRACED-HOST/SESSION).\n"
     "\n"
     "  --json            print the summary as JSON (schema: docs/json-schema.md)\n"
+    "  --output-json FILE  write the JSON summary to FILE instead (implies --json)\n"
     "  --raw             text: bytes and times as exact integers (bytes, ns; the\n"
     "                    driver's time per batch in us) instead of human units\n"
-    "  --by WHAT         add a table by process, thread or stream, or list up to\n"
-    "                    4096 call sites instead of the top 64 (caller);\n"
+    "  --by WHAT         add a table by process, thread, stream or host, or list up\n"
+    "                    to 4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  --jobs N          read up to N trace directories at once, one thread each\n"
@@ -221,7 +222,7 @@ static int cmd_summary(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
-        {"raw", no_argument, NULL, 'r'}, {0, 0, 0, 0},
+        {"raw", no_argument, NULL, 'r'}, {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -232,6 +233,7 @@ static int cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': j.json = true; break;
+        case 'O': j.json = true; j.json_path = optarg; break;
         case 'r': j.raw = true; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;

@@ -69,7 +69,11 @@ static const char usage_run[] =
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
     "      --gpu-time        CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream\n"
     "                        (GPU time and GB/s in the summary)\n"
-    "      --json            print the summary as JSON (docs/json-schema.md)\n"
+    "      --json            print the summary as JSON (docs/json-schema.md); the\n"
+    "                        program's standard output then goes to standard error,\n"
+    "                        so that ours is the JSON alone\n"
+    "      --output-json FILE  write the JSON summary to FILE instead (implies --json;\n"
+    "                        the program's standard output is left as it is)\n"
     "      --raw             print the text summary's bytes and times as exact\n"
     "                        integers (bytes, ns) instead of human units\n"
     "      --lookup-events   also record the DEBUG events: cubatchtrace:lookup, each\n"
@@ -133,7 +137,7 @@ static int check_subbuf_size(const char *s)
 }
 
 struct run_opts {
-    const char *output, *report, *subbuf, *nsubbuf, *relayd, *session;
+    const char *output, *report, *subbuf, *nsubbuf, *relayd, *session, *json_path;
     bool strict, json, lookup_events, gpu_time, raw;
     char **prog;
 };
@@ -147,7 +151,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
         {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
         {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
         {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'}, {0, 0, 0, 0},
+        {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'},
+        {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
     };
     *o = (struct run_opts){.subbuf = DEFAULT_SUBBUF, .nsubbuf = DEFAULT_NUM_SUBBUF};
     int c;
@@ -165,6 +170,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
             o->report = optarg;
             break;
         case 'j': o->json = true; break;
+        case 'O': o->json = true; o->json_path = optarg; break;
         case 'A': o->raw = true; break;
         case 'P': o->lookup_events = true; break;
         case 'S':
@@ -384,7 +390,9 @@ static int trace_program(const struct run_opts *o, const char *preload, int *exe
     if (o->gpu_time)
         env[n++] = "CUBATCHTRACE_GPU_TIME=1";
     env[n] = NULL;
-    const struct cbt_spawn s = {.argv = o->prog, .preload = preload, .env = env, .env_keep = keep};
+    /* the JSON on our standard output is never mixed with the program's */
+    const struct cbt_spawn s = {.argv = o->prog, .preload = preload, .env = env, .env_keep = keep,
+                                .stdout_to_stderr = o->json && !o->json_path};
     return cbt_spawn_program(&s, exec_errno);
 }
 
@@ -505,6 +513,7 @@ static int run_local(const struct run_opts *o, struct cbt_lttng *l, const char *
     /* last: a trace it cannot read ends the process (one line; the status stays the program's) */
     const char *inputs[1] = {shown};
     struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = o->json, .raw = o->raw,
+                                .json_path = o->json_path,
                                 .live_fd = -1, .program = o->prog[0]};
     cbt_guard_on_failure(status, NULL);
     cbt_guard_run(inputs, 1, cbt_summary_read, &j);

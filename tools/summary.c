@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +60,25 @@ static void live_tick(void *ctx)
     cbt_agg_free(s);
 }
 
+/* The JSON summary, on our standard output or in j->json_path; 0, or 2
+ * after one line. */
+static int print_json(struct cbt_agg *a, const struct cbt_summary_job *j)
+{
+    if (!j->json_path)
+        return cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+    FILE *f = fopen(j->json_path, "w");
+    if (!f) {
+        cbt_err("--output-json %s: %s", j->json_path, strerror(errno));
+        return 2;
+    }
+    int rc = cbt_agg_print_json(a, f, j->ro.inputs, j->ro.ninputs);
+    if (fclose(f) != 0 || rc != 0) {
+        cbt_err("--output-json %s: %s", j->json_path, rc ? "cannot write the summary" : strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 int cbt_summary_read(void *arg)
 {
     const struct cbt_summary_job *j = arg;
@@ -82,7 +103,7 @@ int cbt_summary_read(void *arg)
                     "(a statically linked or setuid program does not load it)%s",
                     j->program, j->json ? "" : "; no summary");
         if (j->json)
-            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+            rc = print_json(a, j);
         else if (!none)
             cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs, j->raw);
     }
