@@ -85,6 +85,7 @@ TOOL_TESTS = \
 	tests/tool/check-formats.sh \
 	tests/tool/run-window.sh \
 	tests/tool/run-json.sh \
+	tests/tool/inputs-twice.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

@@ -162,7 +162,9 @@ struct reader {
     struct cbt_compact *compact; /* the compact record's dictionaries */
     /* sources */
     char **paths;        /* one per source component (trace dir or URL) */
+    char **canon;        /* each path's realpath (a URL as given): one read of each */
     int npaths;
+    int found;           /* paths found, those already there counted too */
     /* sink */
     bt_message_iterator **its;
     uint64_t nits, nlive, rr;
@@ -1296,15 +1298,32 @@ static void sink_finalize(bt_self_component_sink *self)
 
 /* ---------------------------------------------------------------- inputs */
 
+/* A trace directory or URL, once: an input named twice, or under another
+ * input, is read once (every command the same). */
 static int add_path(struct reader *r, const char *p)
 {
+    r->found++;
+    char *canon = cbt_is_url(p) ? strdup(p) : realpath(p, NULL);
+    if (!canon && !cbt_is_url(p) && errno != ENOMEM)
+        canon = strdup(p);
+    if (!canon)
+        return -1;
+    for (int i = 0; i < r->npaths; i++)
+        if (strcmp(r->canon[i], canon) == 0) {
+            free(canon);
+            return 0;
+        }
     char **n = realloc(r->paths, sizeof(*n) * (size_t)(r->npaths + 1));
-    if (!n)
+    if (n)
+        r->paths = n;
+    char **c = n ? realloc(r->canon, sizeof(*c) * (size_t)(r->npaths + 1)) : NULL;
+    if (c)
+        r->canon = c;
+    if (!c || !(r->paths[r->npaths] = strdup(p))) {
+        free(canon);
         return -1;
-    r->paths = n;
-    if (!(r->paths[r->npaths] = strdup(p)))
-        return -1;
-    r->npaths++;
+    }
+    r->canon[r->npaths++] = canon;
     return 0;
 }
 
@@ -1446,12 +1465,12 @@ static int list_inputs(struct reader *r, const struct cbt_read_opts *o)
             cbt_err("%s: not a directory (give a trace directory or a net:// URL)", in);
             return 2;
         }
-        int before = r->npaths;
+        int before = r->found;
         if (find_traces(r, in, 0) != 0) {
             cbt_err("out of memory");
             return 2;
         }
-        if (r->npaths == before && !o->allow_empty) {
+        if (r->found == before && !o->allow_empty) {
             cbt_err("%s: no CTF trace under this directory (no `metadata` file)", in);
             return 2;
         }
@@ -1463,9 +1482,13 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
 {
     struct reader r = {.o = o};
     int rc = list_inputs(&r, o);
-    if (rc != 0) {
-        for (int i = 0; i < r.npaths; i++)
+    for (int i = 0; i < r.npaths; i++) {
+        free(r.canon[i]);
+        if (rc != 0)
             free(r.paths[i]);
+    }
+    free(r.canon);
+    if (rc != 0) {
         free(r.paths);
         r.paths = NULL;
         r.npaths = 0;
@@ -1493,8 +1516,11 @@ static void reader_free(struct reader *r)
 {
     for (unsigned i = 0; i < EC_SLOTS; i++)
         free(r->ecs[i]);
-    for (int i = 0; i < r->npaths; i++)
+    for (int i = 0; i < r->npaths; i++) {
         free(r->paths[i]);
+        free(r->canon[i]);
+    }
+    free(r->canon);
     for (int i = 0; i < S_COUNT_; i++)
         free(r->seq[i]);
     free(r->el);
