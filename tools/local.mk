@@ -86,6 +86,8 @@ TOOL_TESTS = \
 	tests/tool/run-window.sh \
 	tests/tool/run-json.sh \
 	tests/tool/inputs-twice.sh \
+	tests/tool/no-batch.sh \
+	tests/tool/filter-nothing.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

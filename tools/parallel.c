@@ -40,6 +40,7 @@ struct pool {
     bool failed;             /* stop taking directories */
     bool one_thread;         /* each reader decodes on its own thread (cbt_read_opts) */
     uint64_t events;         /* cubatchtrace events read, all threads */
+    bool shim_seen;          /* a statedump named the shim (cbt_read_opts) */
     pthread_mutex_t lock;    /* next, failed, events, merging into whole */
 };
 
@@ -54,9 +55,10 @@ static void *worker(void *arg)
             return NULL;
         struct cbt_agg *part = cbt_agg_new_part(p->whole);
         uint64_t events = 0;
+        bool shim = false;
         const char *in[1] = {p->paths[i]};
         struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end,
-                                    .events_read = &events, .one_thread = p->one_thread};
+                                    .events_read = &events, .shim_seen = &shim, .one_thread = p->one_thread};
         struct cbt_read_out out;
         if (part)
             cbt_agg_read_out(part, &out);
@@ -69,6 +71,7 @@ static void *worker(void *arg)
         if (rc == 0) {
             cbt_agg_merge(p->whole, part);
             p->events += events;
+            p->shim_seen |= shim;
         } else {
             p->failed = true;
         }
@@ -132,7 +135,9 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     free(t);
     pthread_mutex_destroy(&p.lock);
     int rc = p.failed ? 2 : 0;
-    if (rc == 0 && p.events == 0 && !o->allow_empty) {
+    if (o->shim_seen)
+        *o->shim_seen |= p.shim_seen;
+    if (rc == 0 && p.events == 0 && !o->allow_empty && cbt_read_empty_is_error(o, p.shim_seen)) {
         cbt_read_say_no_events(o);
         rc = 2;
     }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -79,6 +80,20 @@ static int print_json(struct cbt_agg *a, const struct cbt_summary_job *j)
     return 0;
 }
 
+/* The text summary of traces without a batch (a program traced with the
+ * shim that made none): a few lines, not empty tables. */
+static void print_no_batch(struct cbt_agg *a, const struct cbt_summary_job *j)
+{
+    uint64_t ev = 0, pk = 0, uncounted = 0;
+    cbt_agg_lost(a, &ev, &pk, &uncounted);
+    printf("# discarded events: %" PRIu64 "\n# discarded packets: %" PRIu64 "\n", ev, pk);
+    printf("# cubatchtrace summary of: %s", j->ro.inputs[0]);
+    for (int i = 1; i < j->ro.ninputs; i++)
+        printf(", %s", j->ro.inputs[i]);
+    printf("\n# no batch: the program ran with the shim but made no batch copy (3D or 1D)%s\n",
+           ev || pk || uncounted ? "; the tracer discarded events: some may be lost" : "");
+}
+
 int cbt_summary_read(void *arg)
 {
     const struct cbt_summary_job *j = arg;
@@ -104,6 +119,8 @@ int cbt_summary_read(void *arg)
                     j->program, j->json ? "" : "; no summary");
         if (j->json)
             rc = print_json(a, j);
+        else if (!j->program && cbt_agg_batches(a) == 0)
+            print_no_batch(a, j);
         else if (!none)
             cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs, j->raw);
     }

@@ -174,6 +174,7 @@ struct reader {
     uint32_t last_host;
     /* results */
     uint64_t cbt_events;
+    bool shim_seen;       /* a statedump named the shim (libcubatchtrace.so) */
     enum ev_kind last_kind; /* the kind of the event read last */
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */
@@ -887,6 +888,9 @@ static void on_statedump(struct reader *r, const struct ecinfo *e, const bt_fiel
         const char *path = bt_field_string_get_value(
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
         bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
+        const char *base = path ? strrchr(path, '/') : NULL;
+        if (base && strcmp(base, "/libcubatchtrace.so") == 0)
+            r->shim_seen = true; /* a process ran with the shim: its trace is ours, batches or none */
         if (r->out.bin_info)
             r->out.bin_info(r->out.ctx, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
         break;
@@ -918,10 +922,12 @@ static int on_event(struct reader *r, const bt_message *msg)
     r->last_kind = e->kind;
     if (e->kind == EK_OTHER)
         return 0;
-    if (e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID)
-        r->cbt_events++;
-    if (e->kind == EK_CBT_OTHER)
+    /* the events counted: those of cubatchtrace, of the processes asked for */
+    bool ours = e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID;
+    if (e->kind == EK_CBT_OTHER) {
+        r->cbt_events += r->o->npids == 0;
         return 0;
+    }
 
     struct cbt_where w = {.vpid = -1, .vtid = -1, .ts_ns = INT64_MIN};
     const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
@@ -930,6 +936,7 @@ static int on_event(struct reader *r, const bt_message *msg)
                                   e->vpid_signed);
     if (!pid_wanted(r, w.vpid))
         return 0;
+    r->cbt_events += ours;
     if (ctx && e->ctx_vtid >= 0)
         w.vtid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_vtid),
                                   e->vtid_signed);
@@ -1498,12 +1505,29 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
     return rc;
 }
 
+bool cbt_read_empty_is_error(const struct cbt_read_opts *o, bool shim_seen)
+{
+    return o->npids || o->begin || o->end || !shim_seen;
+}
+
 void cbt_read_say_no_events(const struct cbt_read_opts *o)
 {
+    char pids[128] = "";
+    size_t n = 0;
+    for (int i = 0; i < o->npids; i++) {
+        if (n > sizeof(pids) - 32) {
+            snprintf(pids + n, sizeof(pids) - n, ", ...");
+            break;
+        }
+        n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%" PRId64, i ? ", " : " of --pid ", o->pids[i]);
+    }
     if (o->begin || o->end)
-        cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
-                o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+        cbt_err("%s%s: no cubatchtrace events%s between --begin %s and --end %s", o->inputs[0],
+                o->ninputs > 1 ? " and the other inputs" : "", pids, o->begin ? o->begin : "(the start)",
                 o->end ? o->end : "(the end)");
+    else if (o->npids)
+        cbt_err("%s%s: no cubatchtrace events%s (no such process in %s)", o->inputs[0],
+                o->ninputs > 1 ? " and the other inputs" : "", pids, o->ninputs > 1 ? "these traces" : "this trace");
     else if (o->ninputs == 1)
         cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
                 o->inputs[0]);
@@ -1772,7 +1796,9 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
     cbt_asm_finish(r->as);
     if (o->events_read)
         *o->events_read += r->cbt_events;
-    if (r->cbt_events == 0 && !o->allow_empty) {
+    if (o->shim_seen)
+        *o->shim_seen |= r->shim_seen;
+    if (r->cbt_events == 0 && !o->allow_empty && cbt_read_empty_is_error(o, r->shim_seen)) {
         cbt_read_say_no_events(o);
         goto out;
     }
