@@ -88,6 +88,7 @@ TOOL_TESTS = \
 	tests/tool/inputs-twice.sh \
 	tests/tool/no-batch.sh \
 	tests/tool/filter-nothing.sh \
+	tests/tool/window-offset.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

@@ -41,6 +41,7 @@ struct pool {
     bool one_thread;         /* each reader decodes on its own thread (cbt_read_opts) */
     uint64_t events;         /* cubatchtrace events read, all threads */
     bool shim_seen;          /* a statedump named the shim (cbt_read_opts) */
+    char begin[CBT_READ_WINDOW_LEN], end[CBT_READ_WINDOW_LEN]; /* the window, absolute over every directory */
     pthread_mutex_t lock;    /* next, failed, events, merging into whole */
 };
 
@@ -57,7 +58,8 @@ static void *worker(void *arg)
         uint64_t events = 0;
         bool shim = false;
         const char *in[1] = {p->paths[i]};
-        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end,
+        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin ? p->begin : NULL,
+                                    p->o->end ? p->end : NULL,
                                     .events_read = &events, .shim_seen = &shim, .one_thread = p->one_thread};
         struct cbt_read_out out;
         if (part)
@@ -110,6 +112,12 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     struct pool p = {.o = o, .whole = a};
     if (cbt_trace_dirs(o, &p.paths, &p.npaths) != 0)
         return 2;
+    if (cbt_read_window(o, p.paths, p.npaths, p.begin, p.end) != 0) {
+        for (int i = 0; i < p.npaths; i++)
+            free(p.paths[i]);
+        free(p.paths);
+        return 2;
+    }
     if (jobs <= 0)
         jobs = cbt_jobs_default();
     if (jobs > p.npaths)

@@ -175,6 +175,7 @@ struct reader {
     /* results */
     uint64_t cbt_events;
     bool shim_seen;       /* a statedump named the shim (libcubatchtrace.so) */
+    char begin[40], end[40]; /* --begin/--end as the trimmer takes them (an offset made absolute) */
     enum ev_kind last_kind; /* the kind of the event read last */
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */
@@ -1559,6 +1560,113 @@ static void reader_free(struct reader *r)
  * reference counts are not atomic: one reader at a time (parallel.c). */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---------------------------------------------------------------- the time window */
+
+/* "+SECONDS[.NNNNNNNNN]": an offset from the traces' start, in ns; false
+ * when t is not one. */
+static bool parse_offset(const char *t, uint64_t *ns)
+{
+    if (t[0] != '+' || !(t[1] >= '0' && t[1] <= '9'))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(t + 1, &end, 10);
+    if (errno || s > 4000000000ull)
+        return false;
+    uint64_t frac = 0, scale = 1000000000u;
+    if (*end == '.')
+        for (end++; *end >= '0' && *end <= '9' && scale > 1; end++) {
+            scale /= 10;
+            frac += (uint64_t)(*end - '0') * scale;
+        }
+    *ns = (uint64_t)s * 1000000000u + frac;
+    return *end == 0;
+}
+
+/* The earliest time (ns from the clock's origin) of the trace directories'
+ * streams, from src.ctf.fs's babeltrace.trace-infos query (their indexes,
+ * no event read); false when no stream has one. */
+static bool traces_start(const bt_plugin *ctf, char *const *paths, int npaths, int64_t *start)
+{
+    const bt_component_class_source *fs = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
+    bool found = false;
+    for (int i = 0; fs && i < npaths; i++) {
+        bt_value *params = bt_value_map_create(), *inputs = NULL;
+        const bt_value *res = NULL;
+        bt_query_executor *q = NULL;
+        if (params && bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+            bt_value_array_append_string_element(inputs, paths[i]) == BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK)
+            q = bt_query_executor_create(bt_component_class_source_as_component_class_const(fs),
+                                         "babeltrace.trace-infos", params);
+        if (q && bt_query_executor_query(q, &res) == BT_QUERY_EXECUTOR_QUERY_STATUS_OK && bt_value_is_array(res))
+            for (uint64_t t = 0; t < bt_value_array_get_length(res); t++) {
+                const bt_value *streams =
+                    bt_value_map_borrow_entry_value_const(bt_value_array_borrow_element_by_index_const(res, t), "stream-infos");
+                for (uint64_t k = 0; streams && bt_value_is_array(streams) && k < bt_value_array_get_length(streams); k++) {
+                    const bt_value *range = bt_value_map_borrow_entry_value_const(
+                        bt_value_array_borrow_element_by_index_const(streams, k), "range-ns");
+                    const bt_value *b = range && bt_value_is_map(range) ? bt_value_map_borrow_entry_value_const(range, "begin") : NULL;
+                    if (!b || !(bt_value_is_signed_integer(b) || bt_value_is_unsigned_integer(b)))
+                        continue;
+                    int64_t v = bt_value_is_signed_integer(b) ? bt_value_integer_signed_get(b)
+                                                              : (int64_t)bt_value_integer_unsigned_get(b);
+                    if (!found || v < *start)
+                        *start = v;
+                    found = true;
+                }
+            }
+        bt_value_put_ref(res);
+        bt_query_executor_put_ref(q);
+        bt_value_put_ref(params);
+    }
+    bt_current_thread_clear_error();
+    return found;
+}
+
+int cbt_read_window(const struct cbt_read_opts *o, char *const *paths, int npaths, char *begin, char *end)
+{
+    const char *given[2] = {o->begin, o->end};
+    char *out[2] = {begin, end};
+    uint64_t off[2];
+    bool any = false;
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], CBT_READ_WINDOW_LEN, "%s", given[i] ? given[i] : "");
+        if (given[i] && given[i][0] == '+') {
+            if (!parse_offset(given[i], &off[i])) {
+                cbt_err("--%s %s: an offset from the trace's start is +SECONDS[.NNNNNNNNN]", i ? "end" : "begin", given[i]);
+                return 2;
+            }
+            any = true;
+        }
+    }
+    if (!any)
+        return 0;
+    for (int i = 0; i < npaths; i++)
+        if (cbt_is_url(paths[i])) {
+            cbt_err("--begin/--end +SECONDS counts from the start of trace directories, not of a live session (%s)",
+                    paths[i]);
+            return 2;
+        }
+    const bt_plugin *ctf = NULL;
+    int64_t start = 0;
+    pthread_mutex_lock(&setup_lock);
+    bool ok = bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) == BT_PLUGIN_FIND_STATUS_OK &&
+              traces_start(ctf, paths, npaths, &start);
+    bt_plugin_put_ref(ctf);
+    pthread_mutex_unlock(&setup_lock);
+    if (!ok) {
+        cbt_err("%s: the trace's start is not known (no stream with a clock): give --begin/--end as absolute times",
+                npaths ? paths[0] : o->inputs[0]);
+        return 2;
+    }
+    for (int i = 0; i < 2; i++)
+        if (given[i] && given[i][0] == '+') {
+            uint64_t t = (uint64_t)start + off[i]; /* the trimmer's SECONDS.NNNNNNNNN since the origin */
+            snprintf(out[i], CBT_READ_WINDOW_LEN, "%" PRIu64 ".%09" PRIu64, t / 1000000000u, t % 1000000000u);
+        }
+    return 0;
+}
+
 /* The graph of one cbt_read and what it holds a reference to. */
 struct graph {
     bt_graph *g;
@@ -1639,13 +1747,14 @@ static const bt_port_output *trimmed(struct reader *r, struct graph *G, const bt
                                      const bt_port_output *out, uint64_t k)
 {
     const struct cbt_read_opts *o = r->o;
+    const char *begin = o->begin ? r->begin : NULL, *end = o->end ? r->end : NULL;
     bt_value *params = bt_value_map_create();
     const bt_component_filter *trim = NULL;
     char name[48];
     snprintf(name, sizeof(name), "trim%" PRIu64, k);
     bool ok = params &&
-              (!o->begin || bt_value_map_insert_string_entry(params, "begin", o->begin) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
-              (!o->end || bt_value_map_insert_string_entry(params, "end", o->end) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+              (!begin || bt_value_map_insert_string_entry(params, "begin", begin) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+              (!end || bt_value_map_insert_string_entry(params, "end", end) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
               bt_graph_add_filter_component(G->g, trimmer, name, params, BT_LOGGING_LEVEL_NONE, &trim) ==
                   BT_GRAPH_ADD_COMPONENT_STATUS_OK;
     bt_value_put_ref(params);
@@ -1789,6 +1898,8 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
         rc = 0;
         goto out;
     }
+    if (cbt_read_window(o, r->paths, r->npaths, r->begin, r->end) != 0)
+        goto out;
     pthread_mutex_lock(&setup_lock);
     locked = true;
     if (!read_graph(r, &G, &locked))

@@ -50,6 +50,13 @@ struct cbt_read_opts {
  * nothing), else unless the shim was seen loaded (a program traced that
  * made no batch: an empty summary, not an error). */
 bool cbt_read_empty_is_error(const struct cbt_read_opts *o, bool shim_seen);
+/* o's --begin/--end as babeltrace2's trimmer takes them, into begin and end
+ * (CBT_READ_WINDOW_LEN bytes each; "" when not given): an offset from the
+ * traces' start, +SECONDS[.NNNNNNNNN], made absolute over the trace
+ * directories paths (the earliest stream of them all), any other form
+ * copied.  0, or 2 after one line. */
+#define CBT_READ_WINDOW_LEN 40
+int cbt_read_window(const struct cbt_read_opts *o, char *const *paths, int npaths, char *begin, char *end);
 /* The one line said when o's inputs hold no cubatchtrace event (of its pids, in its window). */
 void cbt_read_say_no_events(const struct cbt_read_opts *o);
 /* Reads o's inputs into out.  0: read; 2: the input could not be read (one
