@@ -89,6 +89,7 @@ TOOL_TESTS = \
 	tests/tool/no-batch.sh \
 	tests/tool/filter-nothing.sh \
 	tests/tool/window-offset.sh \
+	tests/tool/run-cannot-start.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

@@ -359,6 +359,25 @@ static int output_dir(const char *output, char *rel, size_t rlen, char *abs, siz
     return 0;
 }
 
+/* Whether dir holds a CTF trace (a `metadata` file somewhere under it):
+ * LTTng writes one once a process that loaded the shim registers. */
+static bool holds_trace(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return false;
+    const char *in[1] = {dir};
+    const struct cbt_read_opts ro = {.inputs = in, .ninputs = 1, .allow_empty = true};
+    char **paths = NULL;
+    int n = 0;
+    if (cbt_trace_dirs(&ro, &paths, &n) != 0)
+        return true; /* not known: kept, and the summary says what it finds */
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return n > 0;
+}
+
 static void rm_rf(const char *path)
 {
     char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
@@ -503,6 +522,16 @@ static int run_local(const struct run_opts *o, struct cbt_lttng *l, const char *
         return status;
     if (exec_errno) { /* the session recorded nobody: no trace is kept, no summary is made */
         cbt_err("run: cannot execute %s: %s: nothing was recorded", o->prog[0], strerror(exec_errno));
+        rm_rf(outdir);
+        return status;
+    }
+    if (!holds_trace(outdir)) { /* no process ever loaded the shim: no trace is kept either */
+        if (status == 126 || status == 127)
+            cbt_err("run: %s could not start (exit status %d, the loader's message above): nothing was recorded",
+                    o->prog[0], status);
+        else
+            cbt_err("run: %s (exit status %d) never loaded the shim (a statically linked or setuid program does "
+                    "not): nothing was recorded", o->prog[0], status);
         rm_rf(outdir);
         return status;
     }
