@@ -90,6 +90,7 @@ TOOL_TESTS = \
 	tests/tool/filter-nothing.sh \
 	tests/tool/window-offset.sh \
 	tests/tool/run-cannot-start.sh \
+	tests/tool/help-words.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

@@ -82,7 +82,8 @@ enum {
 
 static const char usage_main[] =
     "Usage: cubatchtrace COMMAND [OPTIONS] ...\n"
-    "Record every cuMemcpy3DBatchAsync batch of a program with LTTng and summarise it.\n"
+    "Record the batch copies (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync) of a\n"
+    "program with LTTng and summarise them.\n"
     "\n"
     "Commands:\n"
     "  run [OPTIONS] -- PROGRAM ARGS...   trace PROGRAM, then print the summary\n"

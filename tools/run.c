@@ -61,8 +61,8 @@
 
 static const char usage_run[] =
     "Usage: cubatchtrace run [OPTIONS] -- PROGRAM [ARGS...]\n"
-    "Trace every cuMemcpy3DBatchAsync batch of PROGRAM (and of its children), then\n"
-    "print the summary.  Exits with PROGRAM's status (128+N when killed by signal N).\n"
+    "Trace every batch copy (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync) of\n"
+    "PROGRAM (and of its children), then print the summary.  Exits with PROGRAM's status (128+N when killed by signal N).\n"
     "\n"
     "  -o, --output DIR      write the trace there (default ./cubatchtrace-YYYYmmdd-HHMMSS)\n"
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"

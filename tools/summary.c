@@ -114,7 +114,7 @@ int cbt_summary_read(void *arg)
         cbt_agg_finish(a);
         bool none = j->program && cbt_agg_batches(a) == 0;
         if (none)
-            cbt_err("run: %s made no cuMemcpy3DBatchAsync batch that reached the shim: nothing was recorded "
+            cbt_err("run: %s made no batch copy (3D or 1D) that reached the shim: nothing was recorded "
                     "(a statically linked or setuid program does not load it)%s",
                     j->program, j->json ? "" : "; no summary");
         if (j->json)
