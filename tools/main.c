@@ -82,8 +82,8 @@ enum {
 
 static const char usage_main[] =
     "Usage: cubatchtrace COMMAND [OPTIONS] ...\n"
-    "Record the batch copies (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync) of a\n"
-    "program with LTTng and summarise them.\n"
+    "Record the batch copies (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync)\n"
+    "of a program with LTTng and summarise them.\n"
     "\n"
     "Commands:\n"
     "  run [OPTIONS] -- PROGRAM ARGS...   trace PROGRAM, then print the summary\n"
@@ -102,8 +102,9 @@ static const char usage_main[] =
     "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--by WHAT]... [--pid PID]...\n"
-    "                            [--jobs N] [--refresh S] [--begin TIME] [--end TIME] TRACE...\n"
+    "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--by WHAT]...\n"
+    "                            [--pid PID]... [--jobs N] [--refresh S]\n"
+    "                            [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces, i.e. for `metadata`\n"

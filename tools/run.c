@@ -61,8 +61,9 @@
 
 static const char usage_run[] =
     "Usage: cubatchtrace run [OPTIONS] -- PROGRAM [ARGS...]\n"
-    "Trace every batch copy (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync) of\n"
-    "PROGRAM (and of its children), then print the summary.  Exits with PROGRAM's status (128+N when killed by signal N).\n"
+    "Trace every batch copy (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync)\n"
+    "of PROGRAM (and of its children), then print the summary.  Exits with\n"
+    "PROGRAM's status (128+N when killed by signal N).\n"
     "\n"
     "  -o, --output DIR      write the trace there (default ./cubatchtrace-YYYYmmdd-HHMMSS)\n"
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
@@ -72,7 +73,7 @@ static const char usage_run[] =
     "      --json            print the summary as JSON (docs/json-schema.md); the\n"
     "                        program's standard output then goes to standard error,\n"
     "                        so that ours is the JSON alone\n"
-    "      --output-json FILE  write the JSON summary to FILE instead (implies --json;\n"
+    "      --output-json FILE  the JSON summary to FILE instead (implies --json;\n"
     "                        the program's standard output is left as it is)\n"
     "      --raw             print the text summary's bytes and times as exact\n"
     "                        integers (bytes, ns) instead of human units\n"
