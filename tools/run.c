@@ -379,6 +379,50 @@ static bool holds_trace(const char *dir)
     return n > 0;
 }
 
+/* The libraries the dynamic loader does not find for prog, as ldd lists
+ * them ("NAME => not found"; ldd never runs a program the loader would
+ * not load, a static one included), comma-separated into buf; "" when it
+ * names none. */
+static void missing_libraries(const char *prog, char *buf, size_t len)
+{
+    char path[PATH_MAX], ldd[PATH_MAX];
+    const char *exe = strchr(prog, '/') ? prog : find_tool("", "", prog, path, sizeof(path));
+    const char *ldd_exe = find_tool("", "", "ldd", ldd, sizeof(ldd));
+    int p[2];
+    buf[0] = 0;
+    if (!exe || !ldd_exe || pipe2(p, O_CLOEXEC) != 0)
+        return;
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(p[1], 1);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 2);
+        }
+        unsetenv("LD_PRELOAD");
+        execl(ldd_exe, ldd_exe, exe, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    FILE *f = c > 0 ? fdopen(p[0], "r") : NULL;
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        char name[256];
+        if (strstr(line, "=> not found") && sscanf(line, " %255s", name) == 1 && n + strlen(name) + 3 < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
+    }
+    if (f)
+        fclose(f);
+    else
+        close(p[0]);
+    if (c > 0)
+        while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
 static void rm_rf(const char *path)
 {
     char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
@@ -526,10 +570,17 @@ static int run_local(const struct run_opts *o, struct cbt_lttng *l, const char *
         rm_rf(outdir);
         return status;
     }
-    if (!holds_trace(outdir)) { /* no process ever loaded the shim: no trace is kept either */
+    /* a program the loader could not start (the libraries it did not find),
+     * or none that loaded the shim: no trace is kept
+     * (what other processes of the user wrote to the session meanwhile is
+     * not the program's) */
+    char missing[512] = "";
+    if (status == 127)
+        missing_libraries(o->prog[0], missing, sizeof(missing));
+    if (*missing || !holds_trace(outdir)) {
         if (status == 126 || status == 127)
-            cbt_err("run: %s could not start (exit status %d, the loader's message above): nothing was recorded",
-                    o->prog[0], status);
+            cbt_err("run: %s could not start (exit status %d%s%s): nothing was recorded", o->prog[0], status,
+                    *missing ? ": the loader did not find " : ", the loader's message above", missing);
         else
             cbt_err("run: %s (exit status %d) never loaded the shim (a statically linked or setuid program does "
                     "not): nothing was recorded", o->prog[0], status);

@@ -23,8 +23,8 @@ is "$?" 127 "a program the loader cannot start: its exit status 127"
 is "$(wc -c <"$CBT_TMP/out" | tr -d ' ')" 0 "nothing on stdout (no summary)"
 grep -q 'libgone.so' "$CBT_TMP/err"; ok $? "the loader's message is there"
 is "$(tail -1 "$CBT_TMP/err")" \
-   "cubatchtrace run: $CBT_TMP/needs could not start (exit status 127, the loader's message above): nothing was recorded" \
-   "then one line names it as a program that could not start, with its status"
+   "cubatchtrace run: $CBT_TMP/needs could not start (exit status 127: the loader did not find libgone.so): nothing was recorded" \
+   "then one line names it as a program that could not start, its status and the library the loader did not find"
 grep -q 'trace written' "$CBT_TMP/err"; is $? 1 "no 'trace written'"
 [ ! -e "$CBT_TMP/t" ]; ok $? "no trace directory is left behind"
 
