@@ -7,6 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
+tracing_alone
 unset CUBATCHTRACE_SHIM
 export LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -f "$top_builddir/src/.libs/libcubatchtrace.so" ] || skip_all "libcubatchtrace.so not built"
