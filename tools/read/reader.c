@@ -175,7 +175,7 @@ struct reader {
     /* results */
     uint64_t cbt_events;
     bool shim_seen;       /* a statedump named the shim (libcubatchtrace.so) */
-    char begin[40], end[40]; /* --begin/--end as the trimmer takes them (an offset made absolute) */
+    char begin[CBT_READ_WINDOW_LEN], end[CBT_READ_WINDOW_LEN]; /* --begin/--end as the trimmer takes them (an offset made absolute) */
     enum ev_kind last_kind; /* the kind of the event read last */
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */

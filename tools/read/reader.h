@@ -55,7 +55,7 @@ bool cbt_read_empty_is_error(const struct cbt_read_opts *o, bool shim_seen);
  * traces' start, +SECONDS[.NNNNNNNNN], made absolute over the trace
  * directories paths (the earliest stream of them all), any other form
  * copied.  0, or 2 after one line. */
-#define CBT_READ_WINDOW_LEN 40
+#define CBT_READ_WINDOW_LEN 64
 int cbt_read_window(const struct cbt_read_opts *o, char *const *paths, int npaths, char *begin, char *end);
 /* The one line said when o's inputs hold no cubatchtrace event (of its pids, in its window). */
 void cbt_read_say_no_events(const struct cbt_read_opts *o);
