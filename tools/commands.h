@@ -23,6 +23,7 @@ struct cbt_summary_job {
     struct cbt_read_opts ro;
     unsigned by;  /* enum cbt_by bits: the extra tables */
     bool json;
+    const char *json_path; /* the JSON to this file instead of our standard output (--output-json) */
     bool raw;     /* text: exact bytes and ns instead of human units */
     int jobs;        /* threads reading trace directories (0: one per CPU) */
     double refresh;  /* live: print the summary so far every `refresh` s (0: never) */

@@ -29,7 +29,7 @@ bin_PROGRAMS += tools/cubatchtrace
 tools_cubatchtrace_SOURCES = \
 	tools/main.c tools/commands.h tools/run.c tools/show.c tools/summary.c tools/timeline.c tools/report.c \
 	tools/export.c tools/render/sqlite.c tools/render/sqlite.h tools/render/csv.c tools/render/csv.h \
-	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h \
+	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h tools/session.c tools/session.h \
 	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
 	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
@@ -93,6 +93,13 @@ TOOL_TESTS = \
 	tests/tool/check-formats.sh \
 	tests/tool/findings-words.sh \
 	tests/tool/run-window.sh \
+	tests/tool/run-json.sh \
+	tests/tool/inputs-twice.sh \
+	tests/tool/no-batch.sh \
+	tests/tool/filter-nothing.sh \
+	tests/tool/window-offset.sh \
+	tests/tool/run-cannot-start.sh \
+	tests/tool/help-words.sh \
 	tests/tool/run-destroy.sh \
 	tests/tool/progress.sh \
 	tests/tool/timeline.sh \

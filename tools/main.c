@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cubatchtrace: record and read the batches of cuMemcpy3DBatchAsync.
+ * cubatchtrace: record and read the batch copies (3D and 1D) of CUDA programs.
  *
  *   cubatchtrace run [OPTIONS] -- PROGRAM ARGS...
  *   cubatchtrace summary [OPTIONS] TRACE...
@@ -18,7 +18,8 @@
  * file includes headers of its own folder and of the folders below it):
  * tools/, the commands
  *   main.c      command line; summary, check and rules
- *   run.c       `run`: session daemon, session, program, then the summary
+ *   run.c       `run`: options, then session.c's session and program, then the summary
+ *   session.c   the lttng calls of a session, its daemon, the traced program's spawn
  *   show.c      `show`: every batch, op and finding, one per line
  *   timeline.c  `timeline`: a Chrome trace-event file (Perfetto, chrome://tracing):
  *               analyse/timeline.c, then render/trace_event.c
@@ -98,7 +99,8 @@ enum {
 
 static const char usage_main[] =
     "Usage: cubatchtrace COMMAND [OPTIONS] ...\n"
-    "Record every cuMemcpy3DBatchAsync batch of a program with LTTng and summarise it.\n"
+    "Record the batch copies (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync)\n"
+    "of a program with LTTng and summarise them.\n"
     "\n"
     "Commands:\n"
     "  run [OPTIONS] -- PROGRAM ARGS...   trace PROGRAM, then print the summary\n"
@@ -118,8 +120,9 @@ static const char usage_main[] =
     "long the decoder, or a live peer, may go without progress.\n"
 
 static const char usage_summary[] =
-    "Usage: cubatchtrace summary [--json | --raw] [--all] [--by WHAT]... [--pid PID]...\n"
-    "                            [--jobs N] [--refresh S] [--begin TIME] [--end TIME] TRACE...\n"
+    "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--all]\n"
+    "                            [--by WHAT]... [--pid PID]... [--jobs N] [--refresh S]\n"
+    "                            [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
     "sites, the directions of the copies, and the findings (each rule's first one,\n"
     "most serious first, where it was made and what to change); --all for every table.\n"
@@ -129,12 +132,13 @@ static const char usage_summary[] =
     "(net://HOST[:PORT]/host/TRACED-HOST/SESSION).\n"
     "\n"
     "  --json            print the summary as JSON (schema: docs/json-schema.md)\n"
+    "  --output-json FILE  write the JSON summary to FILE instead (implies --json)\n"
     "  --raw             text: bytes and times as exact integers (bytes, ns)\n"
     "                    instead of human units\n"
     "  --all             text: every table (by API variant, door, memory kinds,\n"
     "                    srcAccessOrder, batch size, op size), not the first screen\n"
-    "  --by WHAT         add a table by process, thread or stream, or list up to\n"
-    "                    4096 call sites instead of the top 64 (caller);\n"
+    "  --by WHAT         add a table by process, thread, stream or host, or list up\n"
+    "                    to 4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  --jobs N          read up to N trace directories at once, one thread each\n"
@@ -245,7 +249,8 @@ static int cmd_summary(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'}, {"jobs", required_argument, NULL, 'J'},
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
-        {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'}, {0, 0, 0, 0},
+        {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'},
+        {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -256,6 +261,7 @@ static int cmd_summary(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': j.json = true; break;
+        case 'O': j.json = true; j.json_path = optarg; break;
         case 'r': j.raw = true; break;
         case 'A': j.by |= CBT_BY_ALL; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;

@@ -40,6 +40,8 @@ struct pool {
     bool failed;             /* stop taking directories */
     bool one_thread;         /* each reader decodes on its own thread (cbt_read_opts) */
     uint64_t events;         /* cubatchtrace events read, all threads */
+    bool shim_seen;          /* a statedump named the shim (cbt_read_opts) */
+    char begin[CBT_READ_WINDOW_LEN], end[CBT_READ_WINDOW_LEN]; /* the window, absolute over every directory */
     pthread_mutex_t lock;    /* next, failed, events, merging into whole */
 };
 
@@ -54,9 +56,11 @@ static void *worker(void *arg)
             return NULL;
         struct cbt_agg *part = cbt_agg_new_part(p->whole);
         uint64_t events = 0;
+        bool shim = false;
         const char *in[1] = {p->paths[i]};
-        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin, p->o->end,
-                                    .events_read = &events, .one_thread = p->one_thread};
+        struct cbt_read_opts one = {in, 1, p->o->pids, p->o->npids, true, p->o->begin ? p->begin : NULL,
+                                    p->o->end ? p->end : NULL,
+                                    .events_read = &events, .shim_seen = &shim, .one_thread = p->one_thread};
         struct cbt_read_out out;
         if (part)
             cbt_agg_read_out(part, &out);
@@ -69,6 +73,7 @@ static void *worker(void *arg)
         if (rc == 0) {
             cbt_agg_merge(p->whole, part);
             p->events += events;
+            p->shim_seen |= shim;
         } else {
             p->failed = true;
         }
@@ -107,6 +112,12 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     struct pool p = {.o = o, .whole = a};
     if (cbt_trace_dirs(o, &p.paths, &p.npaths) != 0)
         return 2;
+    if (cbt_read_window(o, p.paths, p.npaths, p.begin, p.end) != 0) {
+        for (int i = 0; i < p.npaths; i++)
+            free(p.paths[i]);
+        free(p.paths);
+        return 2;
+    }
     if (jobs <= 0)
         jobs = cbt_jobs_default();
     if (jobs > p.npaths)
@@ -132,7 +143,9 @@ int cbt_read_parallel(const struct cbt_read_opts *o, struct cbt_agg *a, int jobs
     free(t);
     pthread_mutex_destroy(&p.lock);
     int rc = p.failed ? 2 : 0;
-    if (rc == 0 && p.events == 0 && !o->allow_empty) {
+    if (o->shim_seen)
+        *o->shim_seen |= p.shim_seen;
+    if (rc == 0 && p.events == 0 && !o->allow_empty && cbt_read_empty_is_error(o, p.shim_seen)) {
         cbt_read_say_no_events(o);
         rc = 2;
     }

@@ -44,30 +44,23 @@
 #include <unistd.h>
 
 #include "relay.h"
+#include "session.h"
 #include "base/util.h"
 
 #define KEEPER_START_S 60 /* daemon start (10 s) and six lttng commands */
 #define JOIN_TRIES 1200 /* x 50 ms: a keeper tearing down, or one starting, has a minute */
-
-static bool alive(pid_t p) { return p > 0 && (kill(p, 0) == 0 || errno == EPERM); }
 
 static void path_in(char *buf, size_t len, const char *dir, const char *name) { snprintf(buf, len, "%s/%s", dir, name); }
 
 /* The run directory of the session daemon the lttng client talks to. */
 static int find_rundir(char *buf, size_t len)
 {
-    if (geteuid() == 0) {
-        snprintf(buf, len, "/var/run/lttng");
-    } else {
-        const char *home = getenv("LTTNG_HOME");
-        if (!home || !*home)
-            home = getenv("HOME");
-        if (!home || !*home) {
-            cbt_err("run: --relayd: neither LTTNG_HOME nor HOME is set");
-            return -1;
-        }
-        snprintf(buf, len, "%s/.lttng", home);
+    const char *home = getenv("LTTNG_HOME"), *h = getenv("HOME");
+    if (geteuid() != 0 && (!home || !*home) && (!h || !*h)) {
+        cbt_err("run: --relayd: neither LTTNG_HOME nor HOME is set");
+        return -1;
     }
+    cbt_sessiond_rundir(buf, len);
     if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
         cbt_err("run: --relayd: cannot create %s: %s", buf, strerror(errno));
         return -1;
@@ -92,111 +85,18 @@ static pid_t read_pid(const char *path, char *rest, size_t restlen)
 
 /* ---------------------------------------------------------------- the keeper */
 
-struct keeper {
-    const struct cbt_relay_opts *o;
-    char rundir[PATH_MAX / 2];
-    char log[PATH_MAX];
-};
-
-/* `lttng ARGS...`, its output appended to the keeper's log (cbt_spawn_logged); its exit status. */
-static int lttng(const struct keeper *k, char *const args[])
+/* The host's session (session.c): live, streaming to the relay daemon,
+ * per-user buffers, the channel `run` makes.  One a keeper killed before
+ * its end left behind is destroyed first. */
+static int make_session(const struct cbt_lttng *l, const struct cbt_relay_opts *o, char *err, size_t errlen)
 {
-    char *argv[40];
-    int n = 0;
-    argv[n++] = (char *)k->o->lttng;
-    argv[n++] = (char *)"--no-sessiond";
-    for (int i = 0; args[i] && n < 39; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    /* a destroy is waited for at most o->destroy_limit_s (see run.c's destroy_limit) */
-    return cbt_spawn_logged(k->log, argv, strcmp(args[0], "destroy") == 0 ? k->o->destroy_limit_s : 0);
-}
-
-static pid_t start_sessiond(const struct keeper *k, char *err, size_t errlen)
-{
-    char pidfile[PATH_MAX];
-    path_in(pidfile, sizeof(pidfile), k->rundir, "lttng-sessiond.pid");
-    if (!k->o->sessiond) {
-        snprintf(err, errlen, "no session daemon runs and lttng-sessiond was not found (install lttng-tools)");
-        return -1;
-    }
-    pid_t p = fork();
-    if (p == 0) {
-        int in = open("/dev/null", O_RDONLY), out = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (in >= 0)
-            dup2(in, 0);
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
-        }
-        execl(k->o->sessiond, k->o->sessiond, "--no-kernel", (char *)NULL);
-        _exit(127);
-    }
-    if (p < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < 200; i++) { /* 10 s */
-        if (read_pid(pidfile, NULL, 0) == p)
-            return p;
-        if (waitpid(p, NULL, WNOHANG) == p) {
-            snprintf(err, errlen, "lttng-sessiond exited at start (see %s)", k->log);
-            return -1;
-        }
-        usleep(50000);
-    }
-    kill(p, SIGKILL);
-    waitpid(p, NULL, 0);
-    snprintf(err, errlen, "lttng-sessiond did not come up within 10 s (see %s)", k->log);
-    return -1;
-}
-
-static void stop_sessiond(pid_t p)
-{
-    if (p <= 0)
-        return;
-    kill(p, SIGTERM);
-    for (int i = 0; i < 200; i++) {
-        if (waitpid(p, NULL, WNOHANG) == p)
-            return;
-        usleep(50000);
-    }
-    kill(p, SIGKILL);
-    waitpid(p, NULL, 0);
-}
-
-/* The session: live, streaming to the relay daemon, the channel `run` makes. */
-static int make_session(const struct keeper *k, char *err, size_t errlen)
-{
-    const struct cbt_relay_opts *o = k->o;
-    char url[PATH_MAX], sub[64], num[64];
-    snprintf(url, sizeof(url), "--set-url=%s", o->url);
-    snprintf(sub, sizeof(sub), "--subbuf-size=%s", o->subbuf);
-    snprintf(num, sizeof(num), "--num-subbuf=%s", o->nsubbuf);
-    char *s = (char *)o->session;
-    char *destroy[] = {"destroy", s, NULL}; /* one a keeper killed before its end left behind */
-    lttng(k, destroy);
-    char *a1[] = {"create", s, "--live", url, NULL};
-    char *a2[] = {"enable-channel", "-u", "-s", s, "--buffers-uid", "--blocking-timeout=inf", sub, num, "cbt", NULL};
-    char *a3[] = {"enable-event", "-u", "-s", s, "-c", "cbt", "cubatchtrace:*", "--loglevel=TRACE_INFO", NULL};
-    if (o->lookup_events)
-        a3[7] = NULL;
-    char *a4[] = {"enable-event", "-u", "-s", s, "-c", "cbt", "lttng_ust_statedump:*", NULL};
-    char *a5[] = {"add-context", "-u", "-s", s, "-c", "cbt", "-t", "vpid", "-t", "vtid", "-t", "procname", "-t", "ip", NULL};
-    char *a6[] = {"start", s, NULL};
-    char *const *steps[] = {a1, a2, a3, a4, a5, a6};
-    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        int st = lttng(k, steps[i]);
-        if (st != 0) {
-            char line[512];
-            cbt_log_last_line(k->log, line, sizeof(line));
-            snprintf(err, errlen, "`lttng %s` failed (status %d): %s", steps[i][0], st, *line ? line : "no output");
-            if (i > 0)
-                lttng(k, destroy);
-            return -1;
-        }
-    }
-    return 0;
+    char ignored[8];
+    char *destroy[] = {"destroy", (char *)o->session, NULL};
+    cbt_lttng_call(l, destroy, l->destroy_limit_s, ignored, sizeof(ignored));
+    const struct cbt_session_spec spec = {.name = o->session, .live_url = o->url, .per_uid = true,
+                                          .subbuf = o->subbuf, .nsubbuf = o->nsubbuf,
+                                          .lookup_events = o->lookup_events};
+    return cbt_session_start(l, &spec, err, errlen);
 }
 
 static void lock_wait(int fd, int op)
@@ -208,24 +108,23 @@ static void lock_wait(int fd, int op)
 /* The keeper's life; `ready` gets "ok" or the reason it failed. */
 static void keeper_main(const struct cbt_relay_opts *o, const char *rundir, int ready)
 {
-    struct keeper k = {.o = o};
-    snprintf(k.rundir, sizeof(k.rundir), "%s", rundir);
-    path_in(k.log, sizeof(k.log), rundir, "cubatchtrace-keeper.log");
-    char gate[PATH_MAX], users[PATH_MAX], state[PATH_MAX], pidfile[PATH_MAX], err[8192] = "";
+    char log[PATH_MAX];
+    path_in(log, sizeof(log), rundir, "cubatchtrace-keeper.log");
+    const struct cbt_lttng l = {o->lttng, o->sessiond, log, o->destroy_limit_s};
+    char gate[PATH_MAX], users[PATH_MAX], state[PATH_MAX], err[8192] = "";
     path_in(gate, sizeof(gate), rundir, "cubatchtrace-gate.lock");
     path_in(users, sizeof(users), rundir, "cubatchtrace-users.lock");
     path_in(state, sizeof(state), rundir, "cubatchtrace-keeper");
-    path_in(pidfile, sizeof(pidfile), rundir, "lttng-sessiond.pid");
     int gfd = open(gate, O_RDWR | O_CREAT | O_CLOEXEC, 0600), ufd = open(users, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    int logfd = open(k.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (logfd >= 0)
         close(logfd);
     pid_t daemon = 0;
     if (gfd < 0 || ufd < 0) {
         snprintf(err, sizeof(err), "cannot open the lock files in %s: %s", rundir, strerror(errno));
-    } else if (!alive(read_pid(pidfile, NULL, 0)) && (daemon = start_sessiond(&k, err, sizeof(err))) < 0) {
+    } else if (!cbt_pid_alive(cbt_sessiond_pid(rundir)) && (daemon = cbt_sessiond_start(&l, rundir, err, sizeof(err))) < 0) {
         daemon = 0;
-    } else if (make_session(&k, err, sizeof(err)) == 0) {
+    } else if (make_session(&l, o, err, sizeof(err)) == 0) {
         FILE *f = fopen(state, "w");
         if (f) {
             fprintf(f, "%ld %s\n", (long)getpid(), o->session);
@@ -233,7 +132,7 @@ static void keeper_main(const struct cbt_relay_opts *o, const char *rundir, int 
         }
     }
     if (err[0]) { /* the daemon started for nothing is gone before the rank hears */
-        stop_sessiond(daemon);
+        cbt_sessiond_stop(daemon);
         dprintf(ready, "%s", err);
         close(ready);
         _exit(1);
@@ -243,10 +142,8 @@ static void keeper_main(const struct cbt_relay_opts *o, const char *rundir, int 
 
     lock_wait(ufd, LOCK_EX); /* every rank has gone */
     lock_wait(gfd, LOCK_EX); /* and none is joining */
-    char *stop[] = {"stop", (char *)o->session, NULL}, *destroy[] = {"destroy", (char *)o->session, NULL};
-    lttng(&k, stop);
-    lttng(&k, destroy);
-    stop_sessiond(daemon);
+    cbt_session_finish(&l, o->session, err, sizeof(err));
+    cbt_sessiond_stop(daemon);
     unlink(state);
     _exit(0);
 }
@@ -346,11 +243,11 @@ int cbt_relay_join(struct cbt_relay *j, const struct cbt_relay_opts *o)
         }
         char session[256];
         pid_t keeper = read_pid(state, session, sizeof(session));
-        if (alive(keeper) && strcmp(session, o->session) == 0) {
+        if (cbt_pid_alive(keeper) && strcmp(session, o->session) == 0) {
             flock(j->gate_fd, LOCK_UN);
             return 0;
         }
-        if (alive(keeper)) {
+        if (cbt_pid_alive(keeper)) {
             cbt_err("run: --relayd: this host's daemon already keeps session %s for another job (`--session`)",
                     session);
             cbt_relay_leave(j);

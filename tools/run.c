@@ -2,14 +2,15 @@
 /*
  * cubatchtrace run: trace one program from start to end.
  *
- * Finds a running session daemon (as root always the one of /var/run/lttng,
- * whatever LTTNG_HOME says) or starts a private one as our own child (so we
- * know its pid and stop exactly it); creates a uniquely named session with a
- * blocking channel; runs the program with the shim preloaded; stops (which
- * waits for the data), destroys, stops the daemon we started, summarises.
- * Daemons and the lttng client never inherit our stdout/stderr: their output
- * goes to a log file, so a caller reading our output through a pipe is never
- * kept waiting by them.
+ * A thin front end: its options, the tools it needs (lttng, the shim), the
+ * trace directory, then the session of session.c (the one running session
+ * daemon, or a private one as our own child so we know its pid and stop
+ * exactly it; a uniquely named session with a blocking channel), the
+ * program spawned with the shim preloaded, the session finished (`lttng
+ * stop` waits for the data), the summary.  With --relayd the session is the
+ * host's, shared by the ranks (relay.c).  Daemons and the lttng client never
+ * inherit our stdout/stderr: their output goes to a log file, so a caller
+ * reading our output through a pipe is never kept waiting by them.
  */
 #include "config.h"
 
@@ -35,6 +36,7 @@
 #include "render/json.h"
 #include "read/reader.h"
 #include "relay.h"
+#include "session.h"
 #include "render/text.h"
 #include "base/util.h"
 
@@ -59,15 +61,20 @@
 
 static const char usage_run[] =
     "Usage: cubatchtrace run [OPTIONS] -- PROGRAM [ARGS...]\n"
-    "Trace every cuMemcpy3DBatchAsync batch of PROGRAM (and of its children), then\n"
-    "print the summary.  Exits with PROGRAM's status (128+N when killed by signal N).\n"
+    "Trace every batch copy (3D and 1D: cuMemcpy3DBatchAsync, cuMemcpyBatchAsync)\n"
+    "of PROGRAM (and of its children), then print the summary.  Exits with\n"
+    "PROGRAM's status (128+N when killed by signal N).\n"
     "\n"
     "  -o, --output DIR      write the trace there (default ./cubatchtrace-YYYYmmdd-HHMMSS)\n"
     "      --strict          CUBATCHTRACE_MODE=strict: the shim refuses invalid batches\n"
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
     "      --gpu-time        CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream\n"
     "                        (GPU time and GB/s in the summary)\n"
-    "      --json            print the summary as JSON (docs/json-schema.md)\n"
+    "      --json            print the summary as JSON (docs/json-schema.md); the\n"
+    "                        program's standard output then goes to standard error,\n"
+    "                        so that ours is the JSON alone\n"
+    "      --output-json FILE  the JSON summary to FILE instead (implies --json;\n"
+    "                        the program's standard output is left as it is)\n"
     "      --raw             print the text summary's bytes and times as exact\n"
     "                        integers (bytes, ns) instead of human units\n"
     "      --lookup-events   also record the DEBUG events: cubatchtrace:lookup, each\n"
@@ -109,27 +116,94 @@ static const char usage_run[] =
     "printed: summarise the relay daemon's output directory, or read the session\n"
     "live (net://RELAY/host/HOSTNAME/SESSION), with `cubatchtrace summary`.\n";
 
-/* ---------------------------------------------------------------- state */
+/* ---------------------------------------------------------------- the options */
 
-static volatile sig_atomic_t got_signal;
-static volatile pid_t child_pid;
+/* The smallest sub-buffer that holds the largest chunk event: 64 ops with
+ * every operand distinct are about 14.3 KiB (CBT_EV_OPS_PER_EVENT). */
+#define MIN_SUBBUF ((uint64_t)16 * 1024)
 
-static void on_signal(int sig)
+static int check_subbuf_size(const char *s)
 {
-    got_signal = sig;
-    if (child_pid > 0)
-        kill(child_pid, sig);
+    uint64_t v;
+    if (cbt_parse_size(s, &v) != 0) {
+        cbt_usage_error("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
+        return -1;
+    }
+    if (v < MIN_SUBBUF) {
+        cbt_usage_error("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
+                CBT_EV_OPS_PER_EVENT);
+        return -1;
+    }
+    return 0;
 }
 
-struct run {
-    char tmp[PATH_MAX / 2];  /* our scratch directory (logs, private LTTNG_HOME) */
-    char log[PATH_MAX / 2 + 16];
-    const char *lttng, *sessiond;
-    char session[128];
-    bool session_created;
-    pid_t daemon;            /* the daemon we started, 0 if none */
-    char rundir[PATH_MAX + 64];
+struct run_opts {
+    const char *output, *report, *subbuf, *nsubbuf, *relayd, *session, *json_path;
+    bool strict, json, lookup_events, gpu_time, raw;
+    char **prog;
 };
+
+/* -1: go on; else the exit status (help printed, or a usage error said). */
+static int parse_options(int argc, char **argv, struct run_opts *o)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"strict", no_argument, NULL, 's'},
+        {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
+        {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
+        {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
+        {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'},
+        {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
+    };
+    *o = (struct run_opts){.subbuf = DEFAULT_SUBBUF, .nsubbuf = DEFAULT_NUM_SUBBUF};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o->output = optarg; break;
+        case 's': o->strict = true; break;
+        case 'r':
+            if (strcmp(optarg, "stderr") != 0) {
+                cbt_usage_error("run: --report %s: only `stderr` is supported", optarg);
+                return 2;
+            }
+            o->report = optarg;
+            break;
+        case 'j': o->json = true; break;
+        case 'O': o->json = true; o->json_path = optarg; break;
+        case 'A': o->raw = true; break;
+        case 'P': o->lookup_events = true; break;
+        case 'S':
+            if (check_subbuf_size(optarg) != 0)
+                return 2;
+            o->subbuf = optarg;
+            break;
+        case 'N': o->nsubbuf = optarg; break;
+        case 'U': o->relayd = optarg; break;
+        case 'E': o->session = optarg; break;
+        case 'G': o->gpu_time = true; break;
+        case 'h': fputs(usage_run, stdout); return 0;
+        default: return cbt_option_error("run", c, argv, opts);
+        }
+    }
+    if (optind >= argc) {
+        cbt_usage_error("no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
+        return 2;
+    }
+    o->prog = argv + optind;
+    if (o->session && !o->relayd) {
+        cbt_err("run: --session names the host's session of --relayd: give --relayd too");
+        return 2;
+    }
+    if (o->relayd && o->output) {
+        cbt_err("run: --relayd and --output: the relay daemon decides where the trace is written");
+        return 2;
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------- the tools */
 
 static bool executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
 
@@ -152,172 +226,6 @@ static const char *find_tool(const char *env, const char *configured, const char
         path += n + (c != NULL);
     }
     return NULL;
-}
-
-/* `lttng ARGS...` (what: its command, for the messages); 0 when it succeeded,
- * CBT_SPAWN_TIMED_OUT when it had not ended after limit_s seconds (0: no
- * limit; see cbt_spawn_logged), else -1.  Every failure is reported in one line. */
-static int lttng_within(struct run *r, const char *what, char *const args[], unsigned limit_s)
-{
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)r->lttng;
-    argv[n++] = (char *)"--no-sessiond"; /* never let the client spawn a daemon we would not stop */
-    for (int i = 0; args[i] && n < 31; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    int st = cbt_spawn_logged(r->log, argv, limit_s);
-    if (st == CBT_SPAWN_TIMED_OUT) {
-        cbt_err("run: `lttng %s` had not ended after %u s and was stopped (see %s)", what, limit_s, r->log);
-        return CBT_SPAWN_TIMED_OUT;
-    }
-    if (st != 0) {
-        char line[1024];
-        cbt_log_last_line(r->log, line, sizeof(line));
-        cbt_err("run: `lttng %s` failed (status %d): %s", what, st, *line ? line : "no output");
-        return -1;
-    }
-    return 0;
-}
-
-static int lttng(struct run *r, const char *what, char *const args[]) { return lttng_within(r, what, args, 0); }
-
-/* How long `lttng destroy` may take, after `lttng stop` has returned (the
- * trace is then complete on disk): LTTng 2.13's client was seen to wait
- * forever after a traced child had exited right after fork, the session
- * already gone from the daemon's list.  CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT
- * (seconds, 1 to 3600) sets it. */
-static unsigned destroy_limit(void)
-{
-    const char *e = getenv("CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT");
-    char *end;
-    if (!e || !*e)
-        return 60;
-    unsigned long v = strtoul(e, &end, 10);
-    if (*end || v < 1 || v > 3600) {
-        cbt_err("run: CUBATCHTRACE_LTTNG_DESTROY_TIMEOUT=%s is not a number of seconds from 1 to 3600: 60 s", e);
-        return 60;
-    }
-    return (unsigned)v;
-}
-
-static bool pid_alive(pid_t p) { return p > 0 && (kill(p, 0) == 0 || errno == EPERM); }
-
-static pid_t read_pidfile(const char *dir)
-{
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof(p), "%s/lttng-sessiond.pid", dir);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return 0;
-    long v = 0;
-    if (fscanf(f, "%ld", &v) != 1)
-        v = 0;
-    fclose(f);
-    return (pid_t)v;
-}
-
-static void rm_rf(const char *path)
-{
-    /* our own scratch dir only: a few files and sockets, two levels deep */
-    char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
-    pid_t p = fork();
-    if (p == 0) {
-        int fd = open("/dev/null", O_WRONLY);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (p > 0)
-        while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
-            ;
-}
-
-static int start_daemon(struct run *r)
-{
-    bool root = geteuid() == 0;
-    if (root) {
-        snprintf(r->rundir, sizeof(r->rundir), "/var/run/lttng");
-    } else {
-        const char *home = getenv("LTTNG_HOME");
-        if (!home || !*home)
-            home = getenv("HOME");
-        snprintf(r->rundir, sizeof(r->rundir), "%s/.lttng", home ? home : "/tmp");
-    }
-    if (pid_alive(read_pidfile(r->rundir)))
-        return 0; /* reuse */
-    if (!r->sessiond) {
-        cbt_err("run: no session daemon is running and lttng-sessiond was not found (install lttng-tools)");
-        return -1;
-    }
-    if (!root) {
-        char home[PATH_MAX / 2 + 16];
-        snprintf(home, sizeof(home), "%s/home", r->tmp);
-        mkdir(home, 0700);
-        setenv("LTTNG_HOME", home, 1);
-        snprintf(r->rundir, sizeof(r->rundir), "%s/.lttng", home);
-    }
-    char dlog[PATH_MAX + 32];
-    snprintf(dlog, sizeof(dlog), "%s/sessiond.log", r->tmp);
-    pid_t p = fork();
-    if (p < 0) {
-        cbt_err("run: fork: %s", strerror(errno));
-        return -1;
-    }
-    if (p == 0) {
-        setsid(); /* the terminal's ^C goes to the program, not to the daemon */
-        int in = open("/dev/null", O_RDONLY), out = open(dlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in >= 0)
-            dup2(in, 0);
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
-        }
-        for (int fd = 3; fd < 1024; fd++)
-            close(fd);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        execl(r->sessiond, r->sessiond, "--no-kernel", (char *)NULL);
-        _exit(127);
-    }
-    r->daemon = p;
-    for (int i = 0; i < 200; i++) { /* 10 s */
-        if (read_pidfile(r->rundir) == p)
-            return 0;
-        int st;
-        if (waitpid(p, &st, WNOHANG) == p) {
-            r->daemon = 0;
-            if (pid_alive(read_pidfile(r->rundir)))
-                return 0; /* another one won the race: use it */
-            cbt_err("run: lttng-sessiond exited at start (see %s)", dlog);
-            return -1;
-        }
-        usleep(50000);
-    }
-    cbt_err("run: lttng-sessiond did not come up within 10 s (see %s)", dlog);
-    return -1;
-}
-
-static void stop_daemon(struct run *r)
-{
-    if (r->daemon <= 0)
-        return;
-    kill(r->daemon, SIGTERM);
-    for (int i = 0; i < 200; i++) {
-        int st;
-        pid_t w = waitpid(r->daemon, &st, WNOHANG);
-        if (w == r->daemon || (w < 0 && errno == ECHILD)) {
-            r->daemon = 0;
-            return;
-        }
-        usleep(50000);
-    }
-    kill(r->daemon, SIGKILL);
-    waitpid(r->daemon, NULL, 0);
-    r->daemon = 0;
 }
 
 /* The libdir of a moved installation: CBT_LIBDIR as it lies relative to
@@ -374,6 +282,36 @@ static int find_shim(char *buf, size_t len)
     return -1;
 }
 
+/* LD_PRELOAD for the program: the caller's, then the shim, then
+ * liblttng-ust-fork (children of a fork stay traced): the configured one or
+ * CUBATCHTRACE_UST_FORK_LIB, left out with a warning when missing.  NULL
+ * after one line. */
+static char *make_preload(void)
+{
+    char shim[PATH_MAX];
+    if (find_shim(shim, sizeof(shim)) != 0)
+        return NULL;
+    const char *old = getenv("LD_PRELOAD");
+    const char *fork_lib = getenv("CUBATCHTRACE_UST_FORK_LIB");
+    if (!fork_lib || !*fork_lib)
+        fork_lib = CBT_LTTNG_UST_FORK_LIB;
+    if (*fork_lib && access(fork_lib, R_OK) != 0) {
+        cbt_err("run: %s not found: children the program forks are not traced", fork_lib);
+        fork_lib = "";
+    }
+    size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(fork_lib) + 4;
+    char *preload = malloc(need);
+    if (!preload) {
+        cbt_err("out of memory");
+        return NULL;
+    }
+    snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
+             *fork_lib ? ":" : "", fork_lib);
+    return preload;
+}
+
+/* ---------------------------------------------------------------- the directories */
+
 static bool dir_nonempty(const char *p)
 {
     struct stat st;
@@ -393,311 +331,297 @@ static bool dir_nonempty(const char *p)
     return n > 0;
 }
 
-/* ---------------------------------------------------------------- the summary */
-
-
-/* ---------------------------------------------------------------- run */
-
-/* The smallest sub-buffer that holds the largest chunk event: 64 ops with
- * every operand distinct are about 14.3 KiB (CBT_EV_OPS_PER_EVENT). */
-#define MIN_SUBBUF ((uint64_t)16 * 1024)
-
-static int check_subbuf_size(const char *s)
+/* The trace directory: `rel` as given (or the default name), `abs` made
+ * absolute; 0, or 2 after one line (it exists and is not empty). */
+static int output_dir(const char *output, char *rel, size_t rlen, char *abs, size_t alen)
 {
-    uint64_t v;
-    if (cbt_parse_size(s, &v) != 0) {
-        cbt_usage_error("run: --subbuf-size %s: expected a size such as 64K or 1M", s);
-        return -1;
-    }
-    if (v < MIN_SUBBUF) {
-        cbt_usage_error("run: --subbuf-size %s: below 16K, the smallest sub-buffer that holds a chunk of %d ops", s,
-                CBT_EV_OPS_PER_EVENT);
-        return -1;
-    }
-    return 0;
-}
-
-int cbt_cmd_run(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"strict", no_argument, NULL, 's'},
-        {"report", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
-        {"lookup-events", no_argument, NULL, 'P'}, {"per-op-events", no_argument, NULL, 'P'}, {"subbuf-size", required_argument, NULL, 'S'},
-        {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
-        {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'}, {0, 0, 0, 0},
-    };
-    const char *relayd = NULL, *session = NULL;
-    const char *output = NULL, *report = NULL, *subbuf = DEFAULT_SUBBUF, *nsubbuf = DEFAULT_NUM_SUBBUF;
-    bool strict = false, json = false, per_op = false, gpu_time = false, raw = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 's': strict = true; break;
-        case 'r':
-            if (strcmp(optarg, "stderr") != 0) {
-                cbt_usage_error("run: --report %s: only `stderr` is supported", optarg);
-                return 2;
-            }
-            report = optarg;
-            break;
-        case 'j': json = true; break;
-        case 'A': raw = true; break;
-        case 'P': per_op = true; break;
-        case 'S':
-            if (check_subbuf_size(optarg) != 0)
-                return 2;
-            subbuf = optarg;
-            break;
-        case 'N': nsubbuf = optarg; break;
-        case 'U': relayd = optarg; break;
-        case 'E': session = optarg; break;
-        case 'G': gpu_time = true; break;
-        case 'h': fputs(usage_run, stdout); return 0;
-        default: return cbt_option_error("run", c, argv, opts);
-        }
-    }
-    if (optind >= argc) {
-        cbt_usage_error("no program given (cubatchtrace run [OPTIONS] -- PROGRAM ARGS...)");
-        return 2;
-    }
-    char **prog = argv + optind;
-    if (session && !relayd) {
-        cbt_err("run: --session names the host's session of --relayd: give --relayd too");
-        return 2;
-    }
-    if (relayd && output) {
-        cbt_err("run: --relayd and --output: the relay daemon decides where the trace is written");
-        return 2;
-    }
-
-    struct run r;
-    memset(&r, 0, sizeof(r));
-    char shim[PATH_MAX], lbuf[PATH_MAX], sbuf[PATH_MAX], outdir[2 * PATH_MAX + 2];
-    if (find_shim(shim, sizeof(shim)) != 0)
-        return 2;
-    r.lttng = find_tool("LTTNG", CBT_LTTNG, "lttng", lbuf, sizeof(lbuf));
-    r.sessiond = find_tool("LTTNG_SESSIOND", CBT_LTTNG_SESSIOND, "lttng-sessiond", sbuf, sizeof(sbuf));
-    if (!r.lttng) {
-        cbt_err("run: the lttng command was not found (install lttng-tools)");
-        return 2;
-    }
-
-    /* the output directory, absolute */
-    char rel[PATH_MAX];
     if (output) {
-        snprintf(rel, sizeof(rel), "%s", output);
+        snprintf(rel, rlen, "%s", output);
     } else {
         time_t now = time(NULL);
         struct tm tm;
         localtime_r(&now, &tm);
-        strftime(rel, sizeof(rel), "cubatchtrace-%Y%m%d-%H%M%S", &tm);
+        strftime(rel, rlen, "cubatchtrace-%Y%m%d-%H%M%S", &tm);
     }
     if (rel[0] == '/') {
-        snprintf(outdir, sizeof(outdir), "%s", rel);
+        snprintf(abs, alen, "%s", rel);
     } else {
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof(cwd))) {
             cbt_err("run: getcwd: %s", strerror(errno));
             return 2;
         }
-        snprintf(outdir, sizeof(outdir), "%s/%s", cwd, rel);
+        snprintf(abs, alen, "%s/%s", cwd, rel);
     }
-    if (dir_nonempty(outdir)) {
-        cbt_err("run: %s already exists and is not empty: choose another --output", outdir);
+    if (dir_nonempty(abs)) {
+        cbt_err("run: %s already exists and is not empty: choose another --output", abs);
         return 2;
     }
+    return 0;
+}
 
+/* Whether dir holds a CTF trace (a `metadata` file somewhere under it):
+ * LTTng writes one once a process that loaded the shim registers. */
+static bool holds_trace(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return false;
+    const char *in[1] = {dir};
+    const struct cbt_read_opts ro = {.inputs = in, .ninputs = 1, .allow_empty = true};
+    char **paths = NULL;
+    int n = 0;
+    if (cbt_trace_dirs(&ro, &paths, &n) != 0)
+        return true; /* not known: kept, and the summary says what it finds */
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return n > 0;
+}
+
+/* The libraries the dynamic loader does not find for prog, as ldd lists
+ * them ("NAME => not found"; ldd never runs a program the loader would
+ * not load, a static one included), comma-separated into buf; "" when it
+ * names none. */
+static void missing_libraries(const char *prog, char *buf, size_t len)
+{
+    char path[PATH_MAX], ldd[PATH_MAX];
+    const char *exe = strchr(prog, '/') ? prog : find_tool("", "", prog, path, sizeof(path));
+    const char *ldd_exe = find_tool("", "", "ldd", ldd, sizeof(ldd));
+    int p[2];
+    buf[0] = 0;
+    if (!exe || !ldd_exe || pipe2(p, O_CLOEXEC) != 0)
+        return;
+    fflush(NULL);
+    pid_t c = fork();
+    if (c == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(p[1], 1);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 2);
+        }
+        unsetenv("LD_PRELOAD");
+        execl(ldd_exe, ldd_exe, exe, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    FILE *f = c > 0 ? fdopen(p[0], "r") : NULL;
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        char name[256];
+        if (strstr(line, "=> not found") && sscanf(line, " %255s", name) == 1 && n + strlen(name) + 3 < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
+    }
+    if (f)
+        fclose(f);
+    else
+        close(p[0]);
+    if (c > 0)
+        while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
+static void rm_rf(const char *path)
+{
+    char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
+    cbt_spawn_logged("/dev/null", argv, 0); /* our scratch dir, or a trace of nothing */
+}
+
+/* ---------------------------------------------------------------- the program */
+
+/* Runs the program with the shim preloaded and the settings of the options;
+ * its status (cbt_spawn_program). */
+static int trace_program(const struct run_opts *o, const char *preload, int *exec_errno)
+{
+    /* the shim writes a large batch in as few events as this channel's
+     * sub-buffers hold; a value of the caller's own (another session with
+     * smaller ones) is kept */
+    char sb[64] = "";
+    uint64_t v;
+    if (cbt_parse_size(o->subbuf, &v) == 0)
+        snprintf(sb, sizeof(sb), "CUBATCHTRACE_SUBBUF_SIZE=%llu", (unsigned long long)v);
+    char report[64];
+    snprintf(report, sizeof(report), "CUBATCHTRACE_REPORT=%s", o->report ? o->report : "");
+    const char *env[5], *keep[] = {sb[0] ? sb : NULL, NULL};
+    int n = 0;
+    env[n++] = "LTTNG_UST_ALLOW_BLOCKING=1";
+    if (o->strict)
+        env[n++] = "CUBATCHTRACE_MODE=strict";
+    if (o->report)
+        env[n++] = report;
+    if (o->gpu_time)
+        env[n++] = "CUBATCHTRACE_GPU_TIME=1";
+    env[n] = NULL;
+    /* the JSON on our standard output is never mixed with the program's */
+    const struct cbt_spawn s = {.argv = o->prog, .preload = preload, .env = env, .env_keep = keep,
+                                .stdout_to_stderr = o->json && !o->json_path};
+    return cbt_spawn_program(&s, exec_errno);
+}
+
+/* ---------------------------------------------------------------- run */
+
+/* --relayd: join the host's session (relay.c), run the program, leave. */
+static int run_relayd(const struct run_opts *o, const struct cbt_lttng *l, const char *preload)
+{
+    char session[128];
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!o->session && job && *job)
+        snprintf(session, sizeof(session), "cubatchtrace-slurm-%s", job);
+    else
+        snprintf(session, sizeof(session), "%s", o->session ? o->session : "cubatchtrace");
+    struct cbt_relay relay;
+    struct cbt_relay_opts ro = {l->lttng, l->sessiond, o->relayd, session, o->subbuf, o->nsubbuf, o->lookup_events,
+                                l->destroy_limit_s};
+    if (cbt_relay_join(&relay, &ro) != 0)
+        return 2;
+    int exec_errno, status = cbt_signal_caught() ? -1 : trace_program(o, preload, &exec_errno);
+    cbt_relay_leave(&relay);
+    if (status < 0) /* not run: a signal came first, or it could not be started */
+        return cbt_signal_caught() ? 128 + cbt_signal_caught() : 2;
+    char host[256] = "?";
+    gethostname(host, sizeof(host));
+    host[sizeof(host) - 1] = 0;
+    fprintf(stderr, "%s: traced in session %s of host %s, streamed to %s\n", CBT_PROG, session, host, o->relayd);
+    return status;
+}
+
+/* Our scratch directory (logs, a private LTTNG_HOME) and the daemon we
+ * started, if any. */
+struct local {
+    char tmp[PATH_MAX / 2];
+    char log[PATH_MAX / 2 + 16];
+    pid_t daemon;
+};
+
+/* The session daemon: the one running (in the run directory lttng's client
+ * uses), else a private one under a temporary LTTNG_HOME (unless root). */
+static int start_daemon(struct local *w, struct cbt_lttng *l)
+{
+    char rundir[PATH_MAX + 64], err[1024];
+    cbt_sessiond_rundir(rundir, sizeof(rundir));
+    if (cbt_pid_alive(cbt_sessiond_pid(rundir)))
+        return 0; /* reuse */
+    if (geteuid() != 0) {
+        char home[PATH_MAX / 2 + 16];
+        snprintf(home, sizeof(home), "%s/home", w->tmp);
+        mkdir(home, 0700);
+        setenv("LTTNG_HOME", home, 1);
+        snprintf(rundir, sizeof(rundir), "%s/.lttng", home);
+    }
+    char dlog[PATH_MAX + 32];
+    snprintf(dlog, sizeof(dlog), "%s/sessiond.log", w->tmp);
+    struct cbt_lttng d = *l;
+    d.log = dlog;
+    if (!l->sessiond) {
+        cbt_err("run: no session daemon is running and lttng-sessiond was not found (install lttng-tools)");
+        return -1;
+    }
+    w->daemon = cbt_sessiond_start(&d, rundir, err, sizeof(err));
+    if (w->daemon < 0) {
+        w->daemon = 0;
+        cbt_err("run: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* A session of our own writing to a directory: start, run the program,
+ * finish, then the summary of the trace. */
+static int run_local(const struct run_opts *o, struct cbt_lttng *l, const char *preload)
+{
+    char rel[PATH_MAX], outdir[2 * PATH_MAX + 2], err[4096];
+    if (output_dir(o->output, rel, sizeof(rel), outdir, sizeof(outdir)) != 0)
+        return 2;
+    struct local w = {.daemon = 0};
     const char *tmpbase = getenv("TMPDIR");
-    snprintf(r.tmp, sizeof(r.tmp), "%s/cubatchtrace-run.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
-    if (!mkdtemp(r.tmp)) {
+    snprintf(w.tmp, sizeof(w.tmp), "%s/cubatchtrace-run.XXXXXX", tmpbase && *tmpbase ? tmpbase : "/tmp");
+    if (!mkdtemp(w.tmp)) {
         cbt_err("run: cannot create a temporary directory under %s: %s", tmpbase ? tmpbase : "/tmp", strerror(errno));
         return 2;
     }
-    snprintf(r.log, sizeof(r.log), "%s/lttng.log", r.tmp);
-    snprintf(r.session, sizeof(r.session), "cubatchtrace-%ld-%" PRIu64, (long)getpid(), (uint64_t)(cbt_now_ns() % 1000000000u));
+    snprintf(w.log, sizeof(w.log), "%s/lttng.log", w.tmp);
+    l->log = w.log;
+    char session[128];
+    snprintf(session, sizeof(session), "cubatchtrace-%ld-%" PRIu64, (long)getpid(), (uint64_t)(cbt_now_ns() % 1000000000u));
+    const struct cbt_session_spec spec = {.name = session, .output = outdir, .subbuf = o->subbuf, .nsubbuf = o->nsubbuf,
+                                          .lookup_events = o->lookup_events};
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
-
-    int status = 2, ran = 0, exec_errno = 0;
-    bool keep_tmp = false, summarize = false;
-    char shown[PATH_MAX + 8]; /* the trace as the user would name it */
-    char outarg[2 * PATH_MAX + 16];
-    snprintf(outarg, sizeof(outarg), "--output=%s", outdir);
-    char subarg[64], numarg[64];
-    snprintf(subarg, sizeof(subarg), "--subbuf-size=%s", subbuf);
-    snprintf(numarg, sizeof(numarg), "--num-subbuf=%s", nsubbuf);
-
-    struct cbt_relay relay = {-1, -1};
-    char session_buf[128];
-    if (relayd) {
-        const char *job = getenv("SLURM_JOB_ID");
-        if (!session && job && *job)
-            snprintf(session_buf, sizeof(session_buf), "cubatchtrace-slurm-%s", job);
-        else
-            snprintf(session_buf, sizeof(session_buf), "%s", session ? session : "cubatchtrace");
-        struct cbt_relay_opts ro = {r.lttng, r.sessiond, relayd, session_buf, subbuf, nsubbuf, per_op, destroy_limit()};
-        if (cbt_relay_join(&relay, &ro) != 0)
-            goto cleanup;
-    } else if (start_daemon(&r) != 0) {
-        keep_tmp = true;
-        goto cleanup;
-    }
-    if (!relayd) {
-        char *a1[] = {"create", r.session, outarg, NULL};
-        if (lttng(&r, "create", a1) != 0)
-            goto fail;
-        r.session_created = true;
-        char *a2[] = {"enable-channel", "-u", "-s", r.session, "--blocking-timeout=inf", subarg, numarg, "cbt", NULL};
-        char *a3[] = {"enable-event", "-u", "-s", r.session, "-c", "cbt", "cubatchtrace:*", "--loglevel=TRACE_INFO", NULL};
-        if (per_op)
-            a3[7] = NULL;
-        char *a4[] = {"enable-event", "-u", "-s", r.session, "-c", "cbt", "lttng_ust_statedump:*", NULL};
-        char *a5[] = {"add-context", "-u", "-s", r.session, "-c", "cbt", "-t", "vpid", "-t", "vtid",
-                      "-t", "procname", "-t", "ip", NULL};
-        char *a6[] = {"start", r.session, NULL};
-        if (lttng(&r, "enable-channel", a2) || lttng(&r, "enable-event", a3) || lttng(&r, "enable-event", a4) ||
-            lttng(&r, "add-context", a5) || lttng(&r, "start", a6))
-            goto fail;
-    }
-    if (got_signal)
-        goto fail;
-
-    /* the program */
-    {
-        const char *old = getenv("LD_PRELOAD");
-        /* liblttng-ust-fork keeps children of a fork traced: the configured one,
-         * or CUBATCHTRACE_UST_FORK_LIB; left out, with a warning, when missing. */
-        const char *fork_lib = getenv("CUBATCHTRACE_UST_FORK_LIB");
-        if (!fork_lib || !*fork_lib)
-            fork_lib = CBT_LTTNG_UST_FORK_LIB;
-        if (*fork_lib && access(fork_lib, R_OK) != 0) {
-            cbt_err("run: %s not found: children the program forks are not traced", fork_lib);
-            fork_lib = "";
-        }
-        size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(fork_lib) + 4;
-        char *preload = malloc(need);
-        if (!preload)
-            goto fail;
-        snprintf(preload, need, "%s%s%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim,
-                 *fork_lib ? ":" : "", fork_lib);
-        fflush(NULL);
-        int ep[2]; /* the child's errno when it could not execute the program; closed on exec */
-        if (pipe2(ep, O_CLOEXEC) != 0) {
-            cbt_err("run: pipe: %s", strerror(errno));
-            free(preload);
-            goto fail;
-        }
-        pid_t p = fork();
-        if (p < 0) {
-            cbt_err("run: fork: %s", strerror(errno));
-            close(ep[0]);
-            close(ep[1]);
-            free(preload);
-            goto fail;
-        }
-        if (p == 0) {
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
-            signal(SIGQUIT, SIG_DFL);
-            setenv("LD_PRELOAD", preload, 1);
-            setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1);
-            /* the shim writes a large batch in as few events as this channel's
-             * sub-buffers hold; a value of the caller's own (another session
-             * with smaller ones) is kept */
-            uint64_t sb;
-            if (cbt_parse_size(subbuf, &sb) == 0) {
-                char v[24];
-                snprintf(v, sizeof v, "%llu", (unsigned long long)sb);
-                setenv("CUBATCHTRACE_SUBBUF_SIZE", v, 0);
-            }
-            if (strict)
-                setenv("CUBATCHTRACE_MODE", "strict", 1);
-            if (report)
-                setenv("CUBATCHTRACE_REPORT", report, 1);
-            if (gpu_time)
-                setenv("CUBATCHTRACE_GPU_TIME", "1", 1);
-            close(ep[0]);
-            execvp(prog[0], prog);
-            int e = errno;
-            if (write(ep[1], &e, sizeof(e)) < 0)
-                _exit(126);
-            _exit(e == ENOENT ? 127 : 126);
-        }
-        free(preload);
-        close(ep[1]);
-        while (read(ep[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR)
-            ;
-        close(ep[0]);
-        child_pid = p;
-        int st;
-        while (waitpid(p, &st, 0) < 0)
-            if (errno != EINTR) {
-                st = 0;
-                break;
-            }
-        child_pid = 0;
-        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        ran = 1;
-    }
-
-    if (relayd) {
-        char host[256] = "?";
-        gethostname(host, sizeof(host));
-        host[sizeof(host) - 1] = 0;
-        cbt_relay_leave(&relay);
-        fprintf(stderr, "%s: traced in session %s of host %s, streamed to %s\n", CBT_PROG, session_buf, host, relayd);
-        goto cleanup;
-    }
-    {
-        char *a7[] = {"stop", r.session, NULL};
-        char *a8[] = {"destroy", r.session, NULL};
-        lttng(&r, "stop", a7); /* a failure is reported; destroy anyway */
-        int d = lttng_within(&r, "destroy", a8, destroy_limit());
-        if (d == 0 || d == CBT_SPAWN_TIMED_OUT) /* a destroy that hung is not tried again */
-            r.session_created = false;
-    }
-    stop_daemon(&r);
+    int status = -1, exec_errno = 0;
+    if (start_daemon(&w, l) != 0) /* keep the daemon's log named in the error line */
+        return 2;
+    bool started = cbt_session_start(l, &spec, err, sizeof(err)) == 0;
+    if (!started)
+        cbt_err("run: %s", err);
+    else if (!cbt_signal_caught())
+        status = trace_program(o, preload, &exec_errno);
+    bool ran = status >= 0;
+    if (!ran) /* not run: the session failed, a signal came first, or it could not be started */
+        status = cbt_signal_caught() ? 128 + cbt_signal_caught() : 2;
+    if (started && cbt_session_finish(l, session, err, sizeof(err)) != 0)
+        cbt_err("run: %s", err); /* the trace is complete once `lttng stop` has returned */
+    cbt_sessiond_stop(w.daemon);
+    rm_rf(w.tmp);
+    if (!ran)
+        return status;
     if (exec_errno) { /* the session recorded nobody: no trace is kept, no summary is made */
-        cbt_err("run: cannot execute %s: %s: nothing was recorded", prog[0], strerror(exec_errno));
+        cbt_err("run: cannot execute %s: %s: nothing was recorded", o->prog[0], strerror(exec_errno));
         rm_rf(outdir);
-        goto cleanup;
+        return status;
+    }
+    /* a program the loader could not start (the libraries it did not find),
+     * or none that loaded the shim: no trace is kept
+     * (what other processes of the user wrote to the session meanwhile is
+     * not the program's) */
+    char missing[512] = "";
+    if (status == 127)
+        missing_libraries(o->prog[0], missing, sizeof(missing));
+    if (*missing || !holds_trace(outdir)) {
+        if (status == 126 || status == 127)
+            cbt_err("run: %s could not start (exit status %d%s%s): nothing was recorded", o->prog[0], status,
+                    *missing ? ": the loader did not find " : ", the loader's message above", missing);
+        else
+            cbt_err("run: %s (exit status %d) never loaded the shim (a statically linked or setuid program does "
+                    "not): nothing was recorded", o->prog[0], status);
+        rm_rf(outdir);
+        return status;
     }
     /* named as the user would: relative to the working directory when given so (or by default) */
+    char shown[PATH_MAX + 8];
     snprintf(shown, sizeof(shown), "%s%s", rel[0] == '/' || strncmp(rel, "./", 2) == 0 ? "" : "./", rel);
     fprintf(stderr, "%s: trace written to %s\n", CBT_PROG, shown);
-    summarize = true;
-    goto cleanup;
-
-fail:
-    if (!ran && got_signal)
-        status = 128 + got_signal;
-cleanup:
-    cbt_relay_leave(&relay);
-    if (r.session_created) {
-        char *a8[] = {"destroy", r.session, NULL};
-        lttng_within(&r, "destroy", a8, destroy_limit());
-    }
-    stop_daemon(&r);
-    if (!keep_tmp) /* else keep the daemon's log named in the error line */
-        rm_rf(r.tmp);
-    if (summarize) { /* last: a trace it cannot read ends the process (one line; the status stays the program's) */
-        const char *inputs[1] = {shown};
-        struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = json, .raw = raw,
-                                    .live_fd = -1, .program = prog[0]};
-        cbt_guard_on_failure(status, NULL);
-        cbt_guard_run(inputs, 1, cbt_summary_read, &j);
-    }
+    /* last: a trace it cannot read ends the process (one line; the status stays the program's) */
+    const char *inputs[1] = {shown};
+    struct cbt_summary_job j = {.ro = {inputs, 1, NULL, 0, true, NULL, NULL}, .json = o->json, .raw = o->raw,
+                                .json_path = o->json_path,
+                                .live_fd = -1, .program = o->prog[0]};
+    cbt_guard_on_failure(status, NULL);
+    cbt_guard_run(inputs, 1, cbt_summary_read, &j);
     return status;
+}
+
+int cbt_cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    char lbuf[PATH_MAX], sbuf[PATH_MAX];
+    struct cbt_lttng l = {.destroy_limit_s = 0};
+    l.lttng = find_tool("LTTNG", CBT_LTTNG, "lttng", lbuf, sizeof(lbuf));
+    l.sessiond = find_tool("LTTNG_SESSIOND", CBT_LTTNG_SESSIOND, "lttng-sessiond", sbuf, sizeof(sbuf));
+    char *preload = make_preload();
+    if (!preload)
+        return 2;
+    if (!l.lttng) {
+        cbt_err("run: the lttng command was not found (install lttng-tools)");
+        free(preload);
+        return 2;
+    }
+    l.destroy_limit_s = cbt_lttng_destroy_limit();
+    cbt_signals_catch();
+    rc = o.relayd ? run_relayd(&o, &l, preload) : run_local(&o, &l, preload);
+    free(preload);
+    return rc;
 }

@@ -5,7 +5,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +61,39 @@ static void live_tick(void *ctx)
     cbt_agg_free(s);
 }
 
+/* The JSON summary, on our standard output or in j->json_path; 0, or 2
+ * after one line. */
+static int print_json(struct cbt_agg *a, const struct cbt_summary_job *j)
+{
+    if (!j->json_path)
+        return cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+    FILE *f = fopen(j->json_path, "w");
+    if (!f) {
+        cbt_err("--output-json %s: %s", j->json_path, strerror(errno));
+        return 2;
+    }
+    int rc = cbt_agg_print_json(a, f, j->ro.inputs, j->ro.ninputs);
+    if (fclose(f) != 0 || rc != 0) {
+        cbt_err("--output-json %s: %s", j->json_path, rc ? "cannot write the summary" : strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+/* The text summary of traces without a batch (a program traced with the
+ * shim that made none): a few lines, not empty tables. */
+static void print_no_batch(struct cbt_agg *a, const struct cbt_summary_job *j)
+{
+    uint64_t ev = 0, pk = 0, uncounted = 0;
+    cbt_agg_lost(a, &ev, &pk, &uncounted);
+    printf("# discarded events: %" PRIu64 "\n# discarded packets: %" PRIu64 "\n", ev, pk);
+    printf("# cubatchtrace summary of: %s", j->ro.inputs[0]);
+    for (int i = 1; i < j->ro.ninputs; i++)
+        printf(", %s", j->ro.inputs[i]);
+    printf("\n# no batch: the program ran with the shim but made no batch copy (3D or 1D)%s\n",
+           ev || pk || uncounted ? "; the tracer discarded events: some may be lost" : "");
+}
+
 int cbt_summary_read(void *arg)
 {
     const struct cbt_summary_job *j = arg;
@@ -78,11 +114,13 @@ int cbt_summary_read(void *arg)
         cbt_agg_finish(a);
         bool none = j->program && cbt_agg_batches(a) == 0;
         if (none)
-            cbt_err("run: %s made no cuMemcpy3DBatchAsync batch that reached the shim: nothing was recorded "
+            cbt_err("run: %s made no batch copy (3D or 1D) that reached the shim: nothing was recorded "
                     "(a statically linked or setuid program does not load it)%s",
                     j->program, j->json ? "" : "; no summary");
         if (j->json)
-            rc = cbt_agg_print_json(a, stdout, j->ro.inputs, j->ro.ninputs) == 0 ? 0 : 2;
+            rc = print_json(a, j);
+        else if (!j->program && cbt_agg_batches(a) == 0)
+            print_no_batch(a, j);
         else if (!none)
             cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs, j->raw);
     }

@@ -66,6 +66,7 @@ is "$(grep -c '^hazard overlap_dst_dst: .* op=0 other_op=1 side=dst ' "$CBT_TMP/
 check 0 "inline findings that agree, --fail-on error: exit 0" --fail-on error $(pids_of inlok)
 check 0 "a wrong inline list made with older rules is not compared: exit 0" $(pids_of inlold)
 is "$(grep -c '^warning pageable_stream_order: ' "$CBT_TMP/out")" 2 "the read-time findings of the current rules"
-"$CBT" check --pid 1 "$T" >"$CBT_TMP/out" 2>&1; is $? 0 "a pid with no events: clean"
+"$CBT" check --pid 1 "$T" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
+one_line_error "a pid not in the trace" $? "$CBT_TMP/out" "$CBT_TMP/err" "no cubatchtrace events of --pid 1"
 "$CBT" check "$T" "$CBT_TMP/missing" >"$CBT_TMP/out" 2>"$CBT_TMP/err"; is $? 2 "unreadable input: exit 2"
 done_testing

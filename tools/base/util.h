@@ -17,9 +17,11 @@
 /* The time-window options every reading command takes (babeltrace2's trimmer). */
 #define CBT_USAGE_WINDOW                                                                 \
     "  --begin TIME      only events at or after TIME, --end TIME at or before it:\n"   \
-    "  --end TIME        as babeltrace2 --begin/--end take it (flt.utils.trimmer):\n"   \
-    "                    [YYYY-MM-DD ][HH:MM[:SS[.NNNNNNNNN]]] or [-]SECONDS[.NS]\n"    \
-    "                    since the origin; a batch cut by the window is incomplete\n"
+    "  --end TIME        +SECONDS[.NS] after the trace's start (its earliest stream),\n" \
+    "                    or an absolute time as babeltrace2 --begin/--end take it\n"    \
+    "                    (flt.utils.trimmer): [YYYY-MM-DD ][HH:MM[:SS[.NNNNNNNNN]]]\n"  \
+    "                    or [-]SECONDS[.NS] since the clock's origin (the epoch for\n" \
+    "                    LTTng); a batch cut by the window is incomplete\n"
 
 /* One line on stderr, "cubatchtrace COMMAND: ..." (the command set with
  * cbt_set_command, if any): newlines in the text become spaces. */

@@ -162,7 +162,9 @@ struct reader {
     struct cbt_compact *compact; /* the compact record's dictionaries */
     /* sources */
     char **paths;        /* one per source component (trace dir or URL) */
+    char **canon;        /* each path's realpath (a URL as given): one read of each */
     int npaths;
+    int found;           /* paths found, those already there counted too */
     /* sink */
     bt_message_iterator **its;
     uint64_t nits, nlive, rr;
@@ -172,6 +174,8 @@ struct reader {
     uint32_t last_host;
     /* results */
     uint64_t cbt_events;
+    bool shim_seen;       /* a statedump named the shim (libcubatchtrace.so) */
+    char begin[CBT_READ_WINDOW_LEN], end[CBT_READ_WINDOW_LEN]; /* --begin/--end as the trimmer takes them (an offset made absolute) */
     enum ev_kind last_kind; /* the kind of the event read last */
     char fail[1024];     /* our own error, when set */
     /* the bytes of the chunk sequences, reused */
@@ -305,138 +309,98 @@ static bool find_chunk(struct reader *r, const char *ev, const bt_field_class *p
     return true;
 }
 
-static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
+/* The events read, by name; any other cubatchtrace event is EK_CBT_OTHER. */
+static const struct {
+    const char *name;
+    enum ev_kind kind;
+} ev_names[] = {
+    {"cubatchtrace:batch", EK_BATCH},       {"cubatchtrace:batch_ops", EK_BATCH_OPS},
+    {"cubatchtrace:batch_end", EK_BATCH_END}, {"cubatchtrace:finding", EK_FINDING},
+    {"cubatchtrace:batch1d", EK_BATCH1D},   {"cubatchtrace:batch_attrs", EK_BATCH_ATTRS},
+    {"cubatchtrace:process", EK_PROCESS},   {"cubatchtrace:gpu_time", EK_GPU_TIME},
+    {"cubatchtrace:b", EK_B},               {"cubatchtrace:bs", EK_B}, /* a large 3D batch: as b, its ops in a sequence */
+    {"cubatchtrace:bo", EK_BO},             {"cubatchtrace:c", EK_C},
+    {"cubatchtrace:cs", EK_C}, /* a large 1D batch: as c, its copies in sequences */
+    {"cubatchtrace:co", EK_CO},             {"cubatchtrace:ca", EK_CA},
+    {"cubatchtrace:operand", EK_OPERAND},   {"cubatchtrace:stream", EK_STREAM},
+    {"lttng_ust_statedump:bin_info", EK_BIN_INFO}, {"lttng_ust_statedump:build_id", EK_BUILD_ID},
+};
+
+static enum ev_kind ev_kind_of(const char *name)
 {
-    struct ecinfo *e = calloc(1, sizeof(*e));
-    if (!e) {
-        snprintf(r->fail, sizeof(r->fail), "out of memory");
-        return NULL;
-    }
-    e->ec = ec;
-    const char *name = bt_event_class_get_name(ec);
-    if (!name)
-        name = "";
-    if (strcmp(name, "cubatchtrace:batch") == 0)
-        e->kind = EK_BATCH;
-    else if (strcmp(name, "cubatchtrace:batch_ops") == 0)
-        e->kind = EK_BATCH_OPS;
-    else if (strcmp(name, "cubatchtrace:batch_end") == 0)
-        e->kind = EK_BATCH_END;
-    else if (strcmp(name, "cubatchtrace:finding") == 0)
-        e->kind = EK_FINDING;
-    else if (strcmp(name, "cubatchtrace:batch1d") == 0)
-        e->kind = EK_BATCH1D;
-    else if (strcmp(name, "cubatchtrace:batch_attrs") == 0)
-        e->kind = EK_BATCH_ATTRS;
-    else if (strcmp(name, "cubatchtrace:process") == 0)
-        e->kind = EK_PROCESS;
-    else if (strcmp(name, "cubatchtrace:gpu_time") == 0)
-        e->kind = EK_GPU_TIME;
-    else if (strcmp(name, "cubatchtrace:b") == 0)
-        e->kind = EK_B;
-    else if (strcmp(name, "cubatchtrace:bs") == 0) /* a large 3D batch: as b, its ops in a sequence */
-        e->kind = EK_B;
-    else if (strcmp(name, "cubatchtrace:bo") == 0)
-        e->kind = EK_BO;
-    else if (strcmp(name, "cubatchtrace:c") == 0)
-        e->kind = EK_C;
-    else if (strcmp(name, "cubatchtrace:cs") == 0) /* a large 1D batch: as c, its copies in sequences */
-        e->kind = EK_C;
-    else if (strcmp(name, "cubatchtrace:co") == 0)
-        e->kind = EK_CO;
-    else if (strcmp(name, "cubatchtrace:ca") == 0)
-        e->kind = EK_CA;
-    else if (strcmp(name, "cubatchtrace:operand") == 0)
-        e->kind = EK_OPERAND;
-    else if (strcmp(name, "cubatchtrace:stream") == 0)
-        e->kind = EK_STREAM;
-    else if (strncmp(name, "cubatchtrace:", 13) == 0)
+    for (size_t i = 0; i < sizeof(ev_names) / sizeof(ev_names[0]); i++)
+        if (strcmp(name, ev_names[i].name) == 0)
+            return ev_names[i].kind;
+    return strncmp(name, "cubatchtrace:", 13) == 0 ? EK_CBT_OTHER : EK_OTHER;
+}
+
+/* process: rank is an integer, rank_var a string; else not the event we know */
+static void describe_process(struct ecinfo *e, const bt_field_class *pl)
+{
+    e->rank.idx = member_index(pl, "rank", &e->rank.sgn);
+    e->rank_var = member_index(pl, "rank_var", NULL);
+    if (e->rank.idx < 0 || !field_is(pl, e->rank.idx, BT_FIELD_CLASS_TYPE_INTEGER))
         e->kind = EK_CBT_OTHER;
-    else if (strcmp(name, "lttng_ust_statedump:bin_info") == 0)
-        e->kind = EK_BIN_INFO;
-    else if (strcmp(name, "lttng_ust_statedump:build_id") == 0)
-        e->kind = EK_BUILD_ID;
-    else
+    else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
+        e->rank_var = -1;
+    e->gpu_every.idx = member_index(pl, "gpu_every", &e->gpu_every.sgn);
+    if (e->gpu_every.idx >= 0 && !field_is(pl, e->gpu_every.idx, BT_FIELD_CLASS_TYPE_INTEGER))
+        e->gpu_every.idx = -1;
+    e->gpu_time.idx = member_index(pl, "gpu_time", &e->gpu_time.sgn);
+    if (e->gpu_time.idx >= 0 && !field_is(pl, e->gpu_time.idx, BT_FIELD_CLASS_TYPE_INTEGER))
+        e->gpu_time.idx = -1;
+    struct mem *im[] = {&e->image, &e->pid_ns, &e->start_ns};
+    static const char *const im_names[] = {"image", "pid_ns", "start_ns"};
+    for (int i = 0; i < 3; i++) {
+        im[i]->idx = member_index(pl, im_names[i], &im[i]->sgn);
+        if (im[i]->idx >= 0 && !field_is(pl, im[i]->idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            im[i]->idx = -1;
+    }
+}
+
+/* build_id: baddr and a sequence of bytes, else not the statedump we know */
+static void describe_build_id(struct ecinfo *e, const bt_field_class *pl)
+{
+    e->id_baddr.idx = member_index(pl, "baddr", &e->id_baddr.sgn);
+    e->id.idx = member_index(pl, "build_id", NULL);
+    if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
+        bytes_per_element(pl, e->id.idx) != 1)
         e->kind = EK_OTHER;
-    if (strncmp(name, "cubatchtrace:", 13) == 0) {
-        /* the recorder's version, where tracepoints/cubatchtrace_tp.h puts it in an event class */
-        const char *uri = bt_event_class_get_emf_uri(ec);
-        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
-            if (r->out.recorded_by)
-                r->out.recorded_by(r->out.ctx, uri + 17);
-    }
-    if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
-        return e;
+}
 
-    const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
-    e->has_clock = bt_stream_class_borrow_default_clock_class_const(sc) != NULL;
-    const bt_field_class *ctx = bt_stream_class_borrow_event_common_context_field_class_const(sc);
-    e->ctx_vpid = member_index(ctx, "vpid", &e->vpid_signed);
-    e->ctx_vtid = member_index(ctx, "vtid", &e->vtid_signed);
-    e->ctx_procname = member_index(ctx, "procname", NULL);
-    if (e->ctx_procname >= 0 && !field_is(ctx, e->ctx_procname, BT_FIELD_CLASS_TYPE_STRING))
-        e->ctx_procname = -1;
+/* formats 3 and 4: every member its event has, of its kind; false after r->fail */
+static bool describe_compact(struct reader *r, struct ecinfo *e, const bt_field_class *pl, const char *name)
+{
+    unsigned members = compact_members[e->kind];
+    if ((e->kind == EK_B || e->kind == EK_C) && member_index(pl, "t", NULL) >= 0) {
+        bool seqs = member_index(pl, e->kind == EK_B ? "ops" : "dsts", NULL) >= 0;
+        members = e->kind == EK_B ? (seqs ? XB_BS4 : XB_B4) : (seqs ? XB_CS4 : XB_C4);
+    }
+    for (int i = 0; i < X_COUNT_; i++) {
+        e->x[i].idx = -1;
+        if (!(members >> i & 1))
+            continue;
+        e->x[i].idx = member_index(pl, compact_fields[i], &e->x[i].sgn);
+        bool fits = e->x[i].idx >= 0 &&
+                    (i < X_FIRST_SEQ_ ? field_is(pl, e->x[i].idx, BT_FIELD_CLASS_TYPE_INTEGER)
+                                      : bytes_per_element(pl, e->x[i].idx) == compact_width[i]);
+        if (!fits) {
+            snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is %s", name, compact_fields[i],
+                     e->x[i].idx < 0 ? "missing (a trace of another catalogue?)" : "not of the type it should be");
+            return false;
+        }
+        e->x[i].width = compact_width[i];
+    }
+    return true;
+}
 
-    const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
-    if (e->kind == EK_PROCESS) { /* rank is an integer, rank_var a string; else not the event we know */
-        e->rank.idx = member_index(pl, "rank", &e->rank.sgn);
-        e->rank_var = member_index(pl, "rank_var", NULL);
-        if (e->rank.idx < 0 || !field_is(pl, e->rank.idx, BT_FIELD_CLASS_TYPE_INTEGER))
-            e->kind = EK_CBT_OTHER;
-        else if (e->rank_var >= 0 && !field_is(pl, e->rank_var, BT_FIELD_CLASS_TYPE_STRING))
-            e->rank_var = -1;
-        e->gpu_every.idx = member_index(pl, "gpu_every", &e->gpu_every.sgn);
-        if (e->gpu_every.idx >= 0 && !field_is(pl, e->gpu_every.idx, BT_FIELD_CLASS_TYPE_INTEGER))
-            e->gpu_every.idx = -1;
-        e->gpu_time.idx = member_index(pl, "gpu_time", &e->gpu_time.sgn);
-        if (e->gpu_time.idx >= 0 && !field_is(pl, e->gpu_time.idx, BT_FIELD_CLASS_TYPE_INTEGER))
-            e->gpu_time.idx = -1;
-        struct mem *im[] = {&e->image, &e->pid_ns, &e->start_ns};
-        static const char *const im_names[] = {"image", "pid_ns", "start_ns"};
-        for (int i = 0; i < 3; i++) {
-            im[i]->idx = member_index(pl, im_names[i], &im[i]->sgn);
-            if (im[i]->idx >= 0 && !field_is(pl, im[i]->idx, BT_FIELD_CLASS_TYPE_INTEGER))
-                im[i]->idx = -1;
-        }
-        return e;
-    }
-    if (e->kind == EK_BUILD_ID) { /* baddr and a sequence of bytes, else not the statedump we know */
-        e->id_baddr.idx = member_index(pl, "baddr", &e->id_baddr.sgn);
-        e->id.idx = member_index(pl, "build_id", NULL);
-        if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
-            bytes_per_element(pl, e->id.idx) != 1)
-            e->kind = EK_OTHER;
-        return e;
-    }
-    if (e->kind >= EK_B) { /* formats 3 and 4: every member its event has, of its kind */
-        unsigned members = compact_members[e->kind];
-        if ((e->kind == EK_B || e->kind == EK_C) && member_index(pl, "t", NULL) >= 0) {
-            bool seqs = member_index(pl, e->kind == EK_B ? "ops" : "dsts", NULL) >= 0;
-            members = e->kind == EK_B ? (seqs ? XB_BS4 : XB_B4) : (seqs ? XB_CS4 : XB_C4);
-        }
-        for (int i = 0; i < X_COUNT_; i++) {
-            e->x[i].idx = -1;
-            if (!(members >> i & 1))
-                continue;
-            e->x[i].idx = member_index(pl, compact_fields[i], &e->x[i].sgn);
-            bool fits = e->x[i].idx >= 0 &&
-                        (i < X_FIRST_SEQ_ ? field_is(pl, e->x[i].idx, BT_FIELD_CLASS_TYPE_INTEGER)
-                                          : bytes_per_element(pl, e->x[i].idx) == compact_width[i]);
-            if (!fits) {
-                snprintf(r->fail, sizeof(r->fail), "event class %s: field `%s` is %s", name, compact_fields[i],
-                         e->x[i].idx < 0 ? "missing (a trace of another catalogue?)" : "not of the type it should be");
-                free(e);
-                return NULL;
-            }
-            e->x[i].width = compact_width[i];
-        }
-        return e;
-    }
+/* format 2 and the statedump's bin_info: the members of the events.h lists; false after r->fail */
+static bool describe_fields(struct reader *r, struct ecinfo *e, const bt_field_class *pl, const char *name)
+{
     if (e->kind != EK_BIN_INFO && member_index(pl, "batch_id", NULL) < 0) { /* the key of everything */
         snprintf(r->fail, sizeof(r->fail), "event class %s has no field `batch_id` (a trace of another catalogue?)",
                  name);
-        free(e);
-        return NULL;
+        return false;
     }
     bool ok = true;
     switch (e->kind) {
@@ -482,14 +446,53 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
                         field_is(pl, e->h[i].idx, i == H_PATH ? BT_FIELD_CLASS_TYPE_STRING : BT_FIELD_CLASS_TYPE_INTEGER);
             if (!fits && i != H_IS_PIC) {
                 e->kind = EK_OTHER;
-                return e;
+                return true;
             }
             if (!fits)
                 e->h[i].idx = -1;
         }
         break;
     }
-    if (!ok) {
+    return ok;
+}
+
+static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
+{
+    struct ecinfo *e = calloc(1, sizeof(*e));
+    if (!e) {
+        snprintf(r->fail, sizeof(r->fail), "out of memory");
+        return NULL;
+    }
+    e->ec = ec;
+    const char *name = bt_event_class_get_name(ec);
+    if (!name)
+        name = "";
+    e->kind = ev_kind_of(name);
+    if (strncmp(name, "cubatchtrace:", 13) == 0) {
+        /* the recorder's version, where tracepoints/cubatchtrace_tp.h puts it in an event class */
+        const char *uri = bt_event_class_get_emf_uri(ec);
+        if (uri && strncmp(uri, "urn:cubatchtrace:", 17) == 0)
+            if (r->out.recorded_by)
+                r->out.recorded_by(r->out.ctx, uri + 17);
+    }
+    if (e->kind == EK_OTHER || e->kind == EK_CBT_OTHER)
+        return e;
+
+    const bt_stream_class *sc = bt_event_class_borrow_stream_class_const(ec);
+    e->has_clock = bt_stream_class_borrow_default_clock_class_const(sc) != NULL;
+    const bt_field_class *ctx = bt_stream_class_borrow_event_common_context_field_class_const(sc);
+    e->ctx_vpid = member_index(ctx, "vpid", &e->vpid_signed);
+    e->ctx_vtid = member_index(ctx, "vtid", &e->vtid_signed);
+    e->ctx_procname = member_index(ctx, "procname", NULL);
+    if (e->ctx_procname >= 0 && !field_is(ctx, e->ctx_procname, BT_FIELD_CLASS_TYPE_STRING))
+        e->ctx_procname = -1;
+
+    const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
+    if (e->kind == EK_PROCESS)
+        describe_process(e, pl);
+    else if (e->kind == EK_BUILD_ID)
+        describe_build_id(e, pl);
+    else if (!(e->kind >= EK_B ? describe_compact(r, e, pl, name) : describe_fields(r, e, pl, name))) {
         free(e);
         return NULL;
     }
@@ -704,37 +707,11 @@ static void gpu_time_one(struct reader *r, const struct cbt_where w, const struc
     gpu_out(r, w, &g);
 }
 
-static int on_event(struct reader *r, const bt_message *msg)
+/* The batch events of format 2 (batch, batch1d, their ops and attributes,
+ * batch_end) and the shim's inline findings; -1 after r->fail. */
+static int on_format2(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                      struct cbt_where w)
 {
-    const bt_event *ev = bt_message_event_borrow_event_const(msg);
-    const bt_event_class *ec = bt_event_borrow_class_const(ev);
-    struct ecinfo *e = ec_lookup(r, ec);
-    if (!e)
-        return -1;
-    r->last_kind = e->kind;
-    if (e->kind == EK_OTHER)
-        return 0;
-    if (e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID)
-        r->cbt_events++;
-    if (e->kind == EK_CBT_OTHER)
-        return 0;
-
-    struct cbt_where w = {.vpid = -1, .vtid = -1, .ts_ns = INT64_MIN};
-    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
-    if (ctx && e->ctx_vpid >= 0)
-        w.vpid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_vpid),
-                                  e->vpid_signed);
-    if (!pid_wanted(r, w.vpid))
-        return 0;
-    if (ctx && e->ctx_vtid >= 0)
-        w.vtid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_vtid),
-                                  e->vtid_signed);
-    if (ctx && e->ctx_procname >= 0)
-        w.procname = bt_field_string_get_value(
-            bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_procname));
-    w.host = stream_host(r, ev);
-    const bt_field *pl = bt_event_borrow_payload_field_const(ev);
-
     switch (e->kind) {
     case EK_BATCH: {
         struct cbt_ev_batch h;
@@ -781,51 +758,6 @@ static int on_event(struct reader *r, const bt_message *msg)
         cbt_asm_chunk(r->as, &w, id, &c);
         break;
     }
-    case EK_B:
-    case EK_C:
-    case EK_BO:
-    case EK_CO:
-    case EK_CA:
-    case EK_OPERAND:
-    case EK_STREAM: {
-        struct cbt_compact_ev x;
-        uint64_t ints[X_FIRST_SEQ_];
-        if (!read_compact(r, e, pl, &x, ints))
-            return -1;
-        if (e->kind == EK_OPERAND || e->kind == EK_STREAM) {
-            if (e->kind == EK_STREAM) {
-                const struct cbt_ev_stream s = {
-                    .key = ints[X_key], .index = (uint8_t)ints[X_index], .handle = ints[X_handle],
-                    .stream_id = ints[X_stream_id], .context = ints[X_context], .device = (int32_t)ints[X_device],
-                    .device_count = (int32_t)ints[X_device_count], .rules = (uint16_t)ints[X_rules],
-                };
-                if (ints[X_index] < CBT_EV_STREAMS)
-                    cbt_compact_stream(r->compact, &w, &s);
-                break;
-            }
-            uint64_t len = 0;
-            const uint8_t *info = seq_bytes_of(r, e->x[X_info], pl, S_X + X_info, &len);
-            if (!info)
-                return -1;
-            if (len == 8 * CBT_EV_OPERAND_WORDS) {
-                uint64_t words[CBT_EV_OPERAND_WORDS];
-                memcpy(words, info, sizeof words);
-                cbt_compact_operand(r->compact, &w, ints[X_key], ints[X_index], words);
-            }
-            break;
-        }
-        if (e->kind == EK_CA) {
-            cbt_compact_attrs(r->compact, &w, &x);
-            break;
-        }
-        cbt_where_image_of_batch(&w, x.id);
-        event_time(e, msg, &w);
-        if (e->kind == EK_B || e->kind == EK_C)
-            cbt_compact_batch(r->compact, &w, e->kind == EK_C, &x);
-        else
-            cbt_compact_chunk(r->compact, &w, e->kind == EK_CO, &x);
-        break;
-    }
     case EK_BATCH_END: {
         struct cbt_ev_batch h;
         if (!read_batch_fields(r, e, pl, &h))
@@ -846,61 +778,120 @@ static int on_event(struct reader *r, const bt_message *msg)
         cbt_asm_inline_finding(r->as, &w, &f);
         break;
     }
-    case EK_PROCESS: {
-        const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
-                                                 pl, (uint64_t)e->rank_var))
-                                           : "";
-        int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
-        if (e->image.idx >= 0) /* the image's tag: the high 32 bits of its id, as of its batch ids */
-            cbt_where_image(&w, (uint32_t)(member_int(pl, e->image) >> 32));
-        if (r->out.process)
-            r->out.process(r->out.ctx, &w, (int64_t)member_int(pl, e->rank), var, gpu,
-                           e->gpu_every.idx >= 0 ? (uint32_t)member_int(pl, e->gpu_every) : 1);
-        if (w.image && r->out.image)
-            r->out.image(r->out.ctx, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
-                          e->start_ns.idx >= 0 ? member_int(pl, e->start_ns) : 0);
+    default:
         break;
     }
-    case EK_GPU_TIME: {
-        event_time(e, msg, &w);
-        if (e->gpu_multi) {
-            /* one batch per element, all at the event's time */
-            const bt_field *f[U_SHORT_COUNT_];
-            uint64_t n = UINT64_MAX;
-            for (int i = 0; i < U_SHORT_COUNT_; i++) {
-                f[i] = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->u[i].idx);
-                uint64_t len = bt_field_array_get_length(f[i]);
-                n = len < n ? len : n; /* sequences of unequal length: the batches all of them give */
-            }
-            for (uint64_t k = 0; k < n; k++) {
-                struct cbt_ev_gpu_time t;
+    return 0;
+}
+
+/* The compact record's events (formats 3 and 4); -1 after r->fail. */
+static int on_compact(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                      struct cbt_where w)
+{
+    struct cbt_compact_ev x;
+    uint64_t ints[X_FIRST_SEQ_];
+    if (!read_compact(r, e, pl, &x, ints))
+        return -1;
+    if (e->kind == EK_OPERAND || e->kind == EK_STREAM) {
+        if (e->kind == EK_STREAM) {
+            const struct cbt_ev_stream s = {
+                .key = ints[X_key], .index = (uint8_t)ints[X_index], .handle = ints[X_handle],
+                .stream_id = ints[X_stream_id], .context = ints[X_context], .device = (int32_t)ints[X_device],
+                .device_count = (int32_t)ints[X_device_count], .rules = (uint16_t)ints[X_rules],
+            };
+            if (ints[X_index] < CBT_EV_STREAMS)
+                cbt_compact_stream(r->compact, &w, &s);
+            return 0;
+        }
+        uint64_t len = 0;
+        const uint8_t *info = seq_bytes_of(r, e->x[X_info], pl, S_X + X_info, &len);
+        if (!info)
+            return -1;
+        if (len == 8 * CBT_EV_OPERAND_WORDS) {
+            uint64_t words[CBT_EV_OPERAND_WORDS];
+            memcpy(words, info, sizeof words);
+            cbt_compact_operand(r->compact, &w, ints[X_key], ints[X_index], words);
+        }
+        return 0;
+    }
+    if (e->kind == EK_CA) {
+        cbt_compact_attrs(r->compact, &w, &x);
+        return 0;
+    }
+    cbt_where_image_of_batch(&w, x.id);
+    event_time(e, msg, &w);
+    if (e->kind == EK_B || e->kind == EK_C)
+        cbt_compact_batch(r->compact, &w, e->kind == EK_C, &x);
+    else
+        cbt_compact_chunk(r->compact, &w, e->kind == EK_CO, &x);
+    return 0;
+}
+
+static void on_process(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
+{
+    const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
+                                             pl, (uint64_t)e->rank_var))
+                                       : "";
+    int gpu = e->gpu_time.idx >= 0 ? member_int(pl, e->gpu_time) != 0 : -1;
+    if (e->image.idx >= 0) /* the image's tag: the high 32 bits of its id, as of its batch ids */
+        cbt_where_image(&w, (uint32_t)(member_int(pl, e->image) >> 32));
+    if (r->out.process)
+        r->out.process(r->out.ctx, &w, (int64_t)member_int(pl, e->rank), var, gpu,
+                       e->gpu_every.idx >= 0 ? (uint32_t)member_int(pl, e->gpu_every) : 1);
+    if (w.image && r->out.image)
+        r->out.image(r->out.ctx, &w, e->pid_ns.idx >= 0 ? member_int(pl, e->pid_ns) : 0,
+                      e->start_ns.idx >= 0 ? member_int(pl, e->start_ns) : 0);
+}
+
+static void on_gpu_time(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                        struct cbt_where w)
+{
+    event_time(e, msg, &w);
+    if (e->gpu_multi) {
+        /* one batch per element, all at the event's time */
+        const bt_field *f[U_SHORT_COUNT_];
+        uint64_t n = UINT64_MAX;
+        for (int i = 0; i < U_SHORT_COUNT_; i++) {
+            f[i] = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->u[i].idx);
+            uint64_t len = bt_field_array_get_length(f[i]);
+            n = len < n ? len : n; /* sequences of unequal length: the batches all of them give */
+        }
+        for (uint64_t k = 0; k < n; k++) {
+            struct cbt_ev_gpu_time t;
 #define CBT_FIELD_GET_(kind, type, name, en)                                                                           \
     t.name = (type)get_int(bt_field_array_borrow_element_field_by_index_const(f[U_##name], k), e->u[U_##name].sgn);
-                CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
-#undef CBT_FIELD_GET_
-                gpu_time_one(r, w, &t);
-            }
-            break;
-        }
-        if (e->gpu_short) {
-            struct cbt_ev_gpu_time t;
-#define CBT_FIELD_GET_(kind, type, name, en) t.name = (type)member_int(pl, e->u[U_##name]);
             CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
 #undef CBT_FIELD_GET_
             gpu_time_one(r, w, &t);
-            break;
         }
-        struct cbt_ev_gpu g;
-#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
-        CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
-#undef CBT_FIELD_GET_
-        gpu_out(r, w, &g);
-        break;
+        return;
     }
+    if (e->gpu_short) {
+        struct cbt_ev_gpu_time t;
+#define CBT_FIELD_GET_(kind, type, name, en) t.name = (type)member_int(pl, e->u[U_##name]);
+        CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+        gpu_time_one(r, w, &t);
+        return;
+    }
+    struct cbt_ev_gpu g;
+#define CBT_FIELD_GET_(kind, type, name, en) g.name = (type)member_int(pl, e->u[U_##name]);
+    CBT_EV_GPU_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+    gpu_out(r, w, &g);
+}
+
+/* lttng_ust_statedump's bin_info and build_id: what names a call site. */
+static void on_statedump(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
+{
+    switch (e->kind) {
     case EK_BIN_INFO: {
         const char *path = bt_field_string_get_value(
             bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->h[H_PATH].idx));
         bool pic = e->h[H_IS_PIC].idx >= 0 ? member_int(pl, e->h[H_IS_PIC]) != 0 : true;
+        const char *base = path ? strrchr(path, '/') : NULL;
+        if (base && strcmp(base, "/libcubatchtrace.so") == 0)
+            r->shim_seen = true; /* a process ran with the shim: its trace is ours, batches or none */
         if (r->out.bin_info)
             r->out.bin_info(r->out.ctx, &w, member_int(pl, e->h[H_BADDR]), member_int(pl, e->h[H_MEMSZ]), path, pic);
         break;
@@ -920,7 +911,64 @@ static int on_event(struct reader *r, const bt_message *msg)
     default:
         break;
     }
-    return 0;
+}
+
+static int on_event(struct reader *r, const bt_message *msg)
+{
+    const bt_event *ev = bt_message_event_borrow_event_const(msg);
+    const bt_event_class *ec = bt_event_borrow_class_const(ev);
+    struct ecinfo *e = ec_lookup(r, ec);
+    if (!e)
+        return -1;
+    r->last_kind = e->kind;
+    if (e->kind == EK_OTHER)
+        return 0;
+    /* the events counted: those of cubatchtrace, of the processes asked for */
+    bool ours = e->kind != EK_BIN_INFO && e->kind != EK_BUILD_ID;
+    if (e->kind == EK_CBT_OTHER) {
+        r->cbt_events += r->o->npids == 0;
+        return 0;
+    }
+
+    struct cbt_where w = {.vpid = -1, .vtid = -1, .ts_ns = INT64_MIN};
+    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+    if (ctx && e->ctx_vpid >= 0)
+        w.vpid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_vpid),
+                                  e->vpid_signed);
+    if (!pid_wanted(r, w.vpid))
+        return 0;
+    r->cbt_events += ours;
+    if (ctx && e->ctx_vtid >= 0)
+        w.vtid = (int64_t)get_int(bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_vtid),
+                                  e->vtid_signed);
+    if (ctx && e->ctx_procname >= 0)
+        w.procname = bt_field_string_get_value(
+            bt_field_structure_borrow_member_field_by_index_const(ctx, (uint64_t)e->ctx_procname));
+    w.host = stream_host(r, ev);
+    const bt_field *pl = bt_event_borrow_payload_field_const(ev);
+
+    switch (e->kind) {
+    case EK_B:
+    case EK_C:
+    case EK_BO:
+    case EK_CO:
+    case EK_CA:
+    case EK_OPERAND:
+    case EK_STREAM:
+        return on_compact(r, e, msg, pl, w);
+    case EK_PROCESS:
+        on_process(r, e, pl, w);
+        return 0;
+    case EK_GPU_TIME:
+        on_gpu_time(r, e, msg, pl, w);
+        return 0;
+    case EK_BIN_INFO:
+    case EK_BUILD_ID:
+        on_statedump(r, e, pl, w);
+        return 0;
+    default:
+        return on_format2(r, e, msg, pl, w);
+    }
 }
 
 static int on_message(struct reader *r, const bt_message *msg)
@@ -1258,15 +1306,32 @@ static void sink_finalize(bt_self_component_sink *self)
 
 /* ---------------------------------------------------------------- inputs */
 
+/* A trace directory or URL, once: an input named twice, or under another
+ * input, is read once (every command the same). */
 static int add_path(struct reader *r, const char *p)
 {
+    r->found++;
+    char *canon = cbt_is_url(p) ? strdup(p) : realpath(p, NULL);
+    if (!canon && !cbt_is_url(p) && errno != ENOMEM)
+        canon = strdup(p);
+    if (!canon)
+        return -1;
+    for (int i = 0; i < r->npaths; i++)
+        if (strcmp(r->canon[i], canon) == 0) {
+            free(canon);
+            return 0;
+        }
     char **n = realloc(r->paths, sizeof(*n) * (size_t)(r->npaths + 1));
-    if (!n)
+    if (n)
+        r->paths = n;
+    char **c = n ? realloc(r->canon, sizeof(*c) * (size_t)(r->npaths + 1)) : NULL;
+    if (c)
+        r->canon = c;
+    if (!c || !(r->paths[r->npaths] = strdup(p))) {
+        free(canon);
         return -1;
-    r->paths = n;
-    if (!(r->paths[r->npaths] = strdup(p)))
-        return -1;
-    r->npaths++;
+    }
+    r->canon[r->npaths++] = canon;
     return 0;
 }
 
@@ -1408,12 +1473,12 @@ static int list_inputs(struct reader *r, const struct cbt_read_opts *o)
             cbt_err("%s: not a directory (give a trace directory or a net:// URL)", in);
             return 2;
         }
-        int before = r->npaths;
+        int before = r->found;
         if (find_traces(r, in, 0) != 0) {
             cbt_err("out of memory");
             return 2;
         }
-        if (r->npaths == before && !o->allow_empty) {
+        if (r->found == before && !o->allow_empty) {
             cbt_err("%s: no CTF trace under this directory (no `metadata` file)", in);
             return 2;
         }
@@ -1425,9 +1490,13 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
 {
     struct reader r = {.o = o};
     int rc = list_inputs(&r, o);
-    if (rc != 0) {
-        for (int i = 0; i < r.npaths; i++)
+    for (int i = 0; i < r.npaths; i++) {
+        free(r.canon[i]);
+        if (rc != 0)
             free(r.paths[i]);
+    }
+    free(r.canon);
+    if (rc != 0) {
         free(r.paths);
         r.paths = NULL;
         r.npaths = 0;
@@ -1437,12 +1506,29 @@ int cbt_trace_dirs(const struct cbt_read_opts *o, char ***paths, int *npaths)
     return rc;
 }
 
+bool cbt_read_empty_is_error(const struct cbt_read_opts *o, bool shim_seen)
+{
+    return o->npids || o->begin || o->end || !shim_seen;
+}
+
 void cbt_read_say_no_events(const struct cbt_read_opts *o)
 {
+    char pids[128] = "";
+    size_t n = 0;
+    for (int i = 0; i < o->npids; i++) {
+        if (n > sizeof(pids) - 32) {
+            snprintf(pids + n, sizeof(pids) - n, ", ...");
+            break;
+        }
+        n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%" PRId64, i ? ", " : " of --pid ", o->pids[i]);
+    }
     if (o->begin || o->end)
-        cbt_err("%s%s: no cubatchtrace events between --begin %s and --end %s", o->inputs[0],
-                o->ninputs > 1 ? " and the other inputs" : "", o->begin ? o->begin : "(the start)",
+        cbt_err("%s%s: no cubatchtrace events%s between --begin %s and --end %s", o->inputs[0],
+                o->ninputs > 1 ? " and the other inputs" : "", pids, o->begin ? o->begin : "(the start)",
                 o->end ? o->end : "(the end)");
+    else if (o->npids)
+        cbt_err("%s%s: no cubatchtrace events%s (no such process in %s)", o->inputs[0],
+                o->ninputs > 1 ? " and the other inputs" : "", pids, o->ninputs > 1 ? "these traces" : "this trace");
     else if (o->ninputs == 1)
         cbt_err("%s: no cubatchtrace events in this trace (was it recorded with `cubatchtrace run`?)",
                 o->inputs[0]);
@@ -1455,8 +1541,11 @@ static void reader_free(struct reader *r)
 {
     for (unsigned i = 0; i < EC_SLOTS; i++)
         free(r->ecs[i]);
-    for (int i = 0; i < r->npaths; i++)
+    for (int i = 0; i < r->npaths; i++) {
         free(r->paths[i]);
+        free(r->canon[i]);
+    }
+    free(r->canon);
     for (int i = 0; i < S_COUNT_; i++)
         free(r->seq[i]);
     free(r->el);
@@ -1471,15 +1560,321 @@ static void reader_free(struct reader *r)
  * reference counts are not atomic: one reader at a time (parallel.c). */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---------------------------------------------------------------- the time window */
+
+/* "+SECONDS[.NNNNNNNNN]": an offset from the traces' start, in ns; false
+ * when t is not one. */
+static bool parse_offset(const char *t, uint64_t *ns)
+{
+    if (t[0] != '+' || !(t[1] >= '0' && t[1] <= '9'))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(t + 1, &end, 10);
+    if (errno || s > 4000000000ull)
+        return false;
+    uint64_t frac = 0, scale = 1000000000u;
+    if (*end == '.')
+        for (end++; *end >= '0' && *end <= '9' && scale > 1; end++) {
+            scale /= 10;
+            frac += (uint64_t)(*end - '0') * scale;
+        }
+    *ns = (uint64_t)s * 1000000000u + frac;
+    return *end == 0;
+}
+
+/* The earliest time (ns from the clock's origin) of the trace directories'
+ * streams, from src.ctf.fs's babeltrace.trace-infos query (their indexes,
+ * no event read); false when no stream has one. */
+static bool traces_start(const bt_plugin *ctf, char *const *paths, int npaths, int64_t *start)
+{
+    const bt_component_class_source *fs = bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
+    bool found = false;
+    for (int i = 0; fs && i < npaths; i++) {
+        bt_value *params = bt_value_map_create(), *inputs = NULL;
+        const bt_value *res = NULL;
+        bt_query_executor *q = NULL;
+        if (params && bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK &&
+            bt_value_array_append_string_element(inputs, paths[i]) == BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK)
+            q = bt_query_executor_create(bt_component_class_source_as_component_class_const(fs),
+                                         "babeltrace.trace-infos", params);
+        if (q && bt_query_executor_query(q, &res) == BT_QUERY_EXECUTOR_QUERY_STATUS_OK && bt_value_is_array(res))
+            for (uint64_t t = 0; t < bt_value_array_get_length(res); t++) {
+                const bt_value *streams =
+                    bt_value_map_borrow_entry_value_const(bt_value_array_borrow_element_by_index_const(res, t), "stream-infos");
+                for (uint64_t k = 0; streams && bt_value_is_array(streams) && k < bt_value_array_get_length(streams); k++) {
+                    const bt_value *range = bt_value_map_borrow_entry_value_const(
+                        bt_value_array_borrow_element_by_index_const(streams, k), "range-ns");
+                    const bt_value *b = range && bt_value_is_map(range) ? bt_value_map_borrow_entry_value_const(range, "begin") : NULL;
+                    if (!b || !(bt_value_is_signed_integer(b) || bt_value_is_unsigned_integer(b)))
+                        continue;
+                    int64_t v = bt_value_is_signed_integer(b) ? bt_value_integer_signed_get(b)
+                                                              : (int64_t)bt_value_integer_unsigned_get(b);
+                    if (!found || v < *start)
+                        *start = v;
+                    found = true;
+                }
+            }
+        bt_value_put_ref(res);
+        bt_query_executor_put_ref(q);
+        bt_value_put_ref(params);
+    }
+    bt_current_thread_clear_error();
+    return found;
+}
+
+int cbt_read_window(const struct cbt_read_opts *o, char *const *paths, int npaths, char *begin, char *end)
+{
+    const char *given[2] = {o->begin, o->end};
+    char *out[2] = {begin, end};
+    uint64_t off[2];
+    bool any = false;
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], CBT_READ_WINDOW_LEN, "%s", given[i] ? given[i] : "");
+        if (given[i] && given[i][0] == '+') {
+            if (!parse_offset(given[i], &off[i])) {
+                cbt_err("--%s %s: an offset from the trace's start is +SECONDS[.NNNNNNNNN]", i ? "end" : "begin", given[i]);
+                return 2;
+            }
+            any = true;
+        }
+    }
+    if (!any)
+        return 0;
+    for (int i = 0; i < npaths; i++)
+        if (cbt_is_url(paths[i])) {
+            cbt_err("--begin/--end +SECONDS counts from the start of trace directories, not of a live session (%s)",
+                    paths[i]);
+            return 2;
+        }
+    const bt_plugin *ctf = NULL;
+    int64_t start = 0;
+    pthread_mutex_lock(&setup_lock);
+    bool ok = bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) == BT_PLUGIN_FIND_STATUS_OK &&
+              traces_start(ctf, paths, npaths, &start);
+    bt_plugin_put_ref(ctf);
+    pthread_mutex_unlock(&setup_lock);
+    if (!ok) {
+        cbt_err("%s: the trace's start is not known (no stream with a clock): give --begin/--end as absolute times",
+                npaths ? paths[0] : o->inputs[0]);
+        return 2;
+    }
+    for (int i = 0; i < 2; i++)
+        if (given[i] && given[i][0] == '+') {
+            uint64_t t = (uint64_t)start + off[i]; /* the trimmer's SECONDS.NNNNNNNNN since the origin */
+            snprintf(out[i], CBT_READ_WINDOW_LEN, "%" PRIu64 ".%09" PRIu64, t / 1000000000u, t % 1000000000u);
+        }
+    return 0;
+}
+
+/* The graph of one cbt_read and what it holds a reference to. */
+struct graph {
+    bt_graph *g;
+    bt_component_class_sink *sink_cls;
+    const bt_plugin *ctf, *utils;
+    const bt_component_source **srcs;
+    const bt_component_sink *sink;
+    uint64_t nports; /* the sources' output ports, all of them */
+};
+
+/* babeltrace2's ctf and utils plugins in one search, as bt_plugin_find()
+ * finds each (the first of its name in the search order): every search
+ * loads every plugin file.  false after one line. */
+static bool load_plugins(struct graph *G)
+{
+    const bt_plugin_set *found = NULL;
+    if (bt_plugin_find_all(BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &found) == BT_PLUGIN_FIND_ALL_STATUS_OK) {
+        uint64_t n = bt_plugin_set_get_plugin_count(found);
+        for (uint64_t i = 0; i < n; i++) {
+            const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(found, i);
+            const bt_plugin **want = strcmp(bt_plugin_get_name(p), "ctf") == 0     ? &G->ctf
+                                     : strcmp(bt_plugin_get_name(p), "utils") == 0 ? &G->utils
+                                                                                    : NULL;
+            if (want && !*want) {
+                bt_plugin_get_ref(p);
+                *want = p;
+            }
+        }
+        bt_plugin_set_put_ref(found);
+    }
+    if (!G->ctf)
+        cbt_err("babeltrace2's `ctf` plugin not found (set BABELTRACE_PLUGIN_PATH?)");
+    return G->ctf != NULL;
+}
+
+/* One source per trace directory (src.ctf.fs) or URL (src.ctf.lttng-live);
+ * false after one line. */
+static bool add_sources(struct reader *r, struct graph *G)
+{
+    const bt_component_class_source *fs = bt_plugin_borrow_source_component_class_by_name_const(G->ctf, "fs");
+    const bt_component_class_source *live =
+        bt_plugin_borrow_source_component_class_by_name_const(G->ctf, "lttng-live");
+    G->g = bt_graph_create(0);
+    G->srcs = calloc((size_t)r->npaths, sizeof(*G->srcs));
+    if (!G->g || !G->srcs || !fs || !live) {
+        cbt_err("cannot set up babeltrace2 (ctf.fs / ctf.lttng-live missing?)");
+        return false;
+    }
+    for (int i = 0; i < r->npaths; i++) {
+        bt_value *params = bt_value_map_create();
+        bt_value *inputs = NULL;
+        bool url = cbt_is_url(r->paths[i]);
+        if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+            bt_value_array_append_string_element(inputs, r->paths[i]) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+            (url && bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
+                        BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)) {
+            bt_value_put_ref(params);
+            cbt_err("out of memory");
+            return false;
+        }
+        char name[32];
+        snprintf(name, sizeof(name), "src%d", i);
+        bt_graph_add_component_status st =
+            bt_graph_add_source_component(G->g, url ? live : fs, name, params, BT_LOGGING_LEVEL_NONE, &G->srcs[i]);
+        bt_value_put_ref(params);
+        if (st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+            report_bt_error(r, url ? "cannot connect to" : "cannot read trace");
+            return false;
+        }
+        G->nports += bt_component_source_get_output_port_count(G->srcs[i]);
+    }
+    return true;
+}
+
+/* A source's output port through a trimmer of its own (--begin/--end): the
+ * trimmer's output port, or NULL after one line. */
+static const bt_port_output *trimmed(struct reader *r, struct graph *G, const bt_component_class_filter *trimmer,
+                                     const bt_port_output *out, uint64_t k)
+{
+    const struct cbt_read_opts *o = r->o;
+    const char *begin = o->begin ? r->begin : NULL, *end = o->end ? r->end : NULL;
+    bt_value *params = bt_value_map_create();
+    const bt_component_filter *trim = NULL;
+    char name[48];
+    snprintf(name, sizeof(name), "trim%" PRIu64, k);
+    bool ok = params &&
+              (!begin || bt_value_map_insert_string_entry(params, "begin", begin) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+              (!end || bt_value_map_insert_string_entry(params, "end", end) == BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
+              bt_graph_add_filter_component(G->g, trimmer, name, params, BT_LOGGING_LEVEL_NONE, &trim) ==
+                  BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+    bt_value_put_ref(params);
+    if (!ok) {
+        report_bt_error(r, "--begin/--end");
+        return NULL;
+    }
+    if (bt_graph_connect_ports(G->g, out, bt_component_filter_borrow_input_port_by_index_const(trim, 0), NULL) !=
+        BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+        report_bt_error(r, "cannot read");
+        return NULL;
+    }
+    return bt_component_filter_borrow_output_port_by_index_const(trim, 0);
+}
+
+/* Our sink, one muxer per trace in front of it, each source port into its
+ * trace's muxer (through a trimmer with --begin/--end); false after one line. */
+static bool connect_sink(struct reader *r, struct graph *G)
+{
+    bt_component_class_sink_set_initialize_method(G->sink_cls, sink_init);
+    bt_component_class_sink_set_graph_is_configured_method(G->sink_cls, sink_configured);
+    bt_component_class_sink_set_finalize_method(G->sink_cls, sink_finalize);
+    if (bt_graph_add_sink_component_with_initialize_method_data(G->g, G->sink_cls, "sink", NULL, r,
+                                                                 BT_LOGGING_LEVEL_NONE, &G->sink) !=
+        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        report_bt_error(r, "cannot read");
+        return false;
+    }
+    const bt_component_class_filter *trimmer = NULL, *muxer = NULL;
+    if (!G->utils || !(muxer = bt_plugin_borrow_filter_component_class_by_name_const(G->utils, "muxer")) ||
+        ((r->o->begin || r->o->end) &&
+         !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(G->utils, "trimmer")))) {
+        cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
+        return false;
+    }
+    uint64_t k = 0;
+    for (int i = 0; i < r->npaths; i++) {
+        const bt_component_filter *mux = NULL;
+        char mname[32];
+        snprintf(mname, sizeof(mname), "mux%d", i);
+        if (bt_graph_add_filter_component(G->g, muxer, mname, NULL, BT_LOGGING_LEVEL_NONE, &mux) !=
+                BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+            bt_graph_connect_ports(G->g, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
+                                   bt_component_sink_borrow_input_port_by_index_const(G->sink, (uint64_t)i),
+                                   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+            report_bt_error(r, "cannot read");
+            return false;
+        }
+        uint64_t n = bt_component_source_get_output_port_count(G->srcs[i]);
+        for (uint64_t j = 0; j < n; j++, k++) {
+            const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(G->srcs[i], j);
+            /* the muxer makes a new input port each time one is connected */
+            const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(mux, j);
+            if (trimmer && !(out = trimmed(r, G, trimmer, out, k)))
+                return false;
+            if (bt_graph_connect_ports(G->g, out, in, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                report_bt_error(r, "cannot read");
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Runs the graph to its end (a live one calls o->tick while it waits);
+ * false after one line. */
+static bool run_graph(struct reader *r, struct graph *G)
+{
+    const struct cbt_read_opts *o = r->o;
+    if (pipe_wanted(r, o) && pipe_start(r) && getenv("CUBATCHTRACE_DEBUG"))
+        fprintf(stderr, "cubatchtrace: decoding on a second thread\n");
+    bt_graph_run_status st;
+    for (;;) {
+        st = bt_graph_run(G->g);
+        if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
+            if (o->tick)
+                o->tick(o->tick_ctx);
+            usleep(20000);
+            continue;
+        }
+        break;
+    }
+    if (pipe_stop(r) && st == BT_GRAPH_RUN_STATUS_OK)
+        st = BT_GRAPH_RUN_STATUS_ERROR; /* the decoding failed on the messages of the graph's last consume */
+    if (st == BT_GRAPH_RUN_STATUS_OK)
+        return true;
+    if (r->fail[0]) {
+        bt_current_thread_clear_error();
+        cbt_err("cannot read %s: %s", r->npaths == 1 ? r->paths[0] : o->inputs[0], r->fail);
+    } else {
+        report_bt_error(r, cbt_is_url(r->paths[0]) ? "cannot read live session" : "cannot read trace");
+    }
+    return false;
+}
+
+/* Sets up the graph (under setup_lock, released here once it is built) and
+ * runs it; false after one line. */
+static bool read_graph(struct reader *r, struct graph *G, bool *locked)
+{
+    if (!load_plugins(G) || !add_sources(r, G))
+        return false;
+    r->nits = G->nports ? (uint64_t)r->npaths : 0; /* one muxer's output per trace */
+    r->its = calloc(r->npaths ? (size_t)r->npaths : 1, sizeof(*r->its));
+    G->sink_cls = bt_component_class_sink_create("cubatchtrace", sink_consume);
+    if (!r->its || !G->sink_cls) {
+        cbt_err("out of memory");
+        return false;
+    }
+    if (!G->nports)
+        return true;
+    if (!connect_sink(r, G))
+        return false;
+    pthread_mutex_unlock(&setup_lock);
+    *locked = false;
+    return run_graph(r, G);
+}
+
 int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
 {
-    bool locked = false;
     struct reader *r = calloc(1, sizeof(*r));
-    bt_graph *graph = NULL;
-    bt_component_class_sink *sink_cls = NULL;
-    const bt_plugin *plugin = NULL, *utils = NULL;
-    const bt_component_source **srcs = NULL;
-    int rc = 2;
     if (!r) {
         cbt_err("out of memory");
         return 2;
@@ -1494,173 +1889,27 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
     }
     bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
 
+    struct graph G = {.g = NULL};
+    bool locked = false;
+    int rc = 2;
     if (list_inputs(r, o) != 0)
         goto out;
     if (r->npaths == 0) { /* allow_empty: nothing recorded at all */
         rc = 0;
         goto out;
     }
-
+    if (cbt_read_window(o, r->paths, r->npaths, r->begin, r->end) != 0)
+        goto out;
     pthread_mutex_lock(&setup_lock);
     locked = true;
-    /* ctf and utils in one search, as bt_plugin_find() finds each (the first of
-     * its name in the search order): every search loads every plugin file */
-    const bt_plugin_set *found = NULL;
-    if (bt_plugin_find_all(BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &found) == BT_PLUGIN_FIND_ALL_STATUS_OK) {
-        uint64_t n = bt_plugin_set_get_plugin_count(found);
-        for (uint64_t i = 0; i < n; i++) {
-            const bt_plugin *p = bt_plugin_set_borrow_plugin_by_index_const(found, i);
-            const bt_plugin **want = strcmp(bt_plugin_get_name(p), "ctf") == 0     ? &plugin
-                                     : strcmp(bt_plugin_get_name(p), "utils") == 0 ? &utils
-                                                                                    : NULL;
-            if (want && !*want) {
-                bt_plugin_get_ref(p);
-                *want = p;
-            }
-        }
-        bt_plugin_set_put_ref(found);
-    }
-    if (!plugin) {
-        cbt_err("babeltrace2's `ctf` plugin not found (set BABELTRACE_PLUGIN_PATH?)");
+    if (!read_graph(r, &G, &locked))
         goto out;
-    }
-    const bt_component_class_source *fs = bt_plugin_borrow_source_component_class_by_name_const(plugin, "fs");
-    const bt_component_class_source *live =
-        bt_plugin_borrow_source_component_class_by_name_const(plugin, "lttng-live");
-    graph = bt_graph_create(0);
-    srcs = calloc((size_t)r->npaths, sizeof(*srcs));
-    if (!graph || !srcs || !fs || !live) {
-        cbt_err("cannot set up babeltrace2 (ctf.fs / ctf.lttng-live missing?)");
-        goto out;
-    }
-    uint64_t nports = 0;
-    for (int i = 0; i < r->npaths; i++) {
-        bt_value *params = bt_value_map_create();
-        bt_value *inputs = NULL;
-        bool url = cbt_is_url(r->paths[i]);
-        if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-            bt_value_array_append_string_element(inputs, r->paths[i]) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
-            (url && bt_value_map_insert_string_entry(params, "session-not-found-action", "end") !=
-                        BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)) {
-            bt_value_put_ref(params);
-            cbt_err("out of memory");
-            goto out;
-        }
-        char name[32];
-        snprintf(name, sizeof(name), "src%d", i);
-        bt_graph_add_component_status st =
-            bt_graph_add_source_component(graph, url ? live : fs, name, params, BT_LOGGING_LEVEL_NONE, &srcs[i]);
-        bt_value_put_ref(params);
-        if (st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-            report_bt_error(r, url ? "cannot connect to" : "cannot read trace");
-            goto out;
-        }
-        nports += bt_component_source_get_output_port_count(srcs[i]);
-    }
-    r->nits = nports ? (uint64_t)r->npaths : 0; /* one muxer's output per trace */
-    r->its = calloc(r->npaths ? (size_t)r->npaths : 1, sizeof(*r->its));
-    sink_cls = bt_component_class_sink_create("cubatchtrace", sink_consume);
-    if (!r->its || !sink_cls) {
-        cbt_err("out of memory");
-        goto out;
-    }
-    if (nports) {
-        bt_component_class_sink_set_initialize_method(sink_cls, sink_init);
-        bt_component_class_sink_set_graph_is_configured_method(sink_cls, sink_configured);
-        bt_component_class_sink_set_finalize_method(sink_cls, sink_finalize);
-        const bt_component_sink *sink;
-        if (bt_graph_add_sink_component_with_initialize_method_data(graph, sink_cls, "sink", NULL, r,
-                                                                     BT_LOGGING_LEVEL_NONE, &sink) !=
-            BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-            report_bt_error(r, "cannot read");
-            goto out;
-        }
-        const bt_component_class_filter *trimmer = NULL, *muxer = NULL;
-        if (!utils ||
-            !(muxer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer")) ||
-            ((o->begin || o->end) && !(trimmer = bt_plugin_borrow_filter_component_class_by_name_const(utils, "trimmer")))) {
-            cbt_err("babeltrace2's `utils` plugin (flt.utils.muxer, flt.utils.trimmer) not found");
-            goto out;
-        }
-        uint64_t k = 0;
-        for (int i = 0; i < r->npaths; i++) {
-            const bt_component_filter *mux = NULL;
-            char mname[32];
-            snprintf(mname, sizeof(mname), "mux%d", i);
-            if (bt_graph_add_filter_component(graph, muxer, mname, NULL, BT_LOGGING_LEVEL_NONE, &mux) !=
-                    BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-                bt_graph_connect_ports(graph, bt_component_filter_borrow_output_port_by_index_const(mux, 0),
-                                       bt_component_sink_borrow_input_port_by_index_const(sink, (uint64_t)i),
-                                       NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                report_bt_error(r, "cannot read");
-                goto out;
-            }
-            uint64_t n = bt_component_source_get_output_port_count(srcs[i]);
-            for (uint64_t j = 0; j < n; j++, k++) {
-                const bt_port_output *out = bt_component_source_borrow_output_port_by_index_const(srcs[i], j);
-                /* the muxer makes a new input port each time one is connected */
-                const bt_port_input *in = bt_component_filter_borrow_input_port_by_index_const(mux, j);
-                if (trimmer) { /* source port -> trimmer -> sink port */
-                    bt_value *params = bt_value_map_create();
-                    const bt_component_filter *trim = NULL;
-                    char name[48];
-                    snprintf(name, sizeof(name), "trim%" PRIu64, k);
-                    bool ok = params &&
-                              (!o->begin || bt_value_map_insert_string_entry(params, "begin", o->begin) ==
-                                                BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
-                              (!o->end || bt_value_map_insert_string_entry(params, "end", o->end) ==
-                                              BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) &&
-                              bt_graph_add_filter_component(graph, trimmer, name, params, BT_LOGGING_LEVEL_NONE,
-                                                            &trim) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
-                    bt_value_put_ref(params);
-                    if (!ok) {
-                        report_bt_error(r, "--begin/--end");
-                        goto out;
-                    }
-                    if (bt_graph_connect_ports(graph, out, bt_component_filter_borrow_input_port_by_index_const(trim, 0),
-                                               NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                        report_bt_error(r, "cannot read");
-                        goto out;
-                    }
-                    out = bt_component_filter_borrow_output_port_by_index_const(trim, 0);
-                }
-                if (bt_graph_connect_ports(graph, out, in, NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                    report_bt_error(r, "cannot read");
-                    goto out;
-                }
-            }
-        }
-        pthread_mutex_unlock(&setup_lock);
-        locked = false;
-        if (pipe_wanted(r, o) && pipe_start(r) && getenv("CUBATCHTRACE_DEBUG"))
-            fprintf(stderr, "cubatchtrace: decoding on a second thread\n");
-        bt_graph_run_status st;
-        for (;;) {
-            st = bt_graph_run(graph);
-            if (st == BT_GRAPH_RUN_STATUS_AGAIN) {
-                if (o->tick)
-                    o->tick(o->tick_ctx);
-                usleep(20000);
-                continue;
-            }
-            break;
-        }
-        if (pipe_stop(r) && st == BT_GRAPH_RUN_STATUS_OK)
-            st = BT_GRAPH_RUN_STATUS_ERROR; /* the decoding failed on the messages of the graph's last consume */
-        if (st != BT_GRAPH_RUN_STATUS_OK) {
-            if (r->fail[0]) {
-                bt_current_thread_clear_error();
-                cbt_err("cannot read %s: %s", r->npaths == 1 ? r->paths[0] : o->inputs[0], r->fail);
-            } else {
-                report_bt_error(r, cbt_is_url(r->paths[0]) ? "cannot read live session" : "cannot read trace");
-            }
-            goto out;
-        }
-    }
     cbt_asm_finish(r->as);
     if (o->events_read)
         *o->events_read += r->cbt_events;
-    if (r->cbt_events == 0 && !o->allow_empty) {
+    if (o->shim_seen)
+        *o->shim_seen |= r->shim_seen;
+    if (r->cbt_events == 0 && !o->allow_empty && cbt_read_empty_is_error(o, r->shim_seen)) {
         cbt_read_say_no_events(o);
         goto out;
     }
@@ -1668,12 +1917,12 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
 out:
     if (!locked)
         pthread_mutex_lock(&setup_lock);
-    bt_graph_put_ref(graph);
-    bt_component_class_sink_put_ref(sink_cls);
-    bt_plugin_put_ref(plugin);
-    bt_plugin_put_ref(utils);
+    bt_graph_put_ref(G.g);
+    bt_component_class_sink_put_ref(G.sink_cls);
+    bt_plugin_put_ref(G.ctf);
+    bt_plugin_put_ref(G.utils);
     pthread_mutex_unlock(&setup_lock);
-    free(srcs);
+    free(G.srcs);
     reader_free(r);
     return rc;
 }

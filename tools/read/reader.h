@@ -35,7 +35,8 @@ struct cbt_read_opts {
      * event's time, so the GPU start is w->ts_ns + g->start_rel_ns) (timeline) */
     void (*gpu)(void *ctx, const struct cbt_where *w, const struct cbt_ev_gpu *g);
     void *gpu_ctx;
-    uint64_t *events_read;     /* the cubatchtrace events read are added here */
+    uint64_t *events_read;     /* the cubatchtrace events read (of the pids asked for) are added here */
+    bool *shim_seen;           /* set when a statedump names the shim: a program traced that made no batch */
     /* Decode on the thread that runs the graph.  Else, when two CPUs are
      * usable, the trace files hold 16 MiB or more, and neither a tick nor a
      * live session is read, the events are decoded on a second thread while
@@ -44,7 +45,19 @@ struct cbt_read_opts {
      * CUBATCHTRACE_PIPELINE=0 or 1 in the environment: never or always. */
     bool one_thread;
 };
-/* The one line said when o's inputs hold no cubatchtrace event (in its window). */
+/* Whether inputs without a cubatchtrace event (of o's pids, in o's window)
+ * are an error: always with --pid or --begin/--end (a filter that selects
+ * nothing), else unless the shim was seen loaded (a program traced that
+ * made no batch: an empty summary, not an error). */
+bool cbt_read_empty_is_error(const struct cbt_read_opts *o, bool shim_seen);
+/* o's --begin/--end as babeltrace2's trimmer takes them, into begin and end
+ * (CBT_READ_WINDOW_LEN bytes each; "" when not given): an offset from the
+ * traces' start, +SECONDS[.NNNNNNNNN], made absolute over the trace
+ * directories paths (the earliest stream of them all), any other form
+ * copied.  0, or 2 after one line. */
+#define CBT_READ_WINDOW_LEN 64
+int cbt_read_window(const struct cbt_read_opts *o, char *const *paths, int npaths, char *begin, char *end);
+/* The one line said when o's inputs hold no cubatchtrace event (of its pids, in its window). */
 void cbt_read_say_no_events(const struct cbt_read_opts *o);
 /* Reads o's inputs into out.  0: read; 2: the input could not be read (one
  * line already printed on stderr). */
