@@ -45,13 +45,13 @@ else
 fi
 ok $? "a copy of the tree in $src"
 # what dpkg-buildpackage would leave beside the tree, or in it, were it built there
-beside() { (cd "$top_srcdir/.." && ls -d ./*.deb ./*.changes ./*.buildinfo 2>/dev/null; cd "$top_srcdir" && git status --porcelain 2>/dev/null) | md5sum; }
+beside() { (cd "$top_srcdir/.." && ls -d ./*.deb ./*.changes ./*.buildinfo 2>/dev/null; cd "$top_srcdir" && git status --porcelain --ignored -- debian 2>/dev/null) | md5sum; }
 before=$(beside)
 (cd "$src" && env DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b) >"$CBT_TMP/build.log" 2>&1
 st=$?
 is "$st" 0 "dpkg-buildpackage -us -uc -b builds from a clean tree"
 [ "$st" -eq 0 ] || { tail -n 30 "$CBT_TMP/build.log" | sed 's/^/# /'; done_testing; }
-is "$(beside)" "$before" "nothing written in the tree or beside it"
+is "$(beside)" "$before" "nothing written beside the tree or into its debian/"
 debs=""
 for p in $pkgs; do
     f=$CBT_TMP/build/${p}_${version}_$arch.deb
