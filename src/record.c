@@ -979,8 +979,8 @@ __attribute__((noinline)) void cbt_record_stack(unsigned depth, void *caller)
 {
     if (!cbt_tp_enabled(stack))
         return;
-    void *raw[CBT_EV_STACK_MAX + 8];
-    int n = backtrace(raw, (int)(depth + 8 < sizeof raw / sizeof *raw ? depth + 8 : sizeof raw / sizeof *raw));
+    void *raw[CBT_EV_STACK_MAX + 5]; /* the shim's own frames (this one, cbt_batch, the door) and some slack */
+    int n = backtrace(raw, (int)(depth + 5)); /* each frame walked costs: no more than needed */
     int i = 0;
     while (i < n && raw[i] != caller)
         i++;

@@ -123,7 +123,7 @@ static const char usage_main[] =
 static const char usage_summary[] =
     "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--all]\n"
     "                            [--by WHAT]... [--pid PID]... [--jobs N] [--refresh S]\n"
-    "                            [--begin TIME] [--end TIME] TRACE...\n"
+    "                            [--skip-frames LIB]... [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
     "sites, the directions of the copies, and the findings (each rule's first one,\n"
     "most serious first, where it was made and what to change); --all for every table.\n"
@@ -158,8 +158,8 @@ static const char usage_summary[] =
 
 static const char usage_check[] =
     "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--source-root DIR] [--waivers FILE]\n"
-    "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
-    "                          TRACE...\n"
+    "                          [--allow-discarded] [--skip-frames LIB]... [--pid PID]...\n"
+    "                          [--begin TIME] [--end TIME] TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller: FILE:LINE where known), what is\n"
     "wrong in words and what to change (fix: ...).  A trace recorded with\n"
