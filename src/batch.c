@@ -271,6 +271,8 @@ CBT_COLD_FN static void first_batch(void)
     const struct cbt_config *cfg = cbt_config();
     cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
     cbt_record_init();
+    if (cfg->stack_depth)
+        cbt_record_stack_init();
     if (cfg->mode != CBT_MODE_OFF) {
         cbt_tracing_init();
         cbt_trace_process(); /* once per process, with the provider loaded */
@@ -955,6 +957,10 @@ static inline __attribute__((always_inline)) CUresult common(const struct call *
         return k->fn ? forward(k, k->n, k->num_attrs) : no_driver(k->api);
     const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
     const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
+    /* CUBATCHTRACE_STACK=N: the callers, just before the batch they made
+     * (off: one test of a setting beside gpu_time's) */
+    if (cbt_unlikely(cfg->stack_depth) && recording)
+        cbt_record_stack(cfg->stack_depth, caller);
     CUresult res;
     if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
           steady_path(t, k, caller, d1, timed, &res)))

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -945,6 +947,56 @@ void cbt_record_finding(const struct cbt_ev_finding *f, void *caller)
         return;
     bool locked = write_lock();
     cbt_tp(finding, f, caller);
+    write_unlock(locked);
+}
+
+/* ---- the short stack (CUBATCHTRACE_STACK=N) ---- */
+
+/*
+ * The walk is glibc's backtrace(): it unwinds with the DWARF call-frame
+ * information (libgcc_s), so it needs no frame pointer in the program or
+ * the libraries between it and the driver, and it never reads past a frame
+ * it cannot describe (a frame-pointer walk, __builtin_frame_address, would
+ * follow garbage where a library is built without them).  Its first call
+ * dlopens libgcc_s, which must not happen inside a batch (a batch may be
+ * made where taking the loader's lock is not safe): cbt_record_stack_init
+ * calls it once, with the configuration, before the first batch.  The
+ * shim's own frames (this function, the door) are left out: the stack
+ * starts at the batch's caller.
+ */
+static const void *own_base; /* this library's load address (dladdr) */
+
+void cbt_record_stack_init(void)
+{
+    void *one[2];
+    (void)backtrace(one, 2);
+    Dl_info info;
+    if (dladdr((void *)cbt_record_stack_init, &info))
+        own_base = info.dli_fbase;
+}
+
+__attribute__((noinline)) void cbt_record_stack(unsigned depth, void *caller)
+{
+    if (!cbt_tp_enabled(stack))
+        return;
+    void *raw[CBT_EV_STACK_MAX + 5]; /* the shim's own frames (this one, cbt_batch, the door) and some slack */
+    int n = backtrace(raw, (int)(depth + 5)); /* each frame walked costs: no more than needed */
+    int i = 0;
+    while (i < n && raw[i] != caller)
+        i++;
+    if (i == n) { /* the caller not seen (a tail call): from the first frame outside this library */
+        Dl_info info;
+        for (i = 0; i < n && dladdr(raw[i], &info) && info.dli_fbase == own_base; i++)
+            ;
+    }
+    uint64_t frames[CBT_EV_STACK_MAX];
+    uint8_t k = 0;
+    for (; i < n && k < depth; i++)
+        frames[k++] = (uint64_t)(uintptr_t)raw[i];
+    if (!k)
+        return;
+    bool locked = write_lock();
+    cbt_tp(stack, cbt_tid(), frames, k, caller);
     write_unlock(locked);
 }
 

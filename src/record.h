@@ -203,6 +203,12 @@ void cbt_record_end(const struct cbt_ev_batch *b, void *caller);
 
 /* A finding of the calling thread's validator. */
 void cbt_record_finding(const struct cbt_ev_finding *f, void *caller);
+/* CUBATCHTRACE_STACK=N: the calling thread's short stack, written just
+ * before its batch (cubatchtrace:stack): `depth` return addresses from the
+ * batch's caller on.  cbt_record_stack_init loads what the walk needs, once,
+ * before any batch (glibc's backtrace() loads libgcc_s on its first call). */
+void cbt_record_stack_init(void);
+void cbt_record_stack(unsigned depth, void *caller);
 
 /* Serializes the process's writers of batch events (see record.c). */
 #include <pthread.h>

@@ -103,6 +103,17 @@ static void read_config(void)
             cbt_config_table.gpu_every = (uint32_t)n;
         }
     }
+    const char *st = secure_getenv("CUBATCHTRACE_STACK");
+    if (st && *st) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(st, &end, 10);
+        if (errno || *end || st[0] == '-' || n > CBT_EV_STACK_MAX)
+            cbt_warn_once(NULL, "CUBATCHTRACE_STACK=%s is not a number of frames from 0 to %d: no stack is recorded",
+                          st, CBT_EV_STACK_MAX);
+        else
+            cbt_config_table.stack_depth = (uint8_t)n;
+    }
     /* Settings of earlier versions, now without effect: say so once. */
     static const char *const gone[] = {"CUBATCHTRACE_RECORD", "CUBATCHTRACE_QUEUE_KB"};
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)

@@ -16,6 +16,7 @@ struct cbt_config {
     bool report_stderr;   /* CUBATCHTRACE_REPORT=stderr */
     bool gpu_time;        /* CUBATCHTRACE_GPU_TIME=N (N >= 1): batches timed on their stream (src/gputime.c) */
     uint32_t gpu_every;   /* ... one batch in N of each stream (per calling thread); 1: every batch */
+    uint8_t stack_depth;  /* CUBATCHTRACE_STACK=N (1..CBT_EV_STACK_MAX): a batch's callers recorded; 0: not */
 };
 /* Ops (copies) per bs/bo (cs/co) event: the largest the sub-buffer
  * CUBATCHTRACE_SUBBUF_SIZE names holds, CBT_EV_CHUNK3D (1D) without it

@@ -63,6 +63,21 @@ tests_clients_client_strict_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_strict_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
 EXTRA_tests_clients_client_strict_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
+# A wrapper library that makes its users' batches through two helpers, and
+# its user (the short stack, --stack N; --skip-frames).
+check_LTLIBRARIES += tests/clients/libstackwrap.la
+tests_clients_libstackwrap_la_SOURCES = tests/clients/stack_wrap.c
+tests_clients_libstackwrap_la_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_libstackwrap_la_CFLAGS = $(AM_CFLAGS) -g -O1 -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-calls
+tests_clients_libstackwrap_la_LDFLAGS = -rpath /nowhere -avoid-version -shared
+tests_clients_libstackwrap_la_LIBADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_libstackwrap_la_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+check_PROGRAMS += tests/clients/client_stack
+tests_clients_client_stack_SOURCES = tests/clients/client_stack.c
+tests_clients_client_stack_CFLAGS = $(AM_CFLAGS) -g -O1 -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-calls
+tests_clients_client_stack_LDADD = tests/clients/libstackwrap.la $(CBT_CLIENT_CUDA_LIBS)
+tests_clients_client_stack_LDFLAGS = -no-install
+
 # A library whose constructor makes a batch while the program loads.
 check_LTLIBRARIES += tests/clients/libctorbatch.la
 tests_clients_libctorbatch_la_SOURCES = tests/clients/ctor_batch.c

@@ -90,6 +90,7 @@ TOOL_TESTS = \
 	tests/tool/job-kill.sh \
 	tests/tool/install.sh \
 	tests/tool/callsite.sh \
+	tests/tool/stack.sh \
 	tests/tool/check-formats.sh \
 	tests/tool/findings-words.sh \
 	tests/tool/run-window.sh \

@@ -79,6 +79,7 @@
 #include <cubatchtrace/catalog.h>
 
 #include "analyse/agg.h"
+#include "analyse/callsite.h"
 #include "commands.h"
 #include "render/findings.h"
 #include "guard.h"
@@ -122,7 +123,7 @@ static const char usage_main[] =
 static const char usage_summary[] =
     "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--all]\n"
     "                            [--by WHAT]... [--pid PID]... [--jobs N] [--refresh S]\n"
-    "                            [--begin TIME] [--end TIME] TRACE...\n"
+    "                            [--skip-frames LIB]... [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
     "sites, the directions of the copies, and the findings (each rule's first one,\n"
     "most serious first, where it was made and what to change); --all for every table.\n"
@@ -140,6 +141,9 @@ static const char usage_summary[] =
     "  --by WHAT         add a table by process, thread, stream or host, or list up\n"
     "                    to 4096 call sites instead of the top 64 (caller);\n"
     "                    repeatable, or comma-separated\n"
+    "  --skip-frames LIB place each batch and finding at the first frame of its\n"
+    "                    stack (run --stack N) outside LIB (e.g. libfoo.so) and\n"
+    "                    outside libcubatchtrace, libcuda, libcudart; repeatable\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  --jobs N          read up to N trace directories at once, one thread each\n"
     "                    (default: one per CPU); the summary is the same for any N\n"
@@ -154,11 +158,13 @@ static const char usage_summary[] =
 
 static const char usage_check[] =
     "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--source-root DIR] [--waivers FILE]\n"
-    "                          [--allow-discarded] [--pid PID]... [--begin TIME] [--end TIME]\n"
-    "                          TRACE...\n"
+    "                          [--allow-discarded] [--skip-frames LIB]... [--pid PID]...\n"
+    "                          [--begin TIME] [--end TIME] TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller: FILE:LINE where known), what is\n"
-    "wrong in words and what to change (fix: ...).\n"
+    "wrong in words and what to change (fix: ...).  A trace recorded with\n"
+    "`run --stack N` names the caller's callers too (SITE <- CALLER <- ...; JSON\n"
+    "`callers`, SARIF relatedLocations).\n"
     "\n"
     "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
     "                    of this severity or a more serious one exists, not waived\n"
@@ -170,6 +176,8 @@ static const char usage_check[] =
     "                    call-site patterns (object, function, file) and a reason;\n"
     "                    waived findings are printed as such and never fail\n"
     "  --allow-discarded do not fail when the tracer lost events or packets\n"
+    "  --skip-frames LIB place each finding at the first frame of its stack (run\n"
+    "                    --stack N) outside LIB (e.g. libfoo.so); repeatable\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
@@ -250,7 +258,7 @@ static int cmd_summary(int argc, char **argv)
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
         {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'},
-        {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
+        {"output-json", required_argument, NULL, 'O'}, {"skip-frames", required_argument, NULL, 'K'}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -264,6 +272,7 @@ static int cmd_summary(int argc, char **argv)
         case 'O': j.json = true; j.json_path = optarg; break;
         case 'r': j.raw = true; break;
         case 'A': j.by |= CBT_BY_ALL; break;
+        case 'K': cbt_callsite_skip(optarg); break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':
@@ -368,7 +377,7 @@ static int cmd_check(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'},     {"format", required_argument, NULL, 'F'},
         {"waivers", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'},   {"end", required_argument, NULL, 'E'},
-        {"source-root", required_argument, NULL, 'S'}, {0, 0, 0, 0},
+        {"source-root", required_argument, NULL, 'S'}, {"skip-frames", required_argument, NULL, 'K'}, {0, 0, 0, 0},
     };
     struct check_job j = {.threshold = CBT_SEV_HAZARD, .format = CBT_CHECK_TEXT};
     int64_t *pids = NULL;
@@ -389,6 +398,7 @@ static int cmd_check(int argc, char **argv)
         case 'B': begin = optarg; break;
         case 'E': end = optarg; break;
         case 'S': j.source_root = optarg; break;
+        case 'K': cbt_callsite_skip(optarg); break;
         case 'F':
             if (strcmp(optarg, "text") == 0)
                 j.format = CBT_CHECK_TEXT;

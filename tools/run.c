@@ -31,6 +31,7 @@
 #include <cubatchtrace/events.h>
 
 #include "analyse/agg.h"
+#include "analyse/callsite.h"
 #include "commands.h"
 #include "guard.h"
 #include "render/json.h"
@@ -70,6 +71,10 @@ static const char usage_run[] =
     "      --report stderr   CUBATCHTRACE_REPORT=stderr: the shim prints findings too\n"
     "      --gpu-time        CUBATCHTRACE_GPU_TIME=1: each batch timed on its stream\n"
     "                        (GPU time and GB/s in the summary)\n"
+    "      --stack N         CUBATCHTRACE_STACK=N: each batch's caller and its callers,\n"
+    "                        N frames (1 to 16), named file:line by the findings\n"
+    "      --skip-frames LIB place batches and findings at the first frame outside\n"
+    "                        LIB (repeatable; e.g. libfoo.so; with --stack)\n"
     "      --json            print the summary as JSON (docs/json-schema.md); the\n"
     "                        program's standard output then goes to standard error,\n"
     "                        so that ours is the JSON alone\n"
@@ -139,6 +144,7 @@ static int check_subbuf_size(const char *s)
 
 struct run_opts {
     const char *output, *report, *subbuf, *nsubbuf, *relayd, *session, *json_path;
+    const char *stack;
     bool strict, json, lookup_events, gpu_time, raw;
     char **prog;
 };
@@ -153,7 +159,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
         {"num-subbuf", required_argument, NULL, 'N'}, {"relayd", required_argument, NULL, 'U'},
         {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'},
-        {"output-json", required_argument, NULL, 'O'}, {0, 0, 0, 0},
+        {"output-json", required_argument, NULL, 'O'}, {"stack", required_argument, NULL, 'K'},
+        {"skip-frames", required_argument, NULL, 'F'}, {0, 0, 0, 0},
     };
     *o = (struct run_opts){.subbuf = DEFAULT_SUBBUF, .nsubbuf = DEFAULT_NUM_SUBBUF};
     int c;
@@ -183,6 +190,17 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
         case 'U': o->relayd = optarg; break;
         case 'E': o->session = optarg; break;
         case 'G': o->gpu_time = true; break;
+        case 'K': {
+            char *end;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-' || n < 1 || n > CBT_EV_STACK_MAX) {
+                cbt_usage_error("run: --stack %s: expected a number of frames from 1 to %d", optarg, CBT_EV_STACK_MAX);
+                return 2;
+            }
+            o->stack = optarg;
+            break;
+        }
+        case 'F': cbt_callsite_skip(optarg); break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return cbt_option_error("run", c, argv, opts);
         }
@@ -444,7 +462,9 @@ static int trace_program(const struct run_opts *o, const char *preload, int *exe
         snprintf(sb, sizeof(sb), "CUBATCHTRACE_SUBBUF_SIZE=%llu", (unsigned long long)v);
     char report[64];
     snprintf(report, sizeof(report), "CUBATCHTRACE_REPORT=%s", o->report ? o->report : "");
-    const char *env[5], *keep[] = {sb[0] ? sb : NULL, NULL};
+    char stack[64];
+    snprintf(stack, sizeof(stack), "CUBATCHTRACE_STACK=%s", o->stack ? o->stack : "");
+    const char *env[6], *keep[] = {sb[0] ? sb : NULL, NULL};
     int n = 0;
     env[n++] = "LTTNG_UST_ALLOW_BLOCKING=1";
     if (o->strict)
@@ -453,6 +473,8 @@ static int trace_program(const struct run_opts *o, const char *preload, int *exe
         env[n++] = report;
     if (o->gpu_time)
         env[n++] = "CUBATCHTRACE_GPU_TIME=1";
+    if (o->stack)
+        env[n++] = stack;
     env[n] = NULL;
     /* the JSON on our standard output is never mixed with the program's */
     const struct cbt_spawn s = {.argv = o->prog, .preload = preload, .env = env, .env_keep = keep,

@@ -245,6 +245,13 @@ static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
     const char *unit = rb->is1d ? "copies" : "ops";
     if (rb->have_header) {
         cbt_objmap_name(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, h->caller, site, sizeof(site));
+        if (rb->nstack > 1) { /* run --stack N: " <- " the caller's callers */
+            char more[sizeof(site)];
+            size_t at = strlen(site);
+            cbt_callsite_stack(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, rb->stack, rb->nstack, more, sizeof more);
+            if (at + 5 < sizeof(site))
+                snprintf(site + at, sizeof(site) - at, " <- %.*s", (int)(sizeof(site) - at - 5), more);
+        }
         snprintf(line, sizeof(line), "%s batch %" PRIu64 " pid %" PRId64 " tid %d: %" PRIu64 " %s, %s, at %s", t,
                  cbt_batch_number(h->batch_id), rb->w.vpid, (int)h->tid, h->num_ops,
                  h->num_ops == 1 ? (rb->is1d ? "copy" : "op") : unit, bytes, site);
@@ -396,6 +403,8 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 " inline_findings=%u",
                 h->driver_ns, (int)h->tid, h->caller, (int)h->device_count, (unsigned)h->format, (unsigned)h->rules,
                 (unsigned)h->validated, (unsigned)h->findings);
+        for (unsigned k = 0; k < rb->nstack; k++) /* run --stack N: the caller and its callers */
+            fprintf(out, "%s0x%" PRIx64, k ? "," : " stack=", rb->stack[k]);
     }
     if (rb->have_header && rb->is1d)
         fprintf(out,

@@ -16,6 +16,7 @@
  *   cubatchtrace:stream     INFO     a stream as the writing thread describes it
  *   cubatchtrace:process    INFO     once per process image: host, rank, image
  *   cubatchtrace:gpu_time   INFO     the GPU times of up to 32 batches, read back later (CUBATCHTRACE_GPU_TIME=N)
+ *   cubatchtrace:stack      INFO     the callers of the next batch on the thread (CUBATCHTRACE_STACK=N only)
  * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
@@ -300,6 +301,20 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, gpu_time,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, gpu_time, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* The short stack of the batch that follows on the same thread (written
+ * just before it; CUBATCHTRACE_STACK=N, run --stack N): tid, and up to N
+ * return addresses, the batch's caller first, then its callers.  Written
+ * only when asked for: without it a trace holds no such event. */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stack,
+    LTTNG_UST_TP_ARGS(int32_t, tid, const uint64_t *, frames, uint8_t, n, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(int32_t, tid, tid)
+        lttng_ust_field_sequence_hex(uint64_t, frames, frames, uint8_t, n)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stack, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 /* Once per process image (again after exec and in a forked child), when the
  * shim loads the provider: who the process is in a job of many processes and

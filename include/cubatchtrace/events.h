@@ -365,6 +365,9 @@ struct cbt_ev_gpu_time {
  * 1 <= n <= CBT_EV_GPU_TIMES, one array per field (status: enum
  * cbt_gpu_status). */
 #define CBT_EV_GPU_TIMES 32
+/* cubatchtrace:stack (CUBATCHTRACE_STACK=N, run --stack N): at most this
+ * many return addresses, the batch's direct caller first. */
+#define CBT_EV_STACK_MAX 16
 #define CBT_EV_GPU_TIMES_MEMBER_(kind, type, name, en) type name[CBT_EV_GPU_TIMES];
 struct cbt_ev_gpu_times {
     uint8_t n;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # CUBATCHTRACE_REPORT=stderr without any session (src/alert.c): a finding is
 # printed once per (rule, call site): the same bad batch twice from one site
-# prints once, from a second site once more.  Without the report nothing is
+# prints once, from a second site once more; in the words and with the fix
+# of every other output.  Without the report nothing is
 # printed.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
@@ -15,8 +16,14 @@ site B call 1: result=1" "report: observe mode still forwards (the driver answer
 is "$(grep -c '^cubatchtrace: error: row_length_too_small' "$CBT_TMP/rep.err")" 2 \
     "report: row_length_too_small printed once for site A (called twice) and once for site B"
 is "$(grep -c '^cubatchtrace: ' "$CBT_TMP/rep.err")" 2 "report: no other cubatchtrace line on stderr"
-is "$(sed -n 1p "$CBT_TMP/rep.err" | cut -c1-55)" "cubatchtrace: error: row_length_too_small in op 0 (src)" \
-    "report: the line names the rule, the op and the side"
+# the words and the fix are those every output uses (cbt_finding_words, cbt_rule_fix)
+is "$(sed -n 1p "$CBT_TMP/rep.err")" \
+    "cubatchtrace: error: row_length_too_small: op 0's source: rowLength 100 is less than the extent width 256 (rows would overlap)" \
+    "report: the line names the rule, the op, the side and the values at fault in the shared words"
+is "$(sed -n 3p "$CBT_TMP/rep.err")" \
+    "  fix: set rowLength to 0 (rows packed) or to the row pitch in elements, at least the width" \
+    "report: a fix line follows, the catalogue's"
+is "$(grep -c '^  fix: ' "$CBT_TMP/rep.err")" 2 "report: each finding has its fix line"
 grep -q 'client_strict' "$CBT_TMP/rep.err"
 ok $? "report: the call site is named (client_strict)"
 diag "$(cat "$CBT_TMP/rep.err")"

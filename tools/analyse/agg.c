@@ -279,7 +279,9 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
             for (uint64_t m = r->osz_mask[h]; m; m &= m - 1)
                 a->osize[64 * h + (unsigned)__builtin_ctzll(m)].batches++;
         uint64_t pk = cbt_pkey(r->image, r->vpid);
-        struct kent *c = cbt_ktab_get(&a->callers, r->host, pk, r->b.caller, &created);
+        /* the call site: the caller, or with --skip-frames the first frame of its stack outside those libraries */
+        const uint64_t site = cbt_callsite_pick(a->objs, r->host, r->vpid, r->b.caller, r->b.stack, r->b.nstack);
+        struct kent *c = cbt_ktab_get(&a->callers, r->host, pk, site, &created);
         row_batch(&c->row, r, true);
         struct kent *s = cbt_ktab_get(&a->streams, r->host, pk, r->b.stream, &created);
         if (created)
@@ -435,8 +437,12 @@ void cbt_agg_on_finding(struct cbt_agg *a, cbt_finding_fn fn, void *ctx)
     a->on_finding_ctx = ctx;
 }
 
-void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f)
+void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *bf)
 {
+    /* --skip-frames: the finding placed where the call-site table places its batch */
+    struct cbt_batch_finding picked = *bf;
+    picked.caller = cbt_callsite_pick(a->objs, w->host, w->vpid, bf->caller, bf->stack, bf->nstack);
+    const struct cbt_batch_finding *f = &picked;
     note_process(a, w);
     unsigned k = f->rule < CBT_RULE_COUNT ? f->rule : CBT_RULE_COUNT;
     struct cbt_rule_tally *fr = &a->rules[k];

@@ -426,3 +426,70 @@ const char *cbt_objmap_name(struct cbt_objmap *m, uint32_t host, int64_t vpid, u
     cbt_callsite_lookup(m, host, vpid, addr, &cs);
     return cbt_callsite_format(&cs, buf, len);
 }
+
+/* ---- the short stack (cubatchtrace:stack) and --skip-frames ---- */
+
+static char **skipped;
+static size_t nskipped;
+
+void cbt_callsite_skip(const char *lib)
+{
+    char **n = realloc(skipped, (nskipped + 1) * sizeof *n);
+    if (!n || !(n[nskipped] = strdup(lib)))
+        return;
+    skipped = n;
+    nskipped++;
+}
+
+bool cbt_callsite_skipping(void) { return nskipped > 0; }
+
+/* name is lib, or lib and a version ("libfoo.so" names libfoo.so.1.2) */
+static bool names(const char *name, const char *lib)
+{
+    size_t n = strlen(lib);
+    return strncmp(name, lib, n) == 0 && (name[n] == 0 || name[n] == '.');
+}
+
+static bool skipped_object(const char *path)
+{
+    const char *b = base_name(path);
+    static const char *const always[] = {"libcubatchtrace.so", "libcuda.so", "libcudart.so"};
+    for (size_t i = 0; i < sizeof always / sizeof *always; i++)
+        if (names(b, always[i]))
+            return true;
+    for (size_t i = 0; i < nskipped; i++)
+        if (names(b, base_name(skipped[i])))
+            return true;
+    return false;
+}
+
+uint64_t cbt_callsite_pick(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t caller, const uint64_t *stack,
+                           unsigned n)
+{
+    if (!nskipped || !n)
+        return caller;
+    for (unsigned i = 0; i < n; i++) {
+        struct cbt_callsite cs;
+        cbt_callsite_lookup(m, host, vpid, stack[i], &cs);
+        if (!cs.object || !skipped_object(cs.object))
+            return stack[i];
+    }
+    return caller; /* every frame recorded in those libraries: the direct caller still */
+}
+
+const char *cbt_callsite_stack(struct cbt_objmap *m, uint32_t host, int64_t vpid, const uint64_t *stack, unsigned n,
+                               char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = 0;
+    for (unsigned i = 1; i < n && at + 1 < len; i++) {
+        char one[1024];
+        int k = snprintf(buf + at, len - at, "%s%s", i > 1 ? " <- " : "",
+                         cbt_objmap_name(m, host, vpid, stack[i], one, sizeof one));
+        if (k < 0)
+            break;
+        at += (size_t)k < len - at ? (size_t)k : len - at - 1;
+    }
+    return buf;
+}

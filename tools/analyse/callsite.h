@@ -39,4 +39,21 @@ const char *cbt_callsite_format(const struct cbt_callsite *cs, char *buf, size_t
 const char *cbt_objmap_name(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t addr, char *buf,
                             size_t len);
 
+/*
+ * The short stack (cubatchtrace:stack, run --stack N): stack[0] the batch's
+ * caller, then its callers.  --skip-frames LIB (cbt_callsite_skip, once per
+ * library, before reading): a batch is placed at the first frame of its
+ * stack outside those libraries and outside libcubatchtrace, libcuda and
+ * libcudart (a name matches with or without a version: libfoo.so names
+ * libfoo.so.1); without a stack, or with no such frame, at its caller.
+ */
+void cbt_callsite_skip(const char *lib);
+bool cbt_callsite_skipping(void);
+uint64_t cbt_callsite_pick(struct cbt_objmap *m, uint32_t host, int64_t vpid, uint64_t caller, const uint64_t *stack,
+                           unsigned n);
+/* The callers beyond the direct one (stack[1..n)), each named as
+ * cbt_objmap_name names it, joined by " <- "; "" when none.  Returns buf. */
+const char *cbt_callsite_stack(struct cbt_objmap *m, uint32_t host, int64_t vpid, const uint64_t *stack, unsigned n,
+                               char *buf, size_t len);
+
 #endif

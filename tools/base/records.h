@@ -55,6 +55,9 @@ static inline uint32_t cbt_pkey_image(uint64_t k) { return (uint32_t)(k >> 32); 
  * cbt_agg_batch_ops); the batch is summarised once they all came. */
 struct cbt_batch {
     uint64_t batch_id, num_ops, ops_expected, op_list, stream, stream_id, driver_ns, caller;
+    /* cubatchtrace:stack (CUBATCHTRACE_STACK=N): the caller, then its callers; nstack 0: not recorded */
+    uint64_t stack[CBT_EV_STACK_MAX];
+    uint8_t nstack;
     uint32_t result;
     int32_t device;
     uint8_t api, door, outcome;
@@ -75,6 +78,8 @@ struct cbt_ops {
 /* A finding with where it belongs (the validator's struct cbt_finding, located). */
 struct cbt_batch_finding {
     uint64_t batch_id, op, other_op, value, limit, caller;
+    uint64_t stack[CBT_EV_STACK_MAX]; /* the batch's (struct cbt_batch); nstack 0: not recorded */
+    uint8_t nstack;
     uint16_t rule;
     uint8_t severity, side;
     /* What the finding's words may tell besides (cbt_finding_words): the ops
@@ -165,6 +170,8 @@ struct cbt_read_batch {
     const CUmemcpyAttributes *attrs;  /* the attributes recorded: d.attrs_recorded, when whole */
     const uint64_t *attrs_idxs;
     uint64_t nattrs;                  /* attributes held */
+    const uint64_t *stack;            /* cubatchtrace:stack: the caller, then its callers (nstack 0: none) */
+    uint8_t nstack;
 };
 typedef void (*cbt_batch_fn)(void *ctx, const struct cbt_read_batch *b);
 

@@ -108,6 +108,18 @@ struct done_key {
     uint64_t id;
 };
 
+/* The short stacks (cubatchtrace:stack) of batches not yet handed over,
+ * by (host, vpid, batch id): direct-mapped, a later stack replacing an older
+ * one in its slot (a batch waits for its chunks a short while). */
+#define STACK_SLOTS 256
+struct stack_slot {
+    uint32_t host;
+    int64_t vpid;
+    uint64_t id;
+    uint8_t n;
+    uint64_t frames[CBT_EV_STACK_MAX];
+};
+
 struct cbt_asm {
     struct cbt_read_out out; /* where batches, ops and findings go (the aggregate, in the tool) */
     cbt_batch_fn fn;
@@ -138,6 +150,7 @@ struct cbt_asm {
     struct cbt_gpujoin *gpu; /* batches waiting for their gpu_time event */
     struct done_key done[DONE_SLOTS];
     struct cbt_read_stats st;
+    struct stack_slot stacks[STACK_SLOTS];
 };
 
 /* ---------------------------------------------------------------- what goes out */
@@ -594,8 +607,31 @@ static void note_rules(struct cbt_asm *m, uint16_t rules)
         m->st.rules_more = true;
 }
 
+static size_t stack_slot(uint32_t host, int64_t vpid, uint64_t id)
+{
+    return ((id + (uint64_t)vpid * 31 + host) * 0x9E3779B97F4A7C15ull >> 40) % STACK_SLOTS;
+}
+
+void cbt_asm_stack(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const uint64_t *frames,
+                   unsigned n)
+{
+    struct stack_slot *s = &m->stacks[stack_slot(w->host, w->vpid, batch_id)];
+    if (n > CBT_EV_STACK_MAX)
+        n = CBT_EV_STACK_MAX;
+    *s = (struct stack_slot){.host = w->host, .vpid = w->vpid, .id = batch_id, .n = (uint8_t)n};
+    memcpy(s->frames, frames, n * sizeof *frames);
+}
+
+/* The batch's stack, when one came (NULL: none). */
+static const struct stack_slot *stack_of(const struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id)
+{
+    const struct stack_slot *s = &m->stacks[stack_slot(w->host, w->vpid, batch_id)];
+    return s->n && s->id == batch_id && s->vpid == w->vpid && s->host == w->host ? s : NULL;
+}
+
 static void hand_over(struct cbt_asm *m, const struct whole *x)
 {
+    const struct stack_slot *stk = x->h ? stack_of(m, x->w, x->h->batch_id) : NULL;
     const struct cbt_ev_batch *h = x->h;
     size_t nf = 0, nonly = 0;
     bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING);
@@ -633,6 +669,10 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
         else
             held = x->nops;
         to_cbt_batch(&b, h, x->agg_expected > held ? x->agg_expected : held);
+        if (stk) {
+            b.nstack = stk->n;
+            memcpy(b.stack, stk->frames, stk->n * sizeof *stk->frames);
+        }
     }
     if (x->spans) {
         for (uint32_t s = 0; s < x->nspans; s++) {
@@ -655,6 +695,10 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
                 .has_op = f->op < x->nops, .has_other = f->other_op < x->nops && !cbt_rule_is_attr(f->rule),
                 .copies = x->d != NULL,
             };
+            if (stk) {
+                bf.nstack = stk->n;
+                memcpy(bf.stack, stk->frames, stk->n * sizeof *stk->frames);
+            }
             if (bf.has_op)
                 bf.opv = x->ops[f->op];
             if (bf.has_other)
@@ -683,6 +727,8 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
             .attrs = x->attrs,
             .attrs_idxs = x->aidx,
             .nattrs = x->nattrs,
+            .stack = stk ? stk->frames : NULL,
+            .nstack = stk ? stk->n : 0,
         };
         if (x->d)
             rb.d = *x->d;

@@ -35,6 +35,10 @@ struct cbt_attr_bytes {
     uint64_t words_len, idxs_len;
 };
 /* Batches go to out (copied) and, when fn is set, each whole batch to fn(ctx, ...). */
+/* A batch's short stack (cubatchtrace:stack), read before the batch: handed
+ * over with it (struct cbt_batch, its findings, struct cbt_read_batch). */
+void cbt_asm_stack(struct cbt_asm *m, const struct cbt_where *w, uint64_t batch_id, const uint64_t *frames,
+                   unsigned n);
 struct cbt_asm *cbt_asm_new(const struct cbt_read_out *out, cbt_batch_fn fn, void *ctx);
 void cbt_asm_free(struct cbt_asm *m);
 void cbt_asm_header(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_batch *h,

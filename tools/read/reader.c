@@ -42,7 +42,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME,
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK,
     /* formats 3 and 4, the compact record (bs and cs read as b and c) */
     EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
@@ -151,6 +151,8 @@ struct ecinfo {
     struct mem image, pid_ns, start_ns; /* process: idx -1 when absent (recorded before process images) */
     struct mem id_baddr, id;  /* build_id */
     struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
+    struct mem st_tid;        /* stack */
+    int st_frames;            /* stack: the sequence of return addresses */
 };
 
 #define EC_SLOTS 1024u
@@ -184,6 +186,14 @@ struct reader {
     const bt_field **el;  /* the elements of one sequence */
     uint64_t el_cap;
     struct pipe *pipe;    /* the decoding thread, when there is one */
+    /* cubatchtrace:stack events, each waiting for its thread's next batch (direct-mapped by thread) */
+    struct {
+        uint32_t host;
+        int64_t vpid;
+        int32_t tid;
+        uint8_t n;
+        uint64_t frames[CBT_EV_STACK_MAX];
+    } stacks[64];
 };
 
 /* ---------------------------------------------------------------- caches */
@@ -318,6 +328,7 @@ static const struct {
     {"cubatchtrace:batch_end", EK_BATCH_END}, {"cubatchtrace:finding", EK_FINDING},
     {"cubatchtrace:batch1d", EK_BATCH1D},   {"cubatchtrace:batch_attrs", EK_BATCH_ATTRS},
     {"cubatchtrace:process", EK_PROCESS},   {"cubatchtrace:gpu_time", EK_GPU_TIME},
+    {"cubatchtrace:stack", EK_STACK},
     {"cubatchtrace:b", EK_B},               {"cubatchtrace:bs", EK_B}, /* a large 3D batch: as b, its ops in a sequence */
     {"cubatchtrace:bo", EK_BO},             {"cubatchtrace:c", EK_C},
     {"cubatchtrace:cs", EK_C}, /* a large 1D batch: as c, its copies in sequences */
@@ -366,6 +377,16 @@ static void describe_build_id(struct ecinfo *e, const bt_field_class *pl)
     if (e->id_baddr.idx < 0 || !field_is(pl, e->id_baddr.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->id.idx < 0 ||
         bytes_per_element(pl, e->id.idx) != 1)
         e->kind = EK_OTHER;
+}
+
+/* stack: an integer tid and a sequence of integers; else not the event we know */
+static void describe_stack(struct ecinfo *e, const bt_field_class *pl)
+{
+    e->st_tid.idx = member_index(pl, "tid", &e->st_tid.sgn);
+    e->st_frames = member_index(pl, "frames", NULL);
+    if (e->st_tid.idx < 0 || !field_is(pl, e->st_tid.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->st_frames < 0 ||
+        bytes_per_element(pl, e->st_frames) != 8)
+        e->kind = EK_CBT_OTHER;
 }
 
 /* formats 3 and 4: every member its event has, of its kind; false after r->fail */
@@ -492,6 +513,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         describe_process(e, pl);
     else if (e->kind == EK_BUILD_ID)
         describe_build_id(e, pl);
+    else if (e->kind == EK_STACK)
+        describe_stack(e, pl);
     else if (!(e->kind >= EK_B ? describe_compact(r, e, pl, name) : describe_fields(r, e, pl, name))) {
         free(e);
         return NULL;
@@ -820,11 +843,35 @@ static int on_compact(struct reader *r, const struct ecinfo *e, const bt_message
     }
     cbt_where_image_of_batch(&w, x.id);
     event_time(e, msg, &w);
-    if (e->kind == EK_B || e->kind == EK_C)
+    if (e->kind == EK_B || e->kind == EK_C) {
+        /* the thread's stack, written just before this batch and starting at its caller */
+        int32_t tid = CBT_W_TID(x.w);
+        __typeof__(r->stacks[0]) *s = &r->stacks[(uint32_t)tid % (sizeof r->stacks / sizeof r->stacks[0])];
+        if (s->n && s->tid == tid && s->vpid == w.vpid && s->host == w.host) {
+            if (s->frames[0] == x.caller)
+                cbt_asm_stack(r->as, &w, x.id, s->frames, s->n);
+            s->n = 0;
+        }
         cbt_compact_batch(r->compact, &w, e->kind == EK_C, &x);
-    else
+    } else {
         cbt_compact_chunk(r->compact, &w, e->kind == EK_CO, &x);
+    }
     return 0;
+}
+
+/* cubatchtrace:stack: held for the thread's next batch (on_compact) */
+static void on_stack(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
+{
+    int32_t tid = (int32_t)member_int(pl, e->st_tid);
+    const bt_field *seq = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->st_frames);
+    uint64_t n = bt_field_array_get_length(seq);
+    __typeof__(r->stacks[0]) *s = &r->stacks[(uint32_t)tid % (sizeof r->stacks / sizeof r->stacks[0])];
+    s->host = w.host;
+    s->vpid = w.vpid;
+    s->tid = tid;
+    s->n = (uint8_t)(n < CBT_EV_STACK_MAX ? n : CBT_EV_STACK_MAX);
+    for (uint8_t i = 0; i < s->n; i++)
+        s->frames[i] = bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
 }
 
 static void on_process(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
@@ -961,6 +1008,9 @@ static int on_event(struct reader *r, const bt_message *msg)
         return 0;
     case EK_GPU_TIME:
         on_gpu_time(r, e, msg, pl, w);
+        return 0;
+    case EK_STACK:
+        on_stack(r, e, pl, w);
         return 0;
     case EK_BIN_INFO:
     case EK_BUILD_ID:

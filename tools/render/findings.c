@@ -182,6 +182,52 @@ struct cbt_findings *cbt_findings_new(const struct cbt_agg *a, FILE *out, enum c
     return o;
 }
 
+/* The finding's callers beyond its site (cubatchtrace:stack, run --stack N):
+ * the frames after the one the site is (the caller, or the frame
+ * --skip-frames picked); 0 when none was recorded. */
+static unsigned callers_of(const struct cbt_batch_finding *f, const uint64_t **from)
+{
+    unsigned i = 0;
+    while (i < f->nstack && f->stack[i] != f->caller)
+        i++;
+    if (i >= f->nstack)
+        return 0;
+    *from = f->stack + i;
+    return f->nstack - i;
+}
+
+/* "SITE <- CALLER <- ...": the site, then its callers when recorded */
+static const char *site_text(const struct cbt_findings *o, const struct held *h, const struct cbt_callsite *cs,
+                             char *buf, size_t len)
+{
+    cbt_callsite_format(cs, buf, len);
+    const uint64_t *st;
+    unsigned n = callers_of(&h->f, &st);
+    if (n > 1) {
+        size_t at = strlen(buf);
+        char more[3072];
+        cbt_callsite_stack(cbt_agg_callsites(o->agg), h->w.host, h->w.vpid, st, n, more, sizeof more);
+        snprintf(buf + at, len - at, " <- %s", more);
+    }
+    return buf;
+}
+
+/* The callers as JSON sites (cbt_callsite_json), nearest first; NULL when none. */
+static json_t *callers_json(const struct cbt_findings *o, const struct held *h)
+{
+    const uint64_t *st;
+    unsigned n = callers_of(&h->f, &st);
+    if (n < 2)
+        return NULL;
+    json_t *a = json_array();
+    for (unsigned i = 1; i < n; i++) {
+        struct cbt_callsite cs;
+        cbt_callsite_lookup(cbt_agg_callsites(o->agg), h->w.host, h->w.vpid, st[i], &cs);
+        json_array_append_new(a, cbt_callsite_json(&cs, true));
+    }
+    return a;
+}
+
 static json_t *finding_json(const struct cbt_findings *o, const struct held *h, const struct cbt_callsite *cs,
                             const struct cbt_waiver *wv)
 {
@@ -209,6 +255,9 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
     json_object_set_new(j, "value", json_string(cbt_rule_value(f->rule, f->value, v, sizeof(v))));
     json_object_set_new(j, "limit", json_string(cbt_rule_value(f->rule, f->limit, v, sizeof(v))));
     json_object_set_new(j, "site", cbt_callsite_json(cs, true));
+    json_t *callers = callers_json(o, h);
+    if (callers) /* run --stack N: the site's callers, nearest first */
+        json_object_set_new(j, "callers", callers);
     json_object_set_new(j, "waived", wv ? json_pack("{s:s}", "reason", wv->reason) : json_null());
     return j;
 }
@@ -231,8 +280,8 @@ static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, 
     const struct cbt_batch_finding *f = &h->f;
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     unsigned sev = ri ? (unsigned)ri->severity : f->severity;
-    char msg[2048], words[512], caller[1024], image[32] = "";
-    cbt_callsite_format(cs, caller, sizeof(caller));
+    char msg[6144], words[512], caller[4096], image[32] = "";
+    site_text(o, h, cs, caller, sizeof(caller));
     if (h->w.image)
         snprintf(image, sizeof(image), " (image 0x%08" PRIx32 ")", h->w.image);
     const char *fix = cbt_finding_fix(f->rule);
@@ -259,6 +308,33 @@ static json_t *result_sarif(const struct cbt_findings *o, const struct held *h, 
     if (cs->function[0])
         json_object_set_new(loc, "logicalLocations",
                             json_pack("[{s:s, s:s}]", "fullyQualifiedName", cs->function, "kind", "function"));
+    const uint64_t *st;
+    unsigned nst = callers_of(f, &st);
+    if (nst > 1) { /* run --stack N: the site's callers, nearest first */
+        json_t *rel = json_array();
+        for (unsigned i = 1; i < nst; i++) {
+            struct cbt_callsite c;
+            cbt_callsite_lookup(cbt_agg_callsites(o->agg), h->w.host, h->w.vpid, st[i], &c);
+            json_t *l = json_object();
+            json_object_set_new(l, "id", json_integer((json_int_t)i));
+            if (c.line)
+                json_object_set_new(l, "physicalLocation",
+                                    json_pack("{s:o, s:{s:i}}", "artifactLocation", artifact(o, c.file), "region",
+                                              "startLine", (int)c.line));
+            else if (c.object)
+                json_object_set_new(l, "physicalLocation",
+                                    json_pack("{s:o, s:{s:I}}", "artifactLocation", artifact(o, c.object), "address",
+                                              "relativeAddress", (json_int_t)c.offset));
+            char nm[1024];
+            json_object_set_new(l, "message",
+                                json_pack("{s:s}", "text", i == 1 ? "called from" : "which was called from"));
+            (void)cbt_callsite_format(&c, nm, sizeof nm);
+            json_object_set_new(l, "logicalLocations",
+                                json_pack("[{s:s}]", "fullyQualifiedName", c.function[0] ? c.function : nm));
+            json_array_append_new(rel, l);
+        }
+        json_object_set_new(r, "relatedLocations", rel);
+    }
     if (json_object_size(loc)) {
         json_t *locs = json_array();
         json_array_append_new(locs, loc);
@@ -287,8 +363,8 @@ static void print_one(struct cbt_findings *o, const struct held *h)
             o->waived[sev]++;
     }
     if (o->fmt == CBT_CHECK_TEXT) {
-        char caller[1024], prefix[600] = "";
-        cbt_callsite_format(&cs, caller, sizeof(caller));
+        char caller[4096], prefix[600] = "";
+        site_text(o, h, &cs, caller, sizeof(caller));
         if (wv)
             snprintf(prefix, sizeof(prefix), "# waived (%.500s): ", wv->reason);
         cbt_finding_text(o->out, o->agg, &h->w, &h->f, caller, prefix);

@@ -34,6 +34,23 @@ const char *cbt_finding_fix(unsigned rule)
     return fix ? fix : "";
 }
 
+/* site + " <- CALLER <- ...": the callers of a rule's first finding beyond
+ * its site, when its stack was recorded (run --stack N) */
+static void append_callers(const struct cbt_agg *a, const struct cbt_rule_tally *t, char *site, size_t len)
+{
+    const struct cbt_batch_finding *f = &t->first;
+    unsigned i = 0;
+    while (i < f->nstack && f->stack[i] != f->caller)
+        i++;
+    if (f->nstack - i < 2)
+        return;
+    char more[3072];
+    cbt_callsite_stack(cbt_agg_callsites(a), t->first_host, t->first_pid, f->stack + i, f->nstack - i, more,
+                       sizeof more);
+    size_t at = strlen(site);
+    snprintf(site + at, len - at, " <- %s", more);
+}
+
 /* SEVERITY RULE: host=H pid=P tid=T batch=B op=K [other_op=K] side=S caller=SITE: WORDS; fix: FIX */
 void cbt_finding_text(FILE *out, const struct cbt_agg *a, const struct cbt_where *w, const struct cbt_batch_finding *f,
                       const char *caller, const char *prefix)
@@ -407,8 +424,9 @@ static void print_findings_text(FILE *out, struct cbt_agg *a, const struct cbt_a
         const struct cbt_rule_tally *f = &t->rules[order[i]];
         const struct cbt_rule_info *ri = cbt_rule(order[i]);
         const char *sev = cbt_severity_name(f->severity);
-        char site[1024], proc[64], head[1400], words[512];
+        char site[4096], proc[64], head[4400], words[512];
         cbt_objmap_name(cbt_agg_callsites(a), f->first_host, f->first_pid, f->first.caller, site, sizeof(site));
+        append_callers(a, f, site, sizeof(site)); /* run --stack N: " <- " its callers */
         snprintf(head, sizeof(head), "%s %s: %" PRIu64 " finding%s; the first at %s, batch %" PRIu64 " of %s%s%s",
                  sev ? sev : "?", ri ? ri->name : "(a rule this tool does not know)", f->count, f->count == 1 ? "" : "s",
                  site, cbt_batch_number(f->first_batch),
