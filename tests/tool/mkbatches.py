@@ -188,7 +188,11 @@ TIMED_METADATA = METADATA.replace(
 clock { name = "monotonic"; freq = 1000000000; offset_s = 1764500000; };
 typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;
 trace {""").replace(
-    "event.header := struct { uint32_t id; };", "event.header := struct { uint32_t id; uint64_clock_t timestamp; };") + \
+    "event.header := struct { uint32_t id; };",
+    # packets with beginning and end times, as LTTng writes them: babeltrace2's
+    # trimmer (--begin/--end) needs them (2.0.4's seeks crash without)
+    "packet.context := struct { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end; };\n"
+    "    event.header := struct { uint32_t id; uint64_clock_t timestamp; };") + \
     'event { name = "cubatchtrace:gpu_time"; id = 3; stream_id = 0; fields := struct { %s }; };\n' % \
     " ".join("%s _%s;" % (CTYPE[c], n) for n, c in GPU_FIELDS)
 
@@ -220,16 +224,21 @@ def timed(n):
         s1.append(tev(3, late, PID + i % 2, gpu(i, 0, start - late, 250 * (i + 1), PID + i % 2, 0x5000 + i % 2)))
     s1.append(tev(3, late, PID, gpu(1000, 0, -100, 50, PID, 0x5000)))
     s1.append(tev(3, late, PID, gpu(n, 1, 0, 0, PID, 0x5000)))
-    return s0, s1
+    return (s0, (1000000, max(n, 1) * 1000000)), (s1, (late, late))
 
 
 def write(out, streams, metadata=METADATA):
+    """streams: a list of events each, or (events, (begin, end)) for a packet
+    context with those times (TIMED_METADATA)."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "metadata"), "w") as f:
         f.write(metadata)
     for i, events in enumerate(streams):
         with open(os.path.join(out, "stream_%d" % i), "wb") as f:
             f.write(struct.pack("<II", 0xC1FC1FC1, 0))
+            if isinstance(events, tuple):
+                events, times = events
+                f.write(struct.pack("<QQ", *times))
             for e in events:
                 f.write(e)
 
