@@ -101,12 +101,13 @@ static const char schema[] =
     " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
     " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
 
-enum { ST_BATCH, ST_OP, ST_OP_ARRAY, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
+enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
                  "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
     [ST_OP] = "INSERT INTO op_row VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
               "?21,?22,?23,?24,?25,?26,?27,?28,?29)",
+    [ST_OP_GROUP] = NULL, /* OP_GROUP rows of ST_OP in one statement, made by op_group_sql() */
     [ST_OP_ARRAY] = "INSERT INTO op_array VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     [ST_ATTR] = "INSERT INTO attribute VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [ST_FINDING] = "INSERT INTO finding VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
@@ -134,7 +135,18 @@ struct meta_row {
     char *key, *value;
 };
 
+/* An op row's values, kept until OP_GROUP of them go in by one statement (a
+ * statement's start, its cursor and its transaction check cost as much as
+ * the values of a row: multi-row VALUES pays them once per group). */
+enum { OP_COLS = 29, OP_GROUP = 32 };
+struct op_vals {
+    sqlite3_int64 v[OP_COLS];
+    uint32_t set; /* bit c: v[c] is a value (else NULL) */
+};
+
 struct cbt_sql {
+    struct op_vals opbuf[OP_GROUP];
+    unsigned nopbuf;
     sqlite3 *db;
     struct cbt_agg *agg;
     sqlite3_stmt *st[ST_COUNT];
@@ -217,6 +229,54 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t)
 
 static void write_enum_names(struct cbt_sql *s);
 
+/* INSERT INTO op_row VALUES (?,...),(?,...)...: OP_GROUP rows of OP_COLS values; NULL: out of memory. */
+static char *op_group_sql(void)
+{
+    size_t n = sizeof("INSERT INTO op_row VALUES ") + OP_GROUP * (OP_COLS * 2 + 3);
+    char *q = malloc(n), *e = q;
+    if (!q)
+        return NULL;
+    e += sprintf(e, "INSERT INTO op_row VALUES ");
+    for (int r = 0; r < OP_GROUP; r++) {
+        *e++ = r ? ',' : '(';
+        if (r)
+            *e++ = '(';
+        for (int c = 0; c < OP_COLS; c++) {
+            *e++ = '?';
+            *e++ = c + 1 < OP_COLS ? ',' : ')';
+        }
+    }
+    *e = 0;
+    return q;
+}
+
+/* The op rows kept (opbuf): by one statement when they are a whole group, else one by one. */
+static void op_flush(struct cbt_sql *s)
+{
+    unsigned n = s->nopbuf;
+    s->nopbuf = 0;
+    for (unsigned r = 0; r < n && !s->failed;) {
+        bool group = r == 0 && n == OP_GROUP;
+        sqlite3_stmt *st = s->st[group ? ST_OP_GROUP : ST_OP];
+        for (unsigned k = 0; k < (group ? OP_GROUP : 1); k++, r++)
+            for (int c = 0; c < OP_COLS; c++) {
+                int at = (int)(k * OP_COLS) + c + 1;
+                if (s->opbuf[r].set & (1u << c))
+                    sqlite3_bind_int64(st, at, s->opbuf[r].v[c]);
+                else
+                    sqlite3_bind_null(st, at);
+            }
+        run_stmt(s, st, false);
+    }
+}
+
+/* Value c (from 1, as the single-row statement numbers them) of the op row being filled. */
+static inline void op_set(struct op_vals *o, int c, sqlite3_int64 v)
+{
+    o->v[c - 1] = v;
+    o->set |= 1u << (c - 1);
+}
+
 struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
 {
     struct cbt_sql *s = calloc(1, sizeof(*s));
@@ -237,9 +297,13 @@ struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
     exec(s, "BEGIN");
     exec(s, schema);
     write_enum_names(s);
-    for (int i = 0; i < ST_COUNT && !s->failed; i++)
-        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
-            sql_fail(s, stmt_sql[i]);
+    char *group = op_group_sql();
+    for (int i = 0; i < ST_COUNT && !s->failed; i++) {
+        const char *sql = i == ST_OP_GROUP ? group : stmt_sql[i];
+        if (!sql || sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
+            sql_fail(s, sql ? sql : "INSERT INTO op_row");
+    }
+    free(group);
     if (s->failed) {
         cbt_sql_close(s);
         return NULL;
@@ -340,18 +404,16 @@ void cbt_sql_image(void *sql, const struct cbt_where *w, uint64_t pid_ns, uint64
     p->start_ns = start_ns;
 }
 
-/* One operand's columns of op_row, from column c: type, kind, device, ptr,
- * row_length, layer_height, loc_type, loc_id, alloc_base, alloc_size; each
- * bound, NULL where the operand has none (the op statement's values are not
- * cleared).  An array operand's own columns are a row of op_array. */
-static void bind_operand(struct cbt_sql *s, sqlite3_stmt *st, int c, const CUmemcpy3DOperand *o,
-                         const struct cbt_operand_info *in, int64_t key, uint64_t i, const char *side)
+/* One operand's values of op_row, from column c: type, kind, device, ptr,
+ * row_length, layer_height, loc_type, loc_id, alloc_base, alloc_size; NULL
+ * (not set) where the operand has none.  An array operand's own columns are a
+ * row of op_array. */
+static void set_operand(struct cbt_sql *s, struct op_vals *ov, int c, const CUmemcpy3DOperand *o,
+                        const struct cbt_operand_info *in, int64_t key, uint64_t i, const char *side)
 {
-    sqlite3_bind_int64(st, c, (sqlite3_int64)o->type);
-    sqlite3_bind_int64(st, c + 1, in->kind);
-    sqlite3_bind_int(st, c + 2, in->device);
-    for (int k = 3; k < 10; k++)
-        sqlite3_bind_null(st, c + k);
+    op_set(ov, c, (sqlite3_int64)o->type);
+    op_set(ov, c + 1, in->kind);
+    op_set(ov, c + 2, in->device);
     if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
         sqlite3_stmt *a = s->st[ST_OP_ARRAY];
         bind_i64(a, 1, key);
@@ -370,15 +432,15 @@ static void bind_operand(struct cbt_sql *s, sqlite3_stmt *st, int c, const CUmem
         run_stmt(s, a, true);
         row_done(s);
     } else {
-        bind_u64(st, c + 3, (uint64_t)o->op.ptr.ptr);
+        op_set(ov, c + 3, (sqlite3_int64)o->op.ptr.ptr);
         if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
-            bind_u64(st, c + 4, o->op.ptr.rowLength);
-            bind_u64(st, c + 5, o->op.ptr.layerHeight);
-            sqlite3_bind_int64(st, c + 6, (sqlite3_int64)o->op.ptr.locHint.type);
-            sqlite3_bind_int(st, c + 7, o->op.ptr.locHint.id);
+            op_set(ov, c + 4, (sqlite3_int64)o->op.ptr.rowLength);
+            op_set(ov, c + 5, (sqlite3_int64)o->op.ptr.layerHeight);
+            op_set(ov, c + 6, (sqlite3_int64)o->op.ptr.locHint.type);
+            op_set(ov, c + 7, o->op.ptr.locHint.id);
             if (in->alloc_size) {
-                bind_u64(st, c + 8, in->alloc_base);
-                bind_u64(st, c + 9, in->alloc_size);
+                op_set(ov, c + 8, (sqlite3_int64)in->alloc_base);
+                op_set(ov, c + 9, (sqlite3_int64)in->alloc_size);
             }
         }
     }
@@ -445,32 +507,34 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
 
     /* the ops first: the batch row carries their count and bytes */
     uint64_t nops = 0, bytes = 0;
-    sqlite3_stmt *st = s->st[ST_OP];
     uint32_t sp = 0;
     for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops && !s->failed; i = cbt_read_op(rb, i + 1, &sp)) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
         const struct cbt_operand_info *si = &rb->src[i], *di = &rb->dst[i];
         uint64_t b = cbt_op_bytes(op, si, di);
-        bind_i64(st, 1, key);
-        bind_u64(st, 2, i);
-        bind_operand(s, st, 3, &op->src, si, key, i, "src");
-        bind_operand(s, st, 13, &op->dst, di, key, i, "dst");
-        bind_u64(st, 23, op->extent.width);
-        bind_u64(st, 24, op->extent.height);
-        bind_u64(st, 25, op->extent.depth);
-        sqlite3_bind_int64(st, 26, (sqlite3_int64)op->srcAccessOrder);
-        sqlite3_bind_int64(st, 27, op->flags);
-        bind_u64(st, 28, b);
-        sqlite3_bind_int(st, 29, cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
-                                               cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device));
-        run_stmt(s, st, false);
+        struct op_vals *ov = &s->opbuf[s->nopbuf];
+        ov->set = 0;
+        op_set(ov, 1, key);
+        op_set(ov, 2, (sqlite3_int64)i);
+        set_operand(s, ov, 3, &op->src, si, key, i, "src");
+        set_operand(s, ov, 13, &op->dst, di, key, i, "dst");
+        op_set(ov, 23, (sqlite3_int64)op->extent.width);
+        op_set(ov, 24, (sqlite3_int64)op->extent.height);
+        op_set(ov, 25, (sqlite3_int64)op->extent.depth);
+        op_set(ov, 26, (sqlite3_int64)op->srcAccessOrder);
+        op_set(ov, 27, op->flags);
+        op_set(ov, 28, (sqlite3_int64)b);
+        op_set(ov, 29, cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
+                                     cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device));
+        if (++s->nopbuf == OP_GROUP)
+            op_flush(s);
         nops++;
         bytes += b;
         row_done(s);
     }
     s->ops += nops;
 
-    st = s->st[ST_BATCH];
+    sqlite3_stmt *st = s->st[ST_BATCH];
     bind_i64(st, 1, key);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)pk);
     bind_u64(st, 3, cbt_batch_number(h->batch_id));
@@ -723,6 +787,7 @@ int cbt_sql_finish(struct cbt_sql *s)
 {
     /* made once the rows are in: one sort of keys already in order, cheaper
      * than an index kept up row by row */
+    op_flush(s);
     exec(s, "CREATE INDEX op_by_batch ON op_row (batch_key, i)");
     cbt_progress();
     write_procs(s);
