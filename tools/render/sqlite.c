@@ -49,16 +49,18 @@ static const char schema[] =
     " inline_findings INTEGER, srcs INTEGER, sizes INTEGER, attrs INTEGER, attrs_idxs INTEGER, num_attrs INTEGER,"
     " attrs_recorded INTEGER, abi INTEGER, ops INTEGER NOT NULL, bytes INTEGER NOT NULL,"
     " gpu_status TEXT, gpu_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER);\n"
-    /* the ops' stored rows: enumerations as their numbers, array operands aside (op_array); the view op
-     * below gives them back by name, one row per op as documented (fewer, narrower values per op row:
-     * SQLite's cost is per value bound and encoded) */
+    /* the ops' stored rows: enumerations as their numbers, array operands and a pointer's rowLength,
+     * layerHeight and locHint where not all 0 aside (op_array, op_pointer); the view op below gives them
+     * back by name, one row per op as documented (fewer, narrower values per op row: SQLite's cost is
+     * per value bound and encoded) */
     "CREATE TABLE op_row (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL,"
-    " src_type INTEGER, src_kind INTEGER, src_device INTEGER, src_ptr INTEGER, src_row_length INTEGER,"
-    " src_layer_height INTEGER, src_loc_type INTEGER, src_loc_id INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
-    " dst_type INTEGER, dst_kind INTEGER, dst_device INTEGER, dst_ptr INTEGER, dst_row_length INTEGER,"
-    " dst_layer_height INTEGER, dst_loc_type INTEGER, dst_loc_id INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
+    " src_type INTEGER, src_kind INTEGER, src_device INTEGER, src_ptr INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
+    " dst_type INTEGER, dst_kind INTEGER, dst_device INTEGER, dst_ptr INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
     " width INTEGER, height INTEGER, depth INTEGER, access_order INTEGER, flags INTEGER, bytes INTEGER,"
     " direction INTEGER);\n"
+    "CREATE TABLE op_pointer (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
+    " row_length INTEGER, layer_height INTEGER, loc_type INTEGER, loc_id INTEGER,"
+    " PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
     "CREATE TABLE op_array (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
     " array INTEGER, x INTEGER, y INTEGER, z INTEGER, array_width INTEGER, array_height INTEGER, array_depth INTEGER,"
     " elem_size INTEGER, PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
@@ -66,17 +68,24 @@ static const char schema[] =
     " PRIMARY KEY (what, code)) WITHOUT ROWID;\n"
 #define NAME_(what, col) \
     " coalesce((SELECT name FROM enum_name WHERE what = '" what "' AND code = o." col "), CAST(o." col " AS TEXT)) AS " col ","
+#define PTR_(x, col) \
+    " CASE WHEN o." x "_type = 1 THEN coalesce(" x "p." col ", 0) END"
 #define SIDE_(x) \
     NAME_("operand_type", x "_type") NAME_("memkind", x "_kind") " o." x "_device, o." x "_ptr, " x "a.array AS " x "_array," \
-    " " x "a.x AS " x "_x, " x "a.y AS " x "_y, " x "a.z AS " x "_z, o." x "_row_length, o." x "_layer_height," \
-    NAME_("location", x "_loc_type") " o." x "_loc_id, o." x "_alloc_base, o." x "_alloc_size," \
+    " " x "a.x AS " x "_x, " x "a.y AS " x "_y, " x "a.z AS " x "_z," PTR_(x, "row_length") " AS " x "_row_length," \
+    PTR_(x, "layer_height") " AS " x "_layer_height, coalesce((SELECT name FROM enum_name WHERE what = 'location' AND code =" \
+    PTR_(x, "loc_type") "), CAST(" PTR_(x, "loc_type") " AS TEXT)) AS " x "_loc_type," \
+    PTR_(x, "loc_id") " AS " x "_loc_id, o." x "_alloc_base, o." x "_alloc_size," \
     " " x "a.array_width AS " x "_array_width, " x "a.array_height AS " x "_array_height," \
     " " x "a.array_depth AS " x "_array_depth, " x "a.elem_size AS " x "_elem_size,"
     "CREATE VIEW op AS SELECT o.batch_key, o.i," SIDE_("src") SIDE_("dst")
     " o.width, o.height, o.depth," NAME_("access_order", "access_order") " o.flags, o.bytes,"
     " coalesce((SELECT name FROM enum_name WHERE what = 'direction' AND code = o.direction), 'unknown') AS direction"
     " FROM op_row o LEFT JOIN op_array srca ON srca.batch_key = o.batch_key AND srca.i = o.i AND srca.side = 'src'"
-    " LEFT JOIN op_array dsta ON dsta.batch_key = o.batch_key AND dsta.i = o.i AND dsta.side = 'dst';\n"
+    " LEFT JOIN op_array dsta ON dsta.batch_key = o.batch_key AND dsta.i = o.i AND dsta.side = 'dst'"
+    " LEFT JOIN op_pointer srcp ON srcp.batch_key = o.batch_key AND srcp.i = o.i AND srcp.side = 'src'"
+    " LEFT JOIN op_pointer dstp ON dstp.batch_key = o.batch_key AND dstp.i = o.i AND dstp.side = 'dst';\n"
+#undef PTR_
 #undef SIDE_
 #undef NAME_
     "CREATE TABLE attribute (batch_key INTEGER NOT NULL REFERENCES batch, k INTEGER NOT NULL, idx INTEGER,"
@@ -101,14 +110,14 @@ static const char schema[] =
     " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
     " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
 
-enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
+enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_OP_POINTER, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
                  "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
-    [ST_OP] = "INSERT INTO op_row VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-              "?21,?22,?23,?24,?25,?26,?27,?28,?29)",
+    [ST_OP] = "INSERT INTO op_row VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
     [ST_OP_GROUP] = NULL, /* OP_GROUP rows of ST_OP in one statement, made by op_group_sql() */
     [ST_OP_ARRAY] = "INSERT INTO op_array VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    [ST_OP_POINTER] = "INSERT INTO op_pointer VALUES (?1,?2,?3,?4,?5,?6,?7)",
     [ST_ATTR] = "INSERT INTO attribute VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [ST_FINDING] = "INSERT INTO finding VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [ST_THREAD] = "INSERT INTO thread VALUES (?1,?2,1,?3,?3) ON CONFLICT (process_key, tid) DO UPDATE SET batches = batches + 1,"
@@ -138,7 +147,7 @@ struct meta_row {
 /* An op row's values, kept until OP_GROUP of them go in by one statement (a
  * statement's start, its cursor and its transaction check cost as much as
  * the values of a row: multi-row VALUES pays them once per group). */
-enum { OP_COLS = 29, OP_GROUP = 32 };
+enum { OP_COLS = 21, OP_GROUP = 32 };
 struct op_vals {
     sqlite3_int64 v[OP_COLS];
     uint32_t set; /* bit c: v[c] is a value (else NULL) */
@@ -405,9 +414,9 @@ void cbt_sql_image(void *sql, const struct cbt_where *w, uint64_t pid_ns, uint64
 }
 
 /* One operand's values of op_row, from column c: type, kind, device, ptr,
- * row_length, layer_height, loc_type, loc_id, alloc_base, alloc_size; NULL
- * (not set) where the operand has none.  An array operand's own columns are a
- * row of op_array. */
+ * alloc_base, alloc_size; NULL (not set) where the operand has none.  An
+ * array operand's own columns are a row of op_array, a pointer's rowLength,
+ * layerHeight and locHint one of op_pointer unless all are 0. */
 static void set_operand(struct cbt_sql *s, struct op_vals *ov, int c, const CUmemcpy3DOperand *o,
                         const struct cbt_operand_info *in, int64_t key, uint64_t i, const char *side)
 {
@@ -434,13 +443,22 @@ static void set_operand(struct cbt_sql *s, struct op_vals *ov, int c, const CUme
     } else {
         op_set(ov, c + 3, (sqlite3_int64)o->op.ptr.ptr);
         if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
-            op_set(ov, c + 4, (sqlite3_int64)o->op.ptr.rowLength);
-            op_set(ov, c + 5, (sqlite3_int64)o->op.ptr.layerHeight);
-            op_set(ov, c + 6, (sqlite3_int64)o->op.ptr.locHint.type);
-            op_set(ov, c + 7, o->op.ptr.locHint.id);
+            const CUmemcpy3DOperand *p = o;
+            if (p->op.ptr.rowLength || p->op.ptr.layerHeight || p->op.ptr.locHint.type || p->op.ptr.locHint.id) {
+                sqlite3_stmt *a = s->st[ST_OP_POINTER];
+                bind_i64(a, 1, key);
+                bind_u64(a, 2, i);
+                sqlite3_bind_text(a, 3, side, -1, SQLITE_STATIC);
+                bind_u64(a, 4, p->op.ptr.rowLength);
+                bind_u64(a, 5, p->op.ptr.layerHeight);
+                sqlite3_bind_int64(a, 6, (sqlite3_int64)p->op.ptr.locHint.type);
+                sqlite3_bind_int(a, 7, p->op.ptr.locHint.id);
+                run_stmt(s, a, false);
+                row_done(s);
+            }
             if (in->alloc_size) {
-                op_set(ov, c + 8, (sqlite3_int64)in->alloc_base);
-                op_set(ov, c + 9, (sqlite3_int64)in->alloc_size);
+                op_set(ov, c + 4, (sqlite3_int64)in->alloc_base);
+                op_set(ov, c + 5, (sqlite3_int64)in->alloc_size);
             }
         }
     }
@@ -517,14 +535,14 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         op_set(ov, 1, key);
         op_set(ov, 2, (sqlite3_int64)i);
         set_operand(s, ov, 3, &op->src, si, key, i, "src");
-        set_operand(s, ov, 13, &op->dst, di, key, i, "dst");
-        op_set(ov, 23, (sqlite3_int64)op->extent.width);
-        op_set(ov, 24, (sqlite3_int64)op->extent.height);
-        op_set(ov, 25, (sqlite3_int64)op->extent.depth);
-        op_set(ov, 26, (sqlite3_int64)op->srcAccessOrder);
-        op_set(ov, 27, op->flags);
-        op_set(ov, 28, (sqlite3_int64)b);
-        op_set(ov, 29, cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
+        set_operand(s, ov, 9, &op->dst, di, key, i, "dst");
+        op_set(ov, 15, (sqlite3_int64)op->extent.width);
+        op_set(ov, 16, (sqlite3_int64)op->extent.height);
+        op_set(ov, 17, (sqlite3_int64)op->extent.depth);
+        op_set(ov, 18, (sqlite3_int64)op->srcAccessOrder);
+        op_set(ov, 19, op->flags);
+        op_set(ov, 20, (sqlite3_int64)b);
+        op_set(ov, 21, cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
                                      cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device));
         if (++s->nopbuf == OP_GROUP)
             op_flush(s);
