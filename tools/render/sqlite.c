@@ -57,7 +57,7 @@ static const char schema[] =
     " src_type INTEGER, src_kind INTEGER, src_device INTEGER, src_ptr INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
     " dst_type INTEGER, dst_kind INTEGER, dst_device INTEGER, dst_ptr INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
     " width INTEGER, height INTEGER, depth INTEGER, access_order INTEGER, flags INTEGER, bytes INTEGER,"
-    " direction INTEGER);\n"
+    " direction INTEGER, PRIMARY KEY (batch_key, i)) WITHOUT ROWID;\n"
     "CREATE TABLE op_pointer (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
     " row_length INTEGER, layer_height INTEGER, loc_type INTEGER, loc_id INTEGER,"
     " PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
@@ -806,7 +806,6 @@ int cbt_sql_finish(struct cbt_sql *s)
     /* made once the rows are in: one sort of keys already in order, cheaper
      * than an index kept up row by row */
     op_flush(s);
-    exec(s, "CREATE INDEX op_by_batch ON op_row (batch_key, i)");
     cbt_progress();
     write_procs(s);
     write_call_sites(s);
