@@ -11,6 +11,8 @@ streams round-robin sees them out of order.  SCENARIO is one of:
 
   malformed   one batch per way of getting a chunk wrong (ids below)
   version     one good 2-op batch, recorded with FORMAT and RULES
+  pitched     one 3-op batch: a pitched 2D source (rowLength, layerHeight),
+              a destination with a locHint, and a plain op
   unread      a first event with empty sequences: 4 ops passed, none read,
               on the NULL stream
   waiting N   N batches of 128 ops: their batch events (64 ops each) in one
@@ -167,6 +169,15 @@ def version(fmt, rules):
     return [ev(0, header(0, 2, 2, fmt, rules) + chunk(0, good_ops(2)))], []
 
 
+def pitched():
+    def operand(ptr, row_length=0, layer_height=0, loc=(0, 0)):
+        return struct.pack("<I4xQQQIi", 1, ptr, row_length, layer_height, *loc)
+    ops = [operand(0x10000, 512, 4) + operand(0x20000) + struct.pack("<QQQII", 256, 4, 1, 1, 0),
+           operand(0x11000) + operand(0x21000, loc=(1, 0)) + struct.pack("<QQQII", 256, 1, 1, 1, 0),
+           op(0x12000, 0x22000, 256)]
+    return [ev(0, header(0, 3, 3) + chunk(0, ops))], []
+
+
 def waiting(n):
     s0 = [ev(0, header(i, 128, 128) + chunk(0, good_ops(64))) for i in range(n)]
     s1 = [ev(1, struct.pack("<Q", i) + chunk(64, good_ops(64, 64))) for i in reversed(range(n))]
@@ -249,6 +260,8 @@ def main():
         write(out, malformed())
     elif scenario == "unread":
         write(out, unread())
+    elif scenario == "pitched":
+        write(out, pitched())
     elif scenario == "waiting":
         write(out, waiting(int(sys.argv[3])))
     elif scenario == "timed":

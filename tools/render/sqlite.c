@@ -68,6 +68,8 @@ static const char schema[] =
     " PRIMARY KEY (what, code)) WITHOUT ROWID;\n"
 #define NAME_(what, col) \
     " coalesce((SELECT name FROM enum_name WHERE what = '" what "' AND code = o." col "), CAST(o." col " AS TEXT)) AS " col ","
+/* x's rowLength, layerHeight or locHint column: its op_pointer value, 0
+ * without one; NULL unless x is a POINTER operand (1, asserted below) */
 #define PTR_(x, col) \
     " CASE WHEN o." x "_type = 1 THEN coalesce(" x "p." col ", 0) END"
 #define SIDE_(x) \
@@ -109,6 +111,8 @@ static const char schema[] =
     " o.src_alloc_size AS size FROM op o JOIN batch b USING (batch_key) WHERE o.src_alloc_size IS NOT NULL"
     " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
     " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
+
+_Static_assert(CU_MEMCPY_OPERAND_TYPE_POINTER == 1, "the view op takes operand type 1 for POINTER");
 
 enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_OP_POINTER, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
