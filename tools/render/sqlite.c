@@ -4,7 +4,8 @@
  * batch, op, attribute and finding as the reader hands each whole batch
  * over, through prepared statements, in transactions of
  * CBT_SQL_ROWS_PER_TX rows.  Nothing of a batch is kept once its rows are
- * written, so memory is SQLite's page cache and the reader's own, whatever
+ * written (op rows wait, as values, until OP_GROUP of them go in by one
+ * statement), so memory is SQLite's page cache and the reader's own, whatever
  * the size of the trace.  What only the end knows (the process images' numbers,
  * the call sites named from the statedump, the meta table) is written last.
  *
