@@ -86,6 +86,7 @@ TOOL_TESTS = \
 	tests/tool/demo.sh \
 	tests/tool/peer.sh \
 	tests/tool/show.sh \
+	tests/tool/show-window.sh \
 	tests/tool/hosts.sh \
 	tests/tool/job-kill.sh \
 	tests/tool/install.sh \

@@ -72,6 +72,10 @@ is "$(q "$CBT_TMP/mal.sqlite" "SELECT value FROM meta WHERE key IN ('schema', 'f
 cubatchtrace-export" "meta: the schema, the event formats read and the reader's counts"
 "$PYTHON3" "$MK" "$CBT_TMP/unread" unread
 compare unread "$CBT_TMP/unread"
+"$PYTHON3" "$MK" "$CBT_TMP/pitched" pitched
+compare pitched "$CBT_TMP/pitched"
+is "$(q "$CBT_TMP/pitched.sqlite" "SELECT i, side, row_length, layer_height, loc_type FROM op_pointer ORDER BY i")" "0|src|512|4|0
+1|dst|0|0|1" "op_pointer: a row per pointer whose rowLength, layerHeight and locHint are not all 0, none for the others"
 "$PYTHON3" "$MK" "$CBT_TMP/timed" timed 6
 compare timed "$CBT_TMP/timed"
 is "$(q "$CBT_TMP/timed.sqlite" "SELECT count(*), count(batch_key) FROM gpu_time")" "8|6" \
@@ -88,6 +92,8 @@ is "$(q "$CBT_TMP/timed-otherpid.sqlite" "SELECT count(*) FROM batch")" 0 "--pid
 need_sessiond
 traced "x3d-$$" "$CLIENTS/client_kinds"
 compare kinds "$CBT_TMP/x3d-$$" --pid "$pid"
+is "$(q "$CBT_TMP/kinds.sqlite" "SELECT count(*) > 0, count(*) = (SELECT count(*) FROM op WHERE src_type = 'ARRAY') + (SELECT count(*) FROM op WHERE dst_type = 'ARRAY') FROM op_array")" "1|1" \
+    "op_array: a row per array operand"
 traced "x1d-$$" "$CLIENTS/client_1d" dlsym_v2
 compare 1d "$CBT_TMP/x1d-$$" --pid "$pid"
 is "$(q "$CBT_TMP/1d.sqlite" "SELECT count(*), sum(k = 1 AND idx = 5 AND access_order = 'ANY') FROM attribute")" "5|1" \

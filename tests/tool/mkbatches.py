@@ -11,6 +11,8 @@ streams round-robin sees them out of order.  SCENARIO is one of:
 
   malformed   one batch per way of getting a chunk wrong (ids below)
   version     one good 2-op batch, recorded with FORMAT and RULES
+  pitched     one 3-op batch: a pitched 2D source (rowLength, layerHeight),
+              a destination with a locHint, and a plain op
   unread      a first event with empty sequences: 4 ops passed, none read,
               on the NULL stream
   waiting N   N batches of 128 ops: their batch events (64 ops each) in one
@@ -167,6 +169,15 @@ def version(fmt, rules):
     return [ev(0, header(0, 2, 2, fmt, rules) + chunk(0, good_ops(2)))], []
 
 
+def pitched():
+    def operand(ptr, row_length=0, layer_height=0, loc=(0, 0)):
+        return struct.pack("<I4xQQQIi", 1, ptr, row_length, layer_height, *loc)
+    ops = [operand(0x10000, 512, 4) + operand(0x20000) + struct.pack("<QQQII", 256, 4, 1, 1, 0),
+           operand(0x11000) + operand(0x21000, loc=(1, 0)) + struct.pack("<QQQII", 256, 1, 1, 1, 0),
+           op(0x12000, 0x22000, 256)]
+    return [ev(0, header(0, 3, 3) + chunk(0, ops))], []
+
+
 def waiting(n):
     s0 = [ev(0, header(i, 128, 128) + chunk(0, good_ops(64))) for i in range(n)]
     s1 = [ev(1, struct.pack("<Q", i) + chunk(64, good_ops(64, 64))) for i in reversed(range(n))]
@@ -188,7 +199,11 @@ TIMED_METADATA = METADATA.replace(
 clock { name = "monotonic"; freq = 1000000000; offset_s = 1764500000; };
 typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;
 trace {""").replace(
-    "event.header := struct { uint32_t id; };", "event.header := struct { uint32_t id; uint64_clock_t timestamp; };") + \
+    "event.header := struct { uint32_t id; };",
+    # packets with beginning and end times, as LTTng writes them: babeltrace2's
+    # trimmer (--begin/--end) needs them (2.0.4's seeks crash without)
+    "packet.context := struct { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end; };\n"
+    "    event.header := struct { uint32_t id; uint64_clock_t timestamp; };") + \
     'event { name = "cubatchtrace:gpu_time"; id = 3; stream_id = 0; fields := struct { %s }; };\n' % \
     " ".join("%s _%s;" % (CTYPE[c], n) for n, c in GPU_FIELDS)
 
@@ -220,16 +235,21 @@ def timed(n):
         s1.append(tev(3, late, PID + i % 2, gpu(i, 0, start - late, 250 * (i + 1), PID + i % 2, 0x5000 + i % 2)))
     s1.append(tev(3, late, PID, gpu(1000, 0, -100, 50, PID, 0x5000)))
     s1.append(tev(3, late, PID, gpu(n, 1, 0, 0, PID, 0x5000)))
-    return s0, s1
+    return (s0, (1000000, max(n, 1) * 1000000)), (s1, (late, late))
 
 
 def write(out, streams, metadata=METADATA):
+    """streams: a list of events each, or (events, (begin, end)) for a packet
+    context with those times (TIMED_METADATA)."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "metadata"), "w") as f:
         f.write(metadata)
     for i, events in enumerate(streams):
         with open(os.path.join(out, "stream_%d" % i), "wb") as f:
             f.write(struct.pack("<II", 0xC1FC1FC1, 0))
+            if isinstance(events, tuple):
+                events, times = events
+                f.write(struct.pack("<QQ", *times))
             for e in events:
                 f.write(e)
 
@@ -240,6 +260,8 @@ def main():
         write(out, malformed())
     elif scenario == "unread":
         write(out, unread())
+    elif scenario == "pitched":
+        write(out, pitched())
     elif scenario == "waiting":
         write(out, waiting(int(sys.argv[3])))
     elif scenario == "timed":

@@ -4,7 +4,8 @@
  * batch, op, attribute and finding as the reader hands each whole batch
  * over, through prepared statements, in transactions of
  * CBT_SQL_ROWS_PER_TX rows.  Nothing of a batch is kept once its rows are
- * written, so memory is SQLite's page cache and the reader's own, whatever
+ * written (op rows wait, as values, until OP_GROUP of them go in by one
+ * statement), so memory is SQLite's page cache and the reader's own, whatever
  * the size of the trace.  What only the end knows (the process images' numbers,
  * the call sites named from the statedump, the meta table) is written last.
  *
@@ -49,17 +50,47 @@ static const char schema[] =
     " inline_findings INTEGER, srcs INTEGER, sizes INTEGER, attrs INTEGER, attrs_idxs INTEGER, num_attrs INTEGER,"
     " attrs_recorded INTEGER, abi INTEGER, ops INTEGER NOT NULL, bytes INTEGER NOT NULL,"
     " gpu_status TEXT, gpu_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER);\n"
-    "CREATE TABLE op (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL,"
-    " src_type TEXT, src_kind TEXT, src_device INTEGER, src_ptr INTEGER, src_array INTEGER,"
-    " src_x INTEGER, src_y INTEGER, src_z INTEGER, src_row_length INTEGER, src_layer_height INTEGER,"
-    " src_loc_type TEXT, src_loc_id INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
-    " src_array_width INTEGER, src_array_height INTEGER, src_array_depth INTEGER, src_elem_size INTEGER,"
-    " dst_type TEXT, dst_kind TEXT, dst_device INTEGER, dst_ptr INTEGER, dst_array INTEGER,"
-    " dst_x INTEGER, dst_y INTEGER, dst_z INTEGER, dst_row_length INTEGER, dst_layer_height INTEGER,"
-    " dst_loc_type TEXT, dst_loc_id INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
-    " dst_array_width INTEGER, dst_array_height INTEGER, dst_array_depth INTEGER, dst_elem_size INTEGER,"
-    " width INTEGER, height INTEGER, depth INTEGER, access_order TEXT, flags INTEGER, bytes INTEGER,"
-    " direction TEXT);\n"
+    /* the ops' stored rows: enumerations as their numbers, array operands and a pointer's rowLength,
+     * layerHeight and locHint where not all 0 aside (op_array, op_pointer); the view op below gives them
+     * back by name, one row per op as documented (fewer, narrower values per op row: SQLite's cost is
+     * per value bound and encoded) */
+    "CREATE TABLE op_row (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL,"
+    " src_type INTEGER, src_kind INTEGER, src_device INTEGER, src_ptr INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
+    " dst_type INTEGER, dst_kind INTEGER, dst_device INTEGER, dst_ptr INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
+    " width INTEGER, height INTEGER, depth INTEGER, access_order INTEGER, flags INTEGER, bytes INTEGER,"
+    " direction INTEGER, PRIMARY KEY (batch_key, i)) WITHOUT ROWID;\n"
+    "CREATE TABLE op_pointer (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
+    " row_length INTEGER, layer_height INTEGER, loc_type INTEGER, loc_id INTEGER,"
+    " PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
+    "CREATE TABLE op_array (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
+    " array INTEGER, x INTEGER, y INTEGER, z INTEGER, array_width INTEGER, array_height INTEGER, array_depth INTEGER,"
+    " elem_size INTEGER, PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
+    "CREATE TABLE enum_name (what TEXT NOT NULL, code INTEGER NOT NULL, name TEXT NOT NULL,"
+    " PRIMARY KEY (what, code)) WITHOUT ROWID;\n"
+#define NAME_(what, col) \
+    " coalesce((SELECT name FROM enum_name WHERE what = '" what "' AND code = o." col "), CAST(o." col " AS TEXT)) AS " col ","
+/* x's rowLength, layerHeight or locHint column: its op_pointer value, 0
+ * without one; NULL unless x is a POINTER operand (1, asserted below) */
+#define PTR_(x, col) \
+    " CASE WHEN o." x "_type = 1 THEN coalesce(" x "p." col ", 0) END"
+#define SIDE_(x) \
+    NAME_("operand_type", x "_type") NAME_("memkind", x "_kind") " o." x "_device, o." x "_ptr, " x "a.array AS " x "_array," \
+    " " x "a.x AS " x "_x, " x "a.y AS " x "_y, " x "a.z AS " x "_z," PTR_(x, "row_length") " AS " x "_row_length," \
+    PTR_(x, "layer_height") " AS " x "_layer_height, coalesce((SELECT name FROM enum_name WHERE what = 'location' AND code =" \
+    PTR_(x, "loc_type") "), CAST(" PTR_(x, "loc_type") " AS TEXT)) AS " x "_loc_type," \
+    PTR_(x, "loc_id") " AS " x "_loc_id, o." x "_alloc_base, o." x "_alloc_size," \
+    " " x "a.array_width AS " x "_array_width, " x "a.array_height AS " x "_array_height," \
+    " " x "a.array_depth AS " x "_array_depth, " x "a.elem_size AS " x "_elem_size,"
+    "CREATE VIEW op AS SELECT o.batch_key, o.i," SIDE_("src") SIDE_("dst")
+    " o.width, o.height, o.depth," NAME_("access_order", "access_order") " o.flags, o.bytes,"
+    " coalesce((SELECT name FROM enum_name WHERE what = 'direction' AND code = o.direction), 'unknown') AS direction"
+    " FROM op_row o LEFT JOIN op_array srca ON srca.batch_key = o.batch_key AND srca.i = o.i AND srca.side = 'src'"
+    " LEFT JOIN op_array dsta ON dsta.batch_key = o.batch_key AND dsta.i = o.i AND dsta.side = 'dst'"
+    " LEFT JOIN op_pointer srcp ON srcp.batch_key = o.batch_key AND srcp.i = o.i AND srcp.side = 'src'"
+    " LEFT JOIN op_pointer dstp ON dstp.batch_key = o.batch_key AND dstp.i = o.i AND dstp.side = 'dst';\n"
+#undef PTR_
+#undef SIDE_
+#undef NAME_
     "CREATE TABLE attribute (batch_key INTEGER NOT NULL REFERENCES batch, k INTEGER NOT NULL, idx INTEGER,"
     " access_order TEXT, flags INTEGER, src_loc_type TEXT, src_loc_id INTEGER, dst_loc_type TEXT,"
     " dst_loc_id INTEGER, PRIMARY KEY (batch_key, k)) WITHOUT ROWID;\n"
@@ -82,12 +113,16 @@ static const char schema[] =
     " UNION SELECT b.process_key, o.dst_kind, o.dst_device, o.dst_alloc_base, o.dst_alloc_size"
     " FROM op o JOIN batch b USING (batch_key) WHERE o.dst_alloc_size IS NOT NULL;\n";
 
-enum { ST_BATCH, ST_OP, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
+_Static_assert(CU_MEMCPY_OPERAND_TYPE_POINTER == 1, "the view op takes operand type 1 for POINTER");
+
+enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_OP_POINTER, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
                  "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
-    [ST_OP] = "INSERT INTO op VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-              "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44,?45)",
+    [ST_OP] = "INSERT INTO op_row VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
+    [ST_OP_GROUP] = NULL, /* OP_GROUP rows of ST_OP in one statement, made by op_group_sql() */
+    [ST_OP_ARRAY] = "INSERT INTO op_array VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    [ST_OP_POINTER] = "INSERT INTO op_pointer VALUES (?1,?2,?3,?4,?5,?6,?7)",
     [ST_ATTR] = "INSERT INTO attribute VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
     [ST_FINDING] = "INSERT INTO finding VALUES (NULL,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
     [ST_THREAD] = "INSERT INTO thread VALUES (?1,?2,1,?3,?3) ON CONFLICT (process_key, tid) DO UPDATE SET batches = batches + 1,"
@@ -114,7 +149,18 @@ struct meta_row {
     char *key, *value;
 };
 
+/* An op row's values, kept until OP_GROUP of them go in by one statement (a
+ * statement's start, its cursor and its transaction check cost as much as
+ * the values of a row: multi-row VALUES pays them once per group). */
+enum { OP_COLS = 21, OP_GROUP = 32 };
+struct op_vals {
+    sqlite3_int64 v[OP_COLS];
+    uint32_t set; /* bit c: v[c] is a value (else NULL) */
+};
+
 struct cbt_sql {
+    struct op_vals opbuf[OP_GROUP];
+    unsigned nopbuf;
     sqlite3 *db;
     struct cbt_agg *agg;
     sqlite3_stmt *st[ST_COUNT];
@@ -195,6 +241,56 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t)
         sqlite3_bind_text(st, i, t, -1, SQLITE_TRANSIENT);
 }
 
+static void write_enum_names(struct cbt_sql *s);
+
+/* INSERT INTO op_row VALUES (?,...),(?,...)...: OP_GROUP rows of OP_COLS values; NULL: out of memory. */
+static char *op_group_sql(void)
+{
+    size_t n = sizeof("INSERT INTO op_row VALUES ") + OP_GROUP * (OP_COLS * 2 + 3);
+    char *q = malloc(n), *e = q;
+    if (!q)
+        return NULL;
+    e += sprintf(e, "INSERT INTO op_row VALUES ");
+    for (int r = 0; r < OP_GROUP; r++) {
+        *e++ = r ? ',' : '(';
+        if (r)
+            *e++ = '(';
+        for (int c = 0; c < OP_COLS; c++) {
+            *e++ = '?';
+            *e++ = c + 1 < OP_COLS ? ',' : ')';
+        }
+    }
+    *e = 0;
+    return q;
+}
+
+/* The op rows kept (opbuf): by one statement when they are a whole group, else one by one. */
+static void op_flush(struct cbt_sql *s)
+{
+    unsigned n = s->nopbuf;
+    s->nopbuf = 0;
+    for (unsigned r = 0; r < n && !s->failed;) {
+        bool group = r == 0 && n == OP_GROUP;
+        sqlite3_stmt *st = s->st[group ? ST_OP_GROUP : ST_OP];
+        for (unsigned k = 0; k < (group ? OP_GROUP : 1); k++, r++)
+            for (int c = 0; c < OP_COLS; c++) {
+                int at = (int)(k * OP_COLS) + c + 1;
+                if (s->opbuf[r].set & (1u << c))
+                    sqlite3_bind_int64(st, at, s->opbuf[r].v[c]);
+                else
+                    sqlite3_bind_null(st, at);
+            }
+        run_stmt(s, st, false);
+    }
+}
+
+/* Value c (from 1, as the single-row statement numbers them) of the op row being filled. */
+static inline void op_set(struct op_vals *o, int c, sqlite3_int64 v)
+{
+    o->v[c - 1] = v;
+    o->set |= 1u << (c - 1);
+}
+
 struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
 {
     struct cbt_sql *s = calloc(1, sizeof(*s));
@@ -214,9 +310,14 @@ struct cbt_sql *cbt_sql_open(const char *path, struct cbt_agg *a)
             " PRAGMA temp_store = FILE");
     exec(s, "BEGIN");
     exec(s, schema);
-    for (int i = 0; i < ST_COUNT && !s->failed; i++)
-        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
-            sql_fail(s, stmt_sql[i]);
+    write_enum_names(s);
+    char *group = op_group_sql();
+    for (int i = 0; i < ST_COUNT && !s->failed; i++) {
+        const char *sql = i == ST_OP_GROUP ? group : stmt_sql[i];
+        if (!sql || sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK)
+            sql_fail(s, sql ? sql : "INSERT INTO op_row");
+    }
+    free(group);
     if (s->failed) {
         cbt_sql_close(s);
         return NULL;
@@ -317,44 +418,79 @@ void cbt_sql_image(void *sql, const struct cbt_where *w, uint64_t pid_ns, uint64
     p->start_ns = start_ns;
 }
 
-/* One operand's columns, from column c: type, kind, device, ptr, array,
- * x, y, z, row_length, layer_height, loc_type, loc_id, alloc_base,
- * alloc_size, array_width, array_height, array_depth, elem_size; each bound,
- * NULL where the operand has none (the op statement's values are not cleared). */
-static void bind_operand(sqlite3_stmt *st, int c, const CUmemcpy3DOperand *o, const struct cbt_operand_info *in)
+/* One operand's values of op_row, from column c: type, kind, device, ptr,
+ * alloc_base, alloc_size; NULL (not set) where the operand has none.  An
+ * array operand's own columns are a row of op_array, a pointer's rowLength,
+ * layerHeight and locHint one of op_pointer unless all are 0. */
+static void set_operand(struct cbt_sql *s, struct op_vals *ov, int c, const CUmemcpy3DOperand *o,
+                        const struct cbt_operand_info *in, int64_t key, uint64_t i, const char *side)
 {
-    bind_name(st, c, cbt_operand_name((unsigned)o->type), (uint64_t)o->type);
-    bind_name(st, c + 1, cbt_memkind_name(in->kind), in->kind);
-    sqlite3_bind_int(st, c + 2, in->device);
-    for (int k = 3; k < 18; k++)
-        sqlite3_bind_null(st, c + k);
+    op_set(ov, c, (sqlite3_int64)o->type);
+    op_set(ov, c + 1, in->kind);
+    op_set(ov, c + 2, in->device);
     if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY) {
-        bind_u64(st, c + 4, (uint64_t)(uintptr_t)o->op.array.array);
-        bind_u64(st, c + 5, o->op.array.offset.x);
-        bind_u64(st, c + 6, o->op.array.offset.y);
-        bind_u64(st, c + 7, o->op.array.offset.z);
+        sqlite3_stmt *a = s->st[ST_OP_ARRAY];
+        bind_i64(a, 1, key);
+        bind_u64(a, 2, i);
+        sqlite3_bind_text(a, 3, side, -1, SQLITE_STATIC);
+        bind_u64(a, 4, (uint64_t)(uintptr_t)o->op.array.array);
+        bind_u64(a, 5, o->op.array.offset.x);
+        bind_u64(a, 6, o->op.array.offset.y);
+        bind_u64(a, 7, o->op.array.offset.z);
         if (in->kind == CBT_MEM_ARRAY && in->array_width) {
-            bind_u64(st, c + 14, in->array_width);
-            bind_u64(st, c + 15, in->array_height);
-            bind_u64(st, c + 16, in->array_depth);
-            sqlite3_bind_int64(st, c + 17, in->elem_size);
+            bind_u64(a, 8, in->array_width);
+            bind_u64(a, 9, in->array_height);
+            bind_u64(a, 10, in->array_depth);
+            sqlite3_bind_int64(a, 11, in->elem_size);
         }
+        run_stmt(s, a, true);
+        row_done(s);
     } else {
-        bind_u64(st, c + 3, (uint64_t)o->op.ptr.ptr);
+        op_set(ov, c + 3, (sqlite3_int64)o->op.ptr.ptr);
         if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER) {
-            bind_u64(st, c + 8, o->op.ptr.rowLength);
-            bind_u64(st, c + 9, o->op.ptr.layerHeight);
-            bind_name(st, c + 10, cbt_location_name((unsigned)o->op.ptr.locHint.type),
-                      (uint64_t)o->op.ptr.locHint.type);
-            sqlite3_bind_int(st, c + 11, o->op.ptr.locHint.id);
+            const CUmemcpy3DOperand *p = o;
+            if (p->op.ptr.rowLength || p->op.ptr.layerHeight || p->op.ptr.locHint.type || p->op.ptr.locHint.id) {
+                sqlite3_stmt *a = s->st[ST_OP_POINTER];
+                bind_i64(a, 1, key);
+                bind_u64(a, 2, i);
+                sqlite3_bind_text(a, 3, side, -1, SQLITE_STATIC);
+                bind_u64(a, 4, p->op.ptr.rowLength);
+                bind_u64(a, 5, p->op.ptr.layerHeight);
+                sqlite3_bind_int64(a, 6, (sqlite3_int64)p->op.ptr.locHint.type);
+                sqlite3_bind_int(a, 7, p->op.ptr.locHint.id);
+                run_stmt(s, a, false);
+                row_done(s);
+            }
             if (in->alloc_size) {
-                bind_u64(st, c + 12, in->alloc_base);
-                bind_u64(st, c + 13, in->alloc_size);
+                op_set(ov, c + 4, (sqlite3_int64)in->alloc_base);
+                op_set(ov, c + 5, (sqlite3_int64)in->alloc_size);
             }
         }
     }
 }
 
+/* The names of the enumerations op_row stores as numbers (the catalogue's), for the view op. */
+static void write_enum_names(struct cbt_sql *s)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "INSERT INTO enum_name VALUES (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK) {
+        sql_fail(s, "enum_name");
+        return;
+    }
+    static const char *const what[] = {"operand_type", "memkind", "location", "access_order", "direction"};
+    for (unsigned w = 0; w < sizeof(what) / sizeof(*what); w++)
+        for (unsigned v = 0; v < 256 && !s->failed; v++) {
+            const char *n = w == 0 ? cbt_operand_name(v) : w == 1 ? cbt_memkind_name(v) : w == 2 ? cbt_location_name(v)
+                          : w == 3 ? cbt_access_order_name(v) : v < DIR_COUNT ? cbt_direction_name((int)v) : NULL;
+            if (!n)
+                continue;
+            sqlite3_bind_text(st, 1, what[w], -1, SQLITE_STATIC);
+            sqlite3_bind_int(st, 2, (int)v);
+            sqlite3_bind_text(st, 3, n, -1, SQLITE_STATIC);
+            step(s, st);
+        }
+    sqlite3_finalize(st);
+}
 
 static void write_finding(struct cbt_sql *s, int64_t batch_key, const struct cbt_finding *f, int in, bool reader)
 {
@@ -394,33 +530,34 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
 
     /* the ops first: the batch row carries their count and bytes */
     uint64_t nops = 0, bytes = 0;
-    sqlite3_stmt *st = s->st[ST_OP];
     uint32_t sp = 0;
     for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops && !s->failed; i = cbt_read_op(rb, i + 1, &sp)) {
         const CUDA_MEMCPY3D_BATCH_OP *op = &rb->ops[i];
         const struct cbt_operand_info *si = &rb->src[i], *di = &rb->dst[i];
         uint64_t b = cbt_op_bytes(op, si, di);
-        bind_i64(st, 1, key);
-        bind_u64(st, 2, i);
-        bind_operand(st, 3, &op->src, si);
-        bind_operand(st, 21, &op->dst, di);
-        bind_u64(st, 39, op->extent.width);
-        bind_u64(st, 40, op->extent.height);
-        bind_u64(st, 41, op->extent.depth);
-        bind_name(st, 42, cbt_access_order_name((unsigned)op->srcAccessOrder), (uint64_t)op->srcAccessOrder);
-        sqlite3_bind_int64(st, 43, op->flags);
-        bind_u64(st, 44, b);
-        int dir = cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
-                                cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device);
-        sqlite3_bind_text(st, 45, cbt_direction_name(dir), -1, SQLITE_STATIC);
-        run_stmt(s, st, false);
+        struct op_vals *ov = &s->opbuf[s->nopbuf];
+        ov->set = 0;
+        op_set(ov, 1, key);
+        op_set(ov, 2, (sqlite3_int64)i);
+        set_operand(s, ov, 3, &op->src, si, key, i, "src");
+        set_operand(s, ov, 9, &op->dst, di, key, i, "dst");
+        op_set(ov, 15, (sqlite3_int64)op->extent.width);
+        op_set(ov, 16, (sqlite3_int64)op->extent.height);
+        op_set(ov, 17, (sqlite3_int64)op->extent.depth);
+        op_set(ov, 18, (sqlite3_int64)op->srcAccessOrder);
+        op_set(ov, 19, op->flags);
+        op_set(ov, 20, (sqlite3_int64)b);
+        op_set(ov, 21, cbt_direction(cbt_mem_class(si->kind, (uint8_t)op->src.type),
+                                     cbt_mem_class(di->kind, (uint8_t)op->dst.type), si->device, di->device));
+        if (++s->nopbuf == OP_GROUP)
+            op_flush(s);
         nops++;
         bytes += b;
         row_done(s);
     }
     s->ops += nops;
 
-    st = s->st[ST_BATCH];
+    sqlite3_stmt *st = s->st[ST_BATCH];
     bind_i64(st, 1, key);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)pk);
     bind_u64(st, 3, cbt_batch_number(h->batch_id));
@@ -673,7 +810,7 @@ int cbt_sql_finish(struct cbt_sql *s)
 {
     /* made once the rows are in: one sort of keys already in order, cheaper
      * than an index kept up row by row */
-    exec(s, "CREATE INDEX op_by_batch ON op (batch_key, i)");
+    op_flush(s);
     cbt_progress();
     write_procs(s);
     write_call_sites(s);
