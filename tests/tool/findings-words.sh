@@ -3,7 +3,8 @@
 # One wording per rule, in every output: a trace with a batch for each rule
 # the generator can make (all but the 1D attribute and ABI rules, whose words
 # tests/unit/test_finding_words checks), read by check (text, JSON, SARIF),
-# show (its layout for people and its --records) and summary.  Each finding
+# show (its layout for people and its --records) and summary (text and
+# JSON, whose rules carry their fix and their first finding).  Each finding
 # carries in each output the same words and fix (those of check --format
 # json), its call site as FILE:LINE, and no placeholder (no backtick, no raw
 # value= or limit= pair but the records' own fields).  The
@@ -40,6 +41,8 @@ cmp -s "$CBT_TMP/s.txt" "$CBT_TMP/sp.txt"; ok $? "show --pretty: the same as sho
 is $? 0 "show --records: exit 0"
 "$CBT" summary $P "$T" >"$CBT_TMP/sum.txt" 2>>"$CBT_TMP/err"
 is $? 0 "summary: exit 0"
+"$CBT" summary --json $P "$T" >"$CBT_TMP/sum.json" 2>>"$CBT_TMP/err"
+is $? 0 "summary --json: exit 0"
 is "$(wc -c <"$CBT_TMP/err" | tr -d ' ')" 0 "nothing on stderr"
 
 "$PYTHON3" - "$CBT_TMP" "$T" >"$CBT_TMP/words.tap" <<'PY'
@@ -66,6 +69,7 @@ records = [(m.group(1), m.group(2), unq(m.group(3)), unq(m.group(4)))
 check(len(records) == len(fs) == sum(1 for l in open(d + "/s.rec") if l.startswith("finding ")),
       "show --records: every finding record ends with its words and fix (%d)" % len(records))
 summ = open(d + "/sum.txt").read()
+sjson = {r["rule"]: r for r in json.load(open(d + "/sum.json"))["findings"]}
 summ_joined = re.sub(r"\n +", " ", summ)
 check(len(text) == len(fs) == len(sarif), "check: as many text lines and SARIF results as JSON findings (%d)" % len(fs))
 bad = re.compile(r"`|\bvalue=|\blimit=")
@@ -95,6 +99,16 @@ for rule in sorted(rules):
           and any(("%s %s: " % (f["severity"], rule)) in summ_joined and (" " + f["words"] + " fix: " + f["fix"]) in summ_joined
                   for i, f in mine),
           "%s: the summary has its count, its first call site, the same words and fix" % rule)
+    r = sjson.get(rule) or {}
+    fst = r.get("first_seen") or {}
+    jsite = fst.get("site") or {}
+    jsite = os.path.basename(jsite["file"]) + ":" + str(jsite["line"]) if jsite.get("file") and jsite.get("line") else None
+    first = [f for i, f in mine if f["batch"] == fst.get("batch") and f["pid"] == fst.get("pid") and f["op"] == fst.get("op")]
+    check(r.get("count") == len(mine) and r.get("severity") == mine[0][1]["severity"] and r.get("fix") == mine[0][1]["fix"]
+          and first and fst.get("words") == first[0]["words"] and jsite == site(first[0])
+          and (fst.get("caller") or "").startswith(jsite + " (") and head and head.group(2) == jsite
+          and not bad.search(fst.get("words", "") + r.get("fix", "")),
+          "%s: the JSON summary has its count, its fix, its first finding's words and call site FILE:LINE" % rule)
 check(not bad.search(show) and not bad.search(summ), "show and the summary: no placeholder anywhere")
 check(not any("`" in r[2] + r[3] for r in records), "show --records: no placeholder in the words")
 # every batch line of show names its call site, with a time
