@@ -309,7 +309,7 @@ def tool_ok():
 
 
 def show_for(sess, pid):
-    """`cubatchtrace show --pid PID` of the session's trace, parsed (btparse.parse_show); (show, error)."""
+    """`cubatchtrace show --records --pid PID` of the session's trace, parsed (btparse.parse_show); (show, error)."""
     if not tool_ok():
         return None, "no cubatchtrace tool at %s (set CBT_GPU_TOOL)" % TOOL
     rc, out, err = sh([TOOL, "show", "--records", "--pid", str(pid), sess.dir], timeout=120, env=cbt_tool_env())

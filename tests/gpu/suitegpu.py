@@ -23,7 +23,7 @@ REPS = 5
 
 
 def gpu_events(show_text):
-    """The gpu lines of `cubatchtrace show --pid PID`: {batch number: (status, gpu_ns, bytes)}."""
+    """The gpu lines of `cubatchtrace show --records --pid PID`: {batch number: (status, gpu_ns, bytes)}."""
     out = {}
     for line in show_text.splitlines():
         if line.startswith("gpu "):
