@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `cubatchtrace show`: every batch, op and finding of the traces, decoded,
- * one record per line as key=value pairs, batches in the order they were
- * put back together.  The format is documented in docs/events.md and below
- * (the `#` lines the command prints first).
+ * batches in the order they were put back together.  For people (the
+ * default): each batch with its time and call site, one op per line, each
+ * finding in words with its fix, within 100 columns.  For scripts
+ * (--records): one record per line as key=value pairs, documented in
+ * docs/events.md and below (the `#` lines the command prints first).
  */
 #include "config.h"
 
@@ -29,26 +31,31 @@
 #include "base/util.h"
 
 static const char usage_show[] =
-    "Usage: cubatchtrace show [--pretty] [--batch N]... [--rule NAME]... [--pid PID]...\n"
+    "Usage: cubatchtrace show [--records] [--batch N]... [--rule NAME]... [--pid PID]...\n"
     "                         [--begin TIME] [--end TIME] TRACE...\n"
-    "Print every batch, op and finding of the traces, decoded, one record per line:\n"
-    "  batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N recorded=R ...\n"
-    "  op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
-    "  attr vpid=P id=I k=K idx=FIRST order=... flags=... src_locHint=TYPE:ID dst_locHint=...\n"
-    "  finding vpid=P id=I rule=... severity=... op=K other_op=K side=... value=V limit=L inline=...\n"
-    "  gpu vpid=P id=I status=... gpu_ns=N start_rel_ns=N tid=T ... ops=N bytes=N src_kind=... dst_kind=...\n"
-    "Each line ends with image=0x... when the trace tells process images apart.\n"
-    "The `#` lines printed first say what every key means (docs/events.md too).\n"
-    "Findings are the validator's, run as the trace is read; inline=0 marks one the\n"
-    "shim's own validator did not make, and inline_finding lines the reverse.\n"
+    "Print every batch, op and finding of the traces, decoded, batch after batch in\n"
+    "the order they were put back together: each batch with its time (seconds after\n"
+    "the first batch shown), its call site (FILE:LINE where known), one op per line,\n"
+    "and each finding in words with its fix, within 100 columns.\n"
     "\n"
     "TRACE is a directory (searched recursively for CTF traces) or an LTTng live URL.\n"
     "\n"
-    "  --pretty          for people: each batch with its time (seconds after the\n"
-    "                    first batch shown), its call site (FILE:LINE where known),\n"
-    "                    one op per line and each finding in words with its fix,\n"
-    "                    within 100 columns\n"
-    "  --batch N         only batch N (the id= of its process image); repeatable\n"
+    "  --records         for scripts: one key=value record per line instead,\n"
+    "                    the `#` lines printed first say what every key means\n"
+    "                    (docs/events.md too):\n"
+    "    batch vpid=P id=I api=... door=... outcome=... result=... num_ops=N ...\n"
+    "    op vpid=P id=I i=K src=TYPE:KIND:DEVICE:ADDRESS dst=... extent=WxHxD ...\n"
+    "    attr vpid=P id=I k=K idx=FIRST order=... flags=... src_locHint=TYPE:ID ...\n"
+    "    finding vpid=P id=I rule=... severity=... op=K other_op=K side=... value=V\n"
+    "      limit=L inline=... words=\"WHAT IS WRONG\" fix=\"WHAT TO CHANGE\"\n"
+    "    gpu vpid=P id=I status=... gpu_ns=N start_rel_ns=N tid=T ... bytes=N ...\n"
+    "                    each record ends with image=0x... when the trace tells\n"
+    "                    process images apart (a finding's words and fix after it);\n"
+    "                    inline=0 marks a finding the shim's own validator did not\n"
+    "                    make, inline_finding lines the reverse\n"
+    "  --pretty          the default layout (accepted for older scripts)\n"
+    "  --batch N         only batch N (its number within its process image, the\n"
+    "                    id= of the records); repeatable\n"
     "  --rule NAME       only batches with a finding of this rule; repeatable\n"
     "                    (`cubatchtrace rules` lists them)\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
@@ -58,7 +65,7 @@ static const char usage_show[] =
     "Exit status: 0 printed, 2 the input could not be read (one line on stderr).\n";
 
 static const char legend[] =
-    "# cubatchtrace show: one record per line, key=value; batches in the order they were put back together\n"
+    "# cubatchtrace show --records: one record per line, key=value; batches in the order they were put back together\n"
     "# every record: vpid, id (the batch's number within its process image), and last image (the image's tag,\n"
     "#   when the trace has them: it tells apart the processes of one vpid: exec, pid namespaces, reused pids)\n"
     "# batch: vpid, id, api, door, outcome, result, num_ops (as passed), recorded (ops the trace holds),\n"
@@ -77,8 +84,9 @@ static const char legend[] =
     "#   SIZEx1x1, with its attribute's order, flags and locHints); each attribute recorded is an attr line:\n"
     "#   k (index in attrs), idx (attrsIdxs[k]), order, flags, src_locHint and dst_locHint TYPE:ID\n"
     "# finding: vpid, id, rule, severity, op and other_op (- for none; for the attr_* rules other_op is the\n"
-    "#   attribute's index k), side, value, limit, inline (1: the\n"
-    "#   shim's validator made it too; 0: it did not; -: not compared)\n"
+    "#   attribute's index k), side, value, limit (raw: docs/rules.md), inline (1: the shim's validator made\n"
+    "#   it too; 0: it did not; -: not compared), then last words=\"...\" (what is wrong, in words) and\n"
+    "#   fix=\"...\" (what to change), quoted: a \" or \\ inside is preceded by \\\n"
     "# inline_finding: a finding of the shim's validator that the reader's did not make (same keys)\n"
     "# gpu: a batch's GPU time (CUBATCHTRACE_GPU_TIME), as its gpu_time event came: vpid, id, status, gpu_ns,\n"
     "#   start_rel_ns (GPU start minus the event's time), then the batch's: tid, api, stream, stream_id, device,\n"
@@ -86,9 +94,9 @@ static const char legend[] =
     "#   (-1 none, mixed)\n";
 
 static const char legend_pretty[] =
-    "# cubatchtrace show --pretty: each batch (seconds after the first shown, pid, thread, call site),\n"
+    "# cubatchtrace show: each batch (seconds after the first shown, pid, thread, call site),\n"
     "#   its ops (extent, source -> destination as KIND:ADDRESS, bytes, srcAccessOrder), its findings\n"
-    "#   (severity, rule, what is wrong, fix:); without --pretty: key=value records (docs/events.md)\n";
+    "#   (severity, rule, what is wrong, fix:); for scripts: show --records (docs/events.md)\n";
 
 /* The filters (--batch, --rule); --pid and the window are the reader's. */
 struct show_filter {
@@ -102,17 +110,17 @@ struct show {
     FILE *out;
     struct cbt_agg *agg;
     bool legend_done; /* printed at the first batch: nothing on stdout when the input cannot be read */
-    bool pretty;
+    bool records;     /* --records: key=value records; else the layout for people */
     const struct show_filter *filter;
     bool have_t0;
-    int64_t t0; /* the first batch shown (pretty): times are after it */
+    int64_t t0; /* the first batch shown (the layout for people): times are after it */
     uint64_t batches, ops, findings;
 };
 
 static void print_legend(struct show *s)
 {
     if (!s->legend_done)
-        fputs(s->pretty ? legend_pretty : legend, s->out);
+        fputs(s->records ? legend : legend_pretty, s->out);
     s->legend_done = true;
 }
 
@@ -138,11 +146,11 @@ static bool batch_selected(const struct show *s, const struct cbt_read_batch *rb
     return true;
 }
 
-/* ---------------------------------------------------------------- --pretty */
+/* ---------------------------------------------------------------- the layout for people */
 
 #define PRETTY_WIDTH 100
 
-/* A line of at most PRETTY_WIDTH columns: longer ones end in '>' (the records have the rest). */
+/* A line of at most PRETTY_WIDTH columns: longer ones end in '>' (--records has the rest). */
 static void put_line(FILE *out, const char *line)
 {
     if (cbt_text_width(line) <= PRETTY_WIDTH) {
@@ -214,20 +222,26 @@ static void pretty_time(struct show *s, const struct cbt_where *w, char *b, size
              ((d < 0 ? -d : d) % 1000000000) / 1000);
 }
 
-static void pretty_finding(struct show *s, const struct cbt_read_batch *rb, const struct cbt_finding *f, bool only_inline)
+/* A finding of rb in the words every output uses (cbt_finding_words), with the ops it names. */
+static const char *finding_words(const struct cbt_read_batch *rb, const struct cbt_finding *f, char *buf, size_t len)
 {
-    const struct cbt_rule_info *ri = cbt_rule(f->rule);
     const CUDA_MEMCPY3D_BATCH_OP *op = f->op < rb->nops ? &rb->ops[f->op] : NULL;
     const CUDA_MEMCPY3D_BATCH_OP *other =
         f->other_op < rb->nops && !cbt_rule_is_attr(f->rule) ? &rb->ops[f->other_op] : NULL;
+    return cbt_finding_words(f, op, other, rb->is1d, buf, len);
+}
+
+static void pretty_finding(struct show *s, const struct cbt_read_batch *rb, const struct cbt_finding *f, bool only_inline)
+{
+    const struct cbt_rule_info *ri = cbt_rule(f->rule);
     char words[512], head[128];
     snprintf(head, sizeof(head), "  %s%s %s: ", only_inline ? "(the shim's only) " : "",
              cbt_severity_name(ri ? ri->severity : f->severity) ? cbt_severity_name(ri ? ri->severity : f->severity)
                                                                  : "?",
              ri ? ri->name : "rule?");
-    cbt_print_wrapped(s->out, head, 4, cbt_finding_words(f, op, other, rb->is1d, words, sizeof(words)), PRETTY_WIDTH);
-    const char *fix = cbt_rule_fix(f->rule);
-    if (fix)
+    cbt_print_wrapped(s->out, head, 4, finding_words(rb, f, words, sizeof(words)), PRETTY_WIDTH);
+    const char *fix = cbt_finding_fix(f->rule);
+    if (*fix)
         cbt_print_wrapped(s->out, "    fix: ", 9, fix, PRETTY_WIDTH);
 }
 
@@ -300,6 +314,7 @@ static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
         snprintf(line, sizeof(line), "  %s %" PRIu64 " %s %s -> %s %s %s%s", rb->is1d ? "copy" : "op", i, ext, src,
                  dst, b, short_order((unsigned)op->srcAccessOrder), op->flags ? " overlap-compute" : "");
         put_line(out, line);
+        s->ops++;
     }
     for (uint64_t i = 0; i < rb->nfindings; i++)
         pretty_finding(s, rb, &rb->findings[i], false);
@@ -367,6 +382,26 @@ static void print_finding_keys(FILE *out, uint16_t rule, uint8_t severity, uint6
             cbt_rule_value(rule, value, v, sizeof(v)), cbt_rule_value(rule, limit, l, sizeof(l)));
 }
 
+/* key="text": a " or \ inside preceded by \, a control character (none is expected) as a space */
+static void print_quoted(FILE *out, const char *key, const char *text)
+{
+    fprintf(out, " %s=\"", key);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fputc('\\', out);
+        fputc((unsigned char)*p < 0x20 ? ' ' : *p, out);
+    }
+    fputc('"', out);
+}
+
+/* What a finding record ends with: its words and its fix (cbt_finding_fix: "" for a rule this tool does not know). */
+static void print_finding_words(FILE *out, const struct cbt_read_batch *rb, const struct cbt_finding *f)
+{
+    char words[512];
+    print_quoted(out, "words", finding_words(rb, f, words, sizeof(words)));
+    print_quoted(out, "fix", cbt_finding_fix(f->rule));
+}
+
 static void show_batch(void *ctx, const struct cbt_read_batch *rb)
 {
     struct show *s = ctx;
@@ -377,8 +412,7 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
         return;
     print_legend(s);
     s->batches++;
-    if (s->pretty) {
-        s->ops += rb->nops;
+    if (!s->records) {
         s->findings += rb->nfindings;
         pretty_batch(s, rb);
         return;
@@ -452,13 +486,17 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
         fprintf(out, "finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
         print_finding_keys(out, f->rule, f->severity, f->op, f->other_op, f->side, f->value, f->limit);
         uint8_t in = rb->finding_inline[i];
-        fprintf(out, " inline=%s%s\n", in == 1 ? "1" : in == 0 ? "0" : "-", img);
+        fprintf(out, " inline=%s%s", in == 1 ? "1" : in == 0 ? "0" : "-", img);
+        print_finding_words(out, rb, f);
+        fputc('\n', out);
     }
     for (uint64_t i = 0; i < rb->ninline_only; i++) {
         const struct cbt_finding *f = &rb->inline_only[i];
         fprintf(out, "inline_finding vpid=%" PRId64 " id=%" PRIu64, rb->w.vpid, cbt_batch_number(h->batch_id));
         print_finding_keys(out, f->rule, f->severity, f->op, f->other_op, f->side, f->value, f->limit);
-        fprintf(out, "%s\n", img);
+        fputs(img, out);
+        print_finding_words(out, rb, f);
+        fputc('\n', out);
     }
 }
 
@@ -486,7 +524,7 @@ static void show_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_g
             return;
     }
     print_legend(s);
-    if (s->pretty) {
+    if (!s->records) {
         char t[32], gns[32], line[256];
         pretty_time(s, w, t, sizeof(t));
         cbt_fmt_ns((double)g->gpu_ns, gns, sizeof(gns));
@@ -515,7 +553,7 @@ static void show_gpu(void *ctx, const struct cbt_where *w, const struct cbt_ev_g
 
 struct show_job {
     struct cbt_read_opts ro;
-    bool pretty;
+    bool records;
     struct show_filter filter;
 };
 
@@ -528,7 +566,7 @@ static int show_read(void *arg)
         return 2;
     }
     static char buf[1 << 16];
-    struct show s = {.out = stdout, .agg = a, .pretty = j->pretty, .filter = &j->filter};
+    struct show s = {.out = stdout, .agg = a, .records = j->records, .filter = &j->filter};
     setvbuf(stdout, buf, _IOFBF, sizeof(buf));
     struct cbt_read_opts ro = j->ro;
     ro.batch = show_batch;
@@ -553,19 +591,20 @@ int cbt_cmd_show(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
         {"pretty", no_argument, NULL, 'P'}, {"batch", required_argument, NULL, 'b'},
-        {"rule", required_argument, NULL, 'r'}, {0, 0, 0, 0},
+        {"rule", required_argument, NULL, 'r'}, {"records", no_argument, NULL, 'R'}, {0, 0, 0, 0},
     };
     int64_t *pids = NULL;
     const char *begin = NULL, *end = NULL;
     int npids = 0, c, rc = 2;
     struct show_filter filter = {0};
-    bool pretty = false;
+    bool records = false;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
-        case 'P': pretty = true; break;
+        case 'P': records = false; break; /* the default layout, by its former option */
+        case 'R': records = true; break;
         case 'b': {
             char *e;
             errno = 0;
@@ -606,7 +645,7 @@ int cbt_cmd_show(int argc, char **argv)
     }
     struct show_job j = {{
         .inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids, .begin = begin, .end = end},
-        pretty, filter};
+        records, filter};
     rc = cbt_guard_run(j.ro.inputs, j.ro.ninputs, show_read, &j);
 out:
     free(filter.batches);

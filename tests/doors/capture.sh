@@ -53,7 +53,7 @@ for setting in observe report strict gputime; do
     "$TOOL" summary --json $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/sum-$setting.json" 2>/dev/null
     got=$(sed -n 's/.*"refused_in_capture_batches": *\([0-9]*\).*/\1/p' "$CBT_TMP/sum-$setting.json" | head -n 1)
     is "$got" "$refused" "$setting: the summary counts the batches refused in capture"
-    "$TOOL" show $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/show-$setting" 2>"$CBT_TMP/show-$setting.err"
+    "$TOOL" show --records $pids "$CBT_TMP/cap-$setting" >"$CBT_TMP/show-$setting" 2>"$CBT_TMP/show-$setting.err"
     got=$(grep -c '^batch .* mark=refused_in_capture' "$CBT_TMP/show-$setting")
     [ "$got" = "$refused" ] || diag "show: $(head -c 600 "$CBT_TMP/show-$setting.err")"
     is "$got" "$refused" "$setting: show marks each batch refused in capture"

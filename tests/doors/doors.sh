@@ -25,7 +25,7 @@ traced() {
     cbt_session_stop "$_t"
     cbt_trace_text "$_t" >"$CBT_TMP/$_t.all"
     pid_events "$CBT_TMP/$_t.all" "$pid" >"$CBT_TMP/$_t.trace"
-    "$top_builddir/tools/cubatchtrace" show --pid "$pid" "$CBT_TMP/$_t" >"$CBT_TMP/$_t.show" 2>"$CBT_TMP/$_t.show.err"
+    "$top_builddir/tools/cubatchtrace" show --records --pid "$pid" "$CBT_TMP/$_t" >"$CBT_TMP/$_t.show" 2>"$CBT_TMP/$_t.show.err"
     # Every trace: where the calling thread validated (strict mode, the
     # stderr report), the findings computed when it is read are the same.
     _inl=$(grep -c '^inline_finding \|^finding .* inline=0' "$CBT_TMP/$_t.show")
@@ -72,7 +72,7 @@ show_of() {
     _l=$(head -n 1 "$1")
     for _a in "$CBT_TMP"/*.all; do
         if grep -qxF "$_l" "$_a"; then
-            "$top_builddir/tools/cubatchtrace" show --pid "$_p" "${_a%.all}"
+            "$top_builddir/tools/cubatchtrace" show --records --pid "$_p" "${_a%.all}"
             return
         fi
     done

@@ -6,7 +6,7 @@ times its cubatchtrace:gpu_time events carry (several per event:
 tests/gputimes.py reads them) from babeltrace2's text output (`babeltrace2 --clock-seconds` is not
 assumed: the timestamps are read as babeltrace2 prints them by default,
 [HH:MM:SS.ns]), each batch's fields, and each batch's GPU time joined with
-them, as `cubatchtrace show --pid PID` decodes them (SHOW-TEXT: its batch and
+them, as `cubatchtrace show --records --pid PID` decodes them (SHOW-TEXT: its batch and
 gpu lines).  A batch event's timestamp is the end of its call.
 
 gpu_events.py TRACE-TEXT PID SHOW-TEXT  prints one line:

@@ -20,7 +20,7 @@ g() {
 }
 # gpu_events NAME PID: tests/doors/gpu_events.py for process PID of the traced run NAME
 gpu_events() {
-    "$top_builddir/tools/cubatchtrace" show --pid "$2" "$CBT_TMP/$1" >"$CBT_TMP/$1.$2.show" 2>&1
+    "$top_builddir/tools/cubatchtrace" show --records --pid "$2" "$CBT_TMP/$1" >"$CBT_TMP/$1.$2.show" 2>&1
     "$PY" "$top_srcdir/tests/doors/gpu_events.py" "$CBT_TMP/$1.all" "$2" "$CBT_TMP/$1.$2.show"
 }
 has() { case " $1 " in *" $2 "*) echo 0 ;; *) echo 1 ;; esac; }

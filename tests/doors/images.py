@@ -44,7 +44,7 @@ def main():
         "summary": run([cbt, "summary", "--json"] + sel + [trace], paths["json"]),
         "summary_text": run([cbt, "summary", "--by", "process"] + sel + [trace], paths["txt"]),
         "check": run([cbt, "check", "--format", "json"] + sel + [trace], paths["check"]),
-        "show": run([cbt, "show"] + sel + [trace], paths["show"]),
+        "show": run([cbt, "show", "--records"] + sel + [trace], paths["show"]),
         "timeline": run([cbt, "timeline", "-o", paths["timeline"]] + sel + [trace], paths["timeline"] + ".out"),
         "report": run([cbt, "report", "--no-plots", "-o", paths["html"]] + sel + [trace], paths["html"] + ".out"),
     }

@@ -34,8 +34,8 @@ cbt_session_stop "$B"
 cbt_session_stop "$A"
 is "$st" 0 "the program made its $N batches and exited 0"
 
-"$CBT" show --pid "$pid" "$CBT_TMP/$A" >"$CBT_TMP/a.show" 2>"$CBT_TMP/a.err"
-"$CBT" show --pid "$pid" "$CBT_TMP/$B" >"$CBT_TMP/b.show" 2>"$CBT_TMP/b.err"
+"$CBT" show --records --pid "$pid" "$CBT_TMP/$A" >"$CBT_TMP/a.show" 2>"$CBT_TMP/a.err"
+"$CBT" show --records --pid "$pid" "$CBT_TMP/$B" >"$CBT_TMP/b.show" 2>"$CBT_TMP/b.err"
 # decoded: the batch's stream id known and both operands device memory
 decoded() {
     awk '$1 == "batch" { for (i = 2; i <= NF; i++) if ($i ~ /^stream_id=/) { split($i, kv, "="); sid[$3] = kv[2] } }

@@ -723,20 +723,26 @@ class Trace:
 
 # ------------------------------------------------------------------ cubatchtrace show
 
+SHOW_FIELD = re.compile(r'\s*(?:(\w+)=(?:"((?:[^"\\]|\\.)*)"|(\S*))|\S+)')
+
+
 def parse_show(text, vpid=None):
-    """`cubatchtrace show` output: {"batches": {id: fields}, "ops": {id: {i: fields}}, "attrs": {id: {k: fields}}
-    (1D batches), "findings": {id: [fields]}, "inline_only": {id: [fields]}, "bad": [unparsable lines]}; values
-    are strings (key=value)."""
+    """`cubatchtrace show --records` output: {"batches": {id: fields}, "ops": {id: {i: fields}}, "attrs": {id: {k:
+    fields}} (1D batches), "findings": {id: [fields]}, "inline_only": {id: [fields]}, "bad": [unparsable lines]};
+    values are strings (key=value; a finding's words and fix are quoted: key="...", a " or \\ inside escaped)."""
     out = {"batches": {}, "ops": {}, "attrs": {}, "findings": {}, "inline_only": {}, "bad": []}
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        words = line.split()
+        words = line.split(" ", 1)
         kind, kv = words[0], {}
         try:
-            for w in words[1:]:
-                k, v = w.split("=", 1)
-                kv[k] = v
+            rest = words[1] if len(words) > 1 else ""
+            for m in SHOW_FIELD.finditer(rest):
+                if m.group(0).strip():
+                    if m.group(1) is None:
+                        raise ValueError(m.group(0))
+                    kv[m.group(1)] = re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3)
             if vpid is not None and int(kv.get("vpid", "-1")) != vpid:
                 continue
             bid = int(kv["id"])

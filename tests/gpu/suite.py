@@ -309,10 +309,10 @@ def tool_ok():
 
 
 def show_for(sess, pid):
-    """`cubatchtrace show --pid PID` of the session's trace, parsed (btparse.parse_show); (show, error)."""
+    """`cubatchtrace show --records --pid PID` of the session's trace, parsed (btparse.parse_show); (show, error)."""
     if not tool_ok():
         return None, "no cubatchtrace tool at %s (set CBT_GPU_TOOL)" % TOOL
-    rc, out, err = sh([TOOL, "show", "--pid", str(pid), sess.dir], timeout=120, env=cbt_tool_env())
+    rc, out, err = sh([TOOL, "show", "--records", "--pid", str(pid), sess.dir], timeout=120, env=cbt_tool_env())
     if rc != 0:
         return None, "cubatchtrace show exit %d: %s" % (rc, err.strip()[-300:])
     sh_ = btparse.parse_show(out, pid)

@@ -102,7 +102,7 @@ def cases(S):
 
 def show_all(S, sess):
     """`cubatchtrace show` of the whole session: {vpid: {id: batch}}, {vpid: {id: [findings]}}, counts, error."""
-    rc, out, err = S.sh([S.TOOL, "show", sess.dir], timeout=300, env=S.cbt_tool_env())
+    rc, out, err = S.sh([S.TOOL, "show", "--records", sess.dir], timeout=300, env=S.cbt_tool_env())
     if rc != 0:
         return None, "cubatchtrace show exit %d: %s" % (rc, err.strip()[-300:])
     res = {"batches": {}, "findings": {}, "ops": {}, "attrs": {}, "inline_only": {}}

@@ -23,7 +23,7 @@ REPS = 5
 
 
 def gpu_events(show_text):
-    """The gpu lines of `cubatchtrace show --pid PID`: {batch number: (status, gpu_ns, bytes)}."""
+    """The gpu lines of `cubatchtrace show --records --pid PID`: {batch number: (status, gpu_ns, bytes)}."""
     out = {}
     for line in show_text.splitlines():
         if line.startswith("gpu "):
@@ -61,7 +61,7 @@ def gputime_case(S, door, kind):
         sess, out, pid, why = run_traced(S, case, workdir, door, kind)
         if not sess:
             return False, why
-        rc, shown, err = S.sh([S.TOOL, "show", "--pid", pid, sess.dir], timeout=120, env=S.cbt_tool_env())
+        rc, shown, err = S.sh([S.TOOL, "show", "--records", "--pid", pid, sess.dir], timeout=120, env=S.cbt_tool_env())
         if rc != 0:
             return False, "show exit %d: %s" % (rc, err.strip()[-300:])
         ev = gpu_events(shown)

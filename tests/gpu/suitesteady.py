@@ -65,7 +65,7 @@ def one_run(S, case, workdir, client, args, tag, env):
     pid = m.group(1)
     s = re.search(r'^%s: steps (\d+)$' % client, err, re.M)
     texts = []
-    for cmd, what in ((["show", "--pid", pid], "show"), (["check", "--format", "json", "--pid", pid], "check")):
+    for cmd, what in ((["show", "--records", "--pid", pid], "show"), (["check", "--format", "json", "--pid", pid], "check")):
         rc2, o2, e2 = S.sh([S.TOOL] + cmd + [sess.dir], timeout=300, env=S.cbt_tool_env())
         if what == "show" and rc2 != 0:
             problems.append("%s: cubatchtrace show exit %d: %s" % (tag, rc2, e2.strip()[-200:]))

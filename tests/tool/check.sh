@@ -54,12 +54,12 @@ check 1 "inline findings that disagree, --fail-on warning: exit 1 (the lower sta
 is "$(grep -c '^warning pageable_stream_order: .* batch=0 op=[012] side=src ' "$CBT_TMP/out")" 3 \
    "the three pageable sources, op 0's included"
 grep -q 'lochint_invalid' "$CBT_TMP/out"; is $? 1 "not the made-up inline finding"
-"$CBT" show $(pids_of inl) "$T" >"$CBT_TMP/show" 2>"$CBT_TMP/err"
+"$CBT" show --records $(pids_of inl) "$T" >"$CBT_TMP/show" 2>"$CBT_TMP/err"
 is $? 0 "show exits 0"
-is "$(grep '^finding ' "$CBT_TMP/show" | sed 's/.* rule=\([a-z_]*\) .* op=\([0-9]*\) .* inline=\(.\)$/\1 \2 \3/' | tr '\n' ,)" \
+is "$(grep '^finding ' "$CBT_TMP/show" | sed 's/.* rule=\([a-z_]*\) .* op=\([0-9]*\) .* inline=\(.\) words=".*" fix=".*"$/\1 \2 \3/' | tr '\n' ,)" \
    "pageable_stream_order 0 0,pageable_stream_order 1 1,pageable_stream_order 2 1," \
    "show: each read-time finding says whether the shim made it too"
-is "$(grep -c '^inline_finding .* rule=lochint_invalid .* op=0 .* side=src value=99 limit=4$' "$CBT_TMP/show")" 1 \
+is "$(grep -c '^inline_finding .* rule=lochint_invalid .* op=0 .* side=src value=99 limit=4 words="[^"]*" fix="[^"]*"$' "$CBT_TMP/show")" 1 \
    "show: the inline finding the reader did not make"
 check 1 "inline findings that agree: the hazards, exit 1" $(pids_of inlok)
 is "$(grep -c '^hazard overlap_dst_dst: .* op=0 other_op=1 side=dst ' "$CBT_TMP/out")" 2 "one overlap in each of the 2 batches"

@@ -62,7 +62,7 @@ ok $? "summary --all: every table, then the findings"
 "$BABELTRACE2" "$CBT_TMP/demo" >"$CBT_TMP/demo.txt" 2>&1
 is "$(grep -c ' cubatchtrace:finding: ' "$CBT_TMP/demo.txt")" 0 "the trace holds no finding event"
 # the batch events (the compact record) as `cubatchtrace show` decodes them
-"$CBT" show "$CBT_TMP/demo" >"$CBT_TMP/demo.show" 2>&1
+"$CBT" show --records "$CBT_TMP/demo" >"$CBT_TMP/demo.show" 2>&1
 is "$(grep -c '^batch .* validated=0 inline_findings=0 ' "$CBT_TMP/demo.show")" "$(echo "$want" | cut -d' ' -f1)" \
    "every batch is recorded as not validated"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["inline_findings"], d["read"]["pending_batches"], d["read"]["malformed_batches"], d["read"]["incomplete_batches"])' "$CBT_TMP/summary.json")" \

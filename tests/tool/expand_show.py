@@ -9,7 +9,9 @@ bt:   every cubatchtrace.expand:* event that sink.text.pretty printed (of
       process PID when given) written as the line `cubatchtrace show` prints
       for it (docs/events.md), from the event's fields alone: the field
       names and enumeration labels are the plugin's, the layout show's.
-show: show's records, its `#` lines left out.
+show: show's records (`show --records`), its `#` lines left out, and a
+      finding's words and fix (the text that ends its record: the events
+      carry the raw fields they are made of).
 
 Both sides then write every hexadecimal number (0x...) in decimal: show
 prints some finding values in hexadecimal (addresses) where the event
@@ -21,6 +23,7 @@ import re
 import sys
 
 HEX = re.compile(r"0x([0-9a-fA-F]+)")
+WORDS = re.compile(r' words="(?:[^"\\]|\\.)*" fix="(?:[^"\\]|\\.)*"$')
 FIELD = re.compile(r'(\w+) = (\( "((?:[^"\\]|\\.)*)" : container = (-?\d+) \)|\( <unknown> : container = (-?\d+) \)|'
                    r'"((?:[^"\\]|\\.)*)"|[^,{}\s]+)')
 NONE = 2**64 - 1
@@ -151,7 +154,7 @@ def from_bt(pid):
 def from_show():
     for line in sys.stdin:
         if not line.startswith("#") and line.strip():
-            print(dec(line.rstrip("\n")))
+            print(dec(WORDS.sub("", line.rstrip("\n"))))
 
 
 if sys.argv[1] == "bt":

@@ -21,7 +21,7 @@ compare() {
     rm -f "$CBT_TMP/$_n.sqlite"
     "$CBT" export -o "$CBT_TMP/$_n.sqlite" "$@" "$_t" >"$CBT_TMP/$_n.xout" 2>"$CBT_TMP/$_n.xerr"
     is "$?:$(cat "$CBT_TMP/$_n.xerr")" "0:" "$_n: export exits 0, nothing on stderr"
-    "$CBT" show "$@" "$_t" >"$CBT_TMP/$_n.show" 2>/dev/null
+    "$CBT" show --records "$@" "$_t" >"$CBT_TMP/$_n.show" 2>/dev/null
     "$CBT" summary --json "$@" "$_t" >"$CBT_TMP/$_n.json" 2>/dev/null
     is "$(sed -n 's/^# batches: \([0-9]*\), ops: \([0-9]*\), findings: \([0-9]*\)$/\1 \2 \3/p' "$CBT_TMP/$_n.show")" \
         "$(sed -n 's/^# .*: batches: \([0-9]*\), ops: \([0-9]*\), findings: \([0-9]*\)$/\1 \2 \3/p' "$CBT_TMP/$_n.xout")" \

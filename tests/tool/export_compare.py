@@ -13,6 +13,7 @@ the summary's totals, directions, findings by rule, process images and call
 sites computed with SQL.
 """
 import json
+import re
 import sqlite3
 import sys
 
@@ -32,9 +33,12 @@ def dash(v):
     return "-" if v is None else str(v)
 
 
+WORDS = re.compile(r' words="(?:[^"\\]|\\.)*" fix="(?:[^"\\]|\\.)*"$')
+
+
 def show_lines(path):
-    """show's records, `#` lines left out."""
-    return [line.rstrip("\n") for line in open(path) if line.strip() and not line.startswith("#")]
+    """show's records, `#` lines left out, and a finding's words and fix (the tables hold the raw fields)."""
+    return [WORDS.sub("", line.rstrip("\n")) for line in open(path) if line.strip() and not line.startswith("#")]
 
 
 def operand(side, r):

@@ -3,9 +3,11 @@
 # One wording per rule, in every output: a trace with a batch for each rule
 # the generator can make (all but the 1D attribute and ABI rules, whose words
 # tests/unit/test_finding_words checks), read by check (text, JSON, SARIF),
-# show --pretty and summary.  Each finding carries in each output the same
-# words and fix (those of check --format json), its call site as FILE:LINE,
-# and no placeholder (no backtick, no raw value= or limit= pair).  The
+# show (its layout for people and its --records) and summary (text and
+# JSON, whose rules carry their fix and their first finding).  Each finding
+# carries in each output the same words and fix (those of check --format
+# json), its call site as FILE:LINE, and no placeholder (no backtick, no raw
+# value= or limit= pair but the records' own fields).  The
 # summary lists the rules most serious first, then by count, each with its
 # first call site, and says how to see them all (check).  show's filters
 # (--batch, --rule, --pid) select what they name.
@@ -31,10 +33,16 @@ P=$(pids_of w)
 is $? 1 "check --format json: exit 1"
 "$CBT" check $P "$T" >"$CBT_TMP/c.txt" 2>>"$CBT_TMP/err"
 "$CBT" check --format sarif $P "$T" >"$CBT_TMP/c.sarif" 2>>"$CBT_TMP/err"
-"$CBT" show --pretty $P "$T" >"$CBT_TMP/s.txt" 2>>"$CBT_TMP/err"
-is $? 0 "show --pretty: exit 0"
+"$CBT" show $P "$T" >"$CBT_TMP/s.txt" 2>>"$CBT_TMP/err"
+is $? 0 "show: exit 0"
+"$CBT" show --pretty $P "$T" >"$CBT_TMP/sp.txt" 2>>"$CBT_TMP/err"
+cmp -s "$CBT_TMP/s.txt" "$CBT_TMP/sp.txt"; ok $? "show --pretty: the same as show (the default layout)"
+"$CBT" show --records $P "$T" >"$CBT_TMP/s.rec" 2>>"$CBT_TMP/err"
+is $? 0 "show --records: exit 0"
 "$CBT" summary $P "$T" >"$CBT_TMP/sum.txt" 2>>"$CBT_TMP/err"
 is $? 0 "summary: exit 0"
+"$CBT" summary --json $P "$T" >"$CBT_TMP/sum.json" 2>>"$CBT_TMP/err"
+is $? 0 "summary --json: exit 0"
 is "$(wc -c <"$CBT_TMP/err" | tr -d ' ')" 0 "nothing on stderr"
 
 "$PYTHON3" - "$CBT_TMP" "$T" >"$CBT_TMP/words.tap" <<'PY'
@@ -51,9 +59,17 @@ rules = {f["rule"] for f in fs}
 check(set(want) <= rules, "the trace holds a finding of each of %d rules (missing: %s)" % (len(want), sorted(set(want) - rules)))
 text = [l.rstrip("\n") for l in open(d + "/c.txt") if not l.startswith("#")]
 sarif = json.load(open(d + "/c.sarif"))["runs"][0]["results"]
-# show --pretty and the summary wrap long lines: joined back, the words are whole again
+# show and the summary wrap long lines: joined back, the words are whole again
 show = re.sub(r"\n +", " ", open(d + "/s.txt").read())
+# show --records: a finding's words and fix, quoted, end its record
+rec = re.compile(r'^finding .* rule=(\w+) .* op=(\S+) .* words="((?:[^"\\]|\\.)*)" fix="((?:[^"\\]|\\.)*)"$')
+unq = lambda v: re.sub(r"\\(.)", r"\1", v)
+records = [(m.group(1), m.group(2), unq(m.group(3)), unq(m.group(4)))
+           for m in (rec.match(l.rstrip("\n")) for l in open(d + "/s.rec") if l.startswith("finding ")) if m]
+check(len(records) == len(fs) == sum(1 for l in open(d + "/s.rec") if l.startswith("finding ")),
+      "show --records: every finding record ends with its words and fix (%d)" % len(records))
 summ = open(d + "/sum.txt").read()
+sjson = {r["rule"]: r for r in json.load(open(d + "/sum.json"))["findings"]}
 summ_joined = re.sub(r"\n +", " ", summ)
 check(len(text) == len(fs) == len(sarif), "check: as many text lines and SARIF results as JSON findings (%d)" % len(fs))
 bad = re.compile(r"`|\bvalue=|\blimit=")
@@ -75,21 +91,34 @@ for rule in sorted(rules):
                 and os.path.basename(loc["artifactLocation"]["uri"]) + ":" + str(loc["region"]["startLine"]) == site(f))
     check(all(sarif_ok(i, f) for i, f in mine), "%s: SARIF's message has the same words and fix, its location the site" % rule)
     check(all(("%s %s: %s" % (f["severity"], rule, f["words"])) in show and ("fix: " + f["fix"]) in show for i, f in mine),
-          "%s: show --pretty has the same words and fix" % rule)
+          "%s: show has the same words and fix" % rule)
+    check(sorted((rule, "-" if f["op"] is None else str(f["op"]), f["words"], f["fix"]) for i, f in mine) ==
+          sorted(r for r in records if r[0] == rule), "%s: show --records has the same words and fix" % rule)
     head = re.search(r"^%s %s: (\d+) findings?; the first at (\S+) " % (re.escape(mine[0][1]["severity"]), rule), summ, re.M)
     check(head and int(head.group(1)) == len(mine) and head.group(2) in {site(f) for i, f in mine}
           and any(("%s %s: " % (f["severity"], rule)) in summ_joined and (" " + f["words"] + " fix: " + f["fix"]) in summ_joined
                   for i, f in mine),
           "%s: the summary has its count, its first call site, the same words and fix" % rule)
-check(not bad.search(show) and not bad.search(summ), "show --pretty and the summary: no placeholder anywhere")
-# every batch line of show --pretty names its call site, with a time
+    r = sjson.get(rule) or {}
+    fst = r.get("first_seen") or {}
+    jsite = fst.get("site") or {}
+    jsite = os.path.basename(jsite["file"]) + ":" + str(jsite["line"]) if jsite.get("file") and jsite.get("line") else None
+    first = [f for i, f in mine if f["batch"] == fst.get("batch") and f["pid"] == fst.get("pid") and f["op"] == fst.get("op")]
+    check(r.get("count") == len(mine) and r.get("severity") == mine[0][1]["severity"] and r.get("fix") == mine[0][1]["fix"]
+          and first and fst.get("words") == first[0]["words"] and jsite == site(first[0])
+          and (fst.get("caller") or "").startswith(jsite + " (") and head and head.group(2) == jsite
+          and not bad.search(fst.get("words", "") + r.get("fix", "")),
+          "%s: the JSON summary has its count, its fix, its first finding's words and call site FILE:LINE" % rule)
+check(not bad.search(show) and not bad.search(summ), "show and the summary: no placeholder anywhere")
+check(not any("`" in r[2] + r[3] for r in records), "show --records: no placeholder in the words")
+# every batch line of show names its call site, with a time
 check(all(re.match(r"^\d+\.\d{6} batch \d+ pid \d+ tid \d+: .* at cbt-gen\.c:\d+ ", l)
           for l in open(d + "/s.txt") if " batch " in l and not l.startswith(("#", " "))),
-      "show --pretty: each batch line has its time and its call site FILE:LINE")
+      "show: each batch line has its time and its call site FILE:LINE")
 long = [l.rstrip("\n") for l in open(d + "/s.txt") if len(l.rstrip("\n")) > 100]
-check(not long, "show --pretty: no line over 100 columns %s" % long[:2])
+check(not long, "show: no line over 100 columns %s" % long[:2])
 check(all(re.match(r"^  op \d+ \S+ \S+ -> \S+ .*", l) for l in open(d + "/s.txt") if l.startswith("  op ")) and
-      sum(1 for l in open(d + "/s.txt") if l.startswith("  op ")) >= len(want), "show --pretty: one op per line")
+      sum(1 for l in open(d + "/s.txt") if l.startswith("  op ")) >= len(want), "show: one op per line")
 # the summary: most serious first, then the most frequent
 sev = {"error": 0, "hazard": 1, "warning": 2}
 order = re.findall(r"^(error|hazard|warning) (\w+): (\d+) findings?; the first at ", summ, re.M)
@@ -106,17 +135,17 @@ done <"$CBT_TMP/words.tap"
 
 # show's filters
 nb() { grep -c '^[0-9][0-9.]* batch ' "$1"; }
-"$CBT" show --pretty --batch 3 $P "$T" >"$CBT_TMP/b.txt" 2>&1
+"$CBT" show --batch 3 $P "$T" >"$CBT_TMP/b.txt" 2>&1
 is "$(nb "$CBT_TMP/b.txt")" 1 "show --batch 3: one batch"
 grep -q '^[0-9.]* batch 3 ' "$CBT_TMP/b.txt"; ok $? "show --batch 3: batch 3"
-"$CBT" show --batch 3 --batch 5 $P "$T" | grep '^batch ' | sed 's/.* id=\([0-9]*\) .*/\1/' | tr '\n' ' ' >"$CBT_TMP/b2"
+"$CBT" show --records --batch 3 --batch 5 $P "$T" | grep '^batch ' | sed 's/.* id=\([0-9]*\) .*/\1/' | tr '\n' ' ' >"$CBT_TMP/b2"
 is "$(cat "$CBT_TMP/b2")" "3 5 " "show --batch 3 --batch 5: the records of those two"
-"$CBT" show --pretty --rule pageable_stream_order $P "$T" >"$CBT_TMP/r.txt" 2>&1
+"$CBT" show --rule pageable_stream_order $P "$T" >"$CBT_TMP/r.txt" 2>&1
 is "$(nb "$CBT_TMP/r.txt")" 3 "show --rule pageable_stream_order: its 3 batches"
 is "$(grep -c '^  warning pageable_stream_order: ' "$CBT_TMP/r.txt")" 3 "show --rule: with their findings"
-"$CBT" show --pretty --rule overlap_dst_dst "$T" >"$CBT_TMP/all.txt" 2>&1
+"$CBT" show --rule overlap_dst_dst "$T" >"$CBT_TMP/all.txt" 2>&1
 is "$(nb "$CBT_TMP/all.txt")" 3 "show --rule overlap_dst_dst, every process: 3 batches"
-"$CBT" show --pretty --rule overlap_dst_dst $(pids_of other) "$T" >"$CBT_TMP/o.txt" 2>&1
+"$CBT" show --rule overlap_dst_dst $(pids_of other) "$T" >"$CBT_TMP/o.txt" 2>&1
 is "$(nb "$CBT_TMP/o.txt")" 2 "show --rule overlap_dst_dst --pid: the 2 batches of that process"
 "$CBT" show --rule overlap_dts_dst "$T" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
 is $? 2 "show --rule with a name that is no rule: exit 2"
@@ -125,5 +154,5 @@ grep -q "^cubatchtrace show: --rule overlap_dts_dst: no such rule" "$CBT_TMP/err
 is $? 2 "show --batch x: exit 2"
 "$CBT" show --help | grep -q -- '--rule NAME'; ok $? "show --help documents --rule"
 "$CBT" show --help | grep -q -- '--batch N'; ok $? "show --help documents --batch"
-"$CBT" show --help | grep -q -- '--pretty'; ok $? "show --help documents --pretty"
+"$CBT" show --help | grep -q -- '--records'; ok $? "show --help documents --records"
 done_testing

@@ -40,7 +40,7 @@ case_() {
     wait $pid
     cbt_session_stop "fe-$name"
     new=$CBT_TMP/fe-$name
-    "$TOOL" show --pid "$pid" "$new" >"$CBT_TMP/$name.show" 2>&1
+    "$TOOL" show --records --pid "$pid" "$new" >"$CBT_TMP/$name.show" 2>&1
     grep -q " format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top_srcdir/include/cubatchtrace/events.h") " \
         "$CBT_TMP/$name.show"
     ok $? "$name: the new trace is of the shim's format"
@@ -49,7 +49,7 @@ case_() {
         oldpid=""
         [ $f = 2 ] || oldpid="--pid $(cat "$old/pid")"
         # shellcheck disable=SC2086
-        "$TOOL" show $oldpid "$old" >"$CBT_TMP/$name.show$f" 2>"$CBT_TMP/$name.err$f"
+        "$TOOL" show --records $oldpid "$old" >"$CBT_TMP/$name.show$f" 2>"$CBT_TMP/$name.err$f"
         is "$?" 0 "$name: the format-$f trace is read"
         grep -q " format=$f " "$CBT_TMP/$name.show$f"; ok $? "$name: the format-$f trace is of format $f"
         n=$(grep -c '^batch ' "$CBT_TMP/$name.show$f")

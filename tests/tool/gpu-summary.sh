@@ -75,7 +75,7 @@ PIDS="$(pids_of g) $(pids_of h) $(pids_of k)"
 trace_text "$TG" g >"$CBT_TMP/g.txt"
 "$CBT" summary --json $(pids_of g) "$TG" >"$CBT_TMP/g.json" 2>"$CBT_TMP/err"
 is $? 0 "summary --json G exits 0"
-"$CBT" show $(pids_of g) "$TG" >"$CBT_TMP/g.show" 2>"$CBT_TMP/err"
+"$CBT" show --records $(pids_of g) "$TG" >"$CBT_TMP/g.show" 2>"$CBT_TMP/err"
 compare_gpu G "$CBT_TMP/g.txt" "$CBT_TMP/g.json" --show "$CBT_TMP/g.show"
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]
 print(" ".join("%s:%s" % (r["name"], r["batches"]) for r in g["by_direction"]), g["not_timed"]["not_read_back"], g["not_timed"]["call_failed"])' "$CBT_TMP/g.json")" \
@@ -95,7 +95,7 @@ O=$CBT_TMP/gpu1/g
 is "$(grep -c ' cubatchtrace:gpu_time: .* batch_id = [0-9]' "$CBT_TMP/o.txt")" 16 "gpu1: 16 gpu_time events of one batch each"
 "$CBT" summary --json --pid "$(cat "$O/pid")" "$O" >"$CBT_TMP/o.json" 2>"$CBT_TMP/err"
 is $? 0 "gpu1: summary --json exits 0"
-"$CBT" show --pid "$(cat "$O/pid")" "$O" >"$CBT_TMP/o.show" 2>"$CBT_TMP/err"
+"$CBT" show --records --pid "$(cat "$O/pid")" "$O" >"$CBT_TMP/o.show" 2>"$CBT_TMP/err"
 compare_gpu "gpu1" "$CBT_TMP/o.txt" "$CBT_TMP/o.json" --show "$CBT_TMP/o.show"
 but_over_time() { "$PYTHON3" -c 'import json,re,sys; g=json.load(open(sys.argv[1]))["gpu"]; g.pop("over_time")
 print(re.sub(r"pid \d+", "pid P", json.dumps(g, sort_keys=True)))' "$1"; }
@@ -121,7 +121,7 @@ is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; d=[
 print(d == [r["name"] for r in g["by_direction"]], "mixed" in d, len(g["by_direction_op_size"]) > len(d))' "$CBT_TMP/all1.json")" \
    "True True True" "by_direction_op_size: the directions of by_direction in its order (mixed too), some with several sizes"
 { trace_text "$TG" g; trace_text "$TH" h; trace_text "$TK" k; } >"$CBT_TMP/all.trace"
-"$CBT" show $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all.show" 2>"$CBT_TMP/err"
+"$CBT" show --records $PIDS "$TG" "$TH" "$TK" >"$CBT_TMP/all.show" 2>"$CBT_TMP/err"
 compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --show "$CBT_TMP/all.show" --text "$CBT_TMP/all3.txt"
 compare_gpu "G+H+K" "$CBT_TMP/all.trace" "$CBT_TMP/all3.json" --show "$CBT_TMP/all.show" --text "$CBT_TMP/all3.raw" --raw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]; print(len(g["over_time"]["streams"]), g["over_time"]["streams"][-1]["name"], g["processes_timed"])' "$CBT_TMP/all3.json")" \
@@ -197,7 +197,7 @@ done
 cmp -s "$CBT_TMP/shim1.json" "$CBT_TMP/shim2.json"; ok $? "shim traces, --jobs 2: the JSON summary is the one of --jobs 1"
 cmp -s "$CBT_TMP/shim1.txt" "$CBT_TMP/shim2.txt"; ok $? "shim traces, --jobs 2: the text summary is the one of --jobs 1"
 is "$(dos "$CBT_TMP/shim2.json")" "$(dos "$CBT_TMP/shim1.json")" "shim traces, --jobs 2: by_direction_op_size is the one of --jobs 1"
-"$CBT" show $SPIDS "$T1" "$T2" >"$CBT_TMP/shim.show" 2>"$CBT_TMP/err"
+"$CBT" show --records $SPIDS "$T1" "$T2" >"$CBT_TMP/shim.show" 2>"$CBT_TMP/err"
 compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --show "$CBT_TMP/shim.show" --text "$CBT_TMP/shim2.txt"
 compare_gpu shim "$CBT_TMP/shim.trace" "$CBT_TMP/shim2.json" --show "$CBT_TMP/shim.show" --text "$CBT_TMP/shim2.raw" --raw
 is "$("$PYTHON3" -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpu"]

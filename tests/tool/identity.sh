@@ -33,7 +33,7 @@ is "$(fields old)" "host,pid 5 1 5 None/None:None:5" "before images: keyed by ho
 is "$(grep '^# process identity' "$CBT_TMP/old.txt")" \
     "# process identity: host and pid only for 5 batches (recorded before process images: an exec, pid namespaces or a reused pid are not told apart)" \
     "before images: the summary says in one line which keys it used"
-"$CBT" show $(pids_of old) "$T" >"$CBT_TMP/old.show" 2>&1
+"$CBT" show --records $(pids_of old) "$T" >"$CBT_TMP/old.show" 2>&1
 is "$(grep '^batch ' "$CBT_TMP/old.show" | sed 's/.* id=\([0-9]*\) .*/\1/' | tr '\n' ' ')" "0 1 2 3 4 " \
     "before images: show numbers the batches as recorded"
 is "$(grep -c 'image=' "$CBT_TMP/old.show")" 0 "before images: no record names an image"
@@ -49,7 +49,7 @@ is "$(grep -c '^[^ ]* *| *[0-9]* *| *[12]/2 *| *4026531836 *| - *| cbt-gen' "$CB
 "$CBT" summary --by process $(pids_of two) "$T" >"$CBT_TMP/twob.txt" 2>&1
 is "$(sed -n 's/^[^ ]* pid [0-9]* \(image [12]\/2\) cbt-gen *| *\([0-9]*\) .*/\1 \2/p' "$CBT_TMP/twob.txt" | sort | tr '\n' ';')" \
     "image 1/2 3;image 2/2 4;" "two images: --by process names each image"
-"$CBT" show $(pids_of two) "$T" >"$CBT_TMP/two.show" 2>&1
+"$CBT" show --records $(pids_of two) "$T" >"$CBT_TMP/two.show" 2>&1
 is "$(grep '^batch ' "$CBT_TMP/two.show" | sed 's/.* id=\([0-9]*\) .* image=\(0x[0-9a-f]*\)$/\2:\1/' | tr '\n' ' ')" \
     "0x00001234:0 0x00001234:1 0x00001234:2 0x00005678:0 0x00005678:1 0x00005678:2 0x00005678:3 " \
     "two images: show numbers each image's batches from 0 and ends each line with its tag"

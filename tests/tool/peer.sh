@@ -31,7 +31,7 @@ want_tot=$(echo "$line" | sed -n 's/^peer: \([0-9]*\) batches, \([0-9]*\) ops, \
 [ -n "$want_tot" ]; ok $? "the client says every checked byte arrived: $line"
 
 # --- the trace: the batch-level fields of the client's 3 batches, as `cubatchtrace show` decodes them
-"$CBT" show --pid "$pid" "$TRACE" >"$CBT_TMP/peer.show" 2>"$CBT_TMP/show.err"
+"$CBT" show --records --pid "$pid" "$TRACE" >"$CBT_TMP/peer.show" 2>"$CBT_TMP/show.err"
 is "$?" 0 "show --pid exits 0"
 is "$(grep -c "^batch vpid=$pid " "$CBT_TMP/peer.show")" 3 "the trace holds the client's 3 batch events"
 is "$(grep "^batch vpid=$pid " "$CBT_TMP/peer.show" | sed -n 's/.* num_ops=\([0-9]*\) recorded=\([0-9]*\) .* device_count=\([0-9-]*\) .*/\1 \2 \3/p' | tr '\n' ,)" \

@@ -28,6 +28,7 @@ same() {
 all() {
     _t=$1 _l=$2; shift 2
     same "$_l show" show "$@" "$_t"
+    same "$_l show --records" show --records "$@" "$_t"
     same "$_l summary" summary "$@" "$_t"
     same "$_l summary --json" summary --json "$@" "$_t"
     same "$_l check" check "$@" "$_t"

@@ -63,7 +63,7 @@ is "$?" 0 "the finished trace through the filter: status 0"
 for p in $p1 $p2; do
     $XS bt "$p" <"$CBT_TMP/live.bt" >"$CBT_TMP/live.$p"
     $XS bt "$p" <"$CBT_TMP/done.bt" >"$CBT_TMP/done.$p"
-    "$CBT" show --pid "$p" "$CBT_TMP/relay" | $XS show >"$CBT_TMP/show.$p"
+    "$CBT" show --records --pid "$p" "$CBT_TMP/relay" | $XS show >"$CBT_TMP/show.$p"
     for k in batch op finding; do
         n=$(grep -c "^$k " "$CBT_TMP/done.$p")
         is "$(grep -c "^$k " "$CBT_TMP/live.$p")" "$n" "pid $p: live, as many $k events as in the finished trace ($n)"

@@ -41,7 +41,7 @@ bt "$CBT_TMP/mal" >"$CBT_TMP/mal.bt" 2>"$CBT_TMP/mal.err"
 is "$?" 0 "malformed chunks: babeltrace2 with the filter exits 0"
 is "$(cat "$CBT_TMP/mal.err")" "" "malformed chunks: nothing on stderr"
 $XS bt <"$CBT_TMP/mal.bt" >"$CBT_TMP/mal.x"
-"$CBT" show "$CBT_TMP/mal" | $XS show >"$CBT_TMP/mal.s"
+"$CBT" show --records "$CBT_TMP/mal" | $XS show >"$CBT_TMP/mal.s"
 is "$(awk '$1 == "batch" { for (i = 2; i <= NF; i++) if ($i ~ /^(id|state)=/) printf "%s ", $i; print "" }' "$CBT_TMP/mal.x" |
       sed 's/ $//' | sort -t= -k2 -n | sed 's/^id=6 state=\(complete\|malformed\)$/id=6 state=complete-or-malformed/')" \
 "id=0 state=complete
@@ -62,7 +62,7 @@ is "$(grep -c '^op .* id=11 ' "$CBT_TMP/mal.x")" 3 "a batch whose chunks came on
 is "$(cat "$CBT_TMP/mal.x")" "$(cat "$CBT_TMP/mal.s")" "malformed chunks: the expanded events are show's records, field for field"
 "$PYTHON3" "$MK" "$CBT_TMP/unread" unread
 bt "$CBT_TMP/unread" | $XS bt >"$CBT_TMP/unread.x"
-is "$(cat "$CBT_TMP/unread.x")" "$("$CBT" show "$CBT_TMP/unread" | $XS show)" "empty sequences first: show's records, field for field"
+is "$(cat "$CBT_TMP/unread.x")" "$("$CBT" show --records "$CBT_TMP/unread" | $XS show)" "empty sequences first: show's records, field for field"
 grep -q '^finding .* rule=stream_null ' "$CBT_TMP/unread.x"; ok $? "empty sequences first: the validator's finding is an event"
 
 "$BABELTRACE2" --plugin-path="$PLUG" "$CBT_TMP/mal" -c filter.cubatchtrace.expand -p 'colour=1' >"$CBT_TMP/p.out" 2>"$CBT_TMP/p.err"
@@ -90,7 +90,7 @@ expanded() {
     bt "$_t" >"$CBT_TMP/$1.bt" 2>"$CBT_TMP/$1.bterr"
     is "$?" 0 "$1: babeltrace2 with the filter exits 0"
     $XS bt "$_p" <"$CBT_TMP/$1.bt" >"$CBT_TMP/$1.x"
-    "$CBT" show --pid "$_p" "$_t" | $XS show >"$CBT_TMP/$1.s"
+    "$CBT" show --records --pid "$_p" "$_t" | $XS show >"$CBT_TMP/$1.s"
 }
 compare() { # compare NAME: the field-for-field comparison and what it covered
     _b=$(grep -c '^batch ' "$CBT_TMP/$1.s") _o=$(grep -c '^op ' "$CBT_TMP/$1.s") _f=$(grep -c '^finding ' "$CBT_TMP/$1.s")
@@ -149,7 +149,7 @@ nb=$(echo "$ts" | wc -l)
 begin=$(echo "$ts" | sed -n "$((nb / 4))p") end=$(echo "$ts" | sed -n "$((3 * nb / 4))p")
 "$BABELTRACE2" --plugin-path="$PLUG" --no-delta --begin="$begin" --end="$end" "$CBT_TMP/pl-threads" \
     -c filter.cubatchtrace.expand | $XS bt "$p" >"$CBT_TMP/win.x"
-"$CBT" show --pid "$p" --begin="$begin" --end="$end" "$CBT_TMP/pl-threads" | $XS show >"$CBT_TMP/win.s"
+"$CBT" show --records --pid "$p" --begin="$begin" --end="$end" "$CBT_TMP/pl-threads" | $XS show >"$CBT_TMP/win.s"
 w=$(grep -c '^batch ' "$CBT_TMP/win.s")
 [ "$w" -gt 0 ] && [ "$w" -lt "$(grep -c '^batch ' "$CBT_TMP/threads.s")" ]
 ok $? "a window of the threads trace holds some of its batches ($w)"

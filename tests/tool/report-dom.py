@@ -268,8 +268,21 @@ def main():
         check("table-gpu-by_direction_op_size: direction, op size, batches, ops as the summary's",
               [[r["direction"], r["name"], str(r["batches"]), str(r["ops"])]
                for r in d["gpu"]["by_direction_op_size"]], got)
+    # the findings: each rule most serious first, then the most frequent, with its first finding's call site,
+    # words and fix as the summary gives them
+    sev = {"error": 0, "hazard": 1, "warning": 2}
+    fi = sorted(enumerate(d.get("findings") or []), key=lambda x: (sev.get(x[1]["severity"], 3), -x[1]["count"], x[0]))
+    t = dom.find("table", id="table-findings")
+    got = [r[:6] for r in table_rows(t[0])[1:]] if t else []
+    check("table-findings: severity, rule, count, first call site, words, fix as the summary's, most serious first",
+          [[f["severity"], f["rule"], str(f["count"]), f["first_seen"].get("caller") or "\u2013",
+            f["first_seen"].get("words") or "\u2013", f.get("fix") or "\u2013"] for i, f in fi], got)
     if text_path is not None:
-        check_text(check, dom, open(text_path, encoding="utf-8").read())
+        text = open(text_path, encoding="utf-8").read()
+        heads = re.findall(r"^(error|hazard|warning) (\w+): \d+ findings?; the first at (.*), batch \d+ of ", text, re.M)
+        check("table-findings: the rules and their first call sites as the text summary's",
+              [list(h) for h in heads], [[r[0], r[1], r[3]] for r in got])
+        check_text(check, dom, text)
 
     # the plots: which, each an SVG, each beside exactly the numbers it plots
     want = expected_plots(d) if plots else {}

@@ -6,7 +6,8 @@
 # size with a line per direction among them) is an inline SVG beside a table
 # whose numbers equal those of `summary --json` for the same trace
 # (tests/tool/report-dom.py), the tables in human units read cell for cell as
-# the text summary's, the summary itself is embedded
+# the text summary's, the findings most serious first with the first call
+# site (FILE:LINE), words and fix of each rule, the summary itself is embedded
 # whole, nothing is fetched from the network, and trace text (a process named
 # "<b>demo&", a trace path holding "</script>") stays text.  Then
 # --no-plots, gnuplot missing or failing, and outputs that cannot be written.
@@ -132,6 +133,46 @@ mkdir -p "$nogp"
 ln -s "$(command -v env)" "$nogp/env"
 PATH="$nogp" "$CBT" report --no-plots -o "$CBT_TMP/tables.html" "$trace" >"$CBT_TMP/np.out" 2>"$CBT_TMP/np.err"
 is "$?" 0 "--no-plots with no gnuplot on PATH: written"
+# the findings, as written (no browser needed): the demo's overlap with its call site FILE:LINE as the text
+# summary names it, and the words and fix of its first finding as check gives them
+"$CBT" check --format json "$trace" >"$CBT_TMP/check.json" 2>/dev/null
+"$PYTHON3" - "$CBT_TMP/tables.html" "$CBT_TMP/summary.txt" "$CBT_TMP/check.json" >"$CBT_TMP/findings.out" <<'PY'
+import html.parser, json, re, sys
+class Rows(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.on, self.rows, self.cell = False, [], None
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.on = dict(attrs).get("id") == "table-findings"
+        elif self.on and tag == "tr":
+            self.rows.append([])
+        elif self.on and tag == "td":
+            self.cell = ""
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.on = False
+        elif self.on and tag == "td" and self.cell is not None:
+            self.rows[-1].append(self.cell)
+            self.cell = None
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+p = Rows()
+p.feed(open(sys.argv[1], encoding="utf-8").read())
+rows = [r for r in p.rows if r]
+m = re.search(r"^hazard overlap_dst_dst: \d+ findings?; the first at (\S+) ", open(sys.argv[2]).read(), re.M)
+f = [x for x in json.load(open(sys.argv[3]))["findings"] if x["rule"] == "overlap_dst_dst"]
+row = [r for r in rows if r[1:2] == ["overlap_dst_dst"]]
+print("the findings table: a row for the demo's overlap_dst_dst\t1\t%d" % len(row))
+print("its first call site: FILE:LINE as the text summary's\t%s\t%s" % (m.group(1) if m else "(none)",
+      row[0][3].split(" ")[0] if row else "(none)"))
+print("its words and fix: those of a finding of check --format json\tTrue\t%s" % (
+      bool(row) and any(row[0][4] == x["words"] and row[0][5] == x["fix"] for x in f)))
+PY
+compare_lines "$CBT_TMP/findings.out"
+grep -q '>Every finding, with its call site: <code>cubatchtrace check ' "$CBT_TMP/tables.html"
+ok $? "the findings say how to see every finding (cubatchtrace check TRACE)"
 if [ -n "$CHROMIUM" ]; then
     browse "$CBT_TMP/tables.html" tables
     is "$(console_messages tables)" "" "--no-plots: no console message"

@@ -56,7 +56,7 @@ is "$(batches --begin "$first" --end "$end1")" "6 1" "--begin and --end around t
 "$CBT" check --begin "$begin2" "$CBT_TMP/two" >"$CBT_TMP/check.out" 2>&1
 is "$?" 1 "check --begin: the second run's hazard"
 is "$(grep -c '^hazard' "$CBT_TMP/check.out")" 1 "check --begin: one finding, the second run's"
-is "$("$CBT" show --end "$end1" "$CBT_TMP/two" | grep -c '^batch ')" 6 "show --end: the first run's 6 batches"
+is "$("$CBT" show --records --end "$end1" "$CBT_TMP/two" | grep -c '^batch ')" 6 "show --end: the first run's 6 batches"
 "$CBT" summary --end 1 "$CBT_TMP/two" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
 one_line_error "a window before the first event" $? "$CBT_TMP/out" "$CBT_TMP/err" "no cubatchtrace events between --begin (the start) and --end 1"
 "$CBT" summary --begin yesterday "$CBT_TMP/two" >"$CBT_TMP/out" 2>"$CBT_TMP/err"

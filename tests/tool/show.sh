@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `cubatchtrace show`: every batch, op and finding decoded, one key=value
-# record per line; the reader puts batches back together from chunks in any
+# `cubatchtrace show --records`: every batch, op and finding decoded, one
+# key=value record per line (a finding's words and fix last, quoted); the reader puts batches back together from chunks in any
 # order, validates them, compares the shim's inline findings, and never
 # crashes on chunks that do not fit the format (handmade traces,
 # tests/tool/mkbatches.py).  Then the real thing: clients under the shim over
@@ -18,7 +18,7 @@ key() {
         { delete v; for (i = 2; i <= NF; i++) { j = index($i, "="); v[substr($i, 1, j - 1)] = substr($i, j + 1) }
           s = ""; for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") v[k[i]]; print s }'
 }
-show() { "$CBT" show "$@" >"$CBT_TMP/show.out" 2>"$CBT_TMP/show.err"; }
+show() { "$CBT" show --records "$@" >"$CBT_TMP/show.out" 2>"$CBT_TMP/show.err"; }
 summary_line() { grep "^# $1" "$CBT_TMP/sum.out"; }
 
 # ---- usage
@@ -69,6 +69,12 @@ show "$CBT_TMP/unread"
 is "$?:$(cat "$CBT_TMP/show.err")" "0:" "empty sequences first: show exits 0, nothing on stderr"
 is "$(grep '^finding ' "$CBT_TMP/show.out" | key rule severity value limit)" "stream_null error 0 0
 ops_not_read warning 0 4" "no op read, NULL stream: the batch-level error, then ops_not_read (0 of 4)"
+is "$(grep '^finding .* rule=stream_null ' "$CBT_TMP/show.out" | sed 's/.* inline=- //')" \
+    'words="hStream is NULL (the legacy default stream)" fix="pass a stream you created, or CU_STREAM_PER_THREAD"' \
+    "a finding record ends with its words and its fix, quoted"
+"$CBT" show "$CBT_TMP/unread" >"$CBT_TMP/people.out" 2>&1
+is "$(grep -c '^batch \|^finding ' "$CBT_TMP/people.out"):$(grep -c '^  error stream_null: hStream is NULL' "$CBT_TMP/people.out")" "0:1" \
+    "without --records: the layout for people (no record, the finding in words)"
 
 # ---- memory stays bounded: 300 batches waiting at once, 1 MiB cap
 "$PYTHON3" "$MK" "$CBT_TMP/wait" waiting 300
@@ -112,9 +118,9 @@ is "$(grep '^batch ' "$CBT_TMP/show.out" | key id api outcome result num_ops rec
 2 cuMemcpy3DBatchAsync_v2 forwarded CUDA_SUCCESS 3 3 - 1 complete" "strict client: the three batches"
 is "$(grep '^op .* id=0 ' "$CBT_TMP/show.out" | key i extent order bytes src_rowLength)" "0 1024x1x1 STREAM 1024 0
 1 1024x1x1 STREAM 1024 100" "strict client: the refused batch's two recorded ops, rowLength 100 on op 1"
-is "$(grep -c '^finding .* image=0x[0-9a-f]\{8\}$' "$CBT_TMP/show.out")" 4 \
-    "strict client: each finding line ends with the tag of its process image"
-is "$(grep '^finding ' "$CBT_TMP/show.out" | sed 's/ image=0x[0-9a-f]*$//')" \
+is "$(grep -c '^finding .* image=0x[0-9a-f]\{8\} words="[^"]*" fix="[^"]*"$' "$CBT_TMP/show.out")" 4 \
+    "strict client: each finding line ends with the tag of its process image, then its words and fix"
+is "$(grep '^finding ' "$CBT_TMP/show.out" | sed 's/ image=0x[0-9a-f]* words=.*$//')" \
     "finding vpid=$pid id=0 rule=ops_not_read severity=warning op=- other_op=- side=none value=2 limit=3 inline=-
 finding vpid=$pid id=0 rule=row_length_too_small severity=error op=1 other_op=- side=src value=100 limit=1024 inline=1
 finding vpid=$pid id=1 rule=ops_not_read severity=warning op=- other_op=- side=none value=2 limit=3 inline=-
@@ -173,7 +179,7 @@ is "$(grep '^batch ' "$CBT_TMP/show.out" | key id outcome num_ops recorded valid
 6 forwarded 9 5 0 complete" "cbt-gen: every batch put back together; batch_end supersedes the pending outcome"
 is "$(grep -c '^op .* id=0 ' "$CBT_TMP/show.out") $(grep '^op .* id=0 ' "$CBT_TMP/show.out" | key i | sort -n | uniq | wc -l | tr -d ' ')" \
     "1000 1000" "cbt-gen: the 1000-op batch has its 1000 ops, each once, though its chunks hopped streams"
-is "$(grep -c 'inline=0$' "$CBT_TMP/show.out") $(grep -c '^inline_finding ' "$CBT_TMP/show.out")" "1 1" \
+is "$(grep -c ' inline=0 ' "$CBT_TMP/show.out") $(grep -c '^inline_finding ' "$CBT_TMP/show.out")" "1 1" \
     "cbt-gen: the wrong inline list shows as one read-time finding the shim missed and one it made up"
 is "$(grep '^finding .* id=6 ' "$CBT_TMP/show.out" | key rule value limit)" "ops_not_read 5 9" \
     "cbt-gen: 5 of 9 ops recorded: ops_not_read, value 5, limit 9"

@@ -15,9 +15,11 @@
 
 #include <cubatchtrace/catalog.h>
 
+#include "analyse/callsite.h"
+#include "analyse/tables.h"
 #include "render/hosts.h"
 #include "render/json.h"
-#include "analyse/tables.h"
+#include "render/text.h"
 
 static void read_stats_json(const struct cbt_agg *a, json_t *root)
 {
@@ -269,11 +271,23 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
         json_object_set_new(o, "rule", json_string(ri ? ri->name : "unknown"));
         json_object_set_new(o, "severity", json_string(sev ? sev : "unknown"));
         json_object_set_new(o, "count", JI(f->count));
+        json_object_set_new(o, "fix", ri ? json_string(cbt_finding_fix(k)) : json_null());
+        /* the earliest finding as the text summary gives it: where, its call site, its words */
         json_t *fs = json_object();
         json_object_set_new(fs, "batch", JI(cbt_batch_number(f->first_batch)));
         json_object_set_new(fs, "pid", JI(f->first_pid));
         json_object_set_new(fs, "image", cbt_hosts_image_json(a, f->first_host, cbt_pkey(f->first_image, f->first_pid)));
         json_object_set_new(fs, "host", json_string(cbt_agg_host_name(a, f->first_host)));
+        const struct cbt_batch_finding *ff = &f->first;
+        json_object_set_new(fs, "op", ff->op == UINT64_MAX ? json_null() : JI(ff->op));
+        json_object_set_new(fs, "other_op", ff->other_op == UINT64_MAX ? json_null() : JI(ff->other_op));
+        json_object_set_new(fs, "side", json_string(cbt_side_name(ff->side) ? cbt_side_name(ff->side) : "?"));
+        char words[512], caller[1024];
+        json_object_set_new(fs, "words", json_string(cbt_finding_say(ff, words, sizeof(words))));
+        struct cbt_callsite cs;
+        cbt_callsite_lookup(cbt_agg_callsites(a), f->first_host, f->first_pid, ff->caller, &cs);
+        json_object_set_new(fs, "caller", json_string(cbt_callsite_format(&cs, caller, sizeof(caller))));
+        json_object_set_new(fs, "site", cbt_callsite_json(&cs, true));
         json_object_set_new(o, "first_seen", fs);
         json_array_append_new(fa, o);
     }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/html.h"
 #include "render/page.h"
@@ -96,7 +97,7 @@ static const char css[] =
     "h3{font-size:1.05em}table{border-collapse:collapse;margin:.5em 0 1em}"
     "th,td{border:1px solid #ddd;padding:2px 8px;text-align:right;font-variant-numeric:tabular-nums}"
     "th{background:#f3f3f3}td.t{text-align:left;font-family:ui-monospace,monospace;font-size:.92em}"
-    "td[title]{cursor:help}p.none{color:#666;font-style:italic}"
+    "td[title]{cursor:help}td.w{text-align:left;min-width:16em}p.none{color:#666;font-style:italic}"
     "figure.plot{margin:1em 0 2em}figure.plot svg{width:100%;max-width:900px;height:auto;display:block}"
     "figcaption{color:#444;font-size:.92em}details{font-size:.9em}"
     ".sev-error{color:#b00}.sev-hazard{color:#b60}.sev-warning{color:#666}";
@@ -151,32 +152,88 @@ static void totals(FILE *o, const json_t *root)
         fputs("<p><strong>The tracer discarded events: every figure undercounts.</strong></p>\n", o);
 }
 
-static void findings_table(FILE *o, const json_t *findings)
+/* error, hazard, warning, then what this page does not know */
+static int severity_rank(const char *sev)
 {
-    if (!json_array_size(findings)) {
+    static const char *const order[] = {"error", "hazard", "warning"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(sev, order[i]) == 0)
+            return i;
+    return 3;
+}
+
+static const json_t *sort_findings;
+
+/* most serious first, then the most frequent, then in the summary's (catalogue) order, as the text summary */
+static int cmp_finding(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    const json_t *a = json_array_get(sort_findings, i), *b = json_array_get(sort_findings, j);
+    int sa = severity_rank(cbt_jstr(a, "severity")), sb = severity_rank(cbt_jstr(b, "severity"));
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (cbt_jint(a, "count") != cbt_jint(b, "count"))
+        return cbt_jint(a, "count") > cbt_jint(b, "count") ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* A cell of text (escaped); "–" when the summary does not say (one of an older cubatchtrace). */
+static void text_cell(FILE *o, const char *cls, const char *s)
+{
+    fprintf(o, "<td class=\"%s\">", cls);
+    cbt_html_esc(o, *s ? s : "\u2013");
+    fputs("</td>", o);
+}
+
+/* Each rule, most serious first: its first finding's call site, what is wrong
+ * with it (the words every output uses) and the fix, as the text summary. */
+static void findings_table(FILE *o, const json_t *root)
+{
+    const json_t *findings = json_object_get(root, "findings");
+    size_t n = json_array_size(findings);
+    if (!n) {
         fputs("<p class=\"none\">No finding.</p>\n", o);
         return;
     }
-    fputs("<table class=\"rows\" id=\"table-findings\"><thead><tr><th>Rule</th><th>Severity</th><th>Count</th>"
-          "<th>First seen</th></tr></thead><tbody>\n",
+    size_t *order = malloc(n * sizeof(*order));
+    for (size_t i = 0; order && i < n; i++)
+        order[i] = i;
+    sort_findings = findings;
+    if (order)
+        qsort(order, n, sizeof(*order), cmp_finding);
+    fputs("<p>Most serious first, then the most frequent; each rule with its first finding: where it was made, "
+          "what is wrong, what to change.</p>\n"
+          "<table class=\"rows\" id=\"table-findings\"><thead><tr><th>Severity</th><th>Rule</th><th>Count</th>"
+          "<th>First call site</th><th>What is wrong</th><th>Fix</th><th>First seen</th></tr></thead><tbody>\n",
           o);
-    size_t i;
-    json_t *f;
-    json_array_foreach(findings, i, f) {
+    for (size_t k = 0; k < n; k++) {
+        const json_t *f = json_array_get(findings, order ? order[k] : k);
         const json_t *fs = json_object_get(f, "first_seen");
-        fputs("<tr><td class=\"t\">", o);
-        cbt_html_esc(o, cbt_jstr(f, "rule"));
-        fputs("</td><td class=\"t sev-", o);
-        cbt_html_esc(o, cbt_jstr(f, "severity"));
+        const char *sev = cbt_jstr(f, "severity");
+        fputs("<tr><td class=\"t sev-", o);
+        cbt_html_esc(o, sev);
         fputs("\">", o);
-        cbt_html_esc(o, cbt_jstr(f, "severity"));
-        fprintf(o, "</td><td>%" JSON_INTEGER_FORMAT "</td><td class=\"t\">batch %" JSON_INTEGER_FORMAT
-                   " / pid %" JSON_INTEGER_FORMAT " on ",
-                cbt_jint(f, "count"), cbt_jint(fs, "batch"), cbt_jint(fs, "pid"));
+        cbt_html_esc(o, sev);
+        fputs("</td>", o);
+        text_cell(o, "t", cbt_jstr(f, "rule"));
+        fprintf(o, "<td>%" JSON_INTEGER_FORMAT "</td>", cbt_jint(f, "count"));
+        text_cell(o, "t", cbt_jstr(fs, "caller"));
+        text_cell(o, "w", cbt_jstr(fs, "words"));
+        text_cell(o, "w", cbt_jstr(f, "fix"));
+        fprintf(o, "<td class=\"t\">batch %" JSON_INTEGER_FORMAT " / pid %" JSON_INTEGER_FORMAT " on ",
+                cbt_jint(fs, "batch"), cbt_jint(fs, "pid"));
         cbt_html_esc(o, cbt_jstr(fs, "host"));
         fputs("</td></tr>\n", o);
     }
-    fputs("</tbody></table>\n", o);
+    fputs("</tbody></table>\n<p>Every finding, with its call site: <code>cubatchtrace check", o);
+    const json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(root, "inputs"), i, v) {
+        fputc(' ', o);
+        cbt_html_esc(o, json_string_value(v));
+    }
+    fputs("</code></p>\n", o);
+    free(order);
 }
 
 static void gpu_section(FILE *o, const json_t *gpu)
@@ -263,7 +320,7 @@ bool cbt_render_page(FILE *o, const json_t *root, const char *gnuplot)
     fputs("<h2 id=\"tables\">Tables</h2>\n", o);
     rows_tables(o, root, "", tables, NCOLS(tables), false);
     fputs("<h2 id=\"findings\">Findings by rule</h2>\n", o);
-    findings_table(o, json_object_get(root, "findings"));
+    findings_table(o, root);
     fputs("<p>The summary itself (<code>cubatchtrace summary --json</code>, docs/json-schema.md) is in this page's "
           "source, in the script element <code>cubatchtrace-summary</code>.</p>\n"
           "<script type=\"application/json\" id=\"cubatchtrace-summary\">\n",
