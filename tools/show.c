@@ -259,17 +259,16 @@ static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
     const char *unit = rb->is1d ? "copies" : "ops";
     if (rb->have_header) {
         cbt_objmap_name(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, h->caller, site, sizeof(site));
-        if (rb->nstack > 1) { /* run --stack N: " <- " the caller's callers */
-            char more[sizeof(site)];
-            size_t at = strlen(site);
-            cbt_callsite_stack(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, rb->stack, rb->nstack, more, sizeof more);
-            if (at + 5 < sizeof(site))
-                snprintf(site + at, sizeof(site) - at, " <- %.*s", (int)(sizeof(site) - at - 5), more);
-        }
         snprintf(line, sizeof(line), "%s batch %" PRIu64 " pid %" PRId64 " tid %d: %" PRIu64 " %s, %s, at %s", t,
                  cbt_batch_number(h->batch_id), rb->w.vpid, (int)h->tid, h->num_ops,
                  h->num_ops == 1 ? (rb->is1d ? "copy" : "op") : unit, bytes, site);
         put_line(out, line);
+        /* run --stack N: the caller's callers, one a line, so that none is cut at the width */
+        for (unsigned k = 1; k < rb->nstack; k++) {
+            snprintf(line, sizeof(line), "    <- %s",
+                     cbt_objmap_name(cbt_agg_callsites(s->agg), rb->w.host, rb->w.vpid, rb->stack[k], site, sizeof(site)));
+            put_line(out, line);
+        }
         cbt_fmt_ns((double)h->driver_ns, ns, sizeof(ns));
         char more[256] = "";
         if (rb->state != CBT_BS_COMPLETE)

@@ -57,9 +57,15 @@ diag "$first"
 case $first in *"$inner "*"<- $outer "*"<- $main "*) ok 0 "summary: the rule's first finding names the three lines" ;;
                *) ok 1 "summary: the rule's first finding names the three lines" ;; esac
 
-"$CBT" show "$CBT_TMP/s4" >"$CBT_TMP/show.txt" 2>&1
+"$CBT" show --records "$CBT_TMP/s4" >"$CBT_TMP/show.txt" 2>&1
 grep '^batch ' "$CBT_TMP/show.txt" | head -n 1 | grep -q ' stack=0x[0-9a-f]*,0x[0-9a-f]*,0x[0-9a-f]*'
-ok $? "show: the batch's stack (three frames or more)"
+ok $? "show --records: the batch's stack (three frames or more)"
+"$CBT" show "$CBT_TMP/s4" >"$CBT_TMP/show-pretty.txt" 2>&1
+# the batch line names the caller, the next two lines its callers, one a line
+first=$(grep -A2 ' batch [0-9]* pid ' "$CBT_TMP/show-pretty.txt" | head -n 3 | tr '\n' '|')
+diag "$first"
+case $first in *"at $inner "*"|    <- $outer "*"|    <- $main "*) ok 0 "show: the batch names the three lines, one a line" ;;
+               *) ok 1 "show: the batch names the three lines, one a line" ;; esac
 
 # --skip-frames: the wrapper library's user sees its own line
 "$CBT" summary --skip-frames libstackwrap.so "$CBT_TMP/s4" >"$CBT_TMP/sum-skip.txt" 2>&1
