@@ -303,6 +303,81 @@ static void remove_tmpdir(const char *tmpdir)
     rmdir(tmpdir);
 }
 
+/* An existing output of the wrong kind, or one not to be replaced: said in one line. */
+static bool output_refused(const char *output, bool csv, bool force, bool *exists)
+{
+    struct stat st;
+    if (stat(output, &st) != 0)
+        return false;
+    *exists = true;
+    if (csv && !S_ISDIR(st.st_mode)) {
+        cbt_err("cannot write %s: it exists and is not a directory", output);
+        return true;
+    }
+    if (!csv && !S_ISREG(st.st_mode)) {
+        cbt_err("cannot write %s: it exists and is not a regular file", output);
+        return true;
+    }
+    if (!force) {
+        cbt_err("%s exists: not replaced (--force replaces it)", output);
+        return true;
+    }
+    return false;
+}
+
+/* The scratch output, beside the final one (same file system: rename), with
+ * the umask's permissions; *db_path the database written there (inside the
+ * scratch directory for CSV).  Returns 0, or -1 after one line. */
+static int make_scratch(const char *output, bool csv, char **tmp, char **db_path)
+{
+    if (asprintf(tmp, "%s.tmp-XXXXXX", output) < 0) {
+        *tmp = NULL;
+        cbt_err("out of memory");
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (csv) {
+        if (!mkdtemp(*tmp) || chmod(*tmp, 0777 & ~mask) != 0) {
+            cbt_err("cannot write %s: %s", output, strerror(errno));
+            return -1;
+        }
+        if (asprintf(db_path, "%s/.export.sqlite", *tmp) < 0) {
+            *db_path = NULL;
+            cbt_err("out of memory");
+            rmdir(*tmp);
+            return -1;
+        }
+        return 0;
+    }
+    int fd = mkstemp(*tmp);
+    if (fd < 0) {
+        cbt_err("cannot write %s: %s", output, strerror(errno));
+        return -1;
+    }
+    fchmod(fd, 0666 & ~mask);
+    close(fd);
+    *db_path = strdup(*tmp);
+    return 0;
+}
+
+/* The --pid filter as meta's text: "1,2,3" (NULL for none). */
+static char *pids_join(const int64_t *pids, int npids)
+{
+    char *text = NULL;
+    for (int i = 0; i < npids; i++) {
+        char b[24];
+        snprintf(b, sizeof(b), "%s%" PRId64, i ? "," : "", pids[i]);
+        size_t l = text ? strlen(text) : 0;
+        char *n = realloc(text, l + strlen(b) + 1);
+        if (!n)
+            break;
+        strcpy(n + l, b);
+        text = n;
+    }
+    return text;
+}
+
 int cbt_cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -351,61 +426,11 @@ int cbt_cmd_export(int argc, char **argv)
         cbt_usage_error("no trace given");
         goto out;
     }
-    struct stat st;
-    if (stat(output, &st) == 0) {
-        exists = true;
-        if (csv && !S_ISDIR(st.st_mode)) {
-            cbt_err("cannot write %s: it exists and is not a directory", output);
-            goto out;
-        }
-        if (!csv && !S_ISREG(st.st_mode)) {
-            cbt_err("cannot write %s: it exists and is not a regular file", output);
-            goto out;
-        }
-        if (!force) {
-            cbt_err("%s exists: not replaced (--force replaces it)", output);
-            goto out;
-        }
-    }
-    /* the scratch output, beside the final one (same file system: rename) */
-    if (asprintf(&tmp, "%s.tmp-XXXXXX", output) < 0) {
-        tmp = NULL;
-        cbt_err("out of memory");
+    if (output_refused(output, csv, force, &exists))
         goto out;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (csv) {
-        if (!mkdtemp(tmp) || chmod(tmp, 0777 & ~mask) != 0) {
-            cbt_err("cannot write %s: %s", output, strerror(errno));
-            goto out_free;
-        }
-        if (asprintf(&db_path, "%s/.export.sqlite", tmp) < 0) {
-            db_path = NULL;
-            cbt_err("out of memory");
-            rmdir(tmp);
-            goto out_free;
-        }
-    } else {
-        int fd = mkstemp(tmp);
-        if (fd < 0) {
-            cbt_err("cannot write %s: %s", output, strerror(errno));
-            goto out_free;
-        }
-        fchmod(fd, 0666 & ~mask);
-        close(fd);
-        db_path = strdup(tmp);
-    }
-    for (int i = 0; i < npids; i++) {
-        char b[24];
-        snprintf(b, sizeof(b), "%s%" PRId64, i ? "," : "", pids[i]);
-        size_t l = pids_text ? strlen(pids_text) : 0;
-        char *n = realloc(pids_text, l + strlen(b) + 1);
-        if (!n)
-            break;
-        strcpy(n + l, b);
-        pids_text = n;
-    }
+    if (make_scratch(output, csv, &tmp, &db_path) != 0)
+        goto out_free;
+    pids_text = pids_join(pids, npids);
     j = (struct export_job){
         .ro = {.inputs = (const char *const *)argv + optind, .ninputs = argc - optind, .pids = pids, .npids = npids,
                .begin = begin, .end = end},

@@ -85,8 +85,12 @@ is "$(q "$CBT_TMP/timed.sqlite" "SELECT count(*) FROM batch WHERE gpu_status = '
     "timed: each timed batch carries its GPU start and end"
 # the process filter, as show and summary apply it
 compare timed-pid "$CBT_TMP/timed" --pid 4242
-compare timed-otherpid "$CBT_TMP/timed" --pid 1
-is "$(q "$CBT_TMP/timed-otherpid.sqlite" "SELECT count(*) FROM batch")" 0 "--pid of another process: no batch row"
+# a filter that selects nothing is an error, as in every command: one line, exit 2, no file
+"$CBT" export -o "$CBT_TMP/timed-otherpid.sqlite" --pid 1 "$CBT_TMP/timed" >/dev/null 2>"$CBT_TMP/otherpid.err"
+is "$?:$(wc -l <"$CBT_TMP/otherpid.err")" "2:1" "--pid of another process: exit 2, one line"
+grep -q 'no such process in this trace' "$CBT_TMP/otherpid.err"
+ok $? "--pid of another process: the line says so"
+is "$(ls "$CBT_TMP" | grep -c '^timed-otherpid')" 0 "--pid of another process: no database, no scratch file left"
 
 # ---- the door clients over the test double
 need_sessiond

@@ -514,21 +514,10 @@ static void write_finding(struct cbt_sql *s, int64_t batch_key, const struct cbt
     row_done(s);
 }
 
-void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
+/* The batch's op rows; *nops and *bytes what they count and move. */
+static void write_ops(struct cbt_sql *s, int64_t key, const struct cbt_read_batch *rb, uint64_t *nops_out,
+                      uint64_t *bytes_out)
 {
-    struct cbt_sql *s = sql;
-    if (s->failed)
-        return;
-    size_t pk = proc_of(s, &rb->w);
-    if (!pk)
-        return;
-    proc_name(s, pk, rb->w.procname);
-    int64_t key = (int64_t)++s->batches;
-    const struct cbt_ev_batch *h = &rb->h;
-    if (rb->have_header && h->format < 64)
-        s->formats |= 1ull << h->format;
-
-    /* the ops first: the batch row carries their count and bytes */
     uint64_t nops = 0, bytes = 0;
     uint32_t sp = 0;
     for (uint64_t i = cbt_read_op(rb, 0, &sp); i < rb->nops && !s->failed; i = cbt_read_op(rb, i + 1, &sp)) {
@@ -556,7 +545,15 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         row_done(s);
     }
     s->ops += nops;
+    *nops_out = nops;
+    *bytes_out = bytes;
+}
 
+/* The batch's own row: its header's fields, its ops' count and bytes. */
+static void write_batch_row(struct cbt_sql *s, int64_t key, size_t pk, const struct cbt_read_batch *rb, uint64_t nops,
+                            uint64_t bytes)
+{
+    const struct cbt_ev_batch *h = &rb->h;
     sqlite3_stmt *st = s->st[ST_BATCH];
     bind_i64(st, 1, key);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)pk);
@@ -605,23 +602,32 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
     bind_u64(st, 39, bytes);
     step(s, st);
     row_done(s);
+}
 
-    if (rb->have_header) {
-        st = s->st[ST_THREAD];
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
-        sqlite3_bind_int(st, 2, (int)h->tid);
-        if (rb->w.has_ts)
-            bind_i64(st, 3, rb->w.ts_ns);
-        step(s, st);
-        st = s->st[ST_STREAM];
-        sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
-        bind_u64(st, 2, h->stream);
-        bind_u64(st, 3, h->stream_id);
-        sqlite3_bind_int(st, 4, (int)h->device);
-        step(s, st);
-    }
+/* The thread and the stream the batch names (rows made once, by their keys). */
+static void write_thread_stream(struct cbt_sql *s, size_t pk, const struct cbt_read_batch *rb)
+{
+    const struct cbt_ev_batch *h = &rb->h;
+    if (!rb->have_header)
+        return;
+    sqlite3_stmt *st = s->st[ST_THREAD];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+    sqlite3_bind_int(st, 2, (int)h->tid);
+    if (rb->w.has_ts)
+        bind_i64(st, 3, rb->w.ts_ns);
+    step(s, st);
+    st = s->st[ST_STREAM];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)pk);
+    bind_u64(st, 2, h->stream);
+    bind_u64(st, 3, h->stream_id);
+    sqlite3_bind_int(st, 4, (int)h->device);
+    step(s, st);
+}
 
-    st = s->st[ST_ATTR];
+/* A 1D batch's attributes, one row each. */
+static void write_attrs(struct cbt_sql *s, int64_t key, const struct cbt_read_batch *rb)
+{
+    sqlite3_stmt *st = s->st[ST_ATTR];
     for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
         const CUmemcpyAttributes *at = &rb->attrs[k];
         bind_i64(st, 1, key);
@@ -636,6 +642,25 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
         step(s, st);
         row_done(s);
     }
+}
+
+void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
+{
+    struct cbt_sql *s = sql;
+    if (s->failed)
+        return;
+    size_t pk = proc_of(s, &rb->w);
+    if (!pk)
+        return;
+    proc_name(s, pk, rb->w.procname);
+    int64_t key = (int64_t)++s->batches;
+    if (rb->have_header && rb->h.format < 64)
+        s->formats |= 1ull << rb->h.format;
+    uint64_t nops = 0, bytes = 0;
+    write_ops(s, key, rb, &nops, &bytes); /* first: the batch row carries their count and bytes */
+    write_batch_row(s, key, pk, rb, nops, bytes);
+    write_thread_stream(s, pk, rb);
+    write_attrs(s, key, rb);
     for (uint64_t i = 0; i < rb->nfindings; i++)
         write_finding(s, key, &rb->findings[i], rb->finding_inline[i], true);
     for (uint64_t i = 0; i < rb->ninline_only; i++)
