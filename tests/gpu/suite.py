@@ -477,7 +477,7 @@ def row_store(case_name, rows):
 
 def stderr_error_batches(err):
     out = {}
-    for mm in re.finditer(r'cubatchtrace: (\w+): (\w+)[^\n]*\n  [^\n]*\n  batch (\d+) \(([^ ]+) via ([^)]+)\)', err):
+    for mm in re.finditer(r'cubatchtrace: (\w+): (\w+)[^\n]*\n  [^\n]*\n(?:  fix: [^\n]*\n)?  batch (\d+) \(([^ ]+) via ([^)]+)\)', err):
         out.setdefault(int(mm.group(3)) & 0xffffffff, []).append((mm.group(1), mm.group(2)))
     return out
 

@@ -17,11 +17,14 @@ export LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 "$CBT" run -o "$CBT_TMP/demo" --json -- "$DEMO" >"$CBT_TMP/demo.json" 2>"$CBT_TMP/demo.err"
 is "$?" 0 "cubatchtrace run -- examples/demo exits with the demo's status 0"
-line=$(grep '^demo: ' "$CBT_TMP/demo.json")
-ok $? "the demo's own output passes through: $line"
+# with --json the standard output is the JSON alone: the demo's own output goes to stderr
+line=$(grep '^demo: ' "$CBT_TMP/demo.err")
+ok $? "the demo's own output passes through, on stderr: $line"
+grep -q '^demo: ' "$CBT_TMP/demo.json"
+ok $((! $?)) "nothing of the demo's output in the JSON"
 want=$(echo "$line" | sed -n 's/^demo: \([0-9]*\) batches, \([0-9]*\) ops, \([0-9]*\) bytes; all checked bytes arrived$/\1 \2 \3/p')
 [ -n "$want" ]; ok $? "the demo says every checked byte arrived"
-grep -v '^demo: ' "$CBT_TMP/demo.json" >"$CBT_TMP/summary.json"
+cp "$CBT_TMP/demo.json" "$CBT_TMP/summary.json"
 got=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["batches"], d["ops"], d["bytes"])' "$CBT_TMP/summary.json")
 is "$got" "$want" "summary batches/ops/bytes equal the demo's own count"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["discarded_events"], d["failed_batches"], d["refused_batches"])' "$CBT_TMP/summary.json")" \

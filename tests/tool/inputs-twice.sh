@@ -16,7 +16,7 @@ SUB=$(dirname "$(find "$T" -name metadata | head -1)")
 
 batches() { "$CBT" summary --json $P "$@" | "$PYTHON3" -c 'import json,sys; d=json.load(sys.stdin); print(d["batches"], d["ops"])'; }
 findings() { "$CBT" check $P "$@" | grep -c '^hazard'; }
-shown() { "$CBT" show $P "$@" | grep -c '^batch '; }
+shown() { "$CBT" show --records $P "$@" | grep -c '^batch '; }
 is "$(batches "$T")" "3 6" "summary T: the 3 batches"
 for twice in "$T $T" "$T $T/" "$T $SUB" "$T $CBT_TMP/link"; do
     is "$(batches $twice)" "3 6" "summary $(echo "$twice" | sed "s|$CBT_TMP/||g"): counted once"

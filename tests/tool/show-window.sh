@@ -16,7 +16,7 @@ T0=1764500000
 window() {
     _n=$1 _w=$3; shift
     eval "set -- $1"
-    "$CBT" show "$@" "$CBT_TMP/timed" >"$CBT_TMP/$_n.out" 2>"$CBT_TMP/$_n.err"
+    "$CBT" show --records "$@" "$CBT_TMP/timed" >"$CBT_TMP/$_n.out" 2>"$CBT_TMP/$_n.err"
     is "$?:$(cat "$CBT_TMP/$_n.err")" "0:" "$_n: show exits 0, nothing on stderr"
     is "$(sed -n 's/^batch vpid=[0-9]* id=\([0-9]*\) .*/\1/p' "$CBT_TMP/$_n.out" | sort -n | tr '\n' ' ')" "$_w" \
         "$_n: the batches of the window"
