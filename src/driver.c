@@ -33,6 +33,7 @@
 static void *(*real_dlsym_fn)(void *, const char *);
 static void *(*next_dlsym_fn)(void *, const char *);
 
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 bool cbt_in_shim(const void *p)
 {
     static void *base;
@@ -55,6 +56,7 @@ bool cbt_in_shim(const void *p)
  * RTLD_NEXT starts after the shim, and whatever answers is checked not to be
  * the shim's own.  dlvsym is not hooked.
  */
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 void *cbt_real_dlsym_fn(void)
 {
     void *(*fn)(void *, const char *) = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
@@ -78,6 +80,7 @@ void *cbt_real_dlsym_fn(void)
  * loaded after the shim, else glibc's.  Found by an unversioned lookup, as
  * a program's own reference would bind it.
  */
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 void *cbt_next_dlsym_fn(void)
 {
     void *(*fn)(void *, const char *) = __atomic_load_n(&next_dlsym_fn, __ATOMIC_ACQUIRE);

@@ -37,6 +37,7 @@
 
 #include "read/assemble.h"
 #include "read/compact.h"
+#include "read/precheck.h"
 #include "read/reader.h"
 #include "base/util.h"
 
@@ -1499,6 +1500,13 @@ int cbt_read(const struct cbt_read_opts *o, const struct cbt_read_out *to)
     if (r->npaths == 0) { /* allow_empty: nothing recorded at all */
         rc = 0;
         goto out;
+    }
+    for (int i = 0; i < r->npaths; i++) { /* damaged framing refused before babeltrace2 (precheck.h) */
+        char why[600];
+        if (!cbt_is_url(r->paths[i]) && cbt_precheck_trace(r->paths[i], why, sizeof(why)) != 0) {
+            cbt_err("cannot read trace %s: %s", r->paths[i], why);
+            goto out;
+        }
     }
 
     pthread_mutex_lock(&setup_lock);
