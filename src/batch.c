@@ -394,7 +394,8 @@ CBT_HOT bool cbt_always_validate;
 CBT_COLD_FN static void first_batch(void)
 {
     const struct cbt_config *cfg = cbt_config();
-    cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
+    /* atomic: threads of a first batch each set it (the same value) while others read it */
+    __atomic_store_n(&cbt_always_validate, cfg->mode == CBT_MODE_STRICT || cfg->report_stderr, __ATOMIC_RELAXED);
     cbt_record_init();
     if (cfg->mode != CBT_MODE_OFF) {
         cbt_tracing_init();
@@ -1040,7 +1041,7 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
     }
     struct batch x = {
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
-        .recording = recording, .validating = cbt_always_validate,
+        .recording = recording, .validating = __atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED),
         .timed = timed, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
         .gt = {.status = CBT_GPU_CALL_FAILED}, /* timed but refused, or no driver: not forwarded, no copy to time */
     };
@@ -1080,7 +1081,7 @@ static inline __attribute__((always_inline)) CUresult common(const struct call *
     const bool recording = d1 ? cbt_tp_enabled(c) : cbt_tp_enabled(b);
     const bool timed = cfg->gpu_time && gpu_sampled(cfg, t, k->stream);
     CUresult res;
-    if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
+    if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !__atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED) &&
           steady_path(t, k, caller, d1, timed, &res)))
         res = steps(k, caller, t, cfg, d1, recording, timed);
     return res;

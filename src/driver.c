@@ -377,7 +377,7 @@ const struct cbt_real *cbt_real_slow(void)
     pthread_mutex_lock(&real_lock);
     if (cbt_real_state != 2) {
         real_loading_here = 1;
-        cbt_real_state = 1;
+        __atomic_store_n(&cbt_real_state, 1, __ATOMIC_RELAXED); /* read outside the lock (driver.h) */
         load_real();
         real_loading_here = 0;
         __atomic_store_n(&cbt_real_state, 2, __ATOMIC_RELEASE);
