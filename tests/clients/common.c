@@ -12,14 +12,6 @@
 
 #include "opbuild.h"
 
-#ifdef __SANITIZE_ADDRESS__
-/* The clients stand for the user's program: under LeakSanitizer, leaks are
- * looked for in the tool and the unit tests, not in them (ASAN_OPTIONS in
- * the environment still decides; scripts/check-sanitizers leaves this one out). */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "detect_leaks=0"; }
-#endif
-
 struct cc_driver cc;
 CUcontext cc_ctx;
 uint64_t cc_batches, cc_ops, cc_bytes;
