@@ -269,7 +269,8 @@ CBT_COLD_FN static void first_batch(void)
 {
     pthread_once(&tie_once, tie);
     const struct cbt_config *cfg = cbt_config();
-    cbt_always_validate = cfg->mode == CBT_MODE_STRICT || cfg->report_stderr;
+    /* atomic: threads of a first batch each set it (the same value) while others read it */
+    __atomic_store_n(&cbt_always_validate, cfg->mode == CBT_MODE_STRICT || cfg->report_stderr, __ATOMIC_RELAXED);
     cbt_record_init();
     if (cfg->stack_depth)
         cbt_record_stack_init();
@@ -918,7 +919,7 @@ __attribute__((noinline)) static CUresult steps(const struct call *k, void *call
     }
     struct batch x = {
         .k = k, .caller = caller, .t = t, .real = cbt_real(), .cfg = cfg, .d1 = d1,
-        .recording = recording, .validating = cbt_always_validate,
+        .recording = recording, .validating = __atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED),
         .timed = timed, .refuse_at = SIZE_MAX, .stream_index = CBT_EV_NO_STREAM,
         .gt = {.status = CBT_GPU_CALL_FAILED}, /* timed but refused, or no driver: not forwarded, no copy to time */
     };
@@ -962,7 +963,7 @@ static inline __attribute__((always_inline)) CUresult common(const struct call *
     if (cbt_unlikely(cfg->stack_depth) && recording)
         cbt_record_stack(cfg->stack_depth, caller);
     CUresult res;
-    if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !cbt_always_validate &&
+    if (!(t && recording && cfg->mode == CBT_MODE_OBSERVE && !__atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED) &&
           steady_path(t, k, caller, d1, timed, &res)))
         res = steps(k, caller, t, cfg, d1, recording, timed);
     return res;

@@ -17,13 +17,13 @@ extern bool cbt_always_validate __attribute__((visibility("hidden")));
  * the driver.  False until the first batch has read the configuration. */
 static inline bool cbt_quiet(void)
 {
-    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(b);
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !__atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED) && !cbt_tp_enabled(b);
 }
 
 /* The same for the 1D batch, whose events are enabled on their own. */
 static inline bool cbt_quiet1d(void)
 {
-    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !cbt_always_validate && !cbt_tp_enabled(c);
+    return __atomic_load_n(&cbt_ready, __ATOMIC_RELAXED) && !__atomic_load_n(&cbt_always_validate, __ATOMIC_RELAXED) && !cbt_tp_enabled(c);
 }
 
 /* The common path behind every door. fail_idx is non-NULL only for the 12.8 ABI. */

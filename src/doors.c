@@ -400,6 +400,9 @@ static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuu
  * resolved from the caller's point of view, exactly as without the shim.
  */
 void *cbt_dlsym_hook(void *handle, const char *name) __attribute__((visibility("hidden")));
+/* Not instrumented: a sanitizer runtime calls dlsym while it starts, before
+ * its shadow memory exists (scripts/check-sanitizers). */
+__attribute__((no_sanitize_address, no_sanitize_thread))
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
     /* Cheap filter first: every name of interest starts with "cu": the ten

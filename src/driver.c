@@ -31,6 +31,7 @@
 static void *(*real_dlsym_fn)(void *, const char *);
 static void *(*next_dlsym_fn)(void *, const char *);
 
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 bool cbt_in_shim(const void *p)
 {
     static void *base;
@@ -53,6 +54,7 @@ bool cbt_in_shim(const void *p)
  * RTLD_NEXT starts after the shim, and whatever answers is checked not to be
  * the shim's own.  dlvsym is not hooked.
  */
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 void *cbt_real_dlsym_fn(void)
 {
     void *(*fn)(void *, const char *) = __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
@@ -76,6 +78,7 @@ void *cbt_real_dlsym_fn(void)
  * loaded after the shim, else glibc's.  Found by an unversioned lookup, as
  * a program's own reference would bind it.
  */
+__attribute__((no_sanitize_address, no_sanitize_thread)) /* runs inside a sanitizer's start-up (doors.c) */
 void *cbt_next_dlsym_fn(void)
 {
     void *(*fn)(void *, const char *) = __atomic_load_n(&next_dlsym_fn, __ATOMIC_ACQUIRE);
@@ -269,7 +272,7 @@ const struct cbt_real *cbt_real_slow(void)
     pthread_mutex_lock(&real_lock);
     if (cbt_real_state != 2) {
         real_loading_here = 1;
-        cbt_real_state = 1;
+        __atomic_store_n(&cbt_real_state, 1, __ATOMIC_RELAXED); /* read outside the lock (driver.h) */
         load_real();
         real_loading_here = 0;
         __atomic_store_n(&cbt_real_state, 2, __ATOMIC_RELEASE);

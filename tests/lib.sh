@@ -85,9 +85,10 @@ cbt_destroy() {
 # cbt_trace_text NAME: the session's trace as babeltrace2 text, one event per line.
 cbt_trace_text() { "$BABELTRACE2" "$CBT_TMP/$1" 2>&1; }
 
-# cbt_run CMD...: run CMD with the shim preloaded over the test double.
+# cbt_run CMD...: run CMD with the shim preloaded over the test double
+# (after the sanitizer runtime in a sanitizer build: scripts/check-sanitizers).
 cbt_run() {
-    env LD_PRELOAD="$CBT_SHIM${LD_PRELOAD:+:$LD_PRELOAD}" \
+    env LD_PRELOAD="${CBT_SAN_PRELOAD:+$CBT_SAN_PRELOAD:}$CBT_SHIM${LD_PRELOAD:+:$LD_PRELOAD}" \
         LD_LIBRARY_PATH="$CBT_FAKECUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         LTTNG_UST_ALLOW_BLOCKING=1 "$@"
 }

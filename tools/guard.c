@@ -107,8 +107,13 @@ static int memory_limit(uint64_t *limit)
             cbt_err("CUBATCHTRACE_MAX_MEMORY=%s: expected a size such as 4G or 512M, or off", s);
             return -1;
         }
-        return 0;
     }
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    *limit = 0; /* a sanitizer's shadow memory counts as data: no limit in its builds (docs/sanitizers.md) */
+    return 0;
+#endif
+    if (s && *s)
+        return 0;
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     uint64_t half = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 2 : GUARD_DEFAULT_MEMORY;
     *limit = half < GUARD_DEFAULT_MEMORY ? half : GUARD_DEFAULT_MEMORY;

@@ -9,6 +9,7 @@ tools_libcbtread_la_SOURCES = \
 	tools/read/reader.c tools/read/reader.h \
 	tools/read/compact.c tools/read/compact.h tools/read/assemble.c tools/read/assemble.h \
 	tools/read/gpujoin.c tools/read/gpujoin.h \
+	tools/read/precheck.c tools/read/precheck.h \
 	tools/base/records.h tools/base/util.c tools/base/util.h
 tools_libcbtread_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 tools_libcbtread_la_CFLAGS = $(AM_CFLAGS) $(BABELTRACE2_CFLAGS)

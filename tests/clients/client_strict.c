@@ -48,6 +48,7 @@ static int do_refuse(void)
     before = reached();
     r = cuMemcpy3DBatchAsync_v2(bt.n, bt.ops, 0, stream);
     printf("v2 good: result=%d forwarded=%llu\n", (int)r, reached() - before);
+    cc_buf_free(src), cc_buf_free(dst); /* LeakSanitizer (scripts/check-sanitizers) */
     return 0;
 }
 
@@ -221,6 +222,7 @@ static int do_report(void)
     for (int i = 0; i < 2; i++)
         printf("site A call %d: result=%d\n", i + 1, (int)site_a());
     printf("site B call 1: result=%d\n", (int)site_b());
+    cc_buf_free(a), cc_buf_free(b);
     return 0;
 }
 

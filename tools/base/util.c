@@ -184,7 +184,7 @@ int cbt_parse_size(const char *s, uint64_t *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    if (errno || end == s || !(v >= 0)) /* NaN too */
         return -1;
     double mul = 1;
     switch (*end) {

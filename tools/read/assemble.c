@@ -326,6 +326,8 @@ static bool chunk_count(const struct cbt_chunk_bytes *c, uint64_t *count)
 static void chunk_decode(struct cbt_asm *m, const struct cbt_chunk_bytes *c, uint64_t count,
                          CUDA_MEMCPY3D_BATCH_OP *ops, struct cbt_operand_info *src, struct cbt_operand_info *dst)
 {
+    if (!count)
+        return; /* c->ops may be NULL: memcpy from NULL is undefined, even of 0 bytes */
     if (c->src) {
         memcpy(ops, c->ops, (size_t)(count * CBT_EV_OP_SIZE));
         memcpy(src, c->src, (size_t)count * sizeof(*src));
@@ -356,6 +358,8 @@ static bool attrs_count(const struct cbt_attr_bytes *a, uint64_t *count)
 
 static void attrs_decode(const struct cbt_attr_bytes *a, uint64_t n, CUmemcpyAttributes *attrs, uint64_t *idxs)
 {
+    if (!n)
+        return; /* as in chunk_decode */
     memcpy(attrs, a->words, (size_t)(n * CBT_EV_ATTR_SIZE));
     memcpy(idxs, a->idxs, (size_t)(n * 8));
 }

@@ -202,7 +202,7 @@ static uint64_t next_varint(struct hdr_reader *h)
 static void header_of(const struct cbt_compact_ev *e, struct thread *t, bool d1, struct cbt_ev_batch *h,
                       struct cbt_ev_batch1d *d, uint64_t *recorded)
 {
-    struct hdr_reader r = {e->hdr, e->hdr + e->hdr_len};
+    struct hdr_reader r = {e->hdr, e->hdr ? e->hdr + e->hdr_len : NULL}; /* no hdr: NULL + 0 is undefined */
     memset(h, 0, sizeof *h);
     unsigned cap = CBT_W_CAPTURE(e->w);
     *h = (struct cbt_ev_batch){
@@ -261,12 +261,14 @@ static const uint16_t *refs_of(struct cbt_compact *c, struct thread *t, const st
     if (first_event && (e->w & CBT_W_SAME_REFS)) {
         if (t->n_prev != n)
             return NULL;
-        memcpy(c->refs, t->prev_refs, 2 * n * sizeof *c->refs);
+        if (n) /* memcpy from NULL is undefined, even of 0 bytes */
+            memcpy(c->refs, t->prev_refs, 2 * n * sizeof *c->refs);
         return c->refs;
     }
     if (e->refs_len != 4 * n)
         return NULL;
-    memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
+    if (n)
+        memcpy(c->refs, e->refs, 2 * n * sizeof *c->refs);
     if (first_event && n > 0 && n == recorded) {
         /* the writer's previous single-chunk batch, for the next that repeats it */
         if (cbt_grow((void **)&t->prev_refs, &t->cap_prev, 2 * n + 1, sizeof *t->prev_refs)) {
@@ -302,7 +304,7 @@ static void hand_over(struct cbt_compact *c, const struct cbt_where *w, struct t
                 c->src[i] = c->dst[i] = unknown;
         }
         struct cbt_chunk_bytes ch = {
-            .first = first + done, .ops = ops + done * CBT_EV_OP_SIZE, .ops_len = m * CBT_EV_OP_SIZE,
+            .first = first + done, .ops = ops ? ops + done * CBT_EV_OP_SIZE : NULL, .ops_len = m * CBT_EV_OP_SIZE,
             .src = c->src, .dst = c->dst,
         };
         if (h && done == 0) {
@@ -321,6 +323,8 @@ static void hand_over(struct cbt_compact *c, const struct cbt_where *w, struct t
 static const uint8_t *copies_as_ops(struct cbt_compact *c, const struct thread *t, const struct cbt_compact_ev *e,
                                     uint64_t n, uint64_t first)
 {
+    if (e->srcs_len / 8 < n || e->sizes_len / 8 < n)
+        return NULL; /* n is the dsts' count: a damaged event's srcs or sizes may be shorter */
     if (!cbt_grow((void **)&c->copies, &c->cap_copies, n + 1, sizeof *c->copies))
         return NULL;
     uint64_t a = 0;
@@ -348,12 +352,16 @@ static bool keep_attrs(struct thread *t, uint64_t first, const uint8_t *words, u
     uint64_t n = nw / (8 * CBT_EV_ATTR_WORDS);
     if (ni / 8 < n)
         n = ni / 8;
+    if (first > t->nattrs)
+        return false; /* a gap (an event lost or damaged): what lies before first was never read */
     if (!cbt_grow((void **)&t->attrs, &t->cap_attrs, (first + n) * sizeof(CUmemcpyAttributes) + 1, 1))
         return false;
     if (!cbt_grow((void **)&t->idxs, &t->cap_idxs, first + n + 1, sizeof *t->idxs))
         return false;
-    memcpy(t->attrs + first * sizeof(CUmemcpyAttributes), words, n * sizeof(CUmemcpyAttributes));
-    memcpy(t->idxs + first, idxs, n * 8);
+    if (n) { /* words and idxs may be NULL: memcpy from NULL is undefined, even of 0 bytes */
+        memcpy(t->attrs + first * sizeof(CUmemcpyAttributes), words, n * sizeof(CUmemcpyAttributes));
+        memcpy(t->idxs + first, idxs, n * 8);
+    }
     if (first + n > t->nattrs)
         t->nattrs = first + n;
     return true;
@@ -426,7 +434,7 @@ void cbt_compact_batch(struct cbt_compact *c, struct cbt_where *w, bool d1, cons
     struct cbt_ev_batch1d d;
     uint64_t recorded;
     header_of(e, t, d1, &h, &d, &recorded);
-    if (ev->tail) {
+    if (ev->tail && ev->hdr_len) { /* an empty t has no tail (and hdr may be NULL: no arithmetic on it) */
         uint64_t at = (split.hdr_len + 7) / 8 * 8;
         split_tail(&split, d1, ev->hdr + (at < ev->hdr_len ? at : ev->hdr_len), ev->hdr + ev->hdr_len, recorded,
                    d1 ? d.attrs_recorded : 0);
@@ -499,7 +507,8 @@ void cbt_compact_chunk(struct cbt_compact *c, const struct cbt_where *w, bool d1
     static struct thread none = {.used = true};
     const uint16_t *refs = NULL;
     if (t && e->refs_len == 4 * n && cbt_grow((void **)&c->refs, &c->cap_refs, 2 * n + 1, sizeof *c->refs)) {
-        memcpy(c->refs, e->refs, 4 * n);
+        if (n) /* e->refs may be NULL: memcpy from NULL is undefined, even of 0 bytes */
+            memcpy(c->refs, e->refs, 4 * n);
         refs = c->refs;
     }
     if (!t)
