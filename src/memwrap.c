@@ -354,9 +354,7 @@ static void log_stream(uint64_t h) { log_put(&cbt_stream_log, CBT_MEM_CHANGE_STR
 
 static void register_check(uintptr_t p, size_t size)
 {
-    static uintptr_t page;
-    if (!page)
-        page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t page = (uintptr_t)cbt_page_size();
     if ((p | size) & (page - 1))
         cbt_kind_cache_disable();
 }

@@ -366,10 +366,7 @@ static void learn(const struct cbt_real *real, const CUmemcpy3DOperand *op, stru
  * (emptied at every batch when the cross-batch cache is off). */
 static struct cbt_cache *cache_for_batch(struct cbt_cache *c, uint64_t *page, bool *strict)
 {
-    static uint64_t pagesize;
-    if (cbt_unlikely(!pagesize))
-        pagesize = (uint64_t)sysconf(_SC_PAGESIZE);
-    *page = pagesize;
+    *page = cbt_page_size();
     *strict = cbt_config()->mode == CBT_MODE_STRICT;
     /* Without memory for a cache, every operand is asked about. */
     if (c) {

@@ -73,10 +73,8 @@ static bool footprint_last(const CUmemcpy3DOperand *x, const CUextent3D *e, uint
  */
 static bool range_readable(uint64_t p, uint64_t last)
 {
-    static uint64_t page;
     static int no_vm_readv;
-    if (!page)
-        page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t page = cbt_page_size();
     uint64_t lo = p & ~(page - 1), pages = (last - lo) / page + 1;
     enum { BATCH = 64 };
     char sink[BATCH];

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define CBT_EXPORT __attribute__((visibility("default")))
 #define CBT_TLS __attribute__((tls_model("initial-exec"))) __thread
@@ -44,6 +45,19 @@ void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf
 static inline unsigned cbt_stream_hash(const void *s, unsigned n)
 {
     return (unsigned)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58) & (n - 1);
+}
+
+/* The page size, asked once: relaxed atomics, since threads of a first
+ * batch may each ask (and store the same value) while others read it. */
+static inline uint64_t cbt_page_size(void)
+{
+    static uint64_t page;
+    uint64_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+    if (__builtin_expect(!p, 0)) {
+        p = (uint64_t)sysconf(_SC_PAGESIZE);
+        __atomic_store_n(&page, p, __ATOMIC_RELAXED);
+    }
+    return p;
 }
 
 #endif

@@ -1976,10 +1976,12 @@ static void fc_batch_enter(void)
 {
     atomic_fetch_add(&fc_batch_count, 1);
     /* FAKECUDA_BATCH_SLEEP_US: every batch call takes at least that long (tests of driver_ns). */
-    static long sleep_us = -1;
+    static long sleep_us_once = -1; /* relaxed atomics: threads may each set it (the same value) */
+    long sleep_us = __atomic_load_n(&sleep_us_once, __ATOMIC_RELAXED);
     if (sleep_us < 0) {
         const char *e = getenv("FAKECUDA_BATCH_SLEEP_US");
         sleep_us = e ? atol(e) : 0;
+        __atomic_store_n(&sleep_us_once, sleep_us, __ATOMIC_RELAXED);
     }
     if (sleep_us > 0) {
         struct timespec ts = {sleep_us / 1000000, (sleep_us % 1000000) * 1000};
