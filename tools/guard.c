@@ -199,16 +199,22 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
+/* What this thread was reading, as publish() last named it (see there). */
+static __thread char own_trace[sizeof(g.trace)], own_stream[sizeof(g.stream)];
+
 /* What the step was reading: the trace (its directory, else that of its
- * stream file, else the inputs given); true when it is a live session. */
-static bool add_input(struct line *l)
+ * stream file, else the inputs given); true when it is a live session.
+ * own: the calling thread's names first (a fatal signal's thread). */
+static bool add_input(struct line *l, bool own)
 {
-    const char *what = g.trace[0] ? g.trace : NULL;
+    const char *trace = own && own_trace[0] ? own_trace : g.trace;
+    const char *stream = own && own_trace[0] ? own_stream : g.stream;
+    const char *what = trace[0] ? trace : NULL;
     size_t len = SIZE_MAX;
-    const char *slash = strrchr(g.stream, '/');
-    if (!what && g.stream[0] == '/' && slash) {
-        what = g.stream;
-        len = slash > g.stream ? (size_t)(slash - g.stream) : 1;
+    const char *slash = strrchr(stream, '/');
+    if (!what && stream[0] == '/' && slash) {
+        what = stream;
+        len = slash > stream ? (size_t)(slash - stream) : 1;
     }
     const char *more = "";
     if (!what && g.ninputs > 0) {
@@ -295,7 +301,7 @@ static _Noreturn void fail(int sig)
     struct line l = {.n = 0};
     add(&l, g.prefix);
     add(&l, "cannot read ");
-    bool live = add_input(&l);
+    bool live = add_input(&l, sig != 0);
     if (!sig && live) {
         add(&l, ": no answer in ");
         add(&l, g.stall_text);
@@ -320,9 +326,10 @@ static _Noreturn void fail(int sig)
             }
             add(&l, ") on damaged input");
         }
-        if (g.stream[0]) {
+        const char *stream = sig && own_trace[0] ? own_stream : g.stream;
+        if (stream[0]) {
             add(&l, " (in ");
-            add(&l, g.stream);
+            add(&l, stream);
             add(&l, ")");
         }
     }
@@ -400,7 +407,7 @@ static void *watchdog(void *arg)
             add(&l, "\r\033[K");
             add_n(&l, g.prefix, strlen(g.prefix) - 2); /* without its ": " */
             add(&l, ": reading ");
-            add_input(&l);
+            add_input(&l, false);
             char secs[32];
             snprintf(secs, sizeof(secs), ": %.0f s", now_s() - start);
             add(&l, secs);
@@ -642,7 +649,7 @@ int cbt_guard_run(const char *const *inputs, int ninputs, int (*body)(void *arg)
         copy_fd(g.out, STDOUT_FILENO);
     if (relay_stderr(g.err, g.debug, rc == 2) == 0 && rc == 2) {
         struct line l = {.n = 0};
-        add_input(&l);
+        add_input(&l, false);
         l.buf[l.n] = 0;
         cbt_err("cannot read %s: the trace decoder failed", l.buf);
     }
@@ -662,11 +669,17 @@ static void moved(void) { __atomic_fetch_add(&g.progress, 1, __ATOMIC_RELAXED); 
 static bool guarded(void) { return __atomic_load_n(&g.state, __ATOMIC_RELAXED) == RUNNING; }
 
 
-/* Under wrapped.lock: one thread at a time names what is being read. */
+/* Under wrapped.lock: one thread at a time names what is being read; each
+ * reading thread also keeps its own names, which a fatal signal (delivered
+ * to the thread that faulted) reports, so that with several trace
+ * directories read at once (--jobs) a crash names the trace of the thread
+ * that crashed, not the last one named by another. */
 static void publish(const char *trace, const char *stream)
 {
     snprintf(g.trace, sizeof(g.trace), "%s", trace ? trace : "");
     snprintf(g.stream, sizeof(g.stream), "%s", stream ? stream : "");
+    memcpy(own_trace, g.trace, sizeof(own_trace));
+    memcpy(own_stream, g.stream, sizeof(own_stream));
 }
 
 /* libbabeltrace2's own function NAME, found once. */
