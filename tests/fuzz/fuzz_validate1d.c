@@ -13,18 +13,8 @@
 
 #include <cubatchtrace/validate.h>
 
-struct rd {
-    const uint8_t *d;
-    size_t n, i;
-};
-static uint8_t byte(struct rd *r) { return r->i < r->n ? r->d[r->i++] : 0; }
-static uint64_t u64(struct rd *r)
-{
-    uint64_t x = 0;
-    for (int k = 0; k < 8; k++)
-        x = x << 8 | byte(r);
-    return x;
-}
+#include "fuzzread.h"
+
 static uint64_t val(struct rd *r)
 {
     switch (byte(r) % 4) {
