@@ -60,6 +60,7 @@
  *   compact.c   the compact record (formats 3, 4) decoded with its threads' dictionaries
  *   assemble.c  batches put back together from their chunks, validated
  *   gpujoin.c   each gpu_time event joined with its batch (struct cbt_ev_gpu)
+ *   precheck.c  a trace's packet framing checked before babeltrace2 reads it (cut packets refused)
  * base/
  *   records.h   what the reader hands down (events, a batch whole), and struct
  *               cbt_read_out, what it hands it to
