@@ -167,9 +167,9 @@ struct cbt_read_batch {
     /* A 1D batch (cuMemcpyBatchAsync, cbt_api_is_1d(h.api)): its ops are its copies */
     bool is1d;
     struct cbt_ev_batch1d d;
-    const CUmemcpyAttributes *attrs;  /* the attributes recorded: d.attrs_recorded, when whole */
-    const uint64_t *attrs_idxs;
-    uint64_t nattrs;                  /* attributes held */
+    const CUmemcpyAttributes *attrs;  /* the attributes recorded: d.attrs_recorded, when whole; else NULL */
+    const uint64_t *attrs_idxs;       /* NULL where attrs is */
+    uint64_t nattrs;                  /* attrs[0..nattrs): 0 where attrs is NULL */
     const uint64_t *stack;            /* cubatchtrace:stack: the caller, then its callers (nstack 0: none) */
     uint8_t nstack;
 };

@@ -948,10 +948,13 @@ static void hand_over_pend(struct cbt_asm *m, struct pend *p, enum cbt_batch_sta
         .inl = p->inl, .ninl = p->ninl,
     };
     if (p->is1d && p->have_header) {
+        /* attributes only when all that were recorded came: a reader never
+         * meets a count without the array behind it */
+        bool attrs_whole = p->attrs_covered >= p->d.attrs_recorded;
         x.d = &p->d;
-        x.attrs = p->attrs_covered >= p->d.attrs_recorded ? p->attrs : NULL;
-        x.aidx = p->attrs_covered >= p->d.attrs_recorded ? p->aidx : NULL;
-        x.nattrs = p->attrs_covered;
+        x.attrs = attrs_whole ? p->attrs : NULL;
+        x.aidx = attrs_whole ? p->aidx : NULL;
+        x.nattrs = attrs_whole ? p->attrs_covered : 0;
     }
     if (state == CBT_BS_COMPLETE || state == CBT_BS_PENDING)
         x.spans = NULL; /* every op of [0, nops) came */
