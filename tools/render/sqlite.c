@@ -60,17 +60,18 @@ static const char schema[] =
     " context INTEGER, device INTEGER, capture TEXT, fail_idx INTEGER, driver_ns INTEGER, tid INTEGER,"
     " caller INTEGER, device_count INTEGER, format INTEGER, rules INTEGER, validated INTEGER,"
     " inline_findings INTEGER, srcs INTEGER, sizes INTEGER, attrs INTEGER, attrs_idxs INTEGER, num_attrs INTEGER,"
-    " attrs_recorded INTEGER, abi INTEGER, ops INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    " attrs_recorded INTEGER, abi INTEGER, ops INTEGER NOT NULL, bytes INTEGER NOT NULL, first_op_key INTEGER,"
     " gpu_status TEXT, gpu_ns INTEGER, gpu_start_ns INTEGER, gpu_end_ns INTEGER);\n"
     /* the ops' stored rows: enumerations as their numbers, array operands and a pointer's rowLength,
      * layerHeight and locHint where not all 0 aside (op_array, op_pointer); the view op below gives them
      * back by name, one row per op as documented (fewer, narrower values per op row: SQLite's cost is
-     * per value bound and encoded) */
+     * per value bound and encoded); no key of their own: their rowids count them in the order written
+     * (SQLite's append, the cheapest insert), and a batch's are batch.first_op_key to first_op_key + ops - 1 */
     "CREATE TABLE op_row (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL,"
     " src_type INTEGER, src_kind INTEGER, src_device INTEGER, src_ptr INTEGER, src_alloc_base INTEGER, src_alloc_size INTEGER,"
     " dst_type INTEGER, dst_kind INTEGER, dst_device INTEGER, dst_ptr INTEGER, dst_alloc_base INTEGER, dst_alloc_size INTEGER,"
     " width INTEGER, height INTEGER, depth INTEGER, access_order INTEGER, flags INTEGER, bytes INTEGER,"
-    " direction INTEGER, PRIMARY KEY (batch_key, i)) WITHOUT ROWID;\n"
+    " direction INTEGER);\n"
     "CREATE TABLE op_pointer (batch_key INTEGER NOT NULL REFERENCES batch, i INTEGER NOT NULL, side TEXT NOT NULL,"
     " row_length INTEGER, layer_height INTEGER, loc_type INTEGER, loc_id INTEGER,"
     " PRIMARY KEY (batch_key, i, side)) WITHOUT ROWID;\n"
@@ -93,10 +94,11 @@ static const char schema[] =
     PTR_(x, "loc_id") " AS " x "_loc_id, o." x "_alloc_base, o." x "_alloc_size," \
     " " x "a.array_width AS " x "_array_width, " x "a.array_height AS " x "_array_height," \
     " " x "a.array_depth AS " x "_array_depth, " x "a.elem_size AS " x "_elem_size,"
-    "CREATE VIEW op AS SELECT o.batch_key, o.i," SIDE_("src") SIDE_("dst")
+    "CREATE VIEW op AS SELECT b.batch_key, o.i," SIDE_("src") SIDE_("dst")
     " o.width, o.height, o.depth," NAME_("access_order", "access_order") " o.flags, o.bytes,"
     " coalesce((SELECT name FROM enum_name WHERE what = 'direction' AND code = o.direction), 'unknown') AS direction"
-    " FROM op_row o LEFT JOIN op_array srca ON srca.batch_key = o.batch_key AND srca.i = o.i AND srca.side = 'src'"
+    " FROM batch b JOIN op_row o ON o.rowid BETWEEN b.first_op_key AND b.first_op_key + b.ops - 1"
+    " LEFT JOIN op_array srca ON srca.batch_key = o.batch_key AND srca.i = o.i AND srca.side = 'src'"
     " LEFT JOIN op_array dsta ON dsta.batch_key = o.batch_key AND dsta.i = o.i AND dsta.side = 'dst'"
     " LEFT JOIN op_pointer srcp ON srcp.batch_key = o.batch_key AND srcp.i = o.i AND srcp.side = 'src'"
     " LEFT JOIN op_pointer dstp ON dstp.batch_key = o.batch_key AND dstp.i = o.i AND dstp.side = 'dst';\n"
@@ -130,7 +132,7 @@ _Static_assert(CU_MEMCPY_OPERAND_TYPE_POINTER == 1, "the view op takes operand t
 enum { ST_BATCH, ST_OP, ST_OP_GROUP, ST_OP_ARRAY, ST_OP_POINTER, ST_ATTR, ST_FINDING, ST_THREAD, ST_STREAM, ST_GPU, ST_GPU_ROW, ST_COUNT };
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_BATCH] = "INSERT INTO batch VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-                 "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,NULL,NULL,NULL,NULL)",
+                 "?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,?39,?40,NULL,NULL,NULL,NULL)",
     [ST_OP] = "INSERT INTO op_row VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)",
     [ST_OP_GROUP] = NULL, /* OP_GROUP rows of ST_OP in one statement, made by op_group_sql() */
     [ST_OP_ARRAY] = "INSERT INTO op_array VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
@@ -762,7 +764,7 @@ static void write_ops(struct cbt_sql *s, int64_t key, const struct cbt_read_batc
 
 /* The batch's own row: its header's fields, its ops' count and bytes. */
 static void write_batch_row(struct cbt_sql *s, int64_t key, size_t pk, const struct cbt_read_batch *rb, uint64_t nops,
-                            uint64_t bytes)
+                            uint64_t bytes, uint64_t first_op)
 {
     const struct cbt_ev_batch *h = &rb->h;
     int st = ST_BATCH;
@@ -811,6 +813,8 @@ static void write_batch_row(struct cbt_sql *s, int64_t key, size_t pk, const str
     }
     q_u64(s, st, 38, nops);
     q_u64(s, st, 39, bytes);
+    if (nops)
+        q_u64(s, st, 40, first_op);
     q_step(s, st, true);
     row_done(s);
 }
@@ -867,9 +871,9 @@ void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
     int64_t key = (int64_t)++s->batches;
     if (rb->have_header && rb->h.format < 64)
         s->formats |= 1ull << rb->h.format;
-    uint64_t nops = 0, bytes = 0;
+    uint64_t nops = 0, bytes = 0, first_op = s->ops + 1; /* op_row's rowids: 1, 2, ... in the order written */
     write_ops(s, key, rb, &nops, &bytes); /* first: the batch row carries their count and bytes */
-    write_batch_row(s, key, pk, rb, nops, bytes);
+    write_batch_row(s, key, pk, rb, nops, bytes, first_op);
     write_thread_stream(s, pk, rb);
     write_attrs(s, key, rb);
     for (uint64_t i = 0; i < rb->nfindings; i++)
