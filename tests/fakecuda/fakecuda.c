@@ -21,12 +21,14 @@
 #include <cuda.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
@@ -51,6 +53,7 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #define fc_dma memmove
 #endif
 #include <time.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -2433,9 +2436,31 @@ static bool fc_gpa_internal(void)
     return s && !strcmp(s, "1");
 }
 
+/*
+ * FAKECUDA_GPA_LOG=FILE: every cuGetProcAddress request is appended to FILE
+ * as "symbol version flags", so a test can compare what a program asked
+ * for with and without the shim.  One write(2) per line.
+ */
+static void fc_gpa_log(const char *symbol, int version, cuuint64_t flags)
+{
+    const char *path = getenv("FAKECUDA_GPA_LOG");
+    if (!path || !*path)
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s %d %llu\n", symbol ? symbol : "(null)", version,
+                     (unsigned long long)flags);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (n > 0)
+        (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    close(fd);
+}
+
 static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
                             CUdriverProcAddressQueryResult *status)
 {
+    fc_gpa_log(symbol, version, flags);
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     const struct fc_proc *best = NULL;

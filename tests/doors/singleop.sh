@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The CUDA 13.2 single-op calls through every door of the shim: the exported
+# cuMemcpy3DWithAttributesAsync and cuMemcpyWithAttributesAsync and their
+# _ptsz, dlsym on the driver, cuGetProcAddress_v2 at 13020 (and _ptsz), and
+# the runtime's way (cuGetProcAddress asked for itself, then for them).
+# Each is recorded as what it is: a batch of one op (copy) under its own API
+# name and door; the valid ones move every byte, the invalid one gets the
+# finding an op of a batch gets (extent_zero, copy_size_zero), with the
+# driver's answer unchanged.  Without a door's hook the client reaches the
+# double directly and no batch event appears.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+want_out="one3d=0 one1d=0 bad3d=1 bad1d=1 bytes=same"
+bare bare_single "$CLIENTS/client_single" sym
+is "$bst $(bare_out bare_single | grep -v '^pid')" "0 $want_out" "client_single without the shim: the two valid calls move every byte, the two invalid ones fail"
+
+for spec in sym::symbol sym_ptsz:_ptsz:symbol dlsym::symbol gpa13020::getprocaddress \
+            gpa13020_ptsz:_ptsz:getprocaddress runtime::getprocaddress; do
+    door=${spec%%:*}; rest=${spec#*:}
+    suffix=${rest%%:*}; via=${rest#*:}
+    t="one_$door-$$"
+    traced "$t" env CUBATCHTRACE_REPORT=stderr "$CLIENTS/client_single" "$door"
+    is "$st $(out "$t" | grep -v '^pid')" "0 $want_out" "$door: under the shim (validating) the same answers, every byte arrives"
+    is "$(nbatches "$CBT_TMP/$t.trace") $(nbatches1d "$CBT_TMP/$t.trace")" "2 2" \
+        "$door: two 3D batch events (cubatchtrace:b) and two 1D (cubatchtrace:c) for its vpid"
+    is "$(show_of "$CBT_TMP/$t.trace" | grep '^batch ' | show_field api door num_ops recorded outcome result)" \
+"cuMemcpy3DWithAttributesAsync$suffix $via 1 1 forwarded CUDA_SUCCESS
+cuMemcpyWithAttributesAsync$suffix $via 1 1 forwarded CUDA_SUCCESS
+cuMemcpy3DWithAttributesAsync$suffix $via 1 1 forwarded CUDA_ERROR_INVALID_VALUE
+cuMemcpyWithAttributesAsync$suffix $via 1 1 forwarded CUDA_ERROR_INVALID_VALUE" \
+        "$door: four batches of one under their own API names, via $via, with the driver's results"
+    is "$(show_of "$CBT_TMP/$t.trace" | grep '^op ' | awk '{print $7}' | tr '\n' ';')" \
+        "extent=4096x1x1;extent=4096x1x1;extent=0x1x1;extent=0x1x1;" "$door: each op (copy) recorded with its extent"
+    is "$(show_of "$CBT_TMP/$t.trace" | grep '^finding ' | show_field rule op | tr '\n' ';')" \
+        "extent_zero 0;copy_size_zero 0;" "$door: the invalid op and copy get the findings of op 0 of a batch"
+    is "$(grep -c 'extent_zero\|copy_size_zero' "$CBT_TMP/$t.err")" 2 "$door: the stderr report names both"
+done
+done_testing
