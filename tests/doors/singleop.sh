@@ -38,4 +38,47 @@ cuMemcpyWithAttributesAsync$suffix $via 1 1 forwarded CUDA_ERROR_INVALID_VALUE" 
         "extent_zero 0;copy_size_zero 0;" "$door: the invalid op and copy get the findings of op 0 of a batch"
     is "$(grep -c 'extent_zero\|copy_size_zero' "$CBT_TMP/$t.err")" 2 "$door: the stderr report names both"
 done
+
+# Every reader treats them as batches of one: the summary's API table, the
+# timeline, the SQLite export and the babeltrace2 plugin name them, and GPU
+# time times the two the driver took.
+t="one_gpu-$$"
+traced "$t" env CUBATCHTRACE_GPU_TIME=1 "$CLIENTS/client_single" gpa13020
+tool="$top_builddir/tools/cubatchtrace"
+"$tool" summary --json --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.json" 2>&1
+is "$("$PYTHON3" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["batches"], d["ops"], d["bytes"], d["failed_batches"], sum(f["count"] for f in d["findings"]))
+for r in d["by_api"]:
+    print(r["name"], r["batches"], r["ops"], r["bytes"])
+print(d["gpu"]["batches_timed"])
+' "$CBT_TMP/$t.json" 2>&1)" "4 4 8192 2 2
+cuMemcpy3DWithAttributesAsync 2 2 4096
+cuMemcpyWithAttributesAsync 2 2 4096
+2" "summary --json: 4 batches of one op, 8192 bytes, 2 failed, 2 findings; by API variant; 2 batches timed on the GPU"
+"$tool" timeline -o "$CBT_TMP/$t.tl.json" --pid "$pid" "$CBT_TMP/$t" >/dev/null 2>&1
+is "$("$PYTHON3" -c '
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+c = collections.Counter(e["name"] for e in ev if e.get("ph") == "X" and "WithAttributes" in e.get("name", ""))
+print(";".join("%s %d" % kv for kv in sorted(c.items())))
+' "$CBT_TMP/$t.tl.json" 2>&1)" "cuMemcpy3DWithAttributesAsync 3;cuMemcpyWithAttributesAsync 3" \
+    "timeline: each API's two calls a slice on the thread, the one the GPU ran another on its stream track"
+"$tool" export -o "$CBT_TMP/$t.sqlite" --pid "$pid" "$CBT_TMP/$t" >/dev/null 2>&1
+is "$("$PYTHON3" -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(";".join("%s %d" % r for r in db.execute("select api, count(*) from batch group by api order by api")))
+' "$CBT_TMP/$t.sqlite" 2>&1)" "cuMemcpy3DWithAttributesAsync 2;cuMemcpyWithAttributesAsync 2" "export: the batch table names their API"
+plugin="$top_builddir/tools/plugin/.libs"
+if [ -d "$plugin" ]; then
+    is "$("$BABELTRACE2" --plugin-path="$plugin" "$CBT_TMP/$t" -c filter.cubatchtrace.expand 2>&1 | grep -F "vpid = $pid," |
+        grep -o 'api = ( "[A-Za-z0-9_]*"' | sort | uniq -c | awk '{print $1, $5}' | tr '\n' ';')" \
+        '4 "cuMemcpy3DWithAttributesAsync";4 "cuMemcpyWithAttributesAsync";' \
+        "babeltrace2 plugin: each batch and its gpu_time decoded with the API's name"
+else
+    ok 0 "babeltrace2 plugin: not built in $plugin"
+fi
 done_testing
