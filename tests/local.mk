@@ -227,3 +227,8 @@ EXTRA_tests_clients_client_exec_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 CBT_IMAGE_TESTS = tests/doors/exec.sh tests/doors/pidns.sh
 TESTS += $(CBT_IMAGE_TESTS)
 EXTRA_DIST += $(CBT_IMAGE_TESTS) tests/doors/images.py
+
+# include/cubatchtrace/cuda13x.h against the CUDA 13.5 release header (PyPI's
+# nvidia-cuda-runtime wheel): every size and offset.
+TESTS += tests/layout/cuda13x.sh
+EXTRA_DIST += tests/layout/cuda13x.sh
