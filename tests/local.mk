@@ -148,7 +148,7 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
 	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh \
-	tests/doors/newdoors.sh tests/doors/singleop.sh
+	tests/doors/newdoors.sh tests/doors/singleop.sh tests/doors/fabric.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py

@@ -4,6 +4,9 @@
  * cuMemcpyWithAttributesAsync) through one door, every byte checked.
  *
  *   client_single DOOR
+ *   client_single DOOR fabric   cuFabricCpyBatchAsync (CUDA 13.5) through the
+ *                          same door (not runtime): 2 pointer ops, then
+ *                          the same with flags 1; prints "fabric=R fabric_bad=R"
  *
  * DOOR: sym, sym_ptsz     the exported functions, linked weakly (a driver
  *                         without them leaves them NULL: exit 3)
@@ -32,18 +35,23 @@
 #include <cubatchtrace/cuda13x.h>
 #undef cuMemcpy3DWithAttributesAsync
 #undef cuMemcpyWithAttributesAsync
+#undef cuFabricCpyBatchAsync
 
 /* Weak: the program still starts on a driver that lacks them. */
 #pragma weak cuMemcpy3DWithAttributesAsync
 #pragma weak cuMemcpy3DWithAttributesAsync_ptsz
 #pragma weak cuMemcpyWithAttributesAsync
 #pragma weak cuMemcpyWithAttributesAsync_ptsz
+#pragma weak cuFabricCpyBatchAsync
+#pragma weak cuFabricCpyBatchAsync_ptsz
 
 typedef CUresult (*one3d_fn)(CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
 typedef CUresult (*one1d_fn)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *, CUstream);
+typedef CUresult (*fabric_fn)(size_t, CUDA_FABRIC_COPY_BATCH_OP *, unsigned long long, CUstream);
 
 static one3d_fn door3d;
 static one1d_fn door1d;
+static fabric_fn door_fabric;
 
 static void *gpa_lookup(cc_gpa5_fn gpa, const char *name, int version, cuuint64_t flags)
 {
@@ -58,18 +66,22 @@ static void resolve(const char *door)
     if (!strcmp(door, "sym")) {
         door3d = cuMemcpy3DWithAttributesAsync;
         door1d = cuMemcpyWithAttributesAsync;
+        door_fabric = cuFabricCpyBatchAsync;
     } else if (!strcmp(door, "sym_ptsz")) {
         door3d = cuMemcpy3DWithAttributesAsync_ptsz;
         door1d = cuMemcpyWithAttributesAsync_ptsz;
+        door_fabric = cuFabricCpyBatchAsync_ptsz;
     } else if (!strcmp(door, "dlsym")) {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
         door3d = h ? (one3d_fn)dlsym(h, "cuMemcpy3DWithAttributesAsync") : NULL;
         door1d = h ? (one1d_fn)dlsym(h, "cuMemcpyWithAttributesAsync") : NULL;
+        door_fabric = h ? (fabric_fn)dlsym(h, "cuFabricCpyBatchAsync") : NULL;
     } else if (!strncmp(door, "gpa", 3)) {
         int version = atoi(door + 3);
         cuuint64_t flags = strstr(door, "ptsz") ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
         door3d = (one3d_fn)gpa_lookup(cuGetProcAddress_v2, "cuMemcpy3DWithAttributesAsync", version, flags);
         door1d = (one1d_fn)gpa_lookup(cuGetProcAddress_v2, "cuMemcpyWithAttributesAsync", version, flags);
+        door_fabric = (fabric_fn)gpa_lookup(cuGetProcAddress_v2, "cuFabricCpyBatchAsync", version, flags);
     } else if (!strcmp(door, "runtime")) {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
         cc_gpa5_fn first = h ? (cc_gpa5_fn)dlsym(h, "cuGetProcAddress_v2") : NULL;
@@ -91,12 +103,31 @@ static void resolve(const char *door)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        cc_fail("usage: client_single DOOR");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "fabric")))
+        cc_fail("usage: client_single DOOR [fabric]");
     cc_load_direct();
     CUstream s = cc_setup();
     cc_say_pid();
     resolve(argv[1]);
+    if (argc == 3) {
+        if (!door_fabric) {
+            printf("door %s: no cuFabricCpyBatchAsync\n", argv[1]);
+            return 3;
+        }
+        static unsigned char a[256], b[256];
+        CUDA_FABRIC_COPY_BATCH_OP ops[2];
+        memset(ops, 0, sizeof ops);
+        for (int i = 0; i < 2; i++) {
+            ops[i].src.type = CU_FABRIC_COPY_OPERAND_TYPE_POINTER;
+            ops[i].src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)(a + 128 * i);
+            ops[i].dst.type = CU_FABRIC_COPY_OPERAND_TYPE_POINTER;
+            ops[i].dst.op.ptr.ptr = (CUdeviceptr)(uintptr_t)(b + 128 * i);
+            ops[i].size = 128;
+        }
+        CUresult r = door_fabric(2, ops, 0, s), bad = door_fabric(2, ops, 1, s);
+        printf("fabric=%d fabric_bad=%d\n", (int)r, (int)bad);
+        return 0;
+    }
 
     unsigned char *src = NULL, *back = NULL;
     CUdeviceptr dev = 0;
