@@ -61,7 +61,7 @@ tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic
 # client that measured it (tests/gpu/table1d, built by tests/gpu/local.mk)
 # run over the double, row by row.
 TESTS += tests/fakecuda/table1d.sh
-EXTRA_DIST += tests/fakecuda/table1d.sh
+EXTRA_DIST += tests/fakecuda/table1d.sh docs/fakecuda.md
 
 # The double's graph capture pinned to what the H200 answered
 # (tests/gpu/measured/capture-h200.txt), through the client that measured it.
