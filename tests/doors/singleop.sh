@@ -39,6 +39,17 @@ cuMemcpyWithAttributesAsync$suffix $via 1 1 forwarded CUDA_ERROR_INVALID_VALUE" 
     is "$(grep -c 'extent_zero\|copy_size_zero' "$CBT_TMP/$t.err")" 2 "$door: the stderr report names both"
 done
 
+# Over the double built as the 13.0 driver, which lacks them: every lookup
+# door answers the program as the driver does (nothing found), with the
+# shim as without it, under a session.
+for door in dlsym gpa13020 gpa13020_ptsz runtime; do
+    t="one13_$door-$$"
+    ( CBT_FAKECUDA_DIR=$CBT_FAKECUDA13_0_DIR; bare "$t" "$CLIENTS/client_single" "$door"; echo "$bst" >"$CBT_TMP/$t.bst" )
+    ( CBT_FAKECUDA_DIR=$CBT_FAKECUDA13_0_DIR; traced "$t" "$CLIENTS/client_single" "$door" >/dev/null; echo "$st" >"$CBT_TMP/$t.st" )
+    is "$(cat "$CBT_TMP/$t.bst") $(bare_out "$t" | grep -v '^pid') / $(cat "$CBT_TMP/$t.st") $(out "$t" | grep -v '^pid')" \
+        "3 door $door: not found / 3 door $door: not found" "13.0 driver, $door: not found, with the shim as without it"
+done
+
 # Every reader treats them as batches of one: the summary's API table, the
 # timeline, the SQLite export and the babeltrace2 plugin name them, and GPU
 # time times the two the driver took.
