@@ -7,6 +7,13 @@
  *   client_single DOOR fabric   cuFabricCpyBatchAsync (CUDA 13.5) through the
  *                          same door (not runtime): 2 pointer ops, then
  *                          the same with flags 1; prints "fabric=R fabric_bad=R"
+ *   client_single DOOR loop N   N times: one copy of 100 + i bytes
+ *                          (cuMemcpyWithAttributesAsync, device -> device)
+ *                          and one 3D op of 1000 bytes (device -> pinned), at
+ *                          offsets that move by 4 KiB each time; prints
+ *                          "loop=N failed=F bytes=B steps=S" (S: the calls
+ *                          that took the shim's full steps, from its
+ *                          cubatchtrace_thread_steps; -1 without the shim)
  *
  * DOOR: sym, sym_ptsz     the exported functions, linked weakly (a driver
  *                         without them leaves them NULL: exit 3)
@@ -103,12 +110,43 @@ static void resolve(const char *door)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "fabric")))
-        cc_fail("usage: client_single DOOR [fabric]");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "fabric")) && !(argc == 4 && !strcmp(argv[2], "loop")))
+        cc_fail("usage: client_single DOOR [fabric | loop N]");
     cc_load_direct();
     CUstream s = cc_setup();
     cc_say_pid();
     resolve(argv[1]);
+    if (argc == 4) {
+        int n = atoi(argv[3]);
+        CUdeviceptr a = 0, b = 0;
+        unsigned char *h = NULL;
+        size_t span = (size_t)n * 4096 + 4096;
+        cc_check(cc.MemAlloc(&a, span), "cuMemAlloc");
+        cc_check(cc.MemAlloc(&b, span), "cuMemAlloc");
+        cc_check(cc.MemAllocHost((void **)&h, span), "cuMemAllocHost");
+        CUmemcpyAttributes at;
+        memset(&at, 0, sizeof at);
+        at.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        CUDA_MEMCPY3D_BATCH_OP op;
+        memset(&op, 0, sizeof op);
+        op.src.type = op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        op.extent.width = 1000;
+        op.extent.height = op.extent.depth = 1;
+        op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        unsigned long long bytes = 0;
+        int failed = 0;
+        for (int i = 0; i < n; i++) {
+            failed += door1d(b + (size_t)i * 4096, a + (size_t)i * 4096, 100 + (size_t)i, &at, s) != CUDA_SUCCESS;
+            op.src.op.ptr.ptr = a + (size_t)i * 4096;
+            op.dst.op.ptr.ptr = (CUdeviceptr)(uintptr_t)(h + (size_t)i * 4096);
+            failed += door3d(&op, 0, s) != CUDA_SUCCESS;
+            bytes += 100 + (unsigned long long)i + 1000;
+        }
+        cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
+        unsigned long long (*steps)(void) = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "cubatchtrace_thread_steps");
+        printf("loop=%d failed=%d bytes=%llu steps=%lld\n", n, failed, bytes, steps ? (long long)steps() : -1LL);
+        return 0;
+    }
     if (argc == 3) {
         if (!door_fabric) {
             printf("door %s: no cuFabricCpyBatchAsync\n", argv[1]);

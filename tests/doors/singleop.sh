@@ -39,6 +39,23 @@ cuMemcpyWithAttributesAsync$suffix $via 1 1 forwarded CUDA_ERROR_INVALID_VALUE" 
     is "$(grep -c 'extent_zero\|copy_size_zero' "$CBT_TMP/$t.err")" 2 "$door: the stderr report names both"
 done
 
+# Repeated single-op calls take the shim's short path once their buffers
+# are known (a batch like the thread's previous one), and every call is
+# recorded: 2 x 40 batches of one, each with its bytes.
+t="one_loop-$$"
+traced "$t" "$CLIENTS/client_single" gpa13020 loop 40
+is "$(out "$t" | grep '^loop=' | sed 's/ steps=.*//')" "loop=40 failed=0 bytes=44780" "loop: 80 calls, every one succeeds"
+steps=$(out "$t" | sed -n 's/.* steps=\([0-9-]*\)$/\1/p')
+ok "$([ -n "$steps" ] && [ "$steps" -ge 1 ] && [ "$steps" -lt 20 ]; echo $?)" \
+    "loop: most calls take the short path (the full steps: $steps of 80)"
+"$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.json" 2>&1
+is "$("$PYTHON3" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["batches"], d["ops"], d["bytes"], ";".join("%s %d %d" % (r["name"], r["batches"], r["bytes"]) for r in d["by_api"]))
+' "$CBT_TMP/$t.json" 2>&1)" "80 80 44780 cuMemcpy3DWithAttributesAsync 40 40000;cuMemcpyWithAttributesAsync 40 4780" \
+    "loop: summary counts the 80 batches of one and their exact bytes"
+
 # Over the double built as the 13.0 driver, which lacks them: every lookup
 # door answers the program as the driver does (nothing found), with the
 # shim as without it, under a session.
