@@ -21,12 +21,14 @@
 #include <cuda.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
@@ -51,6 +53,7 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #define fc_dma memmove
 #endif
 #include <time.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -63,7 +66,24 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #undef cuMemcpyBatchAsync
 #undef cuGetProcAddress
 
-#define FC_DRIVER_VERSION 13000
+/*
+ * The driver the double stands for.  13050 (tests/fakecuda/lib): a CUDA 13.5
+ * driver, with the 13.2 single-op calls (cuMemcpy3DWithAttributesAsync,
+ * cuMemcpyWithAttributesAsync) and the 13.5 cuFabricCpyBatchAsync, modelled
+ * on what the 13.5 cuda.h documents (no driver that has them was measured:
+ * docs/fakecuda.md).  13000 (tests/fakecuda/lib13.0, built with
+ * -DFAKECUDA_CUDA_VERSION=13000): the measured 13.0 driver, which neither
+ * exports them nor hands them out through cuGetProcAddress.
+ */
+#ifndef FAKECUDA_CUDA_VERSION
+#define FAKECUDA_CUDA_VERSION 13050
+#endif
+#include <cubatchtrace/cuda13x.h>
+#undef cuMemcpy3DWithAttributesAsync
+#undef cuMemcpyWithAttributesAsync
+#undef cuFabricCpyBatchAsync
+
+#define FC_DRIVER_VERSION FAKECUDA_CUDA_VERSION
 #define FC_MAX_DEVICES 8
 
 /*
@@ -2207,6 +2227,79 @@ FC_ENTRY(CUresult, cuMemcpyBatchAsync_ptsz,
     return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
 }
 
+/* ------------------------------------------ the single-op forms (13.2) */
+
+#if FAKECUDA_CUDA_VERSION >= 13020
+/*
+ * cuMemcpy3DWithAttributesAsync takes one op of the batch's own struct and
+ * cuMemcpyWithAttributesAsync one copy with its attribute; the 13.2 header
+ * refers to the batch calls for what they accept.  The double answers each
+ * as the batch of one it describes: the 3D op through fc_batch (a NULL op is
+ * a NULL opList), the copy through fc_batch1d with count 1, numAttrs 1 and
+ * attrsIdxs {0} (a NULL attribute is a NULL attrs).  From the header alone.
+ */
+static CUresult fc_one1d(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream)
+{
+    size_t idx0 = 0;
+    return fc_batch1d(&dst, &src, &size, 1, attr, &idx0, 1, NULL, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DWithAttributesAsync, (CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(1, op, NULL, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DWithAttributesAsync_ptsz,
+         (CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(1, op, NULL, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyWithAttributesAsync,
+         (CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream))
+{
+    return fc_one1d(dst, src, size, attr, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyWithAttributesAsync_ptsz,
+         (CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream))
+{
+    return fc_one1d(dst, src, size, attr, hStream);
+}
+#endif
+
+#if FAKECUDA_CUDA_VERSION >= 13050
+/*
+ * cuFabricCpyBatchAsync: the double has no fabric, so it answers
+ * CUDA_ERROR_NOT_SUPPORTED, as the 13.5 header says of a platform without
+ * logical endpoints, to a call whose arguments are well formed; numOps 0, a
+ * NULL opList, flags other than 0 (reserved) and a NULL or legacy stream
+ * are INVALID_VALUE first (the order of those checks is the double's guess).
+ * Counted as a batch call.  From the header alone.
+ */
+static CUresult fc_fabric(size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream h)
+{
+    fc_batch_enter();
+    if (numOps == 0 || !opList || flags != 0 || h == NULL || h == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_batch_stream_known(h))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_ENTRY(CUresult, cuFabricCpyBatchAsync,
+         (size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_fabric(numOps, opList, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuFabricCpyBatchAsync_ptsz,
+         (size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_fabric(numOps, opList, flags, hStream);
+}
+#endif
+
 /* ------------------------------------------------------ cuGetProcAddress */
 
 /*
@@ -2297,6 +2390,16 @@ static const struct fc_proc {
     { "cuMemcpy3DBatchAsync", 13000, FC_FN(fc_cuMemcpy3DBatchAsync_v2), FC_FN(fc_cuMemcpy3DBatchAsync_v2_ptsz) },
     { "cuMemcpyBatchAsync", 12080, FC_FN(fc_cuMemcpyBatchAsync), FC_FN(fc_cuMemcpyBatchAsync_ptsz) },
     { "cuMemcpyBatchAsync", 13000, FC_FN(fc_cuMemcpyBatchAsync_v2), FC_FN(fc_cuMemcpyBatchAsync_v2_ptsz) },
+#if FAKECUDA_CUDA_VERSION >= 13020
+    /* handed out from 13020, the first version whose header declares them */
+    { "cuMemcpy3DWithAttributesAsync", 13020, FC_FN(fc_cuMemcpy3DWithAttributesAsync),
+      FC_FN(fc_cuMemcpy3DWithAttributesAsync_ptsz) },
+    { "cuMemcpyWithAttributesAsync", 13020, FC_FN(fc_cuMemcpyWithAttributesAsync),
+      FC_FN(fc_cuMemcpyWithAttributesAsync_ptsz) },
+#endif
+#if FAKECUDA_CUDA_VERSION >= 13050
+    { "cuFabricCpyBatchAsync", 13050, FC_FN(fc_cuFabricCpyBatchAsync), FC_FN(fc_cuFabricCpyBatchAsync_ptsz) },
+#endif
     { "cuMemcpyHtoD", 3020, FC_FN(fc_cuMemcpyHtoD_v2), NULL },
     { "cuMemcpyDtoH", 3020, FC_FN(fc_cuMemcpyDtoH_v2), NULL },
     { "cuMemsetD8", 3020, FC_FN(fc_cuMemsetD8_v2), NULL },
@@ -2333,9 +2436,31 @@ static bool fc_gpa_internal(void)
     return s && !strcmp(s, "1");
 }
 
+/*
+ * FAKECUDA_GPA_LOG=FILE: every cuGetProcAddress request is appended to FILE
+ * as "symbol version flags", so a test can compare what a program asked
+ * for with and without the shim.  One write(2) per line.
+ */
+static void fc_gpa_log(const char *symbol, int version, cuuint64_t flags)
+{
+    const char *path = getenv("FAKECUDA_GPA_LOG");
+    if (!path || !*path)
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s %d %llu\n", symbol ? symbol : "(null)", version,
+                     (unsigned long long)flags);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (n > 0)
+        (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    close(fd);
+}
+
 static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
                             CUdriverProcAddressQueryResult *status)
 {
+    fc_gpa_log(symbol, version, flags);
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     const struct fc_proc *best = NULL;
