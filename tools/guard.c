@@ -205,10 +205,19 @@ static __thread char own_trace[sizeof(g.trace)], own_stream[sizeof(g.stream)];
 /* What the step was reading: the trace (its directory, else that of its
  * stream file, else the inputs given); true when it is a live session.
  * own: the calling thread's names first (a fatal signal's thread). */
+static void named_now(char *trace, char *stream);
 static bool add_input(struct line *l, bool own)
 {
-    const char *trace = own && own_trace[0] ? own_trace : g.trace;
-    const char *stream = own && own_trace[0] ? own_stream : g.stream;
+    char trace_now[sizeof(g.trace)], stream_now[sizeof(g.stream)];
+    const char *trace = g.trace, *stream = g.stream; /* a signal handler takes no lock: as they are */
+    if (own && own_trace[0]) {
+        trace = own_trace;
+        stream = own_stream;
+    } else if (!own) {
+        named_now(trace_now, stream_now);
+        trace = trace_now;
+        stream = stream_now;
+    }
     const char *what = trace[0] ? trace : NULL;
     size_t len = SIZE_MAX;
     const char *slash = strrchr(stream, '/');
@@ -723,6 +732,16 @@ static struct wrapped {
     struct iter_rec *iters;           /* ITER_SLOTS, open addressing */
     const struct iter_rec *published; /* whose trace and stream g.trace and g.stream name now */
 } wrapped = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* g.trace and g.stream as a reading thread last named them, copied whole
+ * (the watchdog's thread: a reading thread may be naming others). */
+static void named_now(char *trace, char *stream)
+{
+    pthread_mutex_lock(&wrapped.lock);
+    memcpy(trace, g.trace, sizeof(g.trace));
+    memcpy(stream, g.stream, sizeof(g.stream));
+    pthread_mutex_unlock(&wrapped.lock);
+}
 
 /* After a step: what the wrappers remembered of its graphs, forgotten. */
 static void wrapped_reset(void)
