@@ -95,6 +95,7 @@ TOOL_TESTS = \
 	tests/tool/callsite.sh \
 	tests/tool/stack.sh \
 	tests/tool/check-formats.sh \
+	tests/tool/advice.sh \
 	tests/tool/findings-words.sh \
 	tests/tool/run-window.sh \
 	tests/tool/run-json.sh \

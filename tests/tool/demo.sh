@@ -31,6 +31,8 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["d
    "0 0 0" "no discarded events, no failed or refused batch"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%d" % (f["rule"], f["severity"], f["count"]) for f in d["findings"]))' "$CBT_TMP/summary.json")" \
    "overlap_dst_dst:hazard:1" "the overlapping batch is the one finding: overlap_dst_dst"
+is "$("$PYTHON3" -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; print(a["count"], len(a["rules"]))' "$CBT_TMP/summary.json")" \
+   "0 0" "no advice on the demo's batches (pinned STREAM, pageable DURING_API_CALL, small tiles, arrays)"
 dirs=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%d" % (r["name"], r["ops"]) for r in d["by_direction"])))' "$CBT_TMP/summary.json")
 is "$dirs" "AtoD=1 DtoA=1 DtoD=18 DtoH=3 HtoD=8" "ops by direction: 8 HtoD, 16+2 DtoD, 1 DtoA, 1 AtoD, 3 DtoH"
 

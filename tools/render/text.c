@@ -472,7 +472,7 @@ static void print_advice_text(FILE *out, struct cbt_agg *a, const struct cbt_agg
     qsort(order, n, sizeof(*order), cmp_rule);
     char table[800];
     if (cbt_advice_set.off || !n) { /* one line: the first screen stays short */
-        fprintf(out, "\n# Advice: %s\n", cbt_advice_set.off ? "off (--advice off)" : "none");
+        fprintf(out, "# Advice: %s\n", cbt_advice_set.off ? "off (--advice off)" : "none");
         return;
     }
     fprintf(out, "\n# Advice: %" PRIu64 " in %u rule%s: what to change, and what it would save\n", t->advice, n,
