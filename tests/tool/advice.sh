@@ -151,6 +151,19 @@ printf '{"waivers": [{"rule": "unbatched_run", "function": "gen_site_a", "reason
 is "$?" 0 "a waiver covers the advice: --fail-on advice passes"
 grep -q '^# waived (batched elsewhere): advice unbatched_run: ' "$CBT_TMP/chk.txt"; ok $? "the waived advice is a comment line"
 
+# ---- the defaults cubatchtrace(1) documents are those the summary uses
+is "$("$CBT" summary --json $(pids_of clean) "$T" 2>/dev/null | "$PYTHON3" -c '
+import json, re, sys
+th = json.load(sys.stdin)["advice"]["thresholds"]
+man = open(sys.argv[1]).read()
+doc = {}
+for name, v in re.findall(r"^\.BR (\w+) \" \((\w+)\)\"$", man, re.M):
+    m = re.match(r"(\d+)([kM]?)$", v)
+    doc[name] = int(m.group(1)) * {"": 1, "k": 1024, "M": 1 << 20}[m.group(2)]
+doc["run_gap_ns"] = doc.pop("run_gap_us") * 1000
+print("same" if doc == th else "differ: man %s, summary %s" % (doc, th))' "$top_srcdir/docs/cubatchtrace.1")" "same" \
+   "every threshold and default of cubatchtrace(1) is the summary's"
+
 # ---- off, and bad thresholds
 is "$(advice run12 --advice off)" "" "--advice off: none"
 "$CBT" summary --advice run_calls=0 "$T" >"$CBT_TMP/out" 2>"$CBT_TMP/err"
