@@ -92,12 +92,14 @@ is "$(advice sd)" "same_device_engine_copy:1:None" "1 MiB device to device on on
 is "$(advice peer)" "" "1 MiB from device 0 to device 1: not within one GPU, no advice"
 is "$(advice clean)" "" "plain batches (3 of 16 copies of 64 KiB, STREAM, device to device): no advice"
 
-# ---- a cost table: the savings it gives (figures of this test, not of a GPU)
+# ---- a cost table: the savings it gives (figures of this test, not of a GPU; keys the tool does not use are passed over)
 cat >"$CBT_TMP/costs.txt" <<EOF
 # figures made up for the test
 gpu=Test GPU
 driver=0.0
 measured=never
+cuda_driver_api=13000
+copies=16
 batch_d2d_gibps=100
 batch_d2d_overlap_gibps=50
 sm_d2d_gibps=1000
