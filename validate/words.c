@@ -317,6 +317,11 @@ const char *cbt_finding_words(const struct cbt_finding *f, const CUDA_MEMCPY3D_B
                 f->rule == CBT_RULE_any_order_device_source ? "device or managed" : "host");
         break;
     }
+    case CBT_RULE_low_bandwidth:
+        put(&b, "the batch moved its bytes at %" PRIu64 " MiB/s of GPU time, against %" PRIu64
+                " MiB/s measured for its direction and memory",
+            v, l);
+        break;
     case CBT_RULE_pageable_source:
         put(&b, "the batch copies %" PRIu64 " bytes from pageable host memory, %" PRIu64
                 " or more (from %s %" PRIu64 " on)",

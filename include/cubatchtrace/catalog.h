@@ -210,7 +210,9 @@
       "many bytes copied from pageable host memory: the driver stages them through pinned buffers")           \
     X(same_device_engine_copy, 44, CBT_SEV_ADVICE,                                                             \
       "a large device-to-device copy within one GPU in a batch: a copy engine may move it far slower than "   \
-      "an SM copy")
+      "an SM copy")                                                                                            \
+    X(low_bandwidth, 45, CBT_SEV_ADVICE,                                                                       \
+      "a batch whose GPU time shows a bandwidth far below the peak measured for its direction and memory")
 
 /*
  * X(name, "what to change"): the fix of each rule, in the order of
@@ -282,7 +284,9 @@
                             "alive until the stream has passed the copy")                                     \
     X(pageable_source, "copy from pinned memory (cuMemHostAlloc, or cuMemHostRegister on the buffer)")         \
     X(same_device_engine_copy, "copy large same-GPU buffers with cuMemcpyDtoDAsync or a copy kernel, not "   \
-                               "in a batch")
+                               "in a batch")                                                                  \
+    X(low_bandwidth, "look at the batch's other advice (pinned memory, larger copies, no overlap flag), and at "\
+                     "what else the GPU ran at the time")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
  * whenever a rule of the validator is added or its meaning changes (the
@@ -352,7 +356,7 @@ static inline int cbt_api_is_ptsz(unsigned v)
 static inline int cbt_rule_is_attr(unsigned r) { return r >= 28 && r <= 32; }
 /* Advice (severity advice): what the tool's analysis of many batches says
  * could be changed, and what it would buy; never made by the validator. */
-static inline int cbt_rule_is_advice(unsigned r) { return r >= 37 && r <= 44; }
+static inline int cbt_rule_is_advice(unsigned r) { return r >= 37 && r <= 45; }
 
 #define CBT_RULE_INFO_ENTRY_(name, val, sev, text) [val] = {#name, sev, text},
 static const struct cbt_rule_info cbt_rules[CBT_RULE_COUNT] = {CBT_RULE_LIST(CBT_RULE_INFO_ENTRY_)};

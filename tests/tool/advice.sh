@@ -32,6 +32,9 @@ gen_run pgsmall n=1,ops=1,bytes=524288,src=host_pageable,order=DURING_API_CALL
 gen_run sd n=1,ops=1,bytes=1048576
 gen_run peer n=1,ops=1,bytes=1048576,dstdev=1
 gen_run clean n=3,ops=16,bytes=65536
+# GPU time: 4 MiB in 1 ms (4000 MiB/s), and in 40 us
+gen_run lowbw --gpu-process n=1,ops=8,bytes=524288,gpu=timed,gpu_ns=1000000
+gen_run fastbw --gpu-process n=1,ops=8,bytes=524288,gpu=timed,gpu_ns=40000
 gen_stop adv
 T=$(trace_of adv)
 
@@ -91,6 +94,12 @@ is "$(advice pgsmall)" "" "512 KiB from pageable memory: below pageable_bytes, n
 is "$(advice sd)" "same_device_engine_copy:1:None" "1 MiB device to device on one GPU: same_device_engine_copy"
 is "$(advice peer)" "" "1 MiB from device 0 to device 1: not within one GPU, no advice"
 is "$(advice clean)" "" "plain batches (3 of 16 copies of 64 KiB, STREAM, device to device): no advice"
+is "$(advice lowbw)" "" "a GPU-timed batch without a cost table: low_bandwidth has no peak to judge it by"
+is "$("$CBT" summary --json $(pids_of lowbw) "$T" 2>/dev/null | "$PYTHON3" -c 'import json,sys; print(json.load(sys.stdin)["advice"]["gpu_unjudged"])')" \
+   1 "JSON: the batch it could not judge is counted"
+"$CBT" summary $(pids_of lowbw) "$T" >"$CBT_TMP/sum.txt" 2>&1
+is "$(grep '^# low_bandwidth' "$CBT_TMP/sum.txt")" "# low_bandwidth: 1 GPU-timed batches not judged: no measured cost table" \
+   "the summary says so"
 
 # ---- a cost table: the savings it gives (figures of this test, not of a GPU; keys the tool does not use are passed over)
 cat >"$CBT_TMP/costs.txt" <<EOF
@@ -113,6 +122,19 @@ is "$(advice ovl $C)" "overlap_flag_large_copy:1:4883" "with the table: the flag
 is "$(advice pg $C)" "pageable_source:1:97656" "with the table: pinning 2 MiB saves 97656 ns"
 # 1 MiB at 100 rather than 1000 GiB/s: 9765.625 - 976.5625 ns
 is "$(advice sd $C)" "same_device_engine_copy:1:8789" "with the table: an SM copy of 1 MiB saves 8789 ns"
+# 4 MiB in 1000000 ns of GPU time, at 100 GiB/s 39062.5 ns
+is "$(advice lowbw $C)" "low_bandwidth:1:960938" "with the table: 4000 MiB/s, below 50 % of 100 GiB/s: low_bandwidth"
+is "$(words lowbw low_bandwidth $C)" \
+   "the batch moved its bytes at 4000 MiB/s of GPU time, against 102400 MiB/s measured for its direction and memory; estimated saving: 961 µs of GPU time, from the cost table" \
+   "low_bandwidth in words"
+"$CBT" summary --json $C $(pids_of lowbw) "$T" 2>/dev/null | "$PYTHON3" -c '
+import json, sys
+r = json.load(sys.stdin)["advice"]["rules"][0]
+sys.exit(0 if r["first_seen"]["caller"].startswith("cbt-gen.c:") else 1)'
+ok $? "low_bandwidth: placed at its batch's call site"
+is "$(advice fastbw $C)" "" "4 MiB in 40 us (98 GiB/s): not below half the table's 100 GiB/s, no advice"
+is "$(advice lowbw $C --advice low_bandwidth_percent=3)" "" "--advice low_bandwidth_percent=3: 3.9 % of the peak is not below it"
+is "$(advice lowbw $C --advice low_bandwidth_bytes=8M)" "" "--advice low_bandwidth_bytes=8M: 4 MiB batches are not judged"
 "$CBT" summary $C $(pids_of sd) "$T" >"$CBT_TMP/sum.txt" 2>&1
 is "$(grep '^# cost table: ' "$CBT_TMP/sum.txt")" "# cost table: $CBT_TMP/costs.txt (Test GPU, driver 0.0, measured never)" \
    "the summary says which table it used"
@@ -163,6 +185,7 @@ for name, v in re.findall(r"^\.BR (\w+) \" \((\w+)\)\"$", man, re.M):
     m = re.match(r"(\d+)([kM]?)$", v)
     doc[name] = int(m.group(1)) * {"": 1, "k": 1024, "M": 1 << 20}[m.group(2)]
 doc["run_gap_ns"] = doc.pop("run_gap_us") * 1000
+th.pop("low_bandwidth_percent") == doc.pop("low_bandwidth_percent") or doc.update(percent="differs")
 print("same" if doc == th else "differ: man %s, summary %s" % (doc, th))' "$top_srcdir/docs/cubatchtrace.1")" "same" \
    "every threshold and default of cubatchtrace(1) is the summary's"
 

@@ -67,6 +67,7 @@ static const struct sample samples[] = {
     {CBT_RULE_deferred_host_source, CBT_SIDE_SRC, 1, N, 1, 0},
     {CBT_RULE_pageable_source, CBT_SIDE_NONE, 1, N, 2097152, 1048576},
     {CBT_RULE_same_device_engine_copy, CBT_SIDE_NONE, 0, N, 1, 1048576},
+    {CBT_RULE_low_bandwidth, CBT_SIDE_NONE, N, N, 4000, 102400},
 };
 
 static int clean(const char *s)

@@ -29,6 +29,8 @@ struct cbt_advice_settings cbt_advice_set = {
     .overlap_bytes = 128 * 1024,
     .same_device_bytes = 1024 * 1024,
     .pageable_bytes = 1024 * 1024,
+    .low_bw_bytes = 1024 * 1024,
+    .low_bw_percent = 50,
 };
 struct cbt_cost_table cbt_advice_table;
 
@@ -55,6 +57,8 @@ int cbt_advice_option(const char *arg)
         {"overlap_bytes", offsetof(struct cbt_advice_settings, overlap_bytes), true, 1},
         {"same_device_bytes", offsetof(struct cbt_advice_settings, same_device_bytes), true, 1},
         {"pageable_bytes", offsetof(struct cbt_advice_settings, pageable_bytes), true, 1},
+        {"low_bandwidth_bytes", offsetof(struct cbt_advice_settings, low_bw_bytes), true, 1},
+        {"low_bandwidth_percent", offsetof(struct cbt_advice_settings, low_bw_percent), false, 1},
     };
     const char *eq = strchr(arg, '=');
     size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -81,11 +85,16 @@ int cbt_advice_option(const char *arg)
             }
             v *= keys[k].unit;
         }
+        if (keys[k].at == offsetof(struct cbt_advice_settings, low_bw_percent) && v > 100) {
+            cbt_usage_error("--advice %s: expected a percentage from 1 to 100", arg);
+            return -1;
+        }
         *(uint64_t *)((char *)&cbt_advice_set + keys[k].at) = v;
         return 0;
     }
     cbt_usage_error("--advice %s: expected off or one of run_calls, run_copies, run_gap_us, tiny_bytes, "
-                    "tiny_copies, huge_copies, overlap_bytes, same_device_bytes, pageable_bytes =VALUE",
+                    "tiny_copies, huge_copies, overlap_bytes, same_device_bytes, pageable_bytes, low_bandwidth_bytes, "
+                    "low_bandwidth_percent =VALUE",
                     arg);
     return -1;
 }
@@ -250,9 +259,20 @@ struct run {
 
 #define RUNS_MAX (1u << 14) /* open runs followed at once; more threads x streams go unadvised */
 
+/* The call sites of the latest batches, for their GPU times (which come a
+ * little after them): direct-mapped, a later batch takes the slot. */
+#define SITES 4096
+struct site {
+    uint64_t k[3]; /* host, process image key, batch id */
+    uint64_t caller;
+    bool used;
+};
+
 struct cbt_advisor {
     struct run *runs;
     size_t cap, n;
+    struct site *sites; /* SITES, made with the first batch */
+    uint64_t gpu_unjudged;
 };
 
 struct cbt_advisor *cbt_advisor_new(void) { return calloc(1, sizeof(struct cbt_advisor)); }
@@ -262,6 +282,7 @@ void cbt_advisor_free(struct cbt_advisor *v)
     if (!v)
         return;
     free(v->runs);
+    free(v->sites);
     free(v);
 }
 
@@ -400,6 +421,15 @@ size_t cbt_advice_batch(struct cbt_advisor *v, const struct cbt_where *w, const 
     const struct cbt_cost_table *t = &cbt_advice_table;
     if (s->off)
         return 0;
+    if (!v->sites)
+        v->sites = calloc(SITES, sizeof *v->sites);
+    if (v->sites) {
+        const uint64_t k[3] = {w->host, cbt_where_pkey(w), b->batch_id};
+        struct site *st = &v->sites[cbt_mix3(k) & (SITES - 1)];
+        memcpy(st->k, k, sizeof k);
+        st->caller = b->caller;
+        st->used = true;
+    }
     size_t n = run_step(v, w, b, out);
     if (ab->tiny >= s->tiny_copies) {
         /* packed into one copy, the tiny ones cost the driver one copy's
@@ -471,6 +501,53 @@ size_t cbt_advice_batch(struct cbt_advisor *v, const struct cbt_where *w, const 
     }
     return n;
 }
+
+/* ---------------------------------------------------------------- GPU time */
+
+size_t cbt_advice_gpu(struct cbt_advisor *v, const struct cbt_where *w, const struct cbt_ev_gpu *g,
+                      struct cbt_advice *out)
+{
+    const struct cbt_advice_settings *s = &cbt_advice_set;
+    const struct cbt_cost_table *t = &cbt_advice_table;
+    if (s->off || g->status != CBT_GPU_TIMED || !g->gpu_ns || g->bytes < s->low_bw_bytes)
+        return 0;
+    /* the table's figure for the batch's direction and source memory */
+    const int sc = cbt_mem_class(g->src_kind, 0), dc = cbt_mem_class(g->dst_kind, 0);
+    double peak;
+    if (sc == 'H' && dc == 'D')
+        peak = g->src_kind == CBT_MEM_HOST_PAGEABLE ? t->h2d_pageable : t->h2d;
+    else if (sc == 'D' && dc == 'H')
+        peak = t->d2h;
+    else if (sc == 'D' && dc == 'D' && g->src_device >= 0 && g->src_device == g->dst_device)
+        peak = t->d2d;
+    else
+        return 0; /* mixed, arrays, peers: no figure to hold it against */
+    if (!(peak > 0)) {
+        v->gpu_unjudged++;
+        return 0;
+    }
+    const double gibps = (double)g->bytes / (double)g->gpu_ns * 1e9 / 1073741824.0;
+    if (gibps * 100 >= peak * (double)s->low_bw_percent)
+        return 0;
+    struct cbt_batch b = {.batch_id = g->batch_id, .api = g->api, .stream = g->stream};
+    if (v->sites) {
+        const uint64_t k[3] = {w->host, cbt_where_pkey(w), g->batch_id};
+        const struct site *st = &v->sites[cbt_mix3(k) & (SITES - 1)];
+        if (st->used && !memcmp(st->k, k, sizeof k))
+            b.caller = st->caller;
+    }
+    struct cbt_where bw = *w;
+    bw.vtid = g->tid; /* the batch's thread, not the event's */
+    finding_of(out, &bw, &b, CBT_RULE_low_bandwidth);
+    out->f.value = (uint64_t)(gibps * 1024);
+    out->f.limit = (uint64_t)(peak * 1024);
+    const double at_peak = ns_at(g->bytes, peak);
+    out->f.saving = CBT_SAVING_TABLE;
+    out->f.saving_ns = (double)g->gpu_ns > at_peak ? (uint64_t)((double)g->gpu_ns - at_peak + 0.5) : 0;
+    return 1;
+}
+
+uint64_t cbt_advice_gpu_unjudged(const struct cbt_advisor *v) { return v->gpu_unjudged; }
 
 /* ---------------------------------------------------------------- words */
 

@@ -40,6 +40,8 @@ struct cbt_advice_settings {
     uint64_t overlap_bytes;     /* overlap_flag_large_copy: copies above this (128 KiB) */
     uint64_t same_device_bytes; /* same_device_engine_copy: copies of at least this (1 MiB) */
     uint64_t pageable_bytes;    /* pageable_source: a batch copying at least this from pageable memory (1 MiB) */
+    uint64_t low_bw_bytes;      /* low_bandwidth: GPU-timed batches of at least this (1 MiB) ... */
+    uint64_t low_bw_percent;    /* ... below this percentage of the table's bandwidth (50) */
 };
 extern struct cbt_advice_settings cbt_advice_set;
 
@@ -96,6 +98,15 @@ struct cbt_advice {
  * CBT_ADVICE_MAX, into out; returns how many. */
 size_t cbt_advice_batch(struct cbt_advisor *v, const struct cbt_where *w, const struct cbt_batch *b,
                         const struct cbt_advice_batch *ab, uint64_t ops_seen, struct cbt_advice *out);
+/* A batch's GPU time (the gpu_time event, joined with its batch): the
+ * low_bandwidth advice it draws, 1 or 0, into out.  Its call site is the
+ * batch's when the batch came not long before (a small table of the latest
+ * batches' call sites: cbt_advice_batch fills it). */
+size_t cbt_advice_gpu(struct cbt_advisor *v, const struct cbt_where *w, const struct cbt_ev_gpu *g,
+                      struct cbt_advice *out);
+/* GPU-timed batches the advisor could not judge for want of a cost table (low_bandwidth). */
+uint64_t cbt_advice_gpu_unjudged(const struct cbt_advisor *v);
+
 /* The runs still open at the end of the input: calls fn for each advice. */
 void cbt_advice_flush(struct cbt_advisor *v, void (*fn)(void *ctx, const struct cbt_advice *a), void *ctx);
 

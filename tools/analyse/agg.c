@@ -562,6 +562,9 @@ void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct
     struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
     p->gpu_events += g->status != CBT_GPU_CALL_FAILED; /* the batches forwarded with CUDA_SUCCESS */
     cbt_gpu_add(&a->gpu, w, g);
+    struct cbt_advice adv;
+    if (cbt_advice_gpu(a->advisor, w, g, &adv)) /* low_bandwidth */
+        cbt_agg_finding(a, &adv.w, &adv.f);
 }
 
 void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns)
@@ -663,6 +666,7 @@ void cbt_agg_totals(const struct cbt_agg *a, struct cbt_agg_totals *t)
 {
     *t = (struct cbt_agg_totals){
         .batches = a->batches, .ops = a->ops, .bytes = a->bytes, .driver_ns = a->driver_ns, .findings = a->findings, .advice = a->advice,
+        .advice_unjudged = a->advice_unjudged + cbt_advice_gpu_unjudged(a->advisor),
         .failed = a->failed, .refused = a->refused, .refused_in_capture = a->refused_in_capture,
         .no_driver = a->no_driver, .discarded_events = a->discarded_events,
         .discarded_packets = a->discarded_packets, .discarded_unknown = a->discarded_unknown,
@@ -890,6 +894,7 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     }
     w->findings += p->findings;
     w->advice += p->advice;
+    w->advice_unjudged += p->advice_unjudged + cbt_advice_gpu_unjudged(p->advisor);
     struct cbt_read_stats *r = &w->rs;
     const struct cbt_read_stats *s = &p->rs;
     r->inline_checked += s->inline_checked;

@@ -80,6 +80,7 @@ struct cbt_rule_tally {
 struct cbt_agg_totals {
     uint64_t batches, ops, bytes, driver_ns, findings; /* findings: advice left out */
     uint64_t advice;                                    /* findings of severity advice */
+    uint64_t advice_unjudged; /* GPU-timed batches low_bandwidth could not judge: no cost table figure */
     uint64_t failed, refused, refused_in_capture, no_driver; /* batches */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
     uint64_t orphan_ops, incomplete_batches, pending_overflow;

@@ -44,6 +44,7 @@ struct cbt_agg {
     struct cbt_rule_tally rules[CBT_RULE_COUNT + 1];
     uint64_t findings; /* advice left out */
     uint64_t advice;   /* findings of severity advice */
+    uint64_t advice_unjudged; /* of merged parts: cbt_advice_gpu_unjudged */
     struct cbt_advisor *advisor;
     struct cbt_read_stats rs;
     /* batches in flight */

@@ -319,6 +319,7 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
     json_t *adv = json_object();
     json_object_set_new(adv, "count", JI(t.advice));
     json_object_set_new(adv, "off", json_boolean(cbt_advice_set.off));
+    json_object_set_new(adv, "gpu_unjudged", JI(t.advice_unjudged));
     const struct cbt_cost_table *ct = &cbt_advice_table;
     json_object_set_new(adv, "cost_table",
                         ct->loaded ? json_pack("{s:s, s:s, s:s, s:s}", "path", ct->path, "gpu", ct->gpu, "driver",
@@ -326,12 +327,13 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
                                    : json_null());
     const struct cbt_advice_settings *st = &cbt_advice_set;
     json_object_set_new(adv, "thresholds",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "run_calls", (json_int_t)st->run_calls,
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "run_calls", (json_int_t)st->run_calls,
                                   "run_copies", (json_int_t)st->run_copies, "run_gap_ns", (json_int_t)st->run_gap_ns,
                                   "tiny_bytes", (json_int_t)st->tiny_bytes, "tiny_copies", (json_int_t)st->tiny_copies,
                                   "huge_copies", (json_int_t)st->huge_copies, "overlap_bytes",
                                   (json_int_t)st->overlap_bytes, "same_device_bytes", (json_int_t)st->same_device_bytes,
-                                  "pageable_bytes", (json_int_t)st->pageable_bytes));
+                                  "pageable_bytes", (json_int_t)st->pageable_bytes, "low_bandwidth_bytes",
+                                  (json_int_t)st->low_bw_bytes, "low_bandwidth_percent", (json_int_t)st->low_bw_percent));
     json_object_set_new(adv, "rules", aa);
     json_object_set_new(root, "advice", adv);
     cbt_tables_free(&ts);

@@ -473,11 +473,17 @@ static void print_advice_text(FILE *out, struct cbt_agg *a, const struct cbt_agg
     char table[800];
     if (cbt_advice_set.off || !n) { /* one line: the first screen stays short */
         fprintf(out, "# Advice: %s\n", cbt_advice_set.off ? "off (--advice off)" : "none");
+        if (t->advice_unjudged && !cbt_advice_set.off)
+            fprintf(out, "# low_bandwidth: %" PRIu64 " GPU-timed batches not judged: no measured cost table\n",
+                    t->advice_unjudged);
         return;
     }
     fprintf(out, "\n# Advice: %" PRIu64 " in %u rule%s: what to change, and what it would save\n", t->advice, n,
             n == 1 ? "" : "s");
     fprintf(out, "# cost table: %s\n", cbt_advice_table_say(table, sizeof table));
+    if (t->advice_unjudged)
+        fprintf(out, "# low_bandwidth: %" PRIu64 " GPU-timed batches not judged: no measured cost table\n",
+                t->advice_unjudged);
     /* Rule | Count | First call site | Estimated saving */
     char sites[CBT_RULE_COUNT][1024], savings[CBT_RULE_COUNT][200], counts[CBT_RULE_COUNT][24];
     size_t w[4] = {4, 5, 15, 16};
