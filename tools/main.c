@@ -201,7 +201,8 @@ static const char usage_check[] =
 
 static const char usage_rules[] =
     "Usage: cubatchtrace rules\n"
-    "List the validator's rules: name, severity and one line of explanation.\n";
+    "List the validator's rules and the advice rules: name, severity and one line\n"
+    "of explanation.\n";
 
 /* ---------------------------------------------------------------- options */
 
@@ -473,7 +474,8 @@ static int cmd_rules(int argc, char **argv)
         if (strlen(cbt_rules[i].name) > w)
             w = strlen(cbt_rules[i].name);
     printf("# The rules of the cubatchtrace validator (%d). Severity: error = the driver rejects the batch or\n"
-           "# crashes; hazard = accepted, but the result is undefined; warning = accepted, but slow or ignored.\n",
+           "# crashes; hazard = accepted, but the result is undefined; warning = accepted, but slow or ignored;\n"
+           "# advice = correct, but what to change and what it would save (the tool's, from many ops or batches).\n",
            (int)CBT_RULE_COUNT);
     printf("%-*s | %-8s | %s\n", (int)w, "Rule", "Severity", "Explanation");
     for (unsigned i = 0; i < CBT_RULE_COUNT; i++)

@@ -175,6 +175,27 @@ printf '{"waivers": [{"rule": "unbatched_run", "function": "gen_site_a", "reason
 is "$?" 0 "a waiver covers the advice: --fail-on advice passes"
 grep -q '^# waived (batched elsewhere): advice unbatched_run: ' "$CBT_TMP/chk.txt"; ok $? "the waived advice is a comment line"
 
+# ---- report: the advice table, as the summary JSON has it (report-dom.py checks it cell for cell in a browser's DOM)
+"$CBT" report --no-plots -o "$CBT_TMP/page.html" $(pids_of run12) $(pids_of tiny) "$T" >/dev/null 2>&1
+is "$?" 0 "report --no-plots of two processes with advice"
+is "$("$PYTHON3" -c '
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    rows, cell, inside, text = [], None, False, ""
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and dict(attrs).get("id") == "table-advice": self.inside = True
+        elif self.inside and tag == "tr": self.rows.append([])
+        elif self.inside and tag == "td": self.text = ""; self.cell = True
+    def handle_endtag(self, tag):
+        if tag == "table": self.inside = False
+        elif self.inside and tag == "td": self.rows[-1].append(self.text); self.cell = None
+    def handle_data(self, data):
+        if self.cell: self.text += data
+p = P(); p.feed(open(sys.argv[1], encoding="utf-8").read())
+print(" ".join("%s:%s:%s" % (r[0], r[1], r[4]) for r in p.rows if r))' "$CBT_TMP/page.html")" \
+   "unbatched_run:1:11.0 µs of host time, measured in the trace tiny_copies:1:990 ns of host time, measured in the trace" \
+   "the report's advice table: rule, count and estimated saving"
+
 # ---- the defaults cubatchtrace(1) documents are those the summary uses
 is "$("$CBT" summary --json $(pids_of clean) "$T" 2>/dev/null | "$PYTHON3" -c '
 import json, re, sys

@@ -5,7 +5,8 @@
 # itself counts of the batches it issued, the overlapping batch must show up
 # as the one overlap_dst_dst finding (found when the trace is read: the shim
 # validates nothing in observe mode), and `check` must turn that into exit 1
-# (default threshold hazard) but exit 0 with --fail-on error.
+# (default threshold hazard) but exit 0 with --fail-on error.  Its good
+# batches draw no advice; examples/advice draws each of its four once.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -79,4 +80,20 @@ grep -q 'overlap_dst_dst' "$CBT_TMP/check.out"; ok $? "check names the finding"
 grep '^hazard overlap_dst_dst' "$CBT_TMP/check.out" | grep -q " caller=demo.c:$line (batch, "; ok $? "check names its call site demo.c:$line"
 "$CBT" check --fail-on error "$CBT_TMP/demo" >/dev/null 2>&1
 is "$?" 0 "check --fail-on error exits 0: no error finding"
+
+# examples/advice: each pattern draws its advice once (the fix that follows it draws none)
+ADV="$top_builddir/examples/advice"
+"$CBT" run -o "$CBT_TMP/advice" --json -- "$ADV" >"$CBT_TMP/advice.json" 2>"$CBT_TMP/advice.err"
+is "$?" 0 "cubatchtrace run -- examples/advice exits 0"
+grep -q '^advice: all checked bytes arrived$' "$CBT_TMP/advice.err"; ok $? "examples/advice: every checked byte arrived"
+# its own process (by name: `run` records every process of the user)
+pid=$("$CBT" summary --json --by process "$CBT_TMP/advice" 2>/dev/null | "$PYTHON3" -c '
+import json, sys
+print([r["name"].split()[2] for r in json.load(sys.stdin)["by_process"] if r["name"].endswith(" advice")][0])')
+is "$("$CBT" summary --json --pid "$pid" "$CBT_TMP/advice" 2>/dev/null | "$PYTHON3" -c '
+import json, sys
+a = json.load(sys.stdin)["advice"]
+print(" ".join("%s:%d" % (r["rule"], r["count"]) for r in a["rules"]))')" \
+   "unbatched_run:1 tiny_copies:1 overlap_flag_large_copy:1 pageable_source:1" \
+   "examples/advice: unbatched_run, tiny_copies, overlap_flag_large_copy and pageable_source, once each"
 done_testing
