@@ -21,6 +21,8 @@ gen_run tiny n=1,ops=100,bytes=1024
 gen_run tiny63 n=1,ops=63,bytes=1024
 gen_run tiny4k n=1,ops=100,bytes=4096
 gen_run huge n=1,ops=101,bytes=8192
+gen_run huge16k n=1,ops=16384,bytes=8192
+gen_run huge16k1 n=1,ops=16385,bytes=8192
 gen_run ovl n=1,ops=2,bytes=262144,opflags=1
 gen_run ovl128 n=1,ops=2,bytes=131072,opflags=1
 gen_run noflag n=1,ops=2,bytes=262144
@@ -71,6 +73,8 @@ is "$(words tiny tiny_copies)" \
 is "$(advice tiny63)" "" "63 tiny copies: below tiny_copies (64), no advice"
 is "$(advice tiny4k)" "" "copies of 4096 bytes are not tiny (less than tiny_bytes, 4096)"
 is "$(advice huge)" "" "101 copies: far below huge_copies (16384)"
+is "$(advice huge16k)" "" "16384 copies: not more than huge_copies, no advice"
+is "$(advice huge16k1)" "huge_batch:1:None" "16385 copies: huge_batch at the default threshold"
 is "$(advice huge --advice huge_copies=100)" "huge_batch:1:None" "--advice huge_copies=100: huge_batch, a risk (no saving)"
 is "$(words huge huge_batch --advice huge_copies=100)" \
    "the batch has 101 ops, more than 100; estimated saving: none: a risk, not a cost" "huge_batch in words"
