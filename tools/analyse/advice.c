@@ -217,7 +217,7 @@ void cbt_advice_op(struct cbt_advice_batch *b, const struct cbt_ops *o, uint32_t
     const struct cbt_advice_settings *s = &cbt_advice_set;
     const uint64_t by = o->bytes[i], at = o->first + i;
     const int sc = cbt_mem_class(o->src_mem[i], o->src_type[i]), dc = cbt_mem_class(o->dst_mem[i], o->dst_type[i]);
-    if (by < s->tiny_bytes)
+    if (by && by < s->tiny_bytes) /* 0: an array copy of an unknown element size */
         b->tiny++;
     if (o->order[i] == CBT_ORDER_ANY) {
         if (sc == 'D' && !b->any_dev++)
@@ -453,18 +453,14 @@ size_t cbt_advice_batch(struct cbt_advisor *v, const struct cbt_where *w, const 
         out[n].f.op = ab->overlap_first;
         out[n].f.value = ab->overlap;
         out[n].f.limit = s->overlap_bytes;
+        /* per direction; unknown as a whole when a direction's figures lack */
         const double slow[3] = {t->h2d_overlap, t->d2h_overlap, t->d2d_overlap}, fast[3] = {t->h2d, t->d2h, t->d2d};
-        out[n].f.saving = CBT_SAVING_TABLE;
-        for (int d = 0; d < 3; d++)
-            if (ab->overlap_bytes[d]) {
-                struct cbt_batch_finding one = {0};
-                table_saving(&one, ab->overlap_bytes[d], slow[d], fast[d]);
-                if (one.saving == CBT_SAVING_NO_TABLE)
-                    out[n].f.saving = CBT_SAVING_NO_TABLE;
-                out[n].f.saving_ns += one.saving_ns;
-            }
-        if (out[n].f.saving == CBT_SAVING_NO_TABLE)
-            out[n].f.saving_ns = 0;
+        struct cbt_batch_finding sum = {.saving = CBT_SAVING_TABLE};
+        for (int d = 0; d < 3 && sum.saving == CBT_SAVING_TABLE; d++)
+            if (ab->overlap_bytes[d])
+                table_saving(&sum, ab->overlap_bytes[d], slow[d], fast[d]);
+        out[n].f.saving = sum.saving;
+        out[n].f.saving_ns = sum.saving == CBT_SAVING_TABLE ? sum.saving_ns : 0;
         n++;
     }
     if (ab->any_dev) {

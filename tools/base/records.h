@@ -76,14 +76,21 @@ struct cbt_ops {
     uint64_t bytes[CBT_CHUNK];
 };
 
-/* What an advice's estimated saving rests on (analyse/advice.c). */
+/* What an advice's estimated saving rests on (analyse/advice.c); the names
+ * are those of the JSON outputs (saving_from). */
 enum cbt_saving {
-    CBT_SAVING_NONE,     /* not an advice */
-    CBT_SAVING_RISK,     /* a risk, not a cost: nothing to save */
-    CBT_SAVING_TRACE,    /* host time the trace measured (the driver's time of the calls) */
-    CBT_SAVING_TABLE,    /* GPU time from the cost table (--advice-costs) */
-    CBT_SAVING_NO_TABLE, /* GPU time, but no measured cost table was given */
+    CBT_SAVING_NONE,     /* "none": not an advice */
+    CBT_SAVING_RISK,     /* "risk": a risk, not a cost: nothing to save */
+    CBT_SAVING_TRACE,    /* "trace": host time the trace measured (the driver's time of the calls) */
+    CBT_SAVING_TABLE,    /* "table": GPU time from the cost table (--advice-costs) */
+    CBT_SAVING_NO_TABLE, /* "no_table": GPU time, but no measured cost table (or not its figure) */
+    CBT_SAVING_COUNT_
 };
+static inline const char *cbt_saving_name(unsigned v)
+{
+    static const char *const names[CBT_SAVING_COUNT_] = {"none", "risk", "trace", "table", "no_table"};
+    return v < CBT_SAVING_COUNT_ ? names[v] : "?";
+}
 
 /* A finding with where it belongs (the validator's struct cbt_finding, located). */
 struct cbt_batch_finding {

@@ -226,8 +226,6 @@ static json_t *tally_json(struct cbt_agg *a, unsigned k, const struct cbt_rule_t
     return o;
 }
 
-static const char *const saving_names[] = {"none", "risk", "trace", "table", "no_table"};
-
 json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int ninputs)
 {
     cbt_agg_finish(a);
@@ -308,7 +306,7 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
             json_t *on = json_array();
             for (unsigned b = CBT_SAVING_RISK; b <= CBT_SAVING_NO_TABLE; b++)
                 if (f->saving_kinds & (1u << b))
-                    json_array_append_new(on, json_string(saving_names[b]));
+                    json_array_append_new(on, json_string(cbt_saving_name(b)));
             json_object_set_new(o, "saving_from", on);
             json_object_set_new(o, "saving_words", json_string(cbt_advice_savings_say(f->saving_kinds, f->saving_ns,
                                                                                        sv, sizeof sv)));
