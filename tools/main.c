@@ -114,7 +114,7 @@ static const char usage_main[] =
     "  timeline -o FILE [OPTIONS] TRACE...  write a Chrome trace-event file (ui.perfetto.dev)\n"
     "  report -o FILE.html TRACE...       the summary as one HTML page with plots (gnuplot)\n"
     "  export -o FILE.sqlite TRACE...     every batch, op and finding as SQLite tables (or CSV)\n"
-    "  rules                              the validator's rules, one line each\n"
+    "  rules                              the rules (validator and advice), one line each\n"
     "\n"
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
 
