@@ -312,9 +312,14 @@ const char *cbt_finding_words(const struct cbt_finding *f, const CUDA_MEMCPY3D_B
             put(&b, "%s more than %" PRIu64 " bytes with PREFER_OVERLAP_WITH_COMPUTE", v == 1 ? "moves" : "move", l);
         else if (f->rule == CBT_RULE_same_device_engine_copy)
             put(&b, "%s %" PRIu64 " bytes or more from device to device within one GPU", v == 1 ? "copies" : "copy", l);
+        else if (f->rule == CBT_RULE_any_order_device_source)
+            put(&b, "%s a device or managed source with srcAccessOrder ANY (whether work on the stream was still "
+                    "writing it is not in the trace)",
+                v == 1 ? "reads" : "read");
         else
-            put(&b, "%s a %s source with srcAccessOrder ANY", v == 1 ? "reads" : "read",
-                f->rule == CBT_RULE_any_order_device_source ? "device or managed" : "host");
+            put(&b, "%s a host source with srcAccessOrder ANY (whether it was freed or changed before the stream "
+                    "passed the copy is not in the trace)",
+                v == 1 ? "reads" : "read");
         break;
     }
     case CBT_RULE_low_bandwidth:

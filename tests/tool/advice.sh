@@ -86,9 +86,12 @@ is "$(advice ovl128)" "" "the flag on copies of 128 KiB: not above overlap_bytes
 is "$(advice noflag)" "" "copies of 256 KiB without the flag: no advice"
 is "$(advice anyd)" "any_order_device_source:1:None" "ANY on a device source: any_order_device_source"
 is "$(words anyd any_order_device_source)" \
-   "1 op (op 0) reads a device or managed source with srcAccessOrder ANY; estimated saving: none: a risk, not a cost" \
+   "1 op (op 0) reads a device or managed source with srcAccessOrder ANY (whether work on the stream was still writing it is not in the trace); estimated saving: none: a risk, not a cost" \
    "any_order_device_source in words"
 is "$(advice anyh)" "deferred_host_source:1:None" "ANY on a pinned host source: deferred_host_source"
+is "$(words anyh deferred_host_source)" \
+   "1 op (op 0) reads a host source with srcAccessOrder ANY (whether it was freed or changed before the stream passed the copy is not in the trace); estimated saving: none: a risk, not a cost" \
+   "deferred_host_source in words: what the trace cannot tell"
 is "$(advice pinned)" "" "STREAM on a pinned host source (the ordinary copy): no advice"
 is "$(advice pg)" "pageable_source:1:None" "2 MiB from pageable memory: pageable_source"
 is "$(words pg pageable_source)" \

@@ -180,7 +180,8 @@ int main(void)
         {CBT_RULE_overlap_flag_large_copy, CBT_SIDE_NONE, 2, N, 3, 131072, 0,
          "3 ops (the first: op 2) move more than 131072 bytes with PREFER_OVERLAP_WITH_COMPUTE"},
         {CBT_RULE_any_order_device_source, CBT_SIDE_SRC, 0, N, 1, 0, 0,
-         "1 op (op 0) reads a device or managed source with srcAccessOrder ANY"},
+         "1 op (op 0) reads a device or managed source with srcAccessOrder ANY (whether work on the stream was "
+         "still writing it is not in the trace)"},
     };
     for (size_t k = 0; k < sizeof exact / sizeof *exact; k++) {
         struct cbt_finding f = {.rule = (uint16_t)exact[k].rule, .side = (uint8_t)exact[k].side, .op = exact[k].op,
