@@ -4,7 +4,8 @@
  * would buy (the rules of severity advice, catalog.h; docs/rules.md).
  *
  * The aggregate (agg.c) hands it each op of a batch (cbt_advice_op, a few
- * comparisons) and each batch once whole (cbt_advice_batch); it answers with
+ * comparisons), each batch once whole (cbt_advice_batch) and each batch's
+ * GPU time (cbt_advice_gpu, for low_bandwidth); it answers with
  * findings of severity advice, each with its estimated saving (struct
  * cbt_batch_finding's saving_ns and saving), which agg.c counts like any
  * finding.  Runs of small batches (unbatched_run) are followed per thread
