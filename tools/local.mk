@@ -32,6 +32,7 @@ tools_cubatchtrace_SOURCES = \
 	tools/export.c tools/render/sqlite.c tools/render/sqlite.h tools/render/csv.c tools/render/csv.h \
 	tools/guard.c tools/guard.h tools/parallel.c tools/parallel.h tools/relay.c tools/relay.h tools/session.c tools/session.h \
 	tools/analyse/agg.c tools/analyse/agg.h tools/analyse/agg_internal.h tools/analyse/agg_out.c \
+	tools/analyse/advice.c tools/analyse/advice.h \
 	tools/analyse/ktab.c tools/analyse/ktab.h tools/analyse/classes.h tools/analyse/agg_gpu.h tools/analyse/agg_gpu.c \
 	tools/analyse/callsite.c tools/analyse/callsite.h tools/analyse/tables.c tools/analyse/tables.h \
 	tools/analyse/hosts.c tools/analyse/hosts.h tools/analyse/waivers.c tools/analyse/waivers.h \
@@ -94,6 +95,7 @@ TOOL_TESTS = \
 	tests/tool/callsite.sh \
 	tests/tool/stack.sh \
 	tests/tool/check-formats.sh \
+	tests/tool/advice.sh \
 	tests/tool/findings-words.sh \
 	tests/tool/run-window.sh \
 	tests/tool/run-json.sh \

@@ -44,6 +44,7 @@
  * analyse/, the aggregate
  *   agg.c       streaming aggregation in bounded tables, pairing
  *   agg_out.c   the aggregate as what the reader hands its results to
+ *   advice.c    the advice rules: what to change in the batches, and what it saves
  *   agg_gpu.c   GPU time of the batches (gpu_time events): its tables, over time
  *   ktab.c      keys of three words: their index, and on it the bounded tables
  *               (processes, threads, streams, call sites)
@@ -79,6 +80,7 @@
 
 #include <cubatchtrace/catalog.h>
 
+#include "analyse/advice.h"
 #include "analyse/agg.h"
 #include "analyse/callsite.h"
 #include "commands.h"
@@ -112,7 +114,7 @@ static const char usage_main[] =
     "  timeline -o FILE [OPTIONS] TRACE...  write a Chrome trace-event file (ui.perfetto.dev)\n"
     "  report -o FILE.html TRACE...       the summary as one HTML page with plots (gnuplot)\n"
     "  export -o FILE.sqlite TRACE...     every batch, op and finding as SQLite tables (or CSV)\n"
-    "  rules                              the validator's rules, one line each\n"
+    "  rules                              the rules (validator and advice), one line each\n"
     "\n"
     "`cubatchtrace COMMAND --help` describes each command; see also cubatchtrace(1).\n";
 
@@ -124,7 +126,8 @@ static const char usage_main[] =
 static const char usage_summary[] =
     "Usage: cubatchtrace summary [--json | --output-json FILE | --raw] [--all]\n"
     "                            [--by WHAT]... [--pid PID]... [--jobs N] [--refresh S]\n"
-    "                            [--skip-frames LIB]... [--begin TIME] [--end TIME] TRACE...\n"
+    "                            [--skip-frames LIB]... [--advice NAME=V]... [--advice-costs FILE]\n"
+    "                            [--begin TIME] [--end TIME] TRACE...\n"
     "Summarise the cubatchtrace events of one or more traces: the totals, the call\n"
     "sites, the directions of the copies, and the findings (each rule's first one,\n"
     "most serious first, where it was made and what to change); --all for every table.\n"
@@ -150,6 +153,7 @@ static const char usage_summary[] =
     "                    (default: one per CPU); the summary is the same for any N\n"
     "  --refresh S       live URLs: also print the summary so far every S seconds;\n"
     "                    the final one follows when the sessions end\n"
+    CBT_USAGE_ADVICE
     CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
     "\n" USAGE_READING
@@ -160,15 +164,16 @@ static const char usage_summary[] =
 static const char usage_check[] =
     "Usage: cubatchtrace check [--fail-on SEVERITY] [--format FMT] [--source-root DIR] [--waivers FILE]\n"
     "                          [--allow-discarded] [--skip-frames LIB]... [--pid PID]...\n"
-    "                          [--begin TIME] [--end TIME] TRACE...\n"
+    "                          [--advice NAME=V]... [--advice-costs FILE] [--begin TIME] [--end TIME] TRACE...\n"
     "Print every validator finding recorded in the traces, one line each, with where\n"
     "it happened (host, pid, tid, batch, op, caller: FILE:LINE where known), what is\n"
     "wrong in words and what to change (fix: ...).  A trace recorded with\n"
     "`run --stack N` names the caller's callers too (SITE <- CALLER <- ...; JSON\n"
     "`callers`, SARIF relatedLocations).\n"
     "\n"
-    "  --fail-on SEV     error, hazard (default) or warning: exit 1 when a finding\n"
-    "                    of this severity or a more serious one exists, not waived\n"
+    "  --fail-on SEV     error, hazard (default), warning or advice: exit 1 when a\n"
+    "                    finding of this severity or a more serious one exists,\n"
+    "                    not waived (advice is listed, but counts only here)\n"
     "  --format FMT      text (default), json (docs/json-schema.md) or sarif\n"
     "                    (SARIF 2.1.0, for code-scanning services)\n"
     "  --source-root DIR SARIF: source paths relative to DIR (uriBaseId SRCROOT;\n"
@@ -179,6 +184,7 @@ static const char usage_check[] =
     "  --allow-discarded do not fail when the tracer lost events or packets\n"
     "  --skip-frames LIB place each finding at the first frame of its stack (run\n"
     "                    --stack N) outside LIB (e.g. libfoo.so); repeatable\n"
+    CBT_USAGE_ADVICE
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
@@ -195,7 +201,8 @@ static const char usage_check[] =
 
 static const char usage_rules[] =
     "Usage: cubatchtrace rules\n"
-    "List the validator's rules: name, severity and one line of explanation.\n";
+    "List the validator's rules and the advice rules: name, severity and one line\n"
+    "of explanation.\n";
 
 /* ---------------------------------------------------------------- options */
 
@@ -259,7 +266,8 @@ static int cmd_summary(int argc, char **argv)
         {"refresh", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'}, {"end", required_argument, NULL, 'E'},
         {"raw", no_argument, NULL, 'r'}, {"all", no_argument, NULL, 'A'},
-        {"output-json", required_argument, NULL, 'O'}, {"skip-frames", required_argument, NULL, 'K'}, {0, 0, 0, 0},
+        {"output-json", required_argument, NULL, 'O'}, {"skip-frames", required_argument, NULL, 'K'},
+        {"advice", required_argument, NULL, 1001}, {"advice-costs", required_argument, NULL, 1002}, {0, 0, 0, 0},
     };
     struct cbt_summary_job j = {.json = false, .live_fd = -1};
     int64_t *pids = NULL;
@@ -274,6 +282,8 @@ static int cmd_summary(int argc, char **argv)
         case 'r': j.raw = true; break;
         case 'A': j.by |= CBT_BY_ALL; break;
         case 'K': cbt_callsite_skip(optarg); break;
+        case 1001: if (cbt_advice_option(optarg) != 0) goto out; break;
+        case 1002: if (cbt_advice_costs(optarg) != 0) goto out; break;
         case 'b': if (parse_by(optarg, &j.by) != 0) goto out; break;
         case 'p': if (cbt_parse_pid(optarg, &pids, &npids) != 0) goto out; break;
         case 'J':
@@ -348,7 +358,7 @@ static int check_read(void *arg)
         cbt_findings_flush(out);
         struct cbt_check_totals t = {.threshold = (unsigned)j->threshold, .allow_discarded = j->allow_discarded};
         t.findings = cbt_agg_findings_total(a);
-        for (unsigned s = 0; s < 3; s++)
+        for (unsigned s = 0; s < 4; s++)
             t.by_severity[s] = cbt_agg_findings_at_or_above(a, s) - (s ? cbt_agg_findings_at_or_above(a, s - 1) : 0);
         t.waived = cbt_findings_waived(out);
         t.serious = cbt_agg_findings_at_or_above(a, t.threshold) - cbt_findings_waived_at_or_above(out, t.threshold);
@@ -378,7 +388,8 @@ static int cmd_check(int argc, char **argv)
         {"pid", required_argument, NULL, 'p'},     {"format", required_argument, NULL, 'F'},
         {"waivers", required_argument, NULL, 'w'}, {"help", no_argument, NULL, 'h'},
         {"begin", required_argument, NULL, 'B'},   {"end", required_argument, NULL, 'E'},
-        {"source-root", required_argument, NULL, 'S'}, {"skip-frames", required_argument, NULL, 'K'}, {0, 0, 0, 0},
+        {"source-root", required_argument, NULL, 'S'}, {"skip-frames", required_argument, NULL, 'K'},
+        {"advice", required_argument, NULL, 1001}, {"advice-costs", required_argument, NULL, 1002}, {0, 0, 0, 0},
     };
     struct check_job j = {.threshold = CBT_SEV_HAZARD, .format = CBT_CHECK_TEXT};
     int64_t *pids = NULL;
@@ -390,7 +401,7 @@ static int cmd_check(int argc, char **argv)
         switch (c) {
         case 'f':
             if ((j.threshold = parse_severity(optarg)) < 0) {
-                cbt_usage_error("--fail-on %s: expected error, hazard or warning", optarg);
+                cbt_usage_error("--fail-on %s: expected error, hazard, warning or advice", optarg);
                 goto out;
             }
             break;
@@ -400,6 +411,9 @@ static int cmd_check(int argc, char **argv)
         case 'E': end = optarg; break;
         case 'S': j.source_root = optarg; break;
         case 'K': cbt_callsite_skip(optarg); break;
+        case 1001: if (cbt_advice_option(optarg) != 0) { rc = CHECK_UNREADABLE; goto out; }; break;
+        case 1002: if (cbt_advice_costs(optarg) != 0) { rc = CHECK_UNREADABLE; goto out; }; break;
+
         case 'F':
             if (strcmp(optarg, "text") == 0)
                 j.format = CBT_CHECK_TEXT;
@@ -460,7 +474,8 @@ static int cmd_rules(int argc, char **argv)
         if (strlen(cbt_rules[i].name) > w)
             w = strlen(cbt_rules[i].name);
     printf("# The rules of the cubatchtrace validator (%d). Severity: error = the driver rejects the batch or\n"
-           "# crashes; hazard = accepted, but the result is undefined; warning = accepted, but slow or ignored.\n",
+           "# crashes; hazard = accepted, but the result is undefined; warning = accepted, but slow or ignored;\n"
+           "# advice = correct, but what to change and what it would save (the tool's, from many ops or batches).\n",
            (int)CBT_RULE_COUNT);
     printf("%-*s | %-8s | %s\n", (int)w, "Rule", "Severity", "Explanation");
     for (unsigned i = 0; i < CBT_RULE_COUNT; i++)

@@ -28,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "analyse/advice.h"
 #include "analyse/agg.h"
 #include "commands.h"
 #include "guard.h"
@@ -40,6 +41,7 @@
 
 static const char usage_report[] =
     "Usage: cubatchtrace report -o FILE.html [--no-plots] [--pid PID]... [--jobs N]\n"
+    "                           [--advice NAME=V]... [--advice-costs FILE]\n"
     "                           [--begin TIME] [--end TIME] TRACE...\n"
     "       cubatchtrace report -o FILE.html [--no-plots] --from-json SUMMARY.json\n"
     "Write the summary of the traces as one HTML page that works offline: its\n"
@@ -54,6 +56,7 @@ static const char usage_report[] =
     "                    of reading traces\n"
     "  --pid PID         only events of this process id (vpid); repeatable\n"
     "  --jobs N          read up to N trace directories at once, one thread each\n"
+    CBT_USAGE_ADVICE
     CBT_USAGE_WINDOW
     "  -h, --help        this text\n"
     "\n"
@@ -109,6 +112,7 @@ int cbt_cmd_report(int argc, char **argv)
         {"from-json", required_argument, NULL, 'F'}, {"pid", required_argument, NULL, 'p'},
         {"jobs", required_argument, NULL, 'J'},    {"begin", required_argument, NULL, 'B'},
         {"end", required_argument, NULL, 'E'},     {"help", no_argument, NULL, 'h'},
+        {"advice", required_argument, NULL, 1001}, {"advice-costs", required_argument, NULL, 1002},
         {0, 0, 0, 0},
     };
     struct report_job j = {.jobs = 0};
@@ -137,6 +141,8 @@ int cbt_cmd_report(int argc, char **argv)
         }
         case 'B': begin = optarg; break;
         case 'E': end = optarg; break;
+        case 1001: if (cbt_advice_option(optarg) != 0) goto done; break;
+        case 1002: if (cbt_advice_costs(optarg) != 0) goto done; break;
         case 'h': fputs(usage_report, stdout); rc = 0; goto done;
         default: cbt_option_error("report", c, argv, opts); goto done;
         }

@@ -37,6 +37,7 @@
 #include "render/json.h"
 #include "read/reader.h"
 #include "relay.h"
+#include "analyse/advice.h"
 #include "session.h"
 #include "render/text.h"
 #include "base/util.h"
@@ -75,6 +76,9 @@ static const char usage_run[] =
     "                        N frames (1 to 16), named file:line by the findings\n"
     "      --skip-frames LIB place batches and findings at the first frame outside\n"
     "                        LIB (repeatable; e.g. libfoo.so; with --stack)\n"
+    "      --advice NAME=V   an advice threshold (cubatchtrace(1)), or `off`; repeatable\n"
+    "      --advice-costs FILE  the cost table of the advice's savings\n"
+    "                        (bench/advice-costs.sh makes it on a GPU machine)\n"
     "      --json            print the summary as JSON (docs/json-schema.md); the\n"
     "                        program's standard output then goes to standard error,\n"
     "                        so that ours is the JSON alone\n"
@@ -160,7 +164,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
         {"session", required_argument, NULL, 'E'}, {"gpu-time", no_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'}, {"raw", no_argument, NULL, 'A'},
         {"output-json", required_argument, NULL, 'O'}, {"stack", required_argument, NULL, 'K'},
-        {"skip-frames", required_argument, NULL, 'F'}, {0, 0, 0, 0},
+        {"skip-frames", required_argument, NULL, 'F'}, {"advice", required_argument, NULL, 1001},
+        {"advice-costs", required_argument, NULL, 1002}, {0, 0, 0, 0},
     };
     *o = (struct run_opts){.subbuf = DEFAULT_SUBBUF, .nsubbuf = DEFAULT_NUM_SUBBUF};
     int c;
@@ -201,6 +206,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
             break;
         }
         case 'F': cbt_callsite_skip(optarg); break;
+        case 1001: if (cbt_advice_option(optarg) != 0) return 2; break;
+        case 1002: if (cbt_advice_costs(optarg) != 0) return 2; break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return cbt_option_error("run", c, argv, opts);
         }

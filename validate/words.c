@@ -286,6 +286,52 @@ const char *cbt_finding_words(const struct cbt_finding *f, const CUDA_MEMCPY3D_B
         put(&b, "the driver returned CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: the stream was being captured, and the "
                 "copy is not in the graph");
         break;
+    /* Advice (the tool's, from many ops or batches): value is how many, limit the threshold; what it
+     * would save is the tool's to say after these words. */
+    case CBT_RULE_unbatched_run:
+        put(&b, "%" PRIu64 " calls in a row on one stream and thread, each of at most %" PRIu64 " %s", v, l,
+            copies ? (l == 1 ? "copy" : "copies") : (l == 1 ? "op" : "ops"));
+        break;
+    case CBT_RULE_tiny_copies:
+        put(&b, "%" PRIu64 " %s of the batch move less than %" PRIu64 " bytes each", v, copies ? "copies" : "ops", l);
+        break;
+    case CBT_RULE_huge_batch:
+        put(&b, "the batch has %" PRIu64 " %s, more than %" PRIu64, v, copies ? "copies" : "ops", l);
+        break;
+    case CBT_RULE_overlap_flag_large_copy:
+    case CBT_RULE_any_order_device_source:
+    case CBT_RULE_deferred_host_source:
+    case CBT_RULE_same_device_engine_copy: {
+        const char *u = copies ? "copy" : "op";
+        put(&b, "%" PRIu64 " %s ", v, v == 1 ? u : copies ? "copies" : "ops");
+        if (v == 1)
+            put(&b, "(%s %" PRIu64 ") ", u, f->op);
+        else
+            put(&b, "(the first: %s %" PRIu64 ") ", u, f->op);
+        if (f->rule == CBT_RULE_overlap_flag_large_copy)
+            put(&b, "%s more than %" PRIu64 " bytes with PREFER_OVERLAP_WITH_COMPUTE", v == 1 ? "moves" : "move", l);
+        else if (f->rule == CBT_RULE_same_device_engine_copy)
+            put(&b, "%s %" PRIu64 " bytes or more from device to device within one GPU", v == 1 ? "copies" : "copy", l);
+        else if (f->rule == CBT_RULE_any_order_device_source)
+            put(&b, "%s a device or managed source with srcAccessOrder ANY (whether work on the stream was still "
+                    "writing it is not in the trace)",
+                v == 1 ? "reads" : "read");
+        else
+            put(&b, "%s a host source with srcAccessOrder ANY (whether it was freed or changed before the stream "
+                    "passed the copy is not in the trace)",
+                v == 1 ? "reads" : "read");
+        break;
+    }
+    case CBT_RULE_low_bandwidth:
+        put(&b, "the batch moved its bytes at %" PRIu64 " MiB/s of GPU time, against %" PRIu64
+                " MiB/s measured for its direction and memory",
+            v, l);
+        break;
+    case CBT_RULE_pageable_source:
+        put(&b, "the batch copies %" PRIu64 " bytes from pageable host memory, %" PRIu64
+                " or more (from %s %" PRIu64 " on)",
+            v, l, copies ? "copy" : "op", f->op);
+        break;
     default: {
         const struct cbt_rule_info *ri = cbt_rule(f->rule);
         if (ri)

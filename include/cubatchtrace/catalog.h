@@ -134,7 +134,8 @@
 #define CBT_SEVERITY_LIST(X)                                                   \
     X(CBT_SEV_ERROR, 0, "error")                                              \
     X(CBT_SEV_HAZARD, 1, "hazard")                                            \
-    X(CBT_SEV_WARNING, 2, "warning")
+    X(CBT_SEV_WARNING, 2, "warning")                                          \
+    X(CBT_SEV_ADVICE, 3, "advice")
 
 /*
  * X(name, value, severity, "one line of explanation")
@@ -198,7 +199,30 @@
     X(refused_in_capture, 36, CBT_SEV_ERROR,                                                                  \
       "the stream was being captured into a graph: the driver refused the batch "                             \
       "(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the capture went on without it, so the copy is not in "    \
-      "the graph; make it outside the capture, or add it to the graph as a memcpy node")
+      "the graph; make it outside the capture, or add it to the graph as a memcpy node")                     \
+    X(unbatched_run, 37, CBT_SEV_ADVICE,                                                                       \
+      "a run of batches of few copies on one stream and thread, close in time: one batch would pay the "      \
+      "call's cost once")                                                                                      \
+    X(tiny_copies, 38, CBT_SEV_ADVICE,                                                                         \
+      "a batch of many tiny copies: the cost per copy outweighs the bytes it moves")                          \
+    X(huge_batch, 39, CBT_SEV_ADVICE,                                                                          \
+      "a batch of more copies than some drivers survive (one of 51,828 crashed a Blackwell machine)")         \
+    X(overlap_flag_large_copy, 40, CBT_SEV_ADVICE,                                                             \
+      "PREFER_OVERLAP_WITH_COMPUTE on a large copy: since CUDA 13.1 it forces the copy engines, which do not " \
+      "reach the memory's bandwidth")                                                                          \
+    X(any_order_device_source, 41, CBT_SEV_ADVICE,                                                             \
+      "srcAccessOrder ANY on a device or managed source: the copy may read it before the work that writes "   \
+      "it has finished")                                                                                       \
+    X(deferred_host_source, 42, CBT_SEV_ADVICE,                                                                \
+      "srcAccessOrder ANY on a host source: the read is deferred, so the memory must stay allocated and "     \
+      "unchanged until the stream has passed the copy")                                                        \
+    X(pageable_source, 43, CBT_SEV_ADVICE,                                                                     \
+      "many bytes copied from pageable host memory: the driver stages them through pinned buffers")           \
+    X(same_device_engine_copy, 44, CBT_SEV_ADVICE,                                                             \
+      "a large device-to-device copy within one GPU in a batch: a copy engine may move it far slower than "   \
+      "an SM copy")                                                                                            \
+    X(low_bandwidth, 45, CBT_SEV_ADVICE,                                                                       \
+      "a batch whose GPU time shows a bandwidth far below the peak measured for its direction and memory")
 
 /*
  * X(name, "what to change"): the fix of each rule, in the order of
@@ -258,10 +282,27 @@
                        "12.8 entry point for the 12.8 arguments")                                             \
     X(fail_idx_is_stream, "call the 12.8 entry point with failIdx (a size_t *) before the stream, or "         \
                           "cuMemcpyBatchAsync_v2 with the CUDA 13.0 arguments")                                \
-    X(refused_in_capture, "make the copy outside the capture, or add it to the graph as a memcpy node")
+    X(refused_in_capture, "make the copy outside the capture, or add it to the graph as a memcpy node")        \
+    X(unbatched_run, "gather the copies of the run into one batch (one call with all their ops)")             \
+    X(tiny_copies, "pack the tiny pieces into one contiguous buffer and copy that, or copy larger pieces")     \
+    X(huge_batch, "split the batch into chunks of at most the advised number of copies")                      \
+    X(overlap_flag_large_copy, "set PREFER_OVERLAP_WITH_COMPUTE only when every copy of the batch is small "  \
+                               "(cuDF and RMM: at most 128 KiB)")                                             \
+    X(any_order_device_source, "use srcAccessOrder STREAM unless the source is known to be complete when "    \
+                               "the call is made")                                                            \
+    X(deferred_host_source, "use srcAccessOrder DURING_API_CALL for a temporary host source, or keep it "     \
+                            "alive until the stream has passed the copy")                                     \
+    X(pageable_source, "copy from pinned memory (cuMemHostAlloc, or cuMemHostRegister on the buffer)")         \
+    X(same_device_engine_copy, "copy large same-GPU buffers with cuMemcpyDtoDAsync or a copy kernel, not "   \
+                               "in a batch")                                                                  \
+    X(low_bandwidth, "look at the batch's other advice (pinned memory, larger copies, no overlap flag), and at "\
+                     "what else the GPU ran at the time")
 
 /* The version of the rule catalogue above: recorded in every trace, raised
- * whenever a rule is added or its meaning changes. */
+ * whenever a rule of the validator is added or its meaning changes (the
+ * reader compares the shim's findings with its own only at one version).
+ * The advice rules (cbt_rule_is_advice) are the tool's, never the
+ * validator's: adding one leaves the version as it is. */
 #define CBT_RULES_VERSION 4
 
 #define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
@@ -330,6 +371,9 @@ static inline int cbt_api_is_ptsz(unsigned v)
 }
 /* Rules about one attribute of a 1D batch: the finding's other_op is its index k. */
 static inline int cbt_rule_is_attr(unsigned r) { return r >= 28 && r <= 32; }
+/* Advice (severity advice): what the tool's analysis of many batches says
+ * could be changed, and what it would buy; never made by the validator. */
+static inline int cbt_rule_is_advice(unsigned r) { return r >= 37 && r <= 45; }
 
 #define CBT_RULE_INFO_ENTRY_(name, val, sev, text) [val] = {#name, sev, text},
 static const struct cbt_rule_info cbt_rules[CBT_RULE_COUNT] = {CBT_RULE_LIST(CBT_RULE_INFO_ENTRY_)};

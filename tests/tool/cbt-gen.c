@@ -134,6 +134,7 @@ static void usage(void)
           "  order (STREAM); violate=RULE[@OP][+...]; distinct (0)\n"
           "  api (cuMemcpy3DBatchAsync_v2) door (symbol) outcome (forwarded) result (CUDA_SUCCESS)\n"
           "  driver_ns (1000) stream (0x1000) stream_id (7) oplist (0x5000) flags (0) device (0)\n"
+          "  opflags (0) every op's flags (1: PREFER_OVERLAP_WITH_COMPUTE)\n"
           "  devices (2) fail_idx (2^64-1) site (0: gen_site_a, 1: gen_site_b)\n"
           "  pending (0; 1: batch with outcome pending + batch_end; lost: no batch_end)\n"
           "  inline (0; 1: finding events of the true findings; wrong: a wrong list)\n"
@@ -182,6 +183,7 @@ struct violation {
 
 struct spec {
     uint64_t n, ops, numops, recorded, driver_ns, stream, stream_id, oplist, flags, fail_idx;
+    uint64_t opflags; /* every op's flags (a 1D batch: its attribute's) */
     uint64_t w, h, d;
     uint32_t elem;
     unsigned api, door, outcome, result, src, dst, order, site, format, rules;
@@ -315,6 +317,7 @@ static void build(const struct spec *s, struct built *b)
         op->extent.height = s->h;
         op->extent.depth = s->d;
         op->srcAccessOrder = (CUmemcpySrcAccessOrder)s->order;
+        op->flags = (unsigned)s->opflags;
         if (s->distinct) {
             so = add_operand(b, s->src, s->srcdev, op->src.op.ptr.ptr, footprint(s), s->w, s->h, s->d, s->elem);
             dn = add_operand(b, s->dst, s->dstdev, op->dst.op.ptr.ptr, footprint(s), s->w, s->h, s->d, s->elem);
@@ -664,6 +667,7 @@ static void emit3(const struct spec *s, struct built *b, const struct cbt_ev_bat
     }
     memset(&b->attr, 0, sizeof b->attr);
     b->attr.srcAccessOrder = (CUmemcpySrcAccessOrder)s->order;
+    b->attr.flags = (unsigned)s->opflags;
     b->attr_idx = 0;
     struct cbt_ev_batch h1 = *h;
     h1.op_list = s->oplist ? (uint64_t)(uintptr_t)b->dsts : 0;
@@ -859,6 +863,7 @@ static void parse_spec(char *arg, struct spec *s)
         else if (!strcmp(kv, "stream_id")) s->stream_id = num(kv, v);
         else if (!strcmp(kv, "oplist")) s->oplist = num(kv, v);
         else if (!strcmp(kv, "flags")) s->flags = num(kv, v);
+        else if (!strcmp(kv, "opflags")) s->opflags = num(kv, v);
         else if (!strcmp(kv, "fail_idx")) s->fail_idx = num(kv, v);
         else if (!strcmp(kv, "site")) s->site = (unsigned)num(kv, v);
         else if (!strcmp(kv, "srcdev")) s->srcdev = atoi(v);

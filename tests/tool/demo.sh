@@ -5,7 +5,8 @@
 # itself counts of the batches it issued, the overlapping batch must show up
 # as the one overlap_dst_dst finding (found when the trace is read: the shim
 # validates nothing in observe mode), and `check` must turn that into exit 1
-# (default threshold hazard) but exit 0 with --fail-on error.
+# (default threshold hazard) but exit 0 with --fail-on error.  Its good
+# batches draw no advice; examples/advice draws each of its four once.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/tool/common.sh"
 need_sessiond
@@ -31,6 +32,8 @@ is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["d
    "0 0 0" "no discarded events, no failed or refused batch"
 is "$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join("%s:%s:%d" % (f["rule"], f["severity"], f["count"]) for f in d["findings"]))' "$CBT_TMP/summary.json")" \
    "overlap_dst_dst:hazard:1" "the overlapping batch is the one finding: overlap_dst_dst"
+is "$("$PYTHON3" -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; print(a["count"], len(a["rules"]))' "$CBT_TMP/summary.json")" \
+   "0 0" "no advice on the demo's batches (pinned STREAM, pageable DURING_API_CALL, small tiles, arrays)"
 dirs=$("$PYTHON3" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s=%d" % (r["name"], r["ops"]) for r in d["by_direction"])))' "$CBT_TMP/summary.json")
 is "$dirs" "AtoD=1 DtoA=1 DtoD=18 DtoH=3 HtoD=8" "ops by direction: 8 HtoD, 16+2 DtoD, 1 DtoA, 1 AtoD, 3 DtoH"
 
@@ -77,4 +80,20 @@ grep -q 'overlap_dst_dst' "$CBT_TMP/check.out"; ok $? "check names the finding"
 grep '^hazard overlap_dst_dst' "$CBT_TMP/check.out" | grep -q " caller=demo.c:$line (batch, "; ok $? "check names its call site demo.c:$line"
 "$CBT" check --fail-on error "$CBT_TMP/demo" >/dev/null 2>&1
 is "$?" 0 "check --fail-on error exits 0: no error finding"
+
+# examples/advice: each pattern draws its advice once (the fix that follows it draws none)
+ADV="$top_builddir/examples/advice"
+"$CBT" run -o "$CBT_TMP/advice" --json -- "$ADV" >"$CBT_TMP/advice.json" 2>"$CBT_TMP/advice.err"
+is "$?" 0 "cubatchtrace run -- examples/advice exits 0"
+grep -q '^advice: all checked bytes arrived$' "$CBT_TMP/advice.err"; ok $? "examples/advice: every checked byte arrived"
+# its own process (by name: `run` records every process of the user)
+pid=$("$CBT" summary --json --by process "$CBT_TMP/advice" 2>/dev/null | "$PYTHON3" -c '
+import json, sys
+print([r["name"].split()[2] for r in json.load(sys.stdin)["by_process"] if r["name"].endswith(" advice")][0])')
+is "$("$CBT" summary --json --pid "$pid" "$CBT_TMP/advice" 2>/dev/null | "$PYTHON3" -c '
+import json, sys
+a = json.load(sys.stdin)["advice"]
+print(" ".join("%s:%d" % (r["rule"], r["count"]) for r in a["rules"]))')" \
+   "unbatched_run:1 tiny_copies:1 overlap_flag_large_copy:1 pageable_source:1" \
+   "examples/advice: unbatched_run, tiny_copies, overlap_flag_large_copy and pageable_source, once each"
 done_testing

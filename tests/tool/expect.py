@@ -39,7 +39,8 @@ def catalogue(path):
         body = re.search(r"#define CBT_%s_LIST\(X\)(.*?)\n\n" % name, text, re.S).group(1)
         lists[name] = {m.group(2): int(m.group(1)) for m in re.finditer(r'X\(\w+,\s*(\d+),\s*"([^"]+)"\)', body)}
     body = re.search(r"#define CBT_RULE_LIST\(X\)(.*?)\n\n", text, re.S).group(1)
-    sev = {"CBT_SEV_ERROR": "error", "CBT_SEV_HAZARD": "hazard", "CBT_SEV_WARNING": "warning"}
+    sev = {"CBT_SEV_ERROR": "error", "CBT_SEV_HAZARD": "hazard", "CBT_SEV_WARNING": "warning",
+           "CBT_SEV_ADVICE": "advice"}
     lists["RULE"] = {m.group(1): sev[m.group(2)] for m in re.finditer(r"X\((\w+),\s*\d+,\s*(CBT_SEV_\w+)", body)}
     lists["RULES_VERSION"] = int(re.search(r"#define CBT_RULES_VERSION (\d+)", text).group(1))
     events = open(path.replace("catalog.h", "events.h")).read()

@@ -277,6 +277,16 @@ def main():
     check("table-findings: severity, rule, count, first call site, words, fix as the summary's, most serious first",
           [[f["severity"], f["rule"], str(f["count"]), f["first_seen"].get("caller") or "\u2013",
             f["first_seen"].get("words") or "\u2013", f.get("fix") or "\u2013"] for i, f in fi], got)
+    # the advice: each rule, the most frequent first, with its first call site, words, saving and fix
+    adv = (d.get("advice") or {}).get("rules") or []
+    if adv:
+        ai = sorted(enumerate(adv), key=lambda x: (-x[1]["count"], x[0]))
+        t = dom.find("table", id="table-advice")
+        got = [r[:6] for r in table_rows(t[0])[1:]] if t else []
+        check("table-advice: rule, count, first call site, words, saving, fix as the summary's, most frequent first",
+              [[a["rule"], str(a["count"]), a["first_seen"].get("caller") or "\u2013",
+                a["first_seen"].get("words") or "\u2013", a.get("saving_words") or "\u2013", a.get("fix") or "\u2013"]
+               for i, a in ai], got)
     if text_path is not None:
         text = open(text_path, encoding="utf-8").read()
         heads = re.findall(r"^(error|hazard|warning) (\w+): \d+ findings?; the first at (.*), batch \d+ of ", text, re.M)

@@ -68,7 +68,7 @@ usage_error "check --nonsense" "unknown option '--nonsense'\$" check --nonsense 
 usage_error "an unknown short option" "unknown option '-x'" summary -x "$CBT_TMP"
 usage_error "summary --by without its value" "option '--by' needs a value" summary --by
 usage_error "summary --json=yes" "option '--json' takes no value" summary --json=yes "$CBT_TMP"
-usage_error "check --fail-on nonsense" "--fail-on fatal: expected error, hazard or warning" check --fail-on fatal "$CBT_TMP"
+usage_error "check --fail-on nonsense" "--fail-on fatal: expected error, hazard, warning or advice" check --fail-on fatal "$CBT_TMP"
 usage_error "summary --by nonsense" "--by color: expected process, thread, stream, caller or host" summary --by color "$CBT_TMP"
 usage_error "summary --pid nonsense" "--pid abc: not a process id" summary --pid abc "$CBT_TMP"
 usage_error "rules with an argument" "^cubatchtrace rules: unexpected argument 'extra'" rules extra

@@ -10,7 +10,8 @@ unit_validate_tests = \
 	tests/unit/test_finding_words \
 	tests/unit/test_units \
 	tests/unit/test_gpujoin \
-	tests/unit/test_recents
+	tests/unit/test_recents \
+	tests/unit/test_advice
 
 check_PROGRAMS += $(unit_validate_tests)
 TESTS += $(unit_validate_tests) tests/unit/fuzz_validate.sh
@@ -36,6 +37,10 @@ tests_unit_test_units_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # The reader's join of a short gpu_time event with its batch, built from its source.
 tests_unit_test_gpujoin_SOURCES = tests/unit/test_gpujoin.c tools/read/gpujoin.c tools/read/gpujoin.h
 tests_unit_test_gpujoin_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+# The advisor's runs and cost table on chosen times, built from its source.
+tests_unit_test_advice_SOURCES = tests/unit/test_advice.c tools/analyse/advice.c tools/analyse/advice.h \
+	tools/analyse/ktab.c tools/analyse/ktab.h tools/base/util.c tools/base/util.h
+tests_unit_test_advice_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 # The steady state's lookups of the shim and the keeping of its recents (src/recents.c), built from their source.
 tests_unit_test_recents_SOURCES = tests/unit/test_recents.c src/recents.c src/recents.h
 tests_unit_test_recents_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src

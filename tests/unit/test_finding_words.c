@@ -58,6 +58,16 @@ static const struct sample samples[] = {
     {CBT_RULE_stream_on_stack, CBT_SIDE_NONE, N, N, 0x7ffd1000, 0},
     {CBT_RULE_fail_idx_is_stream, CBT_SIDE_NONE, N, N, 0, 0},
     {CBT_RULE_refused_in_capture, CBT_SIDE_NONE, N, N, 900, 0},
+    /* advice, as tools/analyse/advice.c makes it */
+    {CBT_RULE_unbatched_run, CBT_SIDE_NONE, N, N, 12, 4},
+    {CBT_RULE_tiny_copies, CBT_SIDE_NONE, N, N, 100, 4096},
+    {CBT_RULE_huge_batch, CBT_SIDE_NONE, N, N, 60000, 16384},
+    {CBT_RULE_overlap_flag_large_copy, CBT_SIDE_NONE, 2, N, 3, 131072},
+    {CBT_RULE_any_order_device_source, CBT_SIDE_SRC, 0, N, 2, 0},
+    {CBT_RULE_deferred_host_source, CBT_SIDE_SRC, 1, N, 1, 0},
+    {CBT_RULE_pageable_source, CBT_SIDE_NONE, 1, N, 2097152, 1048576},
+    {CBT_RULE_same_device_engine_copy, CBT_SIDE_NONE, 0, N, 1, 1048576},
+    {CBT_RULE_low_bandwidth, CBT_SIDE_NONE, N, N, 4000, 102400},
 };
 
 static int clean(const char *s)
@@ -110,7 +120,8 @@ int main(void)
             op.extent.height = 0;
         if (x->rule == CBT_RULE_lochint_invalid)
             op.dst.op.ptr.locHint.type = (CUmemLocationType)9;
-        int copies = x->rule >= CBT_RULE_copy_array_null && x->rule != CBT_RULE_refused_in_capture;
+        int copies = x->rule >= CBT_RULE_copy_array_null && x->rule != CBT_RULE_refused_in_capture &&
+                     !cbt_rule_is_advice(x->rule);
         const char *fix = cbt_rule_fix(x->rule);
         tap_ok(clean(fix), "%s: a fix without placeholder (%s)", ri->name, fix ? fix : "none");
         for (int with = 0; with < 2; with++) {
@@ -164,6 +175,13 @@ int main(void)
          "op 0's destination locHint type is 9, not a CUmemLocationType"},
         {CBT_RULE_lochint_invalid, CBT_SIDE_SRC, 0, N, 3, 2, 0,
          "op 0's source locHint is DEVICE 3, and the system has 2 devices"},
+        {CBT_RULE_unbatched_run, CBT_SIDE_NONE, N, N, 12, 4, 0,
+         "12 calls in a row on one stream and thread, each of at most 4 ops"},
+        {CBT_RULE_overlap_flag_large_copy, CBT_SIDE_NONE, 2, N, 3, 131072, 0,
+         "3 ops (the first: op 2) move more than 131072 bytes with PREFER_OVERLAP_WITH_COMPUTE"},
+        {CBT_RULE_any_order_device_source, CBT_SIDE_SRC, 0, N, 1, 0, 0,
+         "1 op (op 0) reads a device or managed source with srcAccessOrder ANY (whether work on the stream was "
+         "still writing it is not in the trace)"},
     };
     for (size_t k = 0; k < sizeof exact / sizeof *exact; k++) {
         struct cbt_finding f = {.rule = (uint16_t)exact[k].rule, .side = (uint8_t)exact[k].side, .op = exact[k].op,

@@ -19,6 +19,7 @@
 
 #include <cubatchtrace/catalog.h>
 
+#include "analyse/advice.h"
 #include "analyse/agg_internal.h"
 #include "analyse/callsite.h"
 
@@ -45,6 +46,9 @@ struct brec {
     struct cbt_batch b;
     uint64_t expect, seen_ops, bytes;
     uint64_t dir_mask, kind_mask, order_mask, osz_mask[2];
+    int64_t ts_ns; /* the batch event's time, when has_ts */
+    bool has_ts;
+    struct cbt_advice_batch adv; /* what the advisor gathers of its ops */
 };
 
 #define PENDING_MAX (1u << 17)
@@ -63,7 +67,10 @@ struct cbt_agg *cbt_agg_new(unsigned by)
     cbt_ktab_init(&a->callers, 1u << 12);
     cbt_ktab_init(&a->gpu.streams, 1u << 12);
     a->objs = cbt_objmap_new();
-    if (!a->objs) {
+    a->advisor = cbt_advisor_new();
+    if (!a->objs || !a->advisor) {
+        cbt_objmap_free(a->objs);
+        cbt_advisor_free(a->advisor);
         free(a);
         return NULL;
     }
@@ -84,6 +91,7 @@ void cbt_agg_free(struct cbt_agg *a)
     cbt_ktab_free(&a->callers);
     cbt_ktab_free(&a->gpu.streams);
     free(a->pend);
+    cbt_advisor_free(a->advisor);
     if (!a->whole)
         cbt_objmap_free(a->objs);
     pthread_mutex_destroy(&a->names_lock);
@@ -222,6 +230,9 @@ static void ops_into(struct cbt_agg *a, struct brec *r, const struct cbt_ops *o)
         class_into(a, r, o, s, &run);
         sum += run.bytes;
     }
+    if (!cbt_advice_set.off)
+        for (uint32_t i = 0; i < o->count; i++)
+            cbt_advice_op(&r->adv, o, i);
     r->seen_ops += o->count;
     r->bytes += sum;
     a->ops += o->count;
@@ -238,6 +249,21 @@ static inline void row_batch(struct row *row, const struct brec *r, bool sample)
     if (sample)
         row_sample(row, r->b.driver_ns);
 }
+
+/* The advice the batch draws (advice.c), counted as findings of severity advice. */
+static void advise(struct cbt_agg *a, const struct brec *r)
+{
+    if (cbt_advice_set.off)
+        return;
+    struct cbt_where w = {.host = r->host, .vpid = r->vpid, .vtid = r->vtid, .image = r->image,
+                          .ts_ns = r->ts_ns, .has_ts = r->has_ts};
+    struct cbt_advice out[CBT_ADVICE_MAX];
+    size_t n = cbt_advice_batch(a->advisor, &w, &r->b, &r->adv, r->seen_ops, out);
+    for (size_t i = 0; i < n; i++)
+        cbt_agg_finding(a, &out[i].w, &out[i].f);
+}
+
+static void advice_found(void *ctx, const struct cbt_advice *adv) { cbt_agg_finding(ctx, &adv->w, &adv->f); }
 
 static void finalize(struct cbt_agg *a, const struct brec *r)
 {
@@ -287,6 +313,7 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         if (created)
             s->extra = r->b.stream_id;
         row_batch(&s->row, r, true);
+        advise(a, r);
     } else {
         a->orphan_ops += r->seen_ops;
     }
@@ -391,6 +418,8 @@ void cbt_agg_batch(struct cbt_agg *a, const struct cbt_where *w, const struct cb
         r->image = w->image;
     }
     r->vtid = w->vtid;
+    r->ts_ns = w->ts_ns;
+    r->has_ts = w->has_ts;
     r->have_batch = true;
     r->b = *b;
     r->expect = b->ops_expected;
@@ -448,7 +477,13 @@ void cbt_agg_finding(struct cbt_agg *a, const struct cbt_where *w, const struct 
     struct cbt_rule_tally *fr = &a->rules[k];
     const struct cbt_rule_info *ri = cbt_rule(f->rule);
     fr->count++;
-    a->findings++;
+    if (f->rule < CBT_RULE_COUNT && cbt_rule_is_advice(f->rule)) {
+        a->advice++;
+        fr->saving_ns += f->saving_ns;
+        fr->saving_kinds |= 1u << f->saving;
+    } else {
+        a->findings++;
+    }
     bool earlier = !fr->seen || (w->has_ts && (!fr->has_ts || w->ts_ns < fr->first_ts));
     if (earlier) {
         fr->seen = true;
@@ -527,6 +562,9 @@ void cbt_agg_gpu_time(struct cbt_agg *a, const struct cbt_where *w, const struct
     struct kent *p = cbt_ktab_get(&a->procs, w->host, cbt_where_pkey(w), 0, &created);
     p->gpu_events += g->status != CBT_GPU_CALL_FAILED; /* the batches forwarded with CUDA_SUCCESS */
     cbt_gpu_add(&a->gpu, w, g);
+    struct cbt_advice adv;
+    if (cbt_advice_gpu(a->advisor, w, g, &adv)) /* low_bandwidth */
+        cbt_agg_finding(a, &adv.w, &adv.f);
 }
 
 void cbt_agg_image(struct cbt_agg *a, const struct cbt_where *w, uint64_t pid_ns, uint64_t start_ns)
@@ -627,7 +665,8 @@ struct cbt_objmap *cbt_agg_callsites(const struct cbt_agg *a) { return a->objs; 
 void cbt_agg_totals(const struct cbt_agg *a, struct cbt_agg_totals *t)
 {
     *t = (struct cbt_agg_totals){
-        .batches = a->batches, .ops = a->ops, .bytes = a->bytes, .driver_ns = a->driver_ns, .findings = a->findings,
+        .batches = a->batches, .ops = a->ops, .bytes = a->bytes, .driver_ns = a->driver_ns, .findings = a->findings, .advice = a->advice,
+        .advice_unjudged = a->advice_unjudged + cbt_advice_gpu_unjudged(a->advisor),
         .failed = a->failed, .refused = a->refused, .refused_in_capture = a->refused_in_capture,
         .no_driver = a->no_driver, .discarded_events = a->discarded_events,
         .discarded_packets = a->discarded_packets, .discarded_unknown = a->discarded_unknown,
@@ -677,6 +716,7 @@ void cbt_agg_finish(struct cbt_agg *a)
         free(a->pend);
         a->pend = NULL;
         a->npend = a->cappend = 0;
+        cbt_advice_flush(a->advisor, advice_found, a); /* the runs the input ended in */
     }
     number_images(a); /* again after parts were merged into a finished whole */
 }
@@ -844,12 +884,17 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
         const struct cbt_rule_tally *f = &p->rules[k];
         if (!f->count)
             continue;
-        uint64_t n = d->count + f->count;
+        uint64_t n = d->count + f->count, saving = d->saving_ns + f->saving_ns;
+        unsigned kinds = d->saving_kinds | f->saving_kinds;
         if (first_before(w, f, d))
             *d = *f;
         d->count = n;
+        d->saving_ns = saving;
+        d->saving_kinds = kinds;
     }
     w->findings += p->findings;
+    w->advice += p->advice;
+    w->advice_unjudged += p->advice_unjudged + cbt_advice_gpu_unjudged(p->advisor);
     struct cbt_read_stats *r = &w->rs;
     const struct cbt_read_stats *s = &p->rs;
     r->inline_checked += s->inline_checked;

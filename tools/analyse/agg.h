@@ -72,11 +72,15 @@ struct cbt_rule_tally {
     uint32_t first_host;
     uint8_t severity;
     struct cbt_batch_finding first; /* the earliest finding itself (its words, its caller) */
+    uint64_t saving_ns;             /* advice: the estimated savings, summed */
+    unsigned saving_kinds;          /* advice: 1 << enum cbt_saving of each */
 };
 /* The figures of the aggregate the outputs print besides its tables
  * (tables.h, hosts.h): valid while the aggregate lives, unchanged. */
 struct cbt_agg_totals {
-    uint64_t batches, ops, bytes, driver_ns, findings;
+    uint64_t batches, ops, bytes, driver_ns, findings; /* findings: advice left out */
+    uint64_t advice;                                    /* findings of severity advice */
+    uint64_t advice_unjudged; /* GPU-timed batches low_bandwidth could not judge: no cost table figure */
     uint64_t failed, refused, refused_in_capture, no_driver; /* batches */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
     uint64_t orphan_ops, incomplete_batches, pending_overflow;

@@ -42,7 +42,10 @@ struct cbt_agg {
     unsigned ndevs, dev_last;
     uint64_t dev_overflowed; /* (host, device) keys that went to `other` */
     struct cbt_rule_tally rules[CBT_RULE_COUNT + 1];
-    uint64_t findings;
+    uint64_t findings; /* advice left out */
+    uint64_t advice;   /* findings of severity advice */
+    uint64_t advice_unjudged; /* of merged parts: cbt_advice_gpu_unjudged */
+    struct cbt_advisor *advisor;
     struct cbt_read_stats rs;
     /* batches in flight */
     struct brec *pend;

@@ -72,8 +72,25 @@ struct cbt_ops {
     uint8_t src_mem[CBT_CHUNK], dst_mem[CBT_CHUNK];
     int32_t src_dev[CBT_CHUNK], dst_dev[CBT_CHUNK];
     uint8_t order[CBT_CHUNK];
+    uint8_t flags[CBT_CHUNK]; /* the op's flags (PREFER_OVERLAP_WITH_COMPUTE), the low 8 bits */
     uint64_t bytes[CBT_CHUNK];
 };
+
+/* What an advice's estimated saving rests on (analyse/advice.c); the names
+ * are those of the JSON outputs (saving_from). */
+enum cbt_saving {
+    CBT_SAVING_NONE,     /* "none": not an advice */
+    CBT_SAVING_RISK,     /* "risk": a risk, not a cost: nothing to save */
+    CBT_SAVING_TRACE,    /* "trace": host time the trace measured (the driver's time of the calls) */
+    CBT_SAVING_TABLE,    /* "table": GPU time from the cost table (--advice-costs) */
+    CBT_SAVING_NO_TABLE, /* "no_table": GPU time, but no measured cost table (or not its figure) */
+    CBT_SAVING_COUNT_
+};
+static inline const char *cbt_saving_name(unsigned v)
+{
+    static const char *const names[CBT_SAVING_COUNT_] = {"none", "risk", "trace", "table", "no_table"};
+    return v < CBT_SAVING_COUNT_ ? names[v] : "?";
+}
 
 /* A finding with where it belongs (the validator's struct cbt_finding, located). */
 struct cbt_batch_finding {
@@ -87,6 +104,10 @@ struct cbt_batch_finding {
      * a 1D batch (copies). */
     bool has_op, has_other, copies;
     CUDA_MEMCPY3D_BATCH_OP opv, otherv;
+    /* An advice (severity advice): what following it would save, in ns, and what that rests on. */
+    uint64_t saving_ns;
+    uint64_t spent_ns; /* unbatched_run: the host time the run's calls took in the driver */
+    uint8_t saving;    /* enum cbt_saving */
 };
 
 struct cbt_read_stats {

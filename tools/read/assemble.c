@@ -384,6 +384,7 @@ static void agg_ops(struct cbt_asm *m, const struct cbt_where *w, uint64_t id, b
             o->src_dev[i] = s->device;
             o->dst_dev[i] = d->device;
             o->order[i] = (uint8_t)op->srcAccessOrder;
+            o->flags[i] = (uint8_t)op->flags;
             o->bytes[i] = cbt_op_bytes(op, s, d);
         }
         if (header) {

@@ -49,7 +49,7 @@ struct cbt_findings {
     struct held *buf; /* NULL: each finding printed as it comes */
     size_t n;
     uint64_t printed;
-    uint64_t waived[3]; /* by severity */
+    uint64_t waived[4]; /* by severity */
     char *root;         /* SARIF: the source root, absolute, ending in '/' */
 };
 
@@ -72,7 +72,9 @@ static const char *severity_meaning(unsigned severity)
     return severity == CBT_SEV_ERROR    ? "Error: the driver rejects the call (CUDA_ERROR_INVALID_VALUE) or crashes on it."
            : severity == CBT_SEV_HAZARD ? "Hazard: the driver accepts the call, but the result is undefined (the copies "
                                           "of a batch run in no order)."
-                                        : "Warning: accepted and well defined, but probably not what was meant.";
+           : severity == CBT_SEV_WARNING ? "Warning: accepted and well defined, but probably not what was meant."
+                                         : "Advice: correct as it is; what to change to make it faster or safer, and "
+                                           "what that would save.";
 }
 
 /* A file:// URI of an absolute path, percent-encoding what RFC 3986 does not
@@ -259,6 +261,12 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
     if (callers) /* run --stack N: the site's callers, nearest first */
         json_object_set_new(j, "callers", callers);
     json_object_set_new(j, "waived", wv ? json_pack("{s:s}", "reason", wv->reason) : json_null());
+    if (f->saving != CBT_SAVING_NONE) { /* an advice: its estimated saving, and what it rests on */
+        json_object_set_new(j, "saving_ns", f->saving == CBT_SAVING_TRACE || f->saving == CBT_SAVING_TABLE
+                                                ? json_integer((json_int_t)f->saving_ns)
+                                                : json_null());
+        json_object_set_new(j, "saving_from", json_string(cbt_saving_name(f->saving)));
+    }
     return j;
 }
 
@@ -359,7 +367,7 @@ static void print_one(struct cbt_findings *o, const struct held *h)
     struct cbt_waiver *wv = ri ? cbt_waivers_match(o->ws, ri->name, &cs) : NULL;
     if (wv) {
         unsigned sev = ri->severity;
-        if (sev < 3)
+        if (sev < 4)
             o->waived[sev]++;
     }
     if (o->fmt == CBT_CHECK_TEXT) {
@@ -402,12 +410,12 @@ void cbt_findings_add(void *ctx, const struct cbt_where *w, const struct cbt_bat
 uint64_t cbt_findings_waived_at_or_above(const struct cbt_findings *o, unsigned threshold)
 {
     uint64_t n = 0;
-    for (unsigned s = 0; s <= threshold && s < 3; s++)
+    for (unsigned s = 0; s <= threshold && s < 4; s++)
         n += o->waived[s];
     return n;
 }
 
-uint64_t cbt_findings_waived(const struct cbt_findings *o) { return cbt_findings_waived_at_or_above(o, 2); }
+uint64_t cbt_findings_waived(const struct cbt_findings *o) { return cbt_findings_waived_at_or_above(o, CBT_SEV_WARNING); }
 
 static json_t *waivers_json(const struct cbt_waivers *ws)
 {
@@ -428,9 +436,10 @@ static json_t *waivers_json(const struct cbt_waivers *ws)
 
 static json_t *totals_json(const struct cbt_check_totals *t)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:b}, s:{s:I, s:I, s:I}, s:I}", "findings",
-                     (json_int_t)t->findings, "error", (json_int_t)t->by_severity[0], "hazard",
-                     (json_int_t)t->by_severity[1], "warning", (json_int_t)t->by_severity[2], "waived",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:{s:I, s:I, s:I, s:b}, s:{s:I, s:I, s:I}, s:I}",
+                     "findings", (json_int_t)t->findings, "error", (json_int_t)t->by_severity[0], "hazard",
+                     (json_int_t)t->by_severity[1], "warning", (json_int_t)t->by_severity[2], "advice",
+                     (json_int_t)t->by_severity[3], "waived",
                      (json_int_t)t->waived, "serious", (json_int_t)t->serious, "threshold",
                      cbt_severity_name(t->threshold), "discarded", "events", (json_int_t)t->lost_events, "packets",
                      (json_int_t)t->lost_packets, "uncounted", (json_int_t)t->lost_uncounted, "allowed",
@@ -463,6 +472,9 @@ static void end_text(struct cbt_findings *o, const struct cbt_check_totals *t)
                 w->function ? w->function : "", w->file ? " file=" : "", w->file ? w->file : "", w->matched,
                 w->matched ? "" : " (it matches nothing: remove it?)");
     }
+    if (t->by_severity[3] || t->threshold == CBT_SEV_ADVICE)
+        fprintf(out, "# %" PRIu64 " advice (not findings: the exit status counts them only with --fail-on advice)\n",
+                t->by_severity[3]);
     fprintf(out,
             "# %" PRIu64 " findings: %" PRIu64 " error, %" PRIu64 " hazard, %" PRIu64 " warning; %" PRIu64
             " at or above %s%s",

@@ -17,7 +17,7 @@ enum cbt_check_format { CBT_CHECK_TEXT, CBT_CHECK_JSON, CBT_CHECK_SARIF };
 
 /* What `check` concluded, printed after the findings. */
 struct cbt_check_totals {
-    uint64_t findings, by_severity[3]; /* all findings, waived ones included */
+    uint64_t findings, by_severity[4]; /* all findings, waived ones included; findings: advice left out */
     uint64_t serious;                  /* at or above the threshold, not waived */
     uint64_t waived;
     unsigned threshold;

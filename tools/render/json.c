@@ -15,6 +15,7 @@
 
 #include <cubatchtrace/catalog.h>
 
+#include "analyse/advice.h"
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
 #include "render/hosts.h"
@@ -195,6 +196,36 @@ static int cmp_name(const void *x, const void *y) { return strcmp(*(const char *
 
 #define JI(v) json_integer((json_int_t)(v))
 
+/* A rule's tally: its count, fix and first finding (where, call site, words). */
+static json_t *tally_json(struct cbt_agg *a, unsigned k, const struct cbt_rule_tally *f)
+{
+    const struct cbt_rule_info *ri = cbt_rule(k);
+    const char *sev = cbt_severity_name(f->severity);
+    json_t *o = json_object();
+    json_object_set_new(o, "rule", json_string(ri ? ri->name : "unknown"));
+    json_object_set_new(o, "severity", json_string(sev ? sev : "unknown"));
+    json_object_set_new(o, "count", JI(f->count));
+    json_object_set_new(o, "fix", ri ? json_string(cbt_finding_fix(k)) : json_null());
+    /* the earliest finding as the text summary gives it: where, its call site, its words */
+    json_t *fs = json_object();
+    json_object_set_new(fs, "batch", JI(cbt_batch_number(f->first_batch)));
+    json_object_set_new(fs, "pid", JI(f->first_pid));
+    json_object_set_new(fs, "image", cbt_hosts_image_json(a, f->first_host, cbt_pkey(f->first_image, f->first_pid)));
+    json_object_set_new(fs, "host", json_string(cbt_agg_host_name(a, f->first_host)));
+    const struct cbt_batch_finding *ff = &f->first;
+    json_object_set_new(fs, "op", ff->op == UINT64_MAX ? json_null() : JI(ff->op));
+    json_object_set_new(fs, "other_op", ff->other_op == UINT64_MAX ? json_null() : JI(ff->other_op));
+    json_object_set_new(fs, "side", json_string(cbt_side_name(ff->side) ? cbt_side_name(ff->side) : "?"));
+    char words[512], caller[1024];
+    json_object_set_new(fs, "words", json_string(cbt_finding_say(ff, words, sizeof(words))));
+    struct cbt_callsite cs;
+    cbt_callsite_lookup(cbt_agg_callsites(a), f->first_host, f->first_pid, ff->caller, &cs);
+    json_object_set_new(fs, "caller", json_string(cbt_callsite_format(&cs, caller, sizeof(caller))));
+    json_object_set_new(fs, "site", cbt_callsite_json(&cs, true));
+    json_object_set_new(o, "first_seen", fs);
+    return o;
+}
+
 json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int ninputs)
 {
     cbt_agg_finish(a);
@@ -260,38 +291,49 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
             json_object_set_new(root, "gpu", cbt_gpu_json(a));
         }
     }
-    json_t *fa = json_array();
+    json_t *fa = json_array(), *aa = json_array();
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++) {
         const struct cbt_rule_tally *f = &t.rules[k];
         if (!f->count)
             continue;
-        const struct cbt_rule_info *ri = cbt_rule(k);
-        const char *sev = cbt_severity_name(f->severity);
-        json_t *o = json_object();
-        json_object_set_new(o, "rule", json_string(ri ? ri->name : "unknown"));
-        json_object_set_new(o, "severity", json_string(sev ? sev : "unknown"));
-        json_object_set_new(o, "count", JI(f->count));
-        json_object_set_new(o, "fix", ri ? json_string(cbt_finding_fix(k)) : json_null());
-        /* the earliest finding as the text summary gives it: where, its call site, its words */
-        json_t *fs = json_object();
-        json_object_set_new(fs, "batch", JI(cbt_batch_number(f->first_batch)));
-        json_object_set_new(fs, "pid", JI(f->first_pid));
-        json_object_set_new(fs, "image", cbt_hosts_image_json(a, f->first_host, cbt_pkey(f->first_image, f->first_pid)));
-        json_object_set_new(fs, "host", json_string(cbt_agg_host_name(a, f->first_host)));
-        const struct cbt_batch_finding *ff = &f->first;
-        json_object_set_new(fs, "op", ff->op == UINT64_MAX ? json_null() : JI(ff->op));
-        json_object_set_new(fs, "other_op", ff->other_op == UINT64_MAX ? json_null() : JI(ff->other_op));
-        json_object_set_new(fs, "side", json_string(cbt_side_name(ff->side) ? cbt_side_name(ff->side) : "?"));
-        char words[512], caller[1024];
-        json_object_set_new(fs, "words", json_string(cbt_finding_say(ff, words, sizeof(words))));
-        struct cbt_callsite cs;
-        cbt_callsite_lookup(cbt_agg_callsites(a), f->first_host, f->first_pid, ff->caller, &cs);
-        json_object_set_new(fs, "caller", json_string(cbt_callsite_format(&cs, caller, sizeof(caller))));
-        json_object_set_new(fs, "site", cbt_callsite_json(&cs, true));
-        json_object_set_new(o, "first_seen", fs);
-        json_array_append_new(fa, o);
+        bool advice = k < CBT_RULE_COUNT && cbt_rule_is_advice(k);
+        json_t *o = tally_json(a, k, f);
+        if (advice) {
+            char sv[200];
+            json_object_set_new(o, "saving_ns", f->saving_kinds & (1u << CBT_SAVING_TRACE | 1u << CBT_SAVING_TABLE)
+                                                    ? JI(f->saving_ns)
+                                                    : json_null());
+            json_t *on = json_array();
+            for (unsigned b = CBT_SAVING_RISK; b <= CBT_SAVING_NO_TABLE; b++)
+                if (f->saving_kinds & (1u << b))
+                    json_array_append_new(on, json_string(cbt_saving_name(b)));
+            json_object_set_new(o, "saving_from", on);
+            json_object_set_new(o, "saving_words", json_string(cbt_advice_savings_say(f->saving_kinds, f->saving_ns,
+                                                                                       sv, sizeof sv)));
+        }
+        json_array_append_new(advice ? aa : fa, o);
     }
     json_object_set_new(root, "findings", fa);
+    json_t *adv = json_object();
+    json_object_set_new(adv, "count", JI(t.advice));
+    json_object_set_new(adv, "off", json_boolean(cbt_advice_set.off));
+    json_object_set_new(adv, "gpu_unjudged", JI(t.advice_unjudged));
+    const struct cbt_cost_table *ct = &cbt_advice_table;
+    json_object_set_new(adv, "cost_table",
+                        ct->loaded ? json_pack("{s:s, s:s, s:s, s:s}", "path", ct->path, "gpu", ct->gpu, "driver",
+                                               ct->driver, "measured", ct->measured)
+                                   : json_null());
+    const struct cbt_advice_settings *st = &cbt_advice_set;
+    json_object_set_new(adv, "thresholds",
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "run_calls", (json_int_t)st->run_calls,
+                                  "run_copies", (json_int_t)st->run_copies, "run_gap_ns", (json_int_t)st->run_gap_ns,
+                                  "tiny_bytes", (json_int_t)st->tiny_bytes, "tiny_copies", (json_int_t)st->tiny_copies,
+                                  "huge_copies", (json_int_t)st->huge_copies, "overlap_bytes",
+                                  (json_int_t)st->overlap_bytes, "same_device_bytes", (json_int_t)st->same_device_bytes,
+                                  "pageable_bytes", (json_int_t)st->pageable_bytes, "low_bandwidth_bytes",
+                                  (json_int_t)st->low_bw_bytes, "low_bandwidth_percent", (json_int_t)st->low_bw_percent));
+    json_object_set_new(adv, "rules", aa);
+    json_object_set_new(root, "advice", adv);
     cbt_tables_free(&ts);
     return root;
 }

@@ -236,6 +236,61 @@ static void findings_table(FILE *o, const json_t *root)
     free(order);
 }
 
+/* The advice (summary JSON `advice`): each rule, the most frequent first, with
+ * its first call site, its words, the savings of all its advice and the fix;
+ * which cost table they rest on. */
+static void advice_table(FILE *o, const json_t *root)
+{
+    const json_t *adv = json_object_get(root, "advice");
+    if (!adv) {
+        fputs("<p class=\"none\">This summary has no advice (written by an older cubatchtrace).</p>\n", o);
+        return;
+    }
+    const json_t *rules = json_object_get(adv, "rules");
+    size_t n = json_array_size(rules);
+    if (json_is_true(json_object_get(adv, "off")) || !n) {
+        fputs(json_is_true(json_object_get(adv, "off")) ? "<p class=\"none\">Advice off (--advice off).</p>\n"
+                                                         : "<p class=\"none\">No advice.</p>\n",
+              o);
+        return;
+    }
+    const json_t *ct = json_object_get(adv, "cost_table");
+    fputs("<p>What to change, and what it would save. Cost table: ", o);
+    if (json_is_object(ct)) {
+        cbt_html_esc(o, cbt_jstr(ct, "path"));
+        fputs(" (", o);
+        cbt_html_esc(o, cbt_jstr(ct, "gpu"));
+        fputs(", driver ", o);
+        cbt_html_esc(o, cbt_jstr(ct, "driver"));
+        fputs(")", o);
+    } else {
+        fputs("none: no measured cost table", o);
+    }
+    fputs(".</p>\n<table class=\"rows\" id=\"table-advice\"><thead><tr><th>Rule</th><th>Count</th>"
+          "<th>First call site</th><th>What</th><th>Estimated saving</th><th>Fix</th></tr></thead><tbody>\n",
+          o);
+    size_t *order = malloc(n * sizeof(*order));
+    for (size_t i = 0; order && i < n; i++)
+        order[i] = i;
+    sort_findings = rules;
+    if (order)
+        qsort(order, n, sizeof(*order), cmp_finding);
+    for (size_t k = 0; k < n; k++) {
+        const json_t *f = json_array_get(rules, order ? order[k] : k);
+        const json_t *fs = json_object_get(f, "first_seen");
+        fputs("<tr>", o);
+        text_cell(o, "t", cbt_jstr(f, "rule"));
+        fprintf(o, "<td>%" JSON_INTEGER_FORMAT "</td>", cbt_jint(f, "count"));
+        text_cell(o, "t", cbt_jstr(fs, "caller"));
+        text_cell(o, "w", cbt_jstr(fs, "words"));
+        text_cell(o, "w", cbt_jstr(f, "saving_words"));
+        text_cell(o, "w", cbt_jstr(f, "fix"));
+        fputs("</tr>\n", o);
+    }
+    fputs("</tbody></table>\n", o);
+    free(order);
+}
+
 static void gpu_section(FILE *o, const json_t *gpu)
 {
     fputs("<h2 id=\"gpu\">GPU time</h2>\n", o);
@@ -310,7 +365,8 @@ bool cbt_render_page(FILE *o, const json_t *root, const char *gnuplot)
     fputs("; read by ", o);
     cbt_html_esc(o, cbt_jstr(root, "read_by"));
     fputs(".</p>\n<nav><a href=\"#totals\">Totals</a> · <a href=\"#plots\">Plots</a> · <a href=\"#gpu\">GPU time</a>"
-          " · <a href=\"#tables\">Tables</a> · <a href=\"#findings\">Findings</a></nav>\n",
+          " · <a href=\"#tables\">Tables</a> · <a href=\"#findings\">Findings</a> · <a href=\"#advice\">Advice</a>"
+          "</nav>\n",
           o);
     totals(o, root);
     bool ok = cbt_render_plots(o, root, gnuplot);
@@ -321,6 +377,8 @@ bool cbt_render_page(FILE *o, const json_t *root, const char *gnuplot)
     rows_tables(o, root, "", tables, NCOLS(tables), false);
     fputs("<h2 id=\"findings\">Findings by rule</h2>\n", o);
     findings_table(o, root);
+    fputs("<h2 id=\"advice\">Advice</h2>\n", o);
+    advice_table(o, root);
     fputs("<p>The summary itself (<code>cubatchtrace summary --json</code>, docs/json-schema.md) is in this page's "
           "source, in the script element <code>cubatchtrace-summary</code>.</p>\n"
           "<script type=\"application/json\" id=\"cubatchtrace-summary\">\n",

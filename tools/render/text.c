@@ -13,6 +13,7 @@
 #include <cubatchtrace/catalog.h>
 #include <cubatchtrace/validate.h>
 
+#include "analyse/advice.h"
 #include "analyse/callsite.h"
 #include "analyse/tables.h"
 #include "render/hosts.h"
@@ -25,7 +26,17 @@ const char *cbt_finding_say(const struct cbt_batch_finding *f, char *buf, size_t
 {
     struct cbt_finding vf = {.rule = f->rule, .severity = f->severity, .side = f->side, .op = f->op,
                              .other_op = f->other_op, .value = f->value, .limit = f->limit};
-    return cbt_finding_words(&vf, f->has_op ? &f->opv : NULL, f->has_other ? &f->otherv : NULL, f->copies, buf, len);
+    cbt_finding_words(&vf, f->has_op ? &f->opv : NULL, f->has_other ? &f->otherv : NULL, f->copies, buf, len);
+    if (f->saving != CBT_SAVING_NONE) { /* an advice: what following it would save */
+        size_t at = strlen(buf);
+        char sv[160];
+        char spent[32] = "";
+        if (f->spent_ns)
+            cbt_fmt_ns((double)f->spent_ns, spent, sizeof spent);
+        snprintf(buf + at, len - at, "%s%s%s; estimated saving: %s", *spent ? ", which took " : "", spent,
+                 *spent ? " of host time in the driver" : "", cbt_advice_saving_say(f->saving, f->saving_ns, sv, sizeof sv));
+    }
+    return buf;
 }
 
 const char *cbt_finding_fix(unsigned rule)
@@ -414,7 +425,7 @@ static void print_findings_text(FILE *out, struct cbt_agg *a, const struct cbt_a
 {
     unsigned order[CBT_RULE_COUNT + 1], n = 0;
     for (unsigned k = 0; k <= CBT_RULE_COUNT; k++)
-        if (t->rules[k].count)
+        if (t->rules[k].count && !(k < CBT_RULE_COUNT && cbt_rule_is_advice(k)))
             order[n++] = k;
     sort_tallies = t->rules;
     qsort(order, n, sizeof(*order), cmp_rule);
@@ -447,6 +458,57 @@ static void print_findings_text(FILE *out, struct cbt_agg *a, const struct cbt_a
     for (int i = 0; i < ninputs; i++)
         fprintf(out, " %s", inputs[i]);
     fputc('\n', out);
+}
+
+/* The advice: one row per rule, the most frequent first, with its first call
+ * site and the savings of all its advice together; which cost table. */
+static void print_advice_text(FILE *out, struct cbt_agg *a, const struct cbt_agg_totals *t, bool raw)
+{
+    unsigned order[CBT_RULE_COUNT], n = 0;
+    for (unsigned k = 0; k < CBT_RULE_COUNT; k++)
+        if (t->rules[k].count && cbt_rule_is_advice(k))
+            order[n++] = k;
+    sort_tallies = t->rules;
+    qsort(order, n, sizeof(*order), cmp_rule);
+    char table[800];
+    if (cbt_advice_set.off || !n) { /* one line: the first screen stays short */
+        fprintf(out, "# Advice: %s\n", cbt_advice_set.off ? "off (--advice off)" : "none");
+        if (t->advice_unjudged && !cbt_advice_set.off)
+            fprintf(out, "# low_bandwidth: %" PRIu64 " GPU-timed batches not judged: no measured cost table\n",
+                    t->advice_unjudged);
+        return;
+    }
+    fprintf(out, "\n# Advice: %" PRIu64 " in %u rule%s: what to change, and what it would save\n", t->advice, n,
+            n == 1 ? "" : "s");
+    fprintf(out, "# cost table: %s\n", cbt_advice_table_say(table, sizeof table));
+    if (t->advice_unjudged)
+        fprintf(out, "# low_bandwidth: %" PRIu64 " GPU-timed batches not judged: no measured cost table\n",
+                t->advice_unjudged);
+    /* Rule | Count | First call site | Estimated saving */
+    char sites[CBT_RULE_COUNT][1024], savings[CBT_RULE_COUNT][200], counts[CBT_RULE_COUNT][24];
+    size_t w[4] = {4, 5, 15, 16};
+    for (unsigned i = 0; i < n; i++) {
+        const struct cbt_rule_tally *f = &t->rules[order[i]];
+        cbt_objmap_name(cbt_agg_callsites(a), f->first_host, f->first_pid, f->first.caller, sites[i], sizeof sites[i]);
+        if (raw && (f->saving_kinds & (1u << CBT_SAVING_TRACE | 1u << CBT_SAVING_TABLE)))
+            snprintf(savings[i], sizeof savings[i], "%" PRIu64 " ns %s", f->saving_ns,
+                     f->saving_kinds & (1u << CBT_SAVING_TRACE) ? "host, trace" : "GPU, table");
+        else
+            cbt_advice_savings_say(f->saving_kinds, f->saving_ns, savings[i], sizeof savings[i]);
+        snprintf(counts[i], sizeof counts[i], "%" PRIu64, f->count);
+        size_t l[4] = {strlen(cbt_rules[order[i]].name), strlen(counts[i]), cbt_text_width(sites[i]),
+                       cbt_text_width(savings[i])};
+        for (int c = 0; c < 4; c++)
+            w[c] = l[c] > w[c] ? l[c] : w[c];
+    }
+    fprintf(out, "%-*s | %*s | %-*s | %s\n", (int)w[0], "Rule", (int)w[1], "Count", (int)w[2], "First call site",
+            "Estimated saving");
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(out, "%-*s | %*s | ", (int)w[0], cbt_rules[order[i]].name, (int)w[1], counts[i]);
+        cbt_print_cell(out, sites[i], w[2], true);
+        fprintf(out, " | %s\n", savings[i]);
+    }
+    fprintf(out, "# every advice in words, with its call site and fix: cubatchtrace check\n");
 }
 
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw)
@@ -516,6 +578,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
         }
     }
     print_findings_text(out, a, &t, inputs, ninputs);
+    print_advice_text(out, a, &t, raw);
     cbt_tables_free(&ts);
     print_gpu_text(out, a, raw, all);
     if (!all)
