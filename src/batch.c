@@ -50,6 +50,7 @@
 
 #include "batch.h"
 #include "gputime.h"
+#include "graph.h"
 #include "memwrap.h"
 #include "operands.h"
 #include "oplist.h"
@@ -641,7 +642,7 @@ CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct cal
 
 static inline uint8_t capture_of(const struct call *k, CUresult r)
 {
-    return r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
+    return r == CUDA_SUCCESS && !cbt_graph_captures_batches() ? CBT_CAPTURE_NONE
            : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
            : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
                                                         : cbt_stream_capture(cbt_real(), cbt_api_is_ptsz(k->api),
@@ -996,3 +997,58 @@ CBT_HOT_FN CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real
                            .attrs_idxs = attrs_idxs, .num_attrs = num_attrs};
     return common(&k, caller, true);
 }
+
+/* ---- a batch node's parameters (src/graph.c) ---- */
+
+bool cbt_batch_setup(void)
+{
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
+        first_batch();
+    return cbt_config()->mode != CBT_MODE_OFF;
+}
+
+/*
+ * A batch node's copies recorded as a 1D batch of door `door` that ran
+ * nowhere: no stream, result 0, every copy (a size of 0, which disables a
+ * copy in a node, does not end what is recorded as it ends a call's), its
+ * operands learned as a batch's are.  The reader validates it and keeps it
+ * for the launches that run it.  Returns its id; 0 when not recorded.
+ */
+uint64_t cbt_record_node(enum cbt_door door, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+                         size_t count, const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                         void *caller)
+{
+    struct cbt_thread *t = cbt_thread();
+    if (!t || t->depth > 0 || !cbt_tp_enabled(c))
+        return 0;
+    const struct cbt_real *real = cbt_real();
+    t->depth++;
+    size_t attrs_read = 0;
+    bool attrs_ok = count && dsts && srcs && sizes && attrs && attrs_idxs && num_attrs && num_attrs <= count &&
+                    cbt_attrs_well_formed(attrs, attrs_idxs, num_attrs, count, cbt_device_count(real), &attrs_read);
+    const size_t n = attrs_ok ? count : 0;
+    struct cbt_ev_batch b = {
+        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = steps_batch_id(t),
+        .api = CBT_API_1D_V2, .door = (uint8_t)door, .outcome = CBT_OUTCOME_FORWARDED, .capture = CBT_CAPTURE_NONE,
+        .num_ops = count, .ops_recorded = n, .op_list = (uint64_t)(uintptr_t)dsts, .device = -1,
+        .fail_idx = UINT64_MAX, .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
+        .device_count = cbt_device_count(real),
+    };
+    struct cbt_ev_batch1d b1 = {
+        .srcs = (uint64_t)(uintptr_t)srcs, .sizes = (uint64_t)(uintptr_t)sizes, .attrs = (uint64_t)(uintptr_t)attrs,
+        .attrs_idxs = (uint64_t)(uintptr_t)attrs_idxs, .num_attrs = num_attrs, .attrs_recorded = attrs_read,
+    };
+    struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, cbt_mono_coarse_ns());
+    uint16_t *refs = d ? cbt_dict_refs(d, n) : NULL;
+    bool risky = false;
+    if (refs && n)
+        cbt_learn_refs1d(real, &t->cache, d, n, (CUdeviceptr *)dsts, (CUdeviceptr *)srcs, refs, &risky);
+    if (d)
+        cbt_record_batch1d(d, &b, CBT_EV_NO_STREAM, false, &b1, attrs, attrs_idxs, dsts, srcs, sizes, n, refs,
+                           caller);
+    t->depth--;
+    /* the thread's next batch takes the steps: its record's memo is this one's */
+    t->steady.valid = 0;
+    return d ? b.batch_id : 0;
+}
+

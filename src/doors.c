@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "graph.h"
 #include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
@@ -319,6 +320,10 @@ static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t 
     }
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
         return version >= 12000 ? (void *)handed_gpa5 : (void *)handed_gpa4;
+    /* The graph functions (graph.c), by pointer. */
+    void *gw = cbt_graph_wrap(p, door);
+    if (gw)
+        return gw;
     /* The memory-management functions (memwrap.c), by pointer. */
     void *mw = cbt_memwrap_for_pointer(p);
     if (mw)

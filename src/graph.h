@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Batch copies inside CUDA graphs (src/graph.c). */
+#ifndef CBT_SRC_GRAPH_H
+#define CBT_SRC_GRAPH_H
+
+#include <stdbool.h>
+
+#include <cubatchtrace/catalog.h>
+
+/* The shim's wrapper for a graph function the driver handed out (dlsym,
+ * cuGetProcAddress) by its address; NULL when p is none of them. */
+void *cbt_graph_wrap(void *p, enum cbt_door door);
+
+/* Does the driver have batch nodes (CUDA 13.5: it may take a batch call on
+ * a capturing stream into the graph and answer CUDA_SUCCESS)? */
+bool cbt_graph_captures_batches(void);
+
+#endif
