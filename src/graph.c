@@ -18,7 +18,7 @@
  * driver took batches into) need no wrapper: at instantiation the graph is
  * walked (cuGraphGetNodes, cuGraphNodeGetType, cuGraphChildGraphNodeGetGraph,
  * cuGraphNodeGetParams for a batch node not seen), only while a session
- * records and only on a driver that has batch nodes.
+ * records.
  *
  * Cost: a graph without batch nodes costs its launch one atomic load (no
  * executable graph with batch nodes known) or one lookup under the lock.
@@ -261,7 +261,7 @@ static void walk(CUgraph g, struct node_rec **items, size_t *n, size_t *cap, voi
 /* An executable graph instantiated (or updated) from g: its batch nodes kept and said. */
 static void instantiated(CUgraphExec e, CUgraph g, void *caller)
 {
-    if (!e || !listening() || G.driver_version < 13050)
+    if (!e || !listening())
         return;
     pthread_mutex_lock(&G.lock);
     struct node_rec *items = NULL;

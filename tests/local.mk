@@ -122,6 +122,13 @@ tests_clients_client_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_1d_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
 EXTRA_tests_clients_client_1d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
+# Batch copies inside CUDA graphs (tests/doors/graphs.sh, bench/graph-launch.sh).
+check_PROGRAMS += tests/clients/client_graph
+tests_clients_client_graph_SOURCES = tests/clients/client_graph.c
+tests_clients_client_graph_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_graph_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_graph_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 # Clients that do not link libcuda (-ldl only).
 check_PROGRAMS += tests/clients/client_runtime_seq tests/clients/client_pyseq tests/clients/client_nolib
 tests_clients_client_runtime_seq_SOURCES = tests/clients/client_runtime_seq.c $(CBT_CLIENT_COMMON)
@@ -139,7 +146,7 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
-	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh
+	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh tests/doors/graphs.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py

@@ -1,0 +1,86 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Batch copies inside CUDA graphs (CUDA 13.5 batch nodes) over the test
+# double: what the summary (--json), the timeline and the SQLite export
+# count is the copies the launches ran.  A graph of two batch nodes launched
+# five times on two streams, one node's sizes changed between launches with
+# cuGraphExecNodeSetParams (one copy disabled by size 0); a batch the double
+# takes into a capture, counted at its three launches and not at capture; a
+# clone and a child graph.  Without the feature the launches are not seen:
+# every count below would be 0 (the nodes' own records are not batches run).
+. "$top_srcdir/tests/lib.sh"
+need_sessiond
+C="$top_builddir/tests/clients/client_graph"
+TOOL="$top_builddir/tools/cubatchtrace"
+[ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
+echo "1..23"
+
+json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
+
+# name MODE ENV...: the client traced in a session of its own; its summary,
+# timeline and export
+traced() {
+    _n=$1 _m=$2; shift 2
+    cbt_session_start "$_n" || { echo "Bail out! cannot create the LTTng session"; exit 1; }
+    cbt_run env "$@" "$C" "$_m" >"$CBT_TMP/$_n.out" 2>"$CBT_TMP/$_n.err"
+    _st=$?
+    cbt_session_stop "$_n"
+    _pid=$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/$_n.err")
+    is "$_st $(cat "$CBT_TMP/$_n.out")" "0 launches=$LAUNCHES" "$_n: the client's copies arrive under the shim"
+    "$TOOL" summary --json --pid "$_pid" "$CBT_TMP/$_n" >"$CBT_TMP/$_n.json" 2>"$CBT_TMP/$_n.sum.err"
+    "$TOOL" timeline -o "$CBT_TMP/$_n.tl.json" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.tl.err"
+    "$TOOL" export -o "$CBT_TMP/$_n.sqlite" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.ex.err"
+}
+
+# the timeline's batch calls of door graph_launch: "ops bytes" each, in order
+tl_launches() {
+    python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+for e in ev:
+    a = e.get("args", {})
+    if a.get("door") == "graph_launch" and e.get("ph") == "X":
+        print(a["ops"], a["bytes"])
+' "$1"
+}
+
+LAUNCHES=5
+traced graph-update update
+j="$CBT_TMP/graph-update.json"
+is "$(json_num "$j" batches)" 5 "update: five launches, five batches run"
+is "$(json_num "$j" ops)" 22 "update: 2 x 5 copies, then 3 x 4 (one disabled by size 0)"
+is "$(json_num "$j" bytes)" 28404 "update: 2 x 5988 bytes, then 3 x 5476"
+is "$(tl_launches "$CBT_TMP/graph-update.tl.json" | tr '\n' ' ')" "5 5988 5 5988 4 5476 4 5476 4 5476 " \
+    "update: the timeline's launches, copies and bytes each"
+q() { sqlite3 "$CBT_TMP/$1.sqlite" "$2" 2>&1; }
+is "$(q graph-update "SELECT group_concat(ops || ':' || bytes, ' ') FROM (SELECT ops, bytes FROM batch WHERE door = 'graph_launch' ORDER BY ts_ns)")" \
+    "5:5988 5:5988 4:5476 4:5476 4:5476" "update: the export's batches of door graph_launch"
+is "$(q graph-update "SELECT count(DISTINCT stream) FROM batch WHERE door = 'graph_launch'")" 2 \
+    "update: the launches on their two streams"
+is "$(q graph-update "SELECT count(*) FROM batch WHERE door = 'graph_node'")" 0 \
+    "update: the nodes' records are not batches run"
+is "$(q graph-update "SELECT count(*), sum(bytes) FROM op WHERE batch_key IN (SELECT batch_key FROM batch WHERE door = 'graph_launch')")" \
+    "22|28404" "update: the export's ops are the copies run"
+"$TOOL" check --pid "$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/graph-update.err")" "$CBT_TMP/graph-update" \
+    >"$CBT_TMP/graph-update.check" 2>&1
+is "$?" 0 "update: check finds nothing (a size of 0 in a node is no copy_size_zero)"
+
+LAUNCHES=3
+traced graph-capture capture FAKECUDA_CAPTURE_BATCH=1
+j="$CBT_TMP/graph-capture.json"
+is "$(json_num "$j" batches)" 3 "capture: the three launches are the batches run, not the captured call"
+is "$(json_num "$j" ops)" 6 "capture: 3 x 2 copies"
+is "$(json_num "$j" bytes)" 3072 "capture: 3 x 1024 bytes"
+is "$(tl_launches "$CBT_TMP/graph-capture.tl.json" | tr '\n' ' ')" "2 1024 2 1024 2 1024 " "capture: the timeline's launches"
+is "$(q graph-capture "SELECT count(*), sum(bytes) FROM batch")" "3|3072" "capture: the export holds the launches alone"
+is "$(json_num "$j" refused_in_capture_batches)" 0 "capture: nothing refused in capture"
+LAUNCHES=3
+traced graph-clone clone
+j="$CBT_TMP/graph-clone.json"
+is "$(json_num "$j" batches)" 3 "clone: two launches of the clone, one of the parent"
+is "$(json_num "$j" ops)" 4 "clone: 1 + 1 + (1 of the child graph + 1)"
+is "$(json_num "$j" bytes)" 6208 "clone: 2048 + 2048 + 2112"
+is "$(tl_launches "$CBT_TMP/graph-clone.tl.json" | tr '\n' ' ')" "1 2048 1 2048 2 2112 " "clone: the timeline's launches"
+is "$(q graph-clone "SELECT group_concat(bytes, ' ') FROM (SELECT bytes FROM batch ORDER BY ts_ns)")" "2048 2048 2112" \
+    "clone: the export's launches"
