@@ -551,6 +551,8 @@ static void call_forward(struct batch *x)
         cbt_gpu_end(&x->gt, x->res, ptsz, k->stream);
     if (!x->abi)
         cbt_stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
+    if (cbt_unlikely(x->b.capture == CBT_CAPTURE_ACTIVE && x->res == CUDA_SUCCESS) && x->recording)
+        cbt_graph_captured(k->stream, ptsz, x->b.batch_id, x->caller);
     if (cbt_unlikely(x->validating && x->res != CUDA_SUCCESS))
         validate_result(x);
     x->b.outcome = CBT_OUTCOME_FORWARDED;
@@ -748,8 +750,10 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                                 ? cbt_ops_driver_reads(k->n, k->ops, 0, k->stream, true)
                                 : k->n;
     rec.gpu = cbt_gpu_follows(&gt);
-    steady_write(t, k, d1, refs, recorded, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
-                 caller);
+    const uint8_t capture = capture_of(k, r);
+    if (cbt_unlikely(capture == CBT_CAPTURE_ACTIVE && r == CUDA_SUCCESS))
+        cbt_graph_captured(k->stream, ptsz, rec.h[CBT_H_ID], caller);
+    steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, b.tid, b.driver_ns, attrs_read, caller);
     cbt_gpu_after(&gt, b.batch_id); /* after the batch event, which its gpu_time follows */
     return r;
 }
@@ -888,6 +892,8 @@ static inline __attribute__((always_inline)) bool steady_path(struct cbt_thread 
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
+    if (cbt_unlikely(capture == CBT_CAPTURE_ACTIVE && r == CUDA_SUCCESS))
+        cbt_graph_captured(k->stream, cbt_api_is_ptsz(k->api), rec.h[CBT_H_ID], caller);
     steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, tid, t1 - t0, attrs_read, caller);
     *res = r;
     return true;

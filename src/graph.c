@@ -104,6 +104,8 @@ static struct {
     CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
     CUresult (*node_params)(CUgraphNode, CUgraphNodeParams *);
     CUresult (*child_graph)(CUgraphNode, CUgraph *);
+    CUresult (*capture_info[2])(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
+                                const CUgraphEdgeData **, size_t *); /* [1]: _ptsz */
     int driver_version;
     struct node_rec *nodes; /* batch nodes made or changed through the shim, and those walked */
     size_t nnodes, cap_nodes;
@@ -125,6 +127,10 @@ static void load(void)
         G.node_type = cbt_real_dlsym(h, "cuGraphNodeGetType");
         G.node_params = cbt_real_dlsym(h, "cuGraphNodeGetParams");
         G.child_graph = cbt_real_dlsym(h, "cuGraphChildGraphNodeGetGraph");
+        G.capture_info[0] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3");
+        G.capture_info[1] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3_ptsz");
+        if (!G.capture_info[1])
+            G.capture_info[1] = G.capture_info[0];
         CUresult (*version)(int *) = cbt_real_dlsym(h, "cuDriverGetVersion");
         if (!version || version(&G.driver_version) != CUDA_SUCCESS)
             G.driver_version = 0;
@@ -276,6 +282,25 @@ static void instantiated(CUgraphExec e, CUgraph g, void *caller)
         free(items);
     }
     pthread_mutex_unlock(&G.lock);
+}
+
+void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller)
+{
+    ready();
+    CUstreamCaptureStatus st;
+    CUgraph g = NULL;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    if (!G.capture_info[ptsz != 0] ||
+        G.capture_info[ptsz != 0](s, &st, NULL, &g, &deps, NULL, &ndeps) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return;
+    if (ndeps == 1 && deps) {
+        pthread_mutex_lock(&G.lock);
+        node_set(deps[0], batch_id);
+        pthread_mutex_unlock(&G.lock);
+    }
+    emit(CBT_GRAPH_CAPTURED, batch_id, (uint64_t)(uintptr_t)g, (uint64_t)(uintptr_t)s, CUDA_SUCCESS, NULL, 0, caller);
 }
 
 /* ---- the common paths behind the doors ---- */

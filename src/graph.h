@@ -5,6 +5,10 @@
 
 #include <stdbool.h>
 
+#include <stdint.h>
+
+#include <cuda.h>
+
 #include <cubatchtrace/catalog.h>
 
 /* The shim's wrapper for a graph function the driver handed out (dlsym,
@@ -14,5 +18,11 @@ void *cbt_graph_wrap(void *p, enum cbt_door door);
 /* Does the driver have batch nodes (CUDA 13.5: it may take a batch call on
  * a capturing stream into the graph and answer CUDA_SUCCESS)? */
 bool cbt_graph_captures_batches(void);
+
+/* A batch the driver took into the graph of stream s's capture (result 0,
+ * capture ACTIVE), before its record is written: the graph it went into
+ * said, and the node it became (the capture's one dependency now) known by
+ * the batch's id, which instantiation then names it by. */
+void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller);
 
 #endif

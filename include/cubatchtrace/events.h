@@ -436,11 +436,18 @@ struct cbt_ev_rec {
  *                          latest defs whose size is not 0
  *   kind CBT_GRAPH_NODE_GONE  a batch node destroyed: id, its latest record
  *   kind CBT_GRAPH_EXEC_GONE  an executable graph destroyed: exec
+ *   kind CBT_GRAPH_CAPTURED   a batch call the driver took into the graph
+ *                          of a capture (a driver with batch nodes may):
+ *                          id the batch's, exec the graph being captured,
+ *                          stream; written just before the batch's record,
+ *                          which is also the node's (its copies run at
+ *                          launches, not at the call)
  */
 #define CBT_GRAPH_EXEC 0
 #define CBT_GRAPH_LAUNCH 1
 #define CBT_GRAPH_NODE_GONE 2
 #define CBT_GRAPH_EXEC_GONE 3
+#define CBT_GRAPH_CAPTURED 4
 struct cbt_ev_graph {
     uint8_t kind;
     uint64_t id, exec, stream;

@@ -13,7 +13,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..23"
+echo "1..27"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -30,6 +30,7 @@ traced() {
     "$TOOL" summary --json --pid "$_pid" "$CBT_TMP/$_n" >"$CBT_TMP/$_n.json" 2>"$CBT_TMP/$_n.sum.err"
     "$TOOL" timeline -o "$CBT_TMP/$_n.tl.json" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.tl.err"
     "$TOOL" export -o "$CBT_TMP/$_n.sqlite" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.ex.err"
+    "$TOOL" show --records --pid "$_pid" "$CBT_TMP/$_n" >"$CBT_TMP/$_n.show" 2>"$CBT_TMP/$_n.show.err"
 }
 
 # the timeline's batch calls of door graph_launch: "ops bytes" each, in order
@@ -65,6 +66,8 @@ is "$(q graph-update "SELECT count(*), sum(bytes) FROM op WHERE batch_key IN (SE
 "$TOOL" check --pid "$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/graph-update.err")" "$CBT_TMP/graph-update" \
     >"$CBT_TMP/graph-update.check" 2>&1
 is "$?" 0 "update: check finds nothing (a size of 0 in a node is no copy_size_zero)"
+is "$(grep '^batch ' "$CBT_TMP/graph-update.show" | grep -c ' mark=graph_node')" 3 \
+    "update: show marks the records of the two nodes made and of the one changed in the executable graph"
 
 LAUNCHES=3
 traced graph-capture capture FAKECUDA_CAPTURE_BATCH=1
@@ -75,6 +78,9 @@ is "$(json_num "$j" bytes)" 3072 "capture: 3 x 1024 bytes"
 is "$(tl_launches "$CBT_TMP/graph-capture.tl.json" | tr '\n' ' ')" "2 1024 2 1024 2 1024 " "capture: the timeline's launches"
 is "$(q graph-capture "SELECT count(*), sum(bytes) FROM batch")" "3|3072" "capture: the export holds the launches alone"
 is "$(json_num "$j" refused_in_capture_batches)" 0 "capture: nothing refused in capture"
+is "$(grep '^batch ' "$CBT_TMP/graph-capture.show" | grep -c ' mark=captured graph=0x[1-9a-f]')" 1 \
+    "capture: show marks the batch call captured, with the graph it went into"
+is "$(grep -c '^batch .*door=graph_launch' "$CBT_TMP/graph-capture.show")" 3 "capture: show lists the three launches"
 LAUNCHES=3
 traced graph-clone clone
 j="$CBT_TMP/graph-clone.json"
@@ -84,3 +90,5 @@ is "$(json_num "$j" bytes)" 6208 "clone: 2048 + 2048 + 2112"
 is "$(tl_launches "$CBT_TMP/graph-clone.tl.json" | tr '\n' ' ')" "1 2048 1 2048 2 2112 " "clone: the timeline's launches"
 is "$(q graph-clone "SELECT group_concat(bytes, ' ') FROM (SELECT bytes FROM batch ORDER BY ts_ns)")" "2048 2048 2112" \
     "clone: the export's launches"
+is "$(grep '^batch ' "$CBT_TMP/graph-clone.show" | grep -c ' mark=graph_node')" 4 \
+    "clone: records of the two nodes made and of the clone's and the child graph's nodes, walked at instantiation"

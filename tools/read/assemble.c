@@ -177,6 +177,12 @@ struct cbt_asm {
     size_t ndefs, cap_defs;
     struct gexec *execs;
     size_t nexecs, cap_execs;
+    struct gcap { /* batches taken into a capture: the graph each went into */
+        uint32_t host;
+        int64_t vpid;
+        uint64_t id, graph;
+    } caps[64];
+    unsigned ncaps;
 };
 
 /* ---------------------------------------------------------------- what goes out */
@@ -735,8 +741,16 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
     bool captured = h && !node && h->door != CBT_DOOR_GRAPH_LAUNCH && h->outcome == CBT_OUTCOME_FORWARDED &&
                     h->result == 0 && h->capture == CBT_CAPTURE_ACTIVE;
     bool run = !node && !captured;
-    if (node)
-        keep_def(m, x);
+    uint64_t graph = 0;
+    if (captured)
+        for (unsigned i = 0; i < m->ncaps; i++)
+            if (m->caps[i].id == h->batch_id && m->caps[i].vpid == x->w->vpid && m->caps[i].host == x->w->host) {
+                graph = m->caps[i].graph;
+                m->caps[i] = m->caps[--m->ncaps];
+                break;
+            }
+    if (node || captured)
+        keep_def(m, x); /* a captured batch's record is its node's */
     if (checked) {
         nf = check_batch(m, h, x->ops, x->src, x->dst, x->d, x->attrs, x->aidx);
         cbt_progress(); /* a large batch can take the validator a while */
@@ -810,8 +824,11 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
         }
     }
 
-    if (m->fn && run) {
+    if (m->fn) {
         struct cbt_read_batch rb = {
+            .not_run = !run,
+            .captured = captured,
+            .graph = graph,
             .w = *x->w,
             .have_header = h != NULL,
             .state = x->state,
@@ -1554,6 +1571,12 @@ void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cb
             free(e->defs);
             *e = m->execs[--m->nexecs];
         }
+        break;
+    case CBT_GRAPH_CAPTURED:
+        /* its batch's record comes next: it says which graph the batch went into */
+        if (m->ncaps == sizeof m->caps / sizeof m->caps[0])
+            m->ncaps--;
+        m->caps[m->ncaps++] = (struct gcap){.host = w->host, .vpid = w->vpid, .id = g->id, .graph = g->exec};
         break;
     default: /* a node gone: launches of graphs instantiated before still run its copies */
         break;

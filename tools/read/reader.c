@@ -914,7 +914,7 @@ static void on_graph(struct reader *r, const struct ecinfo *e, const bt_message 
         defs[i] = bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
     g.defs = defs;
     g.ndefs = (uint32_t)n;
-    if (g.kind == CBT_GRAPH_LAUNCH)
+    if (g.kind == CBT_GRAPH_LAUNCH || g.kind == CBT_GRAPH_CAPTURED)
         cbt_where_image_of_batch(&w, g.id);
     cbt_asm_graph(r->as, &w, &g);
     free(defs);
