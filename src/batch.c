@@ -241,8 +241,9 @@ CBT_HOT bool cbt_always_validate;
  * event to write again); the record (the write lock, the writers, the
  * thread ids, the fence); what is known of memory and streams (forgotten:
  * the child's driver state is not the parent's); GPU time (no contexts,
- * reader or other threads' rings).  Last, the next batch is made a first
- * batch again, which writes the child's process event.
+ * reader or other threads' rings); the graphs known (graph.c).  Last, the
+ * next batch is made a first batch again, which writes the child's process
+ * event.
  */
 static void after_fork_child(void)
 {
@@ -250,6 +251,7 @@ static void after_fork_child(void)
     cbt_record_after_fork_child();
     cbt_mem_forget_all();
     cbt_gpu_after_fork_child();
+    cbt_graph_after_fork_child();
     __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
 }
 

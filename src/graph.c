@@ -303,14 +303,31 @@ void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller)
     emit(CBT_GRAPH_CAPTURED, batch_id, (uint64_t)(uintptr_t)g, (uint64_t)(uintptr_t)s, CUDA_SUCCESS, NULL, 0, caller);
 }
 
+void cbt_graph_after_fork_child(void)
+{
+    pthread_mutex_init(&G.lock, NULL);
+    for (size_t i = 0; i < G.nexecs; i++)
+        free(G.execs[i].items);
+    G.nnodes = G.nexecs = 0;
+    __atomic_store_n(&G.nexecs_seen, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- the common paths behind the doors ---- */
 
-static CUresult add_node(int fn_i, void *fn, CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
+/* No function to forward to (no driver the shim could load, or one without
+ * this function): the batch doors' answer, said once. */
+CBT_COLD_FN static CUresult no_driver(int fi)
+{
+    cbt_warn_no_driver(gfn_name[fi]);
+    return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+}
+
+static CUresult add_node(int fi, void *fn, CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
                          const CUgraphEdgeData *edges, size_t ndeps, CUgraphNodeParams *p, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
-    CUresult r = fn_i == G_ADD_NODE ? ((add_node1_fn)fn)(ph, g, deps, ndeps, p)
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = fi == G_ADD_NODE ? ((add_node1_fn)fn)(ph, g, deps, ndeps, p)
                                     : ((add_node_fn)fn)(ph, g, deps, edges, ndeps, p);
     if (r == CUDA_SUCCESS && p && p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH && ph && listening()) {
         uint64_t def = record_params(p, caller);
@@ -322,10 +339,10 @@ static CUresult add_node(int fn_i, void *fn, CUgraphNode *ph, CUgraph g, const C
     return r;
 }
 
-static CUresult node_set_params(void *fn, CUgraphNode node, CUgraphNodeParams *p, void *caller)
+static CUresult node_set_params(int fi, void *fn, CUgraphNode node, CUgraphNodeParams *p, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((node_set_fn)fn)(node, p);
     if (r == CUDA_SUCCESS && p && p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH && listening()) {
         uint64_t def = record_params(p, caller);
@@ -337,10 +354,10 @@ static CUresult node_set_params(void *fn, CUgraphNode node, CUgraphNodeParams *p
     return r;
 }
 
-static CUresult exec_node_set_params(void *fn, CUgraphExec e, CUgraphNode node, CUgraphNodeParams *p, void *caller)
+static CUresult exec_node_set_params(int fi, void *fn, CUgraphExec e, CUgraphNode node, CUgraphNodeParams *p, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((exec_node_set_fn)fn)(e, node, p);
     if (r != CUDA_SUCCESS || !p || p->type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH ||
         !__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE) || !listening())
@@ -360,10 +377,10 @@ static CUresult exec_node_set_params(void *fn, CUgraphExec e, CUgraphNode node, 
     return r;
 }
 
-static CUresult destroy_node(void *fn, CUgraphNode node, void *caller)
+static CUresult destroy_node(int fi, void *fn, CUgraphNode node, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((destroy_node_fn)fn)(node);
     if (r != CUDA_SUCCESS)
         return r;
@@ -378,10 +395,10 @@ static CUresult destroy_node(void *fn, CUgraphNode node, void *caller)
     return r;
 }
 
-static CUresult exec_destroy(void *fn, CUgraphExec e, void *caller)
+static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((exec_destroy_fn)fn)(e);
     if (r == CUDA_SUCCESS && __atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&G.lock);
@@ -395,10 +412,10 @@ static CUresult exec_destroy(void *fn, CUgraphExec e, void *caller)
     return r;
 }
 
-static CUresult launch(void *fn, CUgraphExec e, CUstream s, void *caller)
+static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((launch_fn)fn)(e, s);
     /* the one lookup a graph without batch nodes costs */
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
@@ -427,6 +444,11 @@ static CUresult launch(void *fn, CUgraphExec e, CUstream s, void *caller)
 #define GRAPH_DOORS(sym, ret_params, call_next, call_real)                                                   \
     CBT_EXPORT CUresult sym ret_params { return call_next; }                                                 \
     static CUresult real_##sym ret_params { return call_real; }
+/* The names CUDA 13.5 adds (cuGraphAddNode_v3, cuGraphNodeSetParams_v2) only
+ * as twins: exported, they would answer a program's dlsym(RTLD_DEFAULT) on
+ * an older driver, which lacks them. */
+#define GRAPH_TWIN(sym, ret_params, call_next, call_real)                                                    \
+    static CUresult real_##sym ret_params { return call_real; }
 
 CUresult cuGraphAddNode(P_ADD1);
 GRAPH_DOORS(cuGraphAddNode, (P_ADD1), add_node(G_ADD_NODE, NEXT(G_ADD_NODE), ph, g, deps, NULL, ndeps, p, CALLER()),
@@ -434,67 +456,65 @@ GRAPH_DOORS(cuGraphAddNode, (P_ADD1), add_node(G_ADD_NODE, NEXT(G_ADD_NODE), ph,
 GRAPH_DOORS(cuGraphAddNode_v2, (P_ADD),
             add_node(G_ADD_NODE_V2, NEXT(G_ADD_NODE_V2), ph, g, deps, edges, ndeps, p, CALLER()),
             add_node(G_ADD_NODE_V2, REAL(G_ADD_NODE_V2), ph, g, deps, edges, ndeps, p, CALLER()))
-CUresult cuGraphAddNode_v3(P_ADD);
-GRAPH_DOORS(cuGraphAddNode_v3, (P_ADD),
+GRAPH_TWIN(cuGraphAddNode_v3, (P_ADD),
             add_node(G_ADD_NODE_V3, NEXT(G_ADD_NODE_V3), ph, g, deps, edges, ndeps, p, CALLER()),
             add_node(G_ADD_NODE_V3, REAL(G_ADD_NODE_V3), ph, g, deps, edges, ndeps, p, CALLER()))
 GRAPH_DOORS(cuGraphNodeSetParams, (CUgraphNode n, CUgraphNodeParams *p),
-            node_set_params(NEXT(G_NODE_SET), n, p, CALLER()), node_set_params(REAL(G_NODE_SET), n, p, CALLER()))
-CUresult cuGraphNodeSetParams_v2(CUgraphNode n, CUgraphNodeParams *p);
-GRAPH_DOORS(cuGraphNodeSetParams_v2, (CUgraphNode n, CUgraphNodeParams *p),
-            node_set_params(NEXT(G_NODE_SET_V2), n, p, CALLER()),
-            node_set_params(REAL(G_NODE_SET_V2), n, p, CALLER()))
+            node_set_params(G_NODE_SET, NEXT(G_NODE_SET), n, p, CALLER()), node_set_params(G_NODE_SET, REAL(G_NODE_SET), n, p, CALLER()))
+GRAPH_TWIN(cuGraphNodeSetParams_v2, (CUgraphNode n, CUgraphNodeParams *p),
+            node_set_params(G_NODE_SET_V2, NEXT(G_NODE_SET_V2), n, p, CALLER()),
+            node_set_params(G_NODE_SET_V2, REAL(G_NODE_SET_V2), n, p, CALLER()))
 GRAPH_DOORS(cuGraphExecNodeSetParams, (CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p),
-            exec_node_set_params(NEXT(G_EXEC_NODE_SET), e, n, p, CALLER()),
-            exec_node_set_params(REAL(G_EXEC_NODE_SET), e, n, p, CALLER()))
-GRAPH_DOORS(cuGraphDestroyNode, (CUgraphNode n), destroy_node(NEXT(G_DESTROY_NODE), n, CALLER()),
-            destroy_node(REAL(G_DESTROY_NODE), n, CALLER()))
-GRAPH_DOORS(cuGraphExecDestroy, (CUgraphExec e), exec_destroy(NEXT(G_EXEC_DESTROY), e, CALLER()),
-            exec_destroy(REAL(G_EXEC_DESTROY), e, CALLER()))
-GRAPH_DOORS(cuGraphLaunch, (CUgraphExec e, CUstream s), launch(NEXT(G_LAUNCH), e, s, CALLER()),
-            launch(REAL(G_LAUNCH), e, s, CALLER()))
+            exec_node_set_params(G_EXEC_NODE_SET, NEXT(G_EXEC_NODE_SET), e, n, p, CALLER()),
+            exec_node_set_params(G_EXEC_NODE_SET, REAL(G_EXEC_NODE_SET), e, n, p, CALLER()))
+GRAPH_DOORS(cuGraphDestroyNode, (CUgraphNode n), destroy_node(G_DESTROY_NODE, NEXT(G_DESTROY_NODE), n, CALLER()),
+            destroy_node(G_DESTROY_NODE, REAL(G_DESTROY_NODE), n, CALLER()))
+GRAPH_DOORS(cuGraphExecDestroy, (CUgraphExec e), exec_destroy(G_EXEC_DESTROY, NEXT(G_EXEC_DESTROY), e, CALLER()),
+            exec_destroy(G_EXEC_DESTROY, REAL(G_EXEC_DESTROY), e, CALLER()))
+GRAPH_DOORS(cuGraphLaunch, (CUgraphExec e, CUstream s), launch(G_LAUNCH, NEXT(G_LAUNCH), e, s, CALLER()),
+            launch(G_LAUNCH, REAL(G_LAUNCH), e, s, CALLER()))
 CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s);
-GRAPH_DOORS(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s), launch(NEXT(G_LAUNCH_PTSZ), e, s, CALLER()),
-            launch(REAL(G_LAUNCH_PTSZ), e, s, CALLER()))
+GRAPH_DOORS(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s), launch(G_LAUNCH_PTSZ, NEXT(G_LAUNCH_PTSZ), e, s, CALLER()),
+            launch(G_LAUNCH_PTSZ, REAL(G_LAUNCH_PTSZ), e, s, CALLER()))
 
-static CUresult inst_flags(void *fn, CUgraphExec *ph, CUgraph g, unsigned long long flags, void *caller)
+static CUresult inst_flags(int fi, void *fn, CUgraphExec *ph, CUgraph g, unsigned long long flags, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((inst_flags_fn)fn)(ph, g, flags);
     if (r == CUDA_SUCCESS && ph)
         instantiated(*ph, g, caller);
     return r;
 }
-static CUresult inst_params(void *fn, CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p, void *caller)
+static CUresult inst_params(int fi, void *fn, CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((inst_params_fn)fn)(ph, g, p);
     if (r == CUDA_SUCCESS && ph)
         instantiated(*ph, g, caller);
     return r;
 }
-static CUresult exec_update(void *fn, CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info, void *caller)
+static CUresult exec_update(int fi, void *fn, CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info, void *caller)
 {
-    if (!fn)
-        return CUDA_ERROR_NOT_FOUND;
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
     CUresult r = ((exec_update_fn)fn)(e, g, info);
     if (r == CUDA_SUCCESS)
         instantiated(e, g, caller);
     return r;
 }
 GRAPH_DOORS(cuGraphInstantiateWithFlags, (CUgraphExec *ph, CUgraph g, unsigned long long f),
-            inst_flags(NEXT(G_INST_FLAGS), ph, g, f, CALLER()), inst_flags(REAL(G_INST_FLAGS), ph, g, f, CALLER()))
+            inst_flags(G_INST_FLAGS, NEXT(G_INST_FLAGS), ph, g, f, CALLER()), inst_flags(G_INST_FLAGS, REAL(G_INST_FLAGS), ph, g, f, CALLER()))
 GRAPH_DOORS(cuGraphInstantiateWithParams, (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
-            inst_params(NEXT(G_INST_PARAMS), ph, g, p, CALLER()),
-            inst_params(REAL(G_INST_PARAMS), ph, g, p, CALLER()))
+            inst_params(G_INST_PARAMS, NEXT(G_INST_PARAMS), ph, g, p, CALLER()),
+            inst_params(G_INST_PARAMS, REAL(G_INST_PARAMS), ph, g, p, CALLER()))
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
 GRAPH_DOORS(cuGraphInstantiateWithParams_ptsz, (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
-            inst_params(NEXT(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()),
-            inst_params(REAL(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()))
+            inst_params(G_INST_PARAMS_PTSZ, NEXT(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()),
+            inst_params(G_INST_PARAMS_PTSZ, REAL(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()))
 GRAPH_DOORS(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *i),
-            exec_update(NEXT(G_EXEC_UPDATE), e, g, i, CALLER()), exec_update(REAL(G_EXEC_UPDATE), e, g, i, CALLER()))
+            exec_update(G_EXEC_UPDATE, NEXT(G_EXEC_UPDATE), e, g, i, CALLER()), exec_update(G_EXEC_UPDATE, REAL(G_EXEC_UPDATE), e, g, i, CALLER()))
 
 #define CBT_GFN_TWIN_(id, name) [id] = (void *)real_##id,
 #define real_G_ADD_NODE real_cuGraphAddNode

@@ -23,6 +23,10 @@ bool cbt_graph_captures_batches(void);
  * capture ACTIVE), before its record is written: the graph it went into
  * said, and the node it became (the capture's one dependency now) known by
  * the batch's id, which instantiation then names it by. */
+/* In a forked child: the lock made the child's, the graphs forgotten (the
+ * child's driver state is not the parent's). */
+void cbt_graph_after_fork_child(void);
+
 void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller);
 
 #endif
