@@ -411,12 +411,13 @@ __attribute__((no_sanitize_address, no_sanitize_thread))
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
     /* Cheap filter first: every name of interest starts with "cu": the ten
-     * batch and lookup functions, and the wrapped memory functions (memwrap.c). */
+     * batch and lookup functions, the wrapped memory functions (memwrap.c)
+     * and graph functions (graph.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
     bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20) || !strncmp(name, "cuMemcpyBatchAsync", 18);
     if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") && !batch_name &&
-        !cbt_memwrap_exports(name))
+        !cbt_memwrap_exports(name) && !cbt_graph_name(name))
         return NULL;
     if (cbt_config()->mode == CBT_MODE_OFF)
         return NULL;

@@ -533,6 +533,16 @@ GRAPH_DOORS(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateRe
 #define real_G_LAUNCH_PTSZ real_cuGraphLaunch_ptsz
 static void *const twin[G_COUNT_] = {CBT_GRAPH_FN_LIST(CBT_GFN_TWIN_)};
 
+bool cbt_graph_name(const char *name)
+{
+    if (strncmp(name, "cuGraph", 7))
+        return false;
+    for (int i = 0; i < G_COUNT_; i++)
+        if (!strcmp(name, gfn_name[i]))
+            return true;
+    return false;
+}
+
 void *cbt_graph_wrap(void *p, enum cbt_door door)
 {
     (void)door;

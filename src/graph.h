@@ -15,6 +15,9 @@
  * cuGetProcAddress) by its address; NULL when p is none of them. */
 void *cbt_graph_wrap(void *p, enum cbt_door door);
 
+/* Is `name` one of the graph functions the shim wraps? */
+bool cbt_graph_name(const char *name);
+
 /* Does the driver have batch nodes (CUDA 13.5: it may take a batch call on
  * a capturing stream into the graph and answer CUDA_SUCCESS)? */
 bool cbt_graph_captures_batches(void);

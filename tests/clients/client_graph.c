@@ -2,11 +2,19 @@
 /*
  * Batch copies inside CUDA graphs (CUDA 13.5 batch nodes), linked directly.
  *
- *   client_graph update    a graph of two batch nodes (A: 3 copies of 256,
+ *   client_graph update [DOOR]  a graph of two batch nodes (A: 3 copies of 256,
  *                          512, 1024 bytes; B: 2 copies of 4096, 100),
  *                          instantiated, launched 5 times on two streams in
  *                          turn; after launch 2 cuGraphExecNodeSetParams
- *                          gives A sizes {256, 0, 1024} (one copy disabled)
+ *                          gives A sizes {256, 0, 1024} (one copy disabled);
+ *                          DOOR: symbol (linked, the default), gpa
+ *                          (cuGetProcAddress_v2 at 13000), dlsym (dlsym on
+ *                          dlopen("libcuda.so.1")) for cuGraphAddNode,
+ *                          cuGraphInstantiateWithFlags, cuGraphExecNodeSetParams
+ *                          and cuGraphLaunch
+ *   client_graph update2   a graph of one batch node (128, 256 bytes) launched
+ *                          once; cuGraphExecUpdate from a graph like it with
+ *                          sizes {512, 0}; launched twice
  *   client_graph capture   a 1D batch of 2 copies (1000, 24 bytes) on a stream
  *                          being captured (FAKECUDA_CAPTURE_BATCH=1: the
  *                          double takes it into the graph), the graph
@@ -20,6 +28,7 @@
  * arrived, 1 when not, 2 when a call fails.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +69,43 @@ static int same(CUdeviceptr a, CUdeviceptr b, size_t n)
     return ok;
 }
 
+/* The graph calls the update mode makes, through its door. */
+static struct {
+    CUresult (*AddNode)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
+                        CUgraphNodeParams *);
+    CUresult (*InstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*ExecNodeSetParams)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
+    CUresult (*Launch)(CUgraphExec, CUstream);
+} F = {cuGraphAddNode, cuGraphInstantiateWithFlags, cuGraphExecNodeSetParams, cuGraphLaunch};
+
+static void *door_fn(const char *door, const char *name)
+{
+    void *p = NULL;
+    if (!strcmp(door, "gpa")) {
+        CUdriverProcAddressQueryResult st;
+        CK(cuGetProcAddress(name, &p, 13000, 0, &st));
+    } else {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW);
+        p = h ? dlsym(h, name) : NULL;
+    }
+    if (!p) {
+        fprintf(stderr, "no %s through %s\n", name, door);
+        exit(2);
+    }
+    return p;
+}
+
+static void doors(const char *door)
+{
+    if (!strcmp(door, "symbol"))
+        return;
+    int gpa = !strcmp(door, "gpa");
+    *(void **)&F.AddNode = door_fn(door, gpa ? "cuGraphAddNode" : "cuGraphAddNode_v2");
+    *(void **)&F.InstantiateWithFlags = door_fn(door, "cuGraphInstantiateWithFlags");
+    *(void **)&F.ExecNodeSetParams = door_fn(door, "cuGraphExecNodeSetParams");
+    *(void **)&F.Launch = door_fn(door, "cuGraphLaunch");
+}
+
 static CUmemcpyAttributes attr = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
 static size_t idx0 = 0;
 
@@ -72,7 +118,7 @@ static CUgraphNode add_batch(CUgraph g, CUdeviceptr *dsts, CUdeviceptr *srcs, si
     *cbt_node_params_memcpy_batch(&p) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
         .count = n, .dsts = dsts, .srcs = srcs, .sizes = sizes, .attrs = &attr, .attrsIdxs = &idx0, .numAttrs = 1};
     CUgraphNode node;
-    CK(cuGraphAddNode(&node, g, NULL, NULL, 0, &p));
+    CK(F.AddNode(&node, g, NULL, NULL, 0, &p));
     return node;
 }
 
@@ -94,6 +140,7 @@ int main(int argc, char **argv)
     CUgraph g;
     CUgraphExec e;
     if (!strcmp(mode, "update")) {
+        doors(argc > 2 ? argv[2] : "symbol");
         size_t a_sizes[3] = {256, 512, 1024}, b_sizes[2] = {4096, 100};
         CUdeviceptr a_src[3], a_dst[3], b_src[2], b_dst[2];
         for (int i = 0; i < 3; i++)
@@ -103,7 +150,7 @@ int main(int argc, char **argv)
         CK(cuGraphCreate(&g, 0));
         CUgraphNode a = add_batch(g, a_dst, a_src, a_sizes, 3);
         add_batch(g, b_dst, b_src, b_sizes, 2);
-        CK(cuGraphInstantiateWithFlags(&e, g, 0));
+        CK(F.InstantiateWithFlags(&e, g, 0));
         for (int l = 0; l < 5; l++) {
             if (l == 2) {
                 size_t sizes[3] = {256, 0, 1024};
@@ -113,15 +160,32 @@ int main(int argc, char **argv)
                 *cbt_node_params_memcpy_batch(&p) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
                     .count = 3, .dsts = a_dst, .srcs = a_src, .sizes = sizes, .attrs = &attr, .attrsIdxs = &idx0,
                     .numAttrs = 1};
-                CK(cuGraphExecNodeSetParams(e, a, &p));
+                CK(F.ExecNodeSetParams(e, a, &p));
             }
-            CK(cuGraphLaunch(e, s[l % 2]));
+            CK(F.Launch(e, s[l % 2]));
             launches++;
         }
         for (int i = 0; i < 3; i++)
             ok &= same(a_src[i], a_dst[i], a_sizes[i]);
         for (int i = 0; i < 2; i++)
             ok &= same(b_src[i], b_dst[i], b_sizes[i]);
+    } else if (!strcmp(mode, "update2")) {
+        size_t s1[2] = {128, 256}, s2[2] = {512, 0};
+        CUdeviceptr src[2] = {buf(512, 4), buf(256, 6)}, dst[2] = {buf(512, 0), buf(256, 0)};
+        CUgraph g2;
+        CUgraphExecUpdateResultInfo info;
+        CK(cuGraphCreate(&g, 0));
+        add_batch(g, dst, src, s1, 2);
+        CK(cuGraphInstantiateWithFlags(&e, g, 0));
+        CK(cuGraphLaunch(e, s[0]));
+        launches++;
+        ok &= same(src[1], dst[1], 256);
+        CK(cuGraphCreate(&g2, 0));
+        add_batch(g2, dst, src, s2, 2);
+        CK(cuGraphExecUpdate(e, g2, &info));
+        for (int l = 0; l < 2; l++, launches++)
+            CK(cuGraphLaunch(e, s[1]));
+        ok &= same(src[0], dst[0], 512);
     } else if (!strcmp(mode, "capture")) {
         size_t sizes[2] = {1000, 24};
         CUdeviceptr src[2] = {buf(1000, 3), buf(24, 5)}, dst[2] = {buf(1000, 0), buf(24, 0)};

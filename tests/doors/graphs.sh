@@ -6,27 +6,29 @@
 # five times on two streams, one node's sizes changed between launches with
 # cuGraphExecNodeSetParams (one copy disabled by size 0); a batch the double
 # takes into a capture, counted at its three launches and not at capture; a
-# clone and a child graph.  Without the feature the launches are not seen:
+# clone and a child graph; cuGraphExecUpdate.  The update runs through each
+# door (linked, cuGetProcAddress, dlsym on the driver).  A graph without
+# batch nodes leaves no graph event.  Without the feature the launches are not seen:
 # every count below would be 0 (the nodes' own records are not batches run).
 . "$top_srcdir/tests/lib.sh"
 need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..27"
+echo "1..36"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
-# name MODE ENV...: the client traced in a session of its own; its summary,
+# name "MODE ARGS" ENV...: the client traced in a session of its own; its summary,
 # timeline and export
 traced() {
     _n=$1 _m=$2; shift 2
     cbt_session_start "$_n" || { echo "Bail out! cannot create the LTTng session"; exit 1; }
-    cbt_run env "$@" "$C" "$_m" >"$CBT_TMP/$_n.out" 2>"$CBT_TMP/$_n.err"
+    cbt_run env "$@" "$C" $_m >"$CBT_TMP/$_n.out" 2>"$CBT_TMP/$_n.err"
     _st=$?
     cbt_session_stop "$_n"
     _pid=$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/$_n.err")
-    is "$_st $(cat "$CBT_TMP/$_n.out")" "0 launches=$LAUNCHES" "$_n: the client's copies arrive under the shim"
+    is "$_st $(grep -v '^ns_per_launch=' "$CBT_TMP/$_n.out")" "0 launches=$LAUNCHES" "$_n: the client's copies arrive under the shim"
     "$TOOL" summary --json --pid "$_pid" "$CBT_TMP/$_n" >"$CBT_TMP/$_n.json" 2>"$CBT_TMP/$_n.sum.err"
     "$TOOL" timeline -o "$CBT_TMP/$_n.tl.json" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.tl.err"
     "$TOOL" export -o "$CBT_TMP/$_n.sqlite" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.ex.err"
@@ -68,6 +70,25 @@ is "$(q graph-update "SELECT count(*), sum(bytes) FROM op WHERE batch_key IN (SE
 is "$?" 0 "update: check finds nothing (a size of 0 in a node is no copy_size_zero)"
 is "$(grep '^batch ' "$CBT_TMP/graph-update.show" | grep -c ' mark=graph_node')" 3 \
     "update: show marks the records of the two nodes made and of the one changed in the executable graph"
+
+for door in gpa dlsym; do
+    traced graph-update-$door "update $door"
+    j="$CBT_TMP/graph-update-$door.json"
+    got="$(json_num "$j" batches) $(json_num "$j" ops) $(json_num "$j" bytes)"
+    [ "$got" = "5 22 28404" ] || diag "$(cat "$CBT_TMP/graph-update-$door.sum.err" "$CBT_TMP/graph-update-$door.err"; cbt_trace_text graph-update-$door | cut -c1-200 | head -20)"
+    is "$got" "5 22 28404" "update through $door: the same launches, copies and bytes"
+done
+
+LAUNCHES=3
+traced graph-update2 update2
+j="$CBT_TMP/graph-update2.json"
+is "$(q graph-update2 "SELECT group_concat(ops || ':' || bytes, ' ') FROM (SELECT ops, bytes FROM batch ORDER BY ts_ns)")" \
+    "2:384 1:512 1:512" "cuGraphExecUpdate: the launches after it run the new graph's copies"
+
+LAUNCHES=1000
+traced graph-empty "empty 1000"
+is "$(cbt_trace_text graph-empty | grep -c 'cubatchtrace:graph:')" 0 "a graph without batch nodes: no graph event"
+is "$(json_num "$CBT_TMP/graph-empty.json" batches)" 0 "a graph without batch nodes: no batch"
 
 LAUNCHES=3
 traced graph-capture capture FAKECUDA_CAPTURE_BATCH=1

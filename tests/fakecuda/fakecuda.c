@@ -1765,6 +1765,69 @@ FC_ENTRY(CUresult, cuGraphExecNodeSetParams, (CUgraphExec hGraphExec, CUgraphNod
     return CUDA_SUCCESS;
 }
 
+/* Can executable graph x take graph g's parameters (same nodes, types and
+ * batch shapes, in order, child graphs alike)?  The node that differs in *bad. */
+static bool fc_same_topology(const struct fc_graph *x, const struct fc_graph *g, const struct fc_node **bad)
+{
+    if (x->nnodes != g->nnodes) {
+        *bad = NULL;
+        return false;
+    }
+    for (size_t i = 0; i < g->nnodes; i++) {
+        const struct fc_node *a = x->nodes[i], *b = g->nodes[i];
+        if (a->type != b->type || a->b.count != b->b.count || a->b.numAttrs != b->b.numAttrs ||
+            (a->child && !fc_same_topology(a->child, b->child, bad))) {
+            if (!(a->child && a->type == b->type))
+                *bad = b;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* x takes g's parameters (fc_same_topology held); its nodes now name g's. */
+static bool fc_update_from(struct fc_graph *x, const struct fc_graph *g)
+{
+    for (size_t i = 0; i < g->nnodes; i++) {
+        struct fc_node *a = x->nodes[i];
+        const struct fc_node *b = g->nodes[i];
+        a->orig = b;
+        a->dst = b->dst, a->value = b->value, a->n = b->n;
+        if (b->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
+            CUDA_MEMCPY_BATCH_NODE_PARAMS p = {
+                .count = b->b.count, .dsts = b->b.dsts, .srcs = b->b.srcs, .sizes = b->b.sizes,
+                .attrs = b->b.attrs, .attrsIdxs = b->b.attrsIdxs, .numAttrs = b->b.numAttrs, .ctx = b->b.ctx,
+            };
+            if (!fc_batch_node_set(&a->b, &p))
+                return false;
+        }
+        if (a->child && !fc_update_from(a->child, b->child))
+            return false;
+    }
+    return true;
+}
+
+/* cuGraphExecUpdate: the executable graph takes hGraph's parameters when the
+ * two have the same nodes (the double keeps no edges: in the same order). */
+FC_ENTRY(CUresult, cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *info))
+{
+    struct fc_exec *e = (struct fc_exec *)hGraphExec;
+    const struct fc_graph *g = (const struct fc_graph *)hGraph;
+    if (!e || !g || !info)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(info, 0, sizeof *info);
+    const struct fc_node *bad = NULL;
+    if (!fc_same_topology(&e->g, g, &bad)) {
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        info->errorNode = (CUgraphNode)bad;
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    if (!fc_update_from(&e->g, g))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
 FC_ENTRY(CUresult, cuGraphDestroyNode, (CUgraphNode hNode))
 {
     struct fc_node *n = (struct fc_node *)hNode;
@@ -2735,6 +2798,7 @@ static const struct fc_proc {
     { "cuMemsetD8Async", 3020, FC_FN(fc_cuMemsetD8Async), FC_FN(fc_cuMemsetD8Async_ptsz) },
     { "cuGraphGetNodes", 10000, FC_FN(fc_cuGraphGetNodes), NULL },
     { "cuGraphCreate", 10000, FC_FN(fc_cuGraphCreate), NULL },
+    { "cuGraphExecUpdate", 12000, FC_FN(fc_cuGraphExecUpdate_v2), NULL },
     { "cuGraphAddNode", 12020, FC_FN(fc_cuGraphAddNode), NULL },
     { "cuGraphAddNode", 12030, FC_FN(fc_cuGraphAddNode_v2), NULL },
     { "cuGraphAddNode", 13050, FC_FN(fc_cuGraphAddNode_v3), NULL },
