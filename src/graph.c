@@ -59,6 +59,7 @@
     X(G_NODE_SET_V2, "cuGraphNodeSetParams_v2")                                                               \
     X(G_EXEC_NODE_SET, "cuGraphExecNodeSetParams")                                                            \
     X(G_DESTROY_NODE, "cuGraphDestroyNode")                                                                   \
+    X(G_DESTROY, "cuGraphDestroy")                                                                            \
     X(G_INST_FLAGS, "cuGraphInstantiateWithFlags")                                                            \
     X(G_INST_PARAMS, "cuGraphInstantiateWithParams")                                                          \
     X(G_INST_PARAMS_PTSZ, "cuGraphInstantiateWithParams_ptsz")                                                \
@@ -78,6 +79,7 @@ typedef CUresult (*add_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, con
 typedef CUresult (*node_set_fn)(CUgraphNode, CUgraphNodeParams *);
 typedef CUresult (*exec_node_set_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
 typedef CUresult (*destroy_node_fn)(CUgraphNode);
+typedef CUresult (*destroy_fn)(CUgraph);
 typedef CUresult (*inst_flags_fn)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*inst_params_fn)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
 typedef CUresult (*exec_update_fn)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
@@ -112,6 +114,7 @@ static struct {
     struct exec_rec *execs; /* executable graphs holding batch nodes */
     size_t nexecs, cap_execs;
     size_t nexecs_seen;     /* nexecs, read without the lock at launch */
+    size_t nnodes_seen;     /* nnodes, read without the lock at cuGraphDestroy */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
 
 static void load(void)
@@ -184,6 +187,7 @@ static void node_set(CUgraphNode n, uint64_t def)
         r->def = def;
     else if (grow((void **)&G.nodes, &G.cap_nodes, G.nnodes + 1, sizeof *G.nodes))
         G.nodes[G.nnodes++] = (struct node_rec){n, def};
+    __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
 }
 
 static struct exec_rec *exec_find(CUgraphExec e)
@@ -310,6 +314,7 @@ void cbt_graph_after_fork_child(void)
         free(G.execs[i].items);
     G.nnodes = G.nexecs = 0;
     __atomic_store_n(&G.nexecs_seen, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&G.nnodes_seen, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- the common paths behind the doors ---- */
@@ -390,9 +395,50 @@ static CUresult destroy_node(int fi, void *fn, CUgraphNode node, void *caller)
         if (listening())
             emit(CBT_GRAPH_NODE_GONE, n->def, 0, 0, CUDA_SUCCESS, NULL, 0, caller);
         *n = G.nodes[--G.nnodes];
+        __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&G.lock);
     return r;
+}
+
+/* Under the lock: the records of graph g's nodes, at any depth, forgotten
+ * (their handles may come back as other nodes). */
+static void forget_nodes(CUgraph g, int depth)
+{
+    size_t count = 0;
+    if (!G.get_nodes || depth > 16 || G.get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
+        return;
+    CUgraphNode *nodes = malloc(count * sizeof *nodes);
+    if (!nodes || G.get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
+        free(nodes);
+        return;
+    }
+    for (size_t i = 0; i < count && G.nnodes; i++) {
+        CUgraphNodeType type;
+        CUgraph child;
+        struct node_rec *n = node_find(nodes[i]);
+        if (n)
+            *n = G.nodes[--G.nnodes];
+        else if (G.node_type && G.child_graph && G.node_type(nodes[i], &type) == CUDA_SUCCESS &&
+                 type == CU_GRAPH_NODE_TYPE_GRAPH && G.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+            forget_nodes(child, depth + 1);
+    }
+    free(nodes);
+}
+
+/* A graph destroyed: its nodes' records go first, asked of the graph while
+ * it is there (only when any node is known). */
+static CUresult destroy(int fi, void *fn, CUgraph g)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    if (__atomic_load_n(&G.nnodes_seen, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&G.lock);
+        forget_nodes(g, 0);
+        __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&G.lock);
+    }
+    return ((destroy_fn)fn)(g);
 }
 
 static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
@@ -469,6 +515,7 @@ GRAPH_DOORS(cuGraphExecNodeSetParams, (CUgraphExec e, CUgraphNode n, CUgraphNode
             exec_node_set_params(G_EXEC_NODE_SET, REAL(G_EXEC_NODE_SET), e, n, p, CALLER()))
 GRAPH_DOORS(cuGraphDestroyNode, (CUgraphNode n), destroy_node(G_DESTROY_NODE, NEXT(G_DESTROY_NODE), n, CALLER()),
             destroy_node(G_DESTROY_NODE, REAL(G_DESTROY_NODE), n, CALLER()))
+GRAPH_DOORS(cuGraphDestroy, (CUgraph g), destroy(G_DESTROY, NEXT(G_DESTROY), g), destroy(G_DESTROY, REAL(G_DESTROY), g))
 GRAPH_DOORS(cuGraphExecDestroy, (CUgraphExec e), exec_destroy(G_EXEC_DESTROY, NEXT(G_EXEC_DESTROY), e, CALLER()),
             exec_destroy(G_EXEC_DESTROY, REAL(G_EXEC_DESTROY), e, CALLER()))
 GRAPH_DOORS(cuGraphLaunch, (CUgraphExec e, CUstream s), launch(G_LAUNCH, NEXT(G_LAUNCH), e, s, CALLER()),
@@ -524,6 +571,7 @@ GRAPH_DOORS(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateRe
 #define real_G_NODE_SET_V2 real_cuGraphNodeSetParams_v2
 #define real_G_EXEC_NODE_SET real_cuGraphExecNodeSetParams
 #define real_G_DESTROY_NODE real_cuGraphDestroyNode
+#define real_G_DESTROY real_cuGraphDestroy
 #define real_G_INST_FLAGS real_cuGraphInstantiateWithFlags
 #define real_G_INST_PARAMS real_cuGraphInstantiateWithParams
 #define real_G_INST_PARAMS_PTSZ real_cuGraphInstantiateWithParams_ptsz

@@ -22,6 +22,10 @@
  *   client_graph clone     a graph of one batch node (1 copy of 2048), its
  *                          clone launched twice; a graph of a batch node (64)
  *                          and the first graph as a child graph node, launched once
+ *   client_graph reuse     a clone of a graph of one batch node (2048) launched,
+ *                          destroyed with its executable graph; then a clone
+ *                          of a graph of one batch node (64) launched (its
+ *                          node may get the handle of the first's)
  *   client_graph empty N   a graph without batch nodes launched N times (bench/)
  *   client_graph one N     a graph of one batch node (1 copy of 256) launched N times
  * Says its pid on stderr; prints "launches=L" and exits 0 when every byte
@@ -215,6 +219,25 @@ int main(int argc, char **argv)
         CK(cuGraphInstantiateWithFlags(&e, parent, 0));
         CK(cuGraphLaunch(e, s[1]));
         launches++;
+        ok &= same(s1, d1, n1) && same(s2, d2, n2);
+    } else if (!strcmp(mode, "reuse")) {
+        size_t n1 = 2048, n2 = 64;
+        CUdeviceptr s1 = buf(n1, 1), d1 = buf(n1, 0), s2 = buf(n2, 2), d2 = buf(n2, 0);
+        CUgraph g2, c1, c2;
+        CUgraphExec e1;
+        CK(cuGraphCreate(&g, 0));
+        add_batch(g, &d1, &s1, &n1, 1);
+        CK(cuGraphClone(&c1, g));
+        CK(cuGraphInstantiateWithFlags(&e1, c1, 0));
+        CK(cuGraphLaunch(e1, s[0]));
+        CK(cuGraphCreate(&g2, 0));
+        add_batch(g2, &d2, &s2, &n2, 1);
+        CK(cuGraphExecDestroy(e1));
+        CK(cuGraphDestroy(c1));
+        CK(cuGraphClone(&c2, g2));
+        CK(cuGraphInstantiateWithFlags(&e, c2, 0));
+        CK(cuGraphLaunch(e, s[0]));
+        launches = 2;
         ok &= same(s1, d1, n1) && same(s2, d2, n2);
     } else if (!strcmp(mode, "empty") || !strcmp(mode, "one")) {
         size_t n = 256;

@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..36"
+echo "1..38"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -113,3 +113,9 @@ is "$(q graph-clone "SELECT group_concat(bytes, ' ') FROM (SELECT bytes FROM bat
     "clone: the export's launches"
 is "$(grep '^batch ' "$CBT_TMP/graph-clone.show" | grep -c ' mark=graph_node')" 4 \
     "clone: records of the two nodes made and of the clone's and the child graph's nodes, walked at instantiation"
+
+LAUNCHES=2
+traced graph-reuse reuse
+is "$(q graph-reuse "SELECT group_concat(bytes, ' ') FROM (SELECT bytes FROM batch ORDER BY ts_ns)")" "2048 64" \
+    "a node whose handle a destroyed graph's node had: its own copies"
+

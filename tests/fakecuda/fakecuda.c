@@ -1217,13 +1217,34 @@ static void fc_batch_node_free(struct fc_batch_node *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Node handles come back: a node destroyed is the next node made, as a
+ * driver may reuse a handle (a shim that keeps knowledge by handle must
+ * forget it when the node goes). */
+static struct fc_node *fc_nodes_free; /* under fc_nodes_lock, linked through owner */
+static pthread_mutex_t fc_nodes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct fc_node *fc_node_new(void)
+{
+    pthread_mutex_lock(&fc_nodes_lock);
+    struct fc_node *x = fc_nodes_free;
+    if (x)
+        fc_nodes_free = (struct fc_node *)(void *)x->owner;
+    pthread_mutex_unlock(&fc_nodes_lock);
+    if (x)
+        memset(x, 0, sizeof *x);
+    return x ? x : calloc(1, sizeof *x);
+}
+
 static void fc_node_free(struct fc_node *n)
 {
     if (!n)
         return;
     fc_batch_node_free(&n->b);
     fc_graph_free(n->child);
-    free(n);
+    pthread_mutex_lock(&fc_nodes_lock);
+    n->owner = (struct fc_graph *)(void *)fc_nodes_free;
+    fc_nodes_free = n;
+    pthread_mutex_unlock(&fc_nodes_lock);
 }
 
 static void fc_graph_free(struct fc_graph *g)
@@ -1255,7 +1276,7 @@ static bool fc_graph_append(struct fc_graph *g, struct fc_node *n)
 /* A memset or event record node appended to a capture's graph. */
 static CUresult fc_graph_append_memset(struct fc_graph *g, CUdeviceptr dst, unsigned char v, size_t n)
 {
-    struct fc_node *x = calloc(1, sizeof *x);
+    struct fc_node *x = fc_node_new();
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
     x->type = n ? CU_GRAPH_NODE_TYPE_MEMSET : CU_GRAPH_NODE_TYPE_EVENT_RECORD;
@@ -1520,7 +1541,7 @@ static struct fc_graph *fc_graph_copy(const struct fc_graph *g, bool exec);
 /* A copy of node n (exec: it names n as its origin). */
 static struct fc_node *fc_node_copy(const struct fc_node *n, bool exec)
 {
-    struct fc_node *x = calloc(1, sizeof *x);
+    struct fc_node *x = fc_node_new();
     if (!x)
         return NULL;
     x->type = n->type;
@@ -1612,7 +1633,7 @@ static CUresult fc_add_node(CUgraphNode *ph, CUgraph hGraph, CUgraphNodeParams *
     struct fc_graph *g = (struct fc_graph *)hGraph;
     if (!ph || !g || !p)
         return CUDA_ERROR_INVALID_VALUE;
-    struct fc_node *x = calloc(1, sizeof *x);
+    struct fc_node *x = fc_node_new();
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
     x->type = p->type;
@@ -1948,7 +1969,7 @@ FC_ENTRY(CUresult, cuGraphExecDestroy, (CUgraphExec hGraphExec))
 /* A 1D batch taken into the graph of stream h's capture (FAKECUDA_CAPTURE_BATCH=1). */
 static CUresult fc_capture_batch_node(CUstream h, const CUDA_MEMCPY_BATCH_NODE_PARAMS *p)
 {
-    struct fc_node *x = calloc(1, sizeof *x);
+    struct fc_node *x = fc_node_new();
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
     x->type = CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
