@@ -91,6 +91,7 @@ typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
 struct node_rec {
     CUgraphNode node;
     uint64_t def; /* the id of its latest record */
+    bool own;     /* in an executable graph: a record of its own (cuGraphExecNodeSetParams) */
 };
 struct exec_rec {
     CUgraphExec exec;
@@ -186,7 +187,7 @@ static void node_set(CUgraphNode n, uint64_t def)
     if (r)
         r->def = def;
     else if (grow((void **)&G.nodes, &G.cap_nodes, G.nnodes + 1, sizeof *G.nodes))
-        G.nodes[G.nnodes++] = (struct node_rec){n, def};
+        G.nodes[G.nnodes++] = (struct node_rec){n, def, false};
     __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
 }
 
@@ -206,6 +207,25 @@ static void exec_drop(CUgraphExec e)
     free(x->items);
     *x = G.execs[--G.nexecs];
     __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
+}
+
+static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
+                 size_t n, void *caller);
+
+/* Under the lock: executable graph e forgotten (destroyed, or instantiated
+ * anew), said with its own records, which go with it. */
+static void exec_forget(CUgraphExec e, void *caller)
+{
+    struct exec_rec *x = exec_find(e);
+    if (!x)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->items[i].own)
+            x->items[k++] = x->items[i];
+    if (cbt_tp_enabled(graph))
+        emit(CBT_GRAPH_EXEC_GONE, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, k, caller);
+    exec_drop(e);
 }
 
 static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
@@ -263,7 +283,7 @@ static void walk(CUgraph g, struct node_rec **items, size_t *n, size_t *cap, voi
             (def = record_params(&p, caller)) != 0)
             node_set(nodes[i], def);
         if (def && grow((void **)items, cap, *n + 1, sizeof **items))
-            (*items)[(*n)++] = (struct node_rec){nodes[i], def};
+            (*items)[(*n)++] = (struct node_rec){nodes[i], def, false};
     }
     free(nodes);
 }
@@ -277,7 +297,7 @@ static void instantiated(CUgraphExec e, CUgraph g, void *caller)
     struct node_rec *items = NULL;
     size_t n = 0, cap = 0;
     walk(g, &items, &n, &cap, caller, 0);
-    exec_drop(e);
+    exec_forget(e, caller);
     if (n && grow((void **)&G.execs, &G.cap_execs, G.nexecs + 1, sizeof *G.execs)) {
         G.execs[G.nexecs++] = (struct exec_rec){e, items, n};
         __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
@@ -373,8 +393,10 @@ static CUresult exec_node_set_params(int fi, void *fn, CUgraphExec e, CUgraphNod
         if (x->items[i].node == node) {
             uint64_t def = record_params(p, caller);
             if (def) {
-                x->items[i].def = def;
-                emit(CBT_GRAPH_EXEC, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, x->n, caller);
+                /* the record it replaces, when the executable graph's own, is run by no launch any more */
+                uint64_t gone = x->items[i].own ? x->items[i].def : 0;
+                x->items[i] = (struct node_rec){node, def, true};
+                emit(CBT_GRAPH_EXEC, gone, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, x->n, caller);
             }
             break;
         }
@@ -448,11 +470,7 @@ static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
     CUresult r = ((exec_destroy_fn)fn)(e);
     if (r == CUDA_SUCCESS && __atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&G.lock);
-        if (exec_find(e)) {
-            exec_drop(e);
-            if (listening())
-                emit(CBT_GRAPH_EXEC_GONE, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, NULL, 0, caller);
-        }
+        exec_forget(e, caller);
         pthread_mutex_unlock(&G.lock);
     }
     return r;

@@ -428,14 +428,18 @@ struct cbt_ev_rec {
  *   kind CBT_GRAPH_EXEC    an executable graph's batch nodes as they now
  *                          are (instantiated, updated, a node's params set
  *                          in it): exec, and in defs the id of each node's
- *                          latest record
+ *                          latest record; id: a record of the graph's own
+ *                          (an earlier cuGraphExecNodeSetParams) it no
+ *                          longer runs and nothing else can (0: none)
  *   kind CBT_GRAPH_LAUNCH  a cuGraphLaunch of such a graph: id (a batch id
  *                          of its own), exec, stream, result, tid; the
  *                          reader makes of it one batch of door
  *                          graph_launch holding the copies of exec's
  *                          latest defs whose size is not 0
  *   kind CBT_GRAPH_NODE_GONE  a batch node destroyed: id, its latest record
- *   kind CBT_GRAPH_EXEC_GONE  an executable graph destroyed: exec
+ *   kind CBT_GRAPH_EXEC_GONE  an executable graph destroyed (or about to be
+ *                          instantiated anew): exec; defs its own records,
+ *                          which nothing runs any more
  *   kind CBT_GRAPH_CAPTURED   a batch call the driver took into the graph
  *                          of a capture (a driver with batch nodes may):
  *                          id the batch's, exec the graph being captured,

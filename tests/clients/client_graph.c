@@ -26,6 +26,9 @@
  *                          destroyed with its executable graph; then a clone
  *                          of a graph of one batch node (64) launched (its
  *                          node may get the handle of the first's)
+ *   client_graph churn N   a graph of one batch node launched N times, its
+ *                          size set before each launch (200 bytes, then 100,
+ *                          in turn), the executable graph destroyed at the end
  *   client_graph empty N   a graph without batch nodes launched N times (bench/)
  *   client_graph one N     a graph of one batch node (1 copy of 256) launched N times
  * Says its pid on stderr; prints "launches=L" and exits 0 when every byte
@@ -239,6 +242,25 @@ int main(int argc, char **argv)
         CK(cuGraphLaunch(e, s[0]));
         launches = 2;
         ok &= same(s1, d1, n1) && same(s2, d2, n2);
+    } else if (!strcmp(mode, "churn")) {
+        size_t n = 200;
+        CUdeviceptr src = buf(n, 1), dst = buf(n, 0);
+        CK(cuGraphCreate(&g, 0));
+        CUgraphNode a = add_batch(g, &dst, &src, &n, 1);
+        CK(cuGraphInstantiateWithFlags(&e, g, 0));
+        for (long l = 0; l < count; l++, launches++) {
+            size_t size = l % 2 ? 100 : 200;
+            CUgraphNodeParams p;
+            memset(&p, 0, sizeof p);
+            p.type = CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+            *cbt_node_params_memcpy_batch(&p) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
+                .count = 1, .dsts = &dst, .srcs = &src, .sizes = &size, .attrs = &attr, .attrsIdxs = &idx0,
+                .numAttrs = 1};
+            CK(cuGraphExecNodeSetParams(e, a, &p));
+            CK(cuGraphLaunch(e, s[l % 2]));
+        }
+        CK(cuGraphExecDestroy(e));
+        ok &= same(src, dst, 200);
     } else if (!strcmp(mode, "empty") || !strcmp(mode, "one")) {
         size_t n = 256;
         CUdeviceptr src = buf(n, 1), dst = buf(n, 0);

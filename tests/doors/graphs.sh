@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..38"
+echo "1..40"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -118,4 +118,9 @@ LAUNCHES=2
 traced graph-reuse reuse
 is "$(q graph-reuse "SELECT group_concat(bytes, ' ') FROM (SELECT bytes FROM batch ORDER BY ts_ns)")" "2048 64" \
     "a node whose handle a destroyed graph's node had: its own copies"
+
+LAUNCHES=300
+traced graph-churn "churn 300"
+is "$(json_num "$CBT_TMP/graph-churn.json" ops) $(json_num "$CBT_TMP/graph-churn.json" bytes)" "300 45000" \
+    "a node's size set before each of 300 launches: each launch its own size (the records replaced forgotten)"
 

@@ -173,8 +173,10 @@ struct cbt_asm {
     struct cbt_read_stats st;
     struct stack_slot stacks[STACK_SLOTS];
     /* CUDA graphs (graph.c's part below): batch nodes' records, executable graphs */
-    struct gdef *defs;
+    struct gdef *defs;          /* dense; dix indexes them by (host, vpid, id) */
     size_t ndefs, cap_defs;
+    uint32_t *dix;              /* open addressing: index + 1, 0 empty; dmask + 1 slots */
+    size_t dmask;
     struct gexec *execs;
     size_t nexecs, cap_execs;
     struct gcap { /* batches taken into a capture: the graph each went into */
@@ -298,6 +300,7 @@ void cbt_asm_free(struct cbt_asm *m)
         free(m->defs[i].aidx);
     }
     free(m->defs);
+    free(m->dix);
     for (size_t i = 0; i < m->nexecs; i++)
         free(m->execs[i].defs);
     free(m->execs);
@@ -694,12 +697,80 @@ static void *dup_n(const void *p, size_t n)
 }
 
 /* Under (host, vpid, id): the record of a batch node, NULL none. */
+static size_t def_hash(uint32_t host, int64_t vpid, uint64_t id)
+{
+    return (size_t)((id ^ (uint64_t)vpid << 17 ^ host) * 0x9E3779B97F4A7C15ull >> 20);
+}
+
+/* The slot of (host, vpid, id) in dix: its entry's, else the empty one it would take. */
+static size_t def_slot(const struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
+{
+    size_t s = def_hash(host, vpid, id) & m->dmask;
+    for (;; s = (s + 1) & m->dmask) {
+        uint32_t i = m->dix[s];
+        if (!i)
+            return s;
+        const struct gdef *d = &m->defs[i - 1];
+        if (d->id == id && d->vpid == vpid && d->host == host)
+            return s;
+    }
+}
+
 static struct gdef *def_find(struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
 {
-    for (size_t i = m->ndefs; i-- > 0;)
-        if (m->defs[i].id == id && m->defs[i].vpid == vpid && m->defs[i].host == host)
-            return &m->defs[i];
-    return NULL;
+    if (!m->dix)
+        return NULL;
+    uint32_t i = m->dix[def_slot(m, host, vpid, id)];
+    return i ? &m->defs[i - 1] : NULL;
+}
+
+/* dix rebuilt for 2 x cap slots or more (false: out of memory). */
+static bool def_index(struct cbt_asm *m, size_t cap)
+{
+    size_t n = 16;
+    while (n < 2 * cap)
+        n *= 2;
+    uint32_t *x = calloc(n, sizeof *x);
+    if (!x)
+        return false;
+    free(m->dix);
+    m->dix = x;
+    m->dmask = n - 1;
+    for (size_t i = 0; i < m->ndefs; i++)
+        m->dix[def_slot(m, m->defs[i].host, m->defs[i].vpid, m->defs[i].id)] = (uint32_t)(i + 1);
+    return true;
+}
+
+/* A record no launch can run any more (an executable graph's own, replaced
+ * or gone) forgotten: the last one moves into its place, the slots after
+ * its own shift back. */
+static void def_drop(struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
+{
+    if (!m->dix)
+        return;
+    size_t s = def_slot(m, host, vpid, id);
+    uint32_t i = m->dix[s];
+    if (!i)
+        return;
+    struct gdef *d = &m->defs[i - 1];
+    free(d->ops), free(d->src), free(d->dst), free(d->attrs), free(d->aidx);
+    /* backward-shift deletion */
+    m->dix[s] = 0;
+    for (size_t t = (s + 1) & m->dmask; m->dix[t]; t = (t + 1) & m->dmask) {
+        const struct gdef *e = &m->defs[m->dix[t] - 1];
+        size_t home = def_hash(e->host, e->vpid, e->id) & m->dmask;
+        if (((t - home) & m->dmask) >= ((t - s) & m->dmask)) {
+            m->dix[s] = m->dix[t];
+            m->dix[t] = 0;
+            s = t;
+        }
+    }
+    size_t last = m->ndefs - 1;
+    if (i - 1 != last) {
+        *d = m->defs[last];
+        m->dix[def_slot(m, d->host, d->vpid, d->id)] = i;
+    }
+    m->ndefs--;
 }
 
 /* A batch node's record kept whole for its launches (only when all of it came). */
@@ -707,12 +778,16 @@ static void keep_def(struct cbt_asm *m, const struct whole *x)
 {
     if (x->state != CBT_BS_COMPLETE || x->spans || x->nops != x->h->num_ops)
         return;
+    if (def_find(m, x->w->host, x->w->vpid, x->h->batch_id))
+        return; /* the same id twice: the first kept */
     if (m->ndefs == m->cap_defs) {
         size_t c = m->cap_defs ? 2 * m->cap_defs : 16;
         struct gdef *d = realloc(m->defs, c * sizeof *d);
         if (!d)
             return;
         m->defs = d;
+        if (!def_index(m, c))
+            return;
         m->cap_defs = c;
     }
     struct gdef d = {
@@ -726,6 +801,7 @@ static void keep_def(struct cbt_asm *m, const struct whole *x)
         return;
     }
     m->defs[m->ndefs++] = d;
+    m->dix[def_slot(m, d.host, d.vpid, d.id)] = (uint32_t)m->ndefs;
 }
 
 static void hand_over(struct cbt_asm *m, const struct whole *x)
@@ -1561,6 +1637,8 @@ void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cb
         free(e->defs);
         e->defs = defs;
         e->n = g->ndefs;
+        if (g->id) /* the executable graph's own record it no longer runs */
+            def_drop(m, w->host, w->vpid, g->id);
         break;
     }
     case CBT_GRAPH_LAUNCH:
@@ -1571,6 +1649,8 @@ void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cb
             free(e->defs);
             *e = m->execs[--m->nexecs];
         }
+        for (uint32_t i = 0; i < g->ndefs; i++) /* its own records */
+            def_drop(m, w->host, w->vpid, g->defs[i]);
         break;
     case CBT_GRAPH_CAPTURED:
         /* its batch's record comes next: it says which graph the batch went into */
