@@ -1051,9 +1051,11 @@ uint64_t cbt_record_node(enum cbt_door door, const CUdeviceptr *dsts, const CUde
     bool risky = false;
     if (refs && n)
         cbt_learn_refs1d(real, &t->cache, d, n, (CUdeviceptr *)dsts, (CUdeviceptr *)srcs, refs, &risky);
+    /* no stream, described as the handle 0: the record's rules version and
+     * the device count travel with a stream description */
+    uint8_t si = d ? cbt_dict_stream(d, 0, 0, 0, -1, b.device_count) : CBT_EV_NO_STREAM;
     if (d)
-        cbt_record_batch1d(d, &b, CBT_EV_NO_STREAM, false, &b1, attrs, attrs_idxs, dsts, srcs, sizes, n, refs,
-                           caller);
+        cbt_record_batch1d(d, &b, si, false, &b1, attrs, attrs_idxs, dsts, srcs, sizes, n, refs, caller);
     t->depth--;
     /* the thread's next batch takes the steps: its record's memo is this one's */
     t->steady.valid = 0;

@@ -228,8 +228,16 @@ static void exec_forget(CUgraphExec e, void *caller)
     exec_drop(e);
 }
 
+static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
+                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller);
 static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
                  size_t n, void *caller)
+{
+    emit_timed(kind, id, exec, stream, r, items, n, 0, caller);
+}
+
+static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
+                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller)
 {
     uint64_t defs[64], *d = defs;
     if (n > 64 && !(d = malloc(n * sizeof *d)))
@@ -237,7 +245,8 @@ static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUre
     for (size_t i = 0; i < n; i++)
         d[i] = items[i].def;
     struct cbt_ev_graph g = {.kind = kind, .id = id, .exec = exec, .stream = stream, .result = (uint32_t)r,
-                             .tid = cbt_tid(), .ndefs = (uint32_t)n, .defs = d};
+                             .tid = cbt_tid(), .driver_ns = driver_ns, .caller = (uint64_t)(uintptr_t)caller,
+                             .ndefs = (uint32_t)n, .defs = d};
     if (cbt_tp_enabled(graph))
         cbt_tp(graph, &g, caller);
     if (d != defs)
@@ -480,16 +489,18 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
 {
     if (cbt_unlikely(!fn))
         return no_driver(fi);
-    CUresult r = ((launch_fn)fn)(e, s);
     /* the one lookup a graph without batch nodes costs */
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
-        return r;
+        return ((launch_fn)fn)(e, s);
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = ((launch_fn)fn)(e, s);
+    uint64_t t1 = cbt_mono_ns();
     pthread_mutex_lock(&G.lock);
     bool known = exec_find(e) != NULL;
     pthread_mutex_unlock(&G.lock);
     if (known && cbt_tp_enabled(graph))
-        emit(CBT_GRAPH_LAUNCH, cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL, 0,
-             caller);
+        emit_timed(CBT_GRAPH_LAUNCH, cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL,
+                   0, t1 - t0, caller);
     return r;
 }
 

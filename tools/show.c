@@ -279,6 +279,16 @@ static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
             snprintf(more + strlen(more), sizeof(more) - strlen(more), ", refused in capture");
         if (h->ops_recorded < h->num_ops)
             snprintf(more + strlen(more), sizeof(more) - strlen(more), ", %" PRIu64 " recorded", h->ops_recorded);
+        if (rb->captured)
+            snprintf(more + strlen(more), sizeof(more) - strlen(more),
+                     ", captured into graph 0x%" PRIx64 ": its copies run at each launch", rb->graph);
+        if (h->door == CBT_DOOR_GRAPH_NODE)
+            snprintf(line, sizeof(line), "    batch node of a CUDA graph: its copies run at each launch%s", more);
+        else if (h->door == CBT_DOOR_GRAPH_LAUNCH)
+            snprintf(line, sizeof(line), "    cuGraphLaunch of graph 0x%" PRIx64 ": %s, %s in the driver, stream 0x%" PRIx64 "%s",
+                     h->op_list, cbt_curesult_name(h->result) ? cbt_curesult_name(h->result) : "?", ns, h->stream,
+                     more);
+        else
         snprintf(line, sizeof(line), "    %s: %s%s%s, %s in the driver, stream %" PRIu64 ", device %d%s",
                  cbt_api_name(h->api) ? cbt_api_name(h->api) : "?",
                  cbt_outcome_name(h->outcome) ? cbt_outcome_name(h->outcome) : "?",

@@ -329,6 +329,8 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, graph,
         lttng_ust_field_integer_hex(uint64_t, stream, g->stream)
         lttng_ust_field_integer(uint32_t, result, g->result)
         lttng_ust_field_integer(int32_t, tid, g->tid)
+        lttng_ust_field_integer(uint64_t, driver_ns, g->driver_ns)
+        lttng_ust_field_integer_hex(uint64_t, caller, g->caller)
         lttng_ust_field_sequence_hex(uint64_t, defs, g->defs, uint32_t, g->ndefs)
     )
 )

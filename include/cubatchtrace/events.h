@@ -432,7 +432,8 @@ struct cbt_ev_rec {
  *                          (an earlier cuGraphExecNodeSetParams) it no
  *                          longer runs and nothing else can (0: none)
  *   kind CBT_GRAPH_LAUNCH  a cuGraphLaunch of such a graph: id (a batch id
- *                          of its own), exec, stream, result, tid; the
+ *                          of its own), exec, stream, result, tid,
+ *                          driver_ns, caller (every kind has it); the
  *                          reader makes of it one batch of door
  *                          graph_launch holding the copies of exec's
  *                          latest defs whose size is not 0
@@ -457,6 +458,8 @@ struct cbt_ev_graph {
     uint64_t id, exec, stream;
     uint32_t result;
     int32_t tid;
+    uint64_t driver_ns;   /* launch: host time in cuGraphLaunch */
+    uint64_t caller;      /* return address in the caller */
     uint32_t ndefs;
     const uint64_t *defs;
 };

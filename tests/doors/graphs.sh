@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..40"
+echo "1..44"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -68,6 +68,15 @@ is "$(q graph-update "SELECT count(*), sum(bytes) FROM op WHERE batch_key IN (SE
 "$TOOL" check --pid "$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/graph-update.err")" "$CBT_TMP/graph-update" \
     >"$CBT_TMP/graph-update.check" 2>&1
 is "$?" 0 "update: check finds nothing (a size of 0 in a node is no copy_size_zero)"
+pid=$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/graph-update.err")
+"$TOOL" summary --pid "$pid" "$CBT_TMP/graph-update" >"$CBT_TMP/graph-update.txt" 2>&1
+is "$(grep -E '^# (batches|ops|bytes):' "$CBT_TMP/graph-update.txt" | tr '\n' ' ')" "# batches: 5 # ops: 22 # bytes: 28404 " \
+    "update: the text summary's totals"
+"$TOOL" show --pid "$pid" "$CBT_TMP/graph-update" >"$CBT_TMP/graph-update.show2" 2>&1
+is "$(grep -c '^    batch node of a CUDA graph' "$CBT_TMP/graph-update.show2")" 3 "update: show says the nodes' records are nodes"
+is "$(grep -c '^    cuGraphLaunch of graph 0x[0-9a-f]*: CUDA_SUCCESS' "$CBT_TMP/graph-update.show2")" 5 "update: show says each launch"
+is "$(q graph-update "SELECT count(*) FROM batch WHERE door = 'graph_launch' AND caller != 0 AND driver_ns > 0")" 5 \
+    "update: each launch with its call site and its host time in cuGraphLaunch"
 is "$(grep '^batch ' "$CBT_TMP/graph-update.show" | grep -c ' mark=graph_node')" 3 \
     "update: show marks the records of the two nodes made and of the one changed in the executable graph"
 

@@ -1600,6 +1600,7 @@ static void launch(struct cbt_asm *m, const struct cbt_where *w, const struct cb
             .door = CBT_DOOR_GRAPH_LAUNCH, .outcome = CBT_OUTCOME_FORWARDED, .result = g->result, .num_ops = k,
             .ops_recorded = k, .op_list = g->exec, .stream = g->stream, .device = -1,
             .capture = CBT_CAPTURE_NONE, .fail_idx = UINT64_MAX, .tid = g->tid, .device_count = device_count,
+            .driver_ns = g->driver_ns, .caller = g->caller,
         };
         struct cbt_ev_batch1d d = {.srcs = g->exec, .sizes = g->exec, .attrs = g->exec, .attrs_idxs = g->exec,
                                    .num_attrs = ka, .attrs_recorded = ka};

@@ -154,7 +154,7 @@ struct ecinfo {
     struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
     struct mem st_tid;        /* stack */
     int st_frames;            /* stack: the sequence of return addresses */
-    struct mem gr[6];         /* graph: kind, id, exec, stream, result, tid */
+    struct mem gr[8];         /* graph: kind, id, exec, stream, result, tid, driver_ns, caller */
     int gr_defs;              /* graph: the sequence of records */
 };
 
@@ -392,12 +392,12 @@ static void describe_stack(struct ecinfo *e, const bt_field_class *pl)
         e->kind = EK_CBT_OTHER;
 }
 
-static const char *const graph_members[6] = {"kind", "id", "exec", "stream", "result", "tid"};
+static const char *const graph_members[8] = {"kind", "id", "exec", "stream", "result", "tid", "driver_ns", "caller"};
 
-/* graph: six integers and a sequence of 64-bit integers; else not the event we know */
+/* graph: eight integers and a sequence of 64-bit integers; else not the event we know */
 static void describe_graph(struct ecinfo *e, const bt_field_class *pl)
 {
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         e->gr[i].idx = member_index(pl, graph_members[i], &e->gr[i].sgn);
         if (e->gr[i].idx < 0 || !field_is(pl, e->gr[i].idx, BT_FIELD_CLASS_TYPE_INTEGER))
             e->kind = EK_CBT_OTHER;
@@ -904,6 +904,7 @@ static void on_graph(struct reader *r, const struct ecinfo *e, const bt_message 
         .kind = (uint8_t)member_int(pl, e->gr[0]), .id = (uint64_t)member_int(pl, e->gr[1]),
         .exec = (uint64_t)member_int(pl, e->gr[2]), .stream = (uint64_t)member_int(pl, e->gr[3]),
         .result = (uint32_t)member_int(pl, e->gr[4]), .tid = (int32_t)member_int(pl, e->gr[5]),
+        .driver_ns = (uint64_t)member_int(pl, e->gr[6]), .caller = (uint64_t)member_int(pl, e->gr[7]),
     };
     const bt_field *seq = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->gr_defs);
     uint64_t n = bt_field_array_get_length(seq);
