@@ -29,6 +29,9 @@
  *   client_graph churn N   a graph of one batch node launched N times, its
  *                          size set before each launch (200 bytes, then 100,
  *                          in turn), the executable graph destroyed at the end
+ *   client_graph answers   the driver's answers to graph calls it refuses or
+ *                          looks up, one line (ANSWERS ...), to compare
+ *                          with and without the shim
  *   client_graph empty N   a graph without batch nodes launched N times (bench/)
  *   client_graph one N     a graph of one batch node (1 copy of 256) launched N times
  * Says its pid on stderr; prints "launches=L" and exits 0 when every byte
@@ -261,6 +264,43 @@ int main(int argc, char **argv)
         }
         CK(cuGraphExecDestroy(e));
         ok &= same(src, dst, 200);
+    } else if (!strcmp(mode, "answers")) {
+        size_t n = 64, n2[2] = {64, 64};
+        CUdeviceptr src = buf(n, 1), dst = buf(n, 0), d2[2] = {dst, dst}, s2[2] = {src, src};
+        CUgraphNodeParams p;
+        CUgraphNode a = NULL, bad = NULL;
+        CUgraphExecUpdateResultInfo info;
+        CUgraph g2;
+        CUdriverProcAddressQueryResult st1, st2;
+        void *f1 = NULL, *f2 = NULL;
+        CK(cuGraphCreate(&g, 0));
+        memset(&p, 0, sizeof p);
+        p.type = CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+        *cbt_node_params_memcpy_batch(&p) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
+            .count = 1, .dsts = &dst, .srcs = &src, .sizes = &n, .attrs = &attr, .attrsIdxs = &idx0, .numAttrs = 0};
+        CUresult r1 = cuGraphAddNode(&bad, g, NULL, NULL, 0, &p);
+        cbt_node_params_memcpy_batch(&p)->numAttrs = 1;
+        CUresult r2 = cuGraphAddNode(&a, g, NULL, NULL, 0, &p);
+        CK(cuGraphInstantiateWithFlags(&e, g, 0));
+        *cbt_node_params_memcpy_batch(&p) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
+            .count = 2, .dsts = d2, .srcs = s2, .sizes = n2, .attrs = &attr, .attrsIdxs = &idx0, .numAttrs = 1};
+        CUresult r3 = cuGraphExecNodeSetParams(e, a, &p);
+        p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+        CUresult r4 = cuGraphNodeSetParams(a, &p);
+        CUresult r5 = cuGetProcAddress("cuGraphAddNode", &f1, 13050, 0, &st1);
+        CUresult r6 = cuGetProcAddress("cuGraphNodeGetParams", &f2, 13000, 0, &st2);
+        void *h = dlopen("libcuda.so.1", RTLD_NOW);
+        int v3 = h && dlsym(h, "cuGraphAddNode_v3") != NULL, v3d = dlsym(RTLD_DEFAULT, "cuGraphAddNode_v3") != NULL;
+        CUresult r7 = cuGraphLaunch(NULL, s[0]);
+        CK(cuGraphCreate(&g2, 0));
+        CUresult r8 = cuGraphExecUpdate(e, g2, &info);
+        CUresult r9 = cuGraphDestroyNode(NULL);
+        CUresult r10 = cuGraphLaunch(e, s[0]);
+        printf("ANSWERS add_bad=%d add=%d exec_set_count=%d set_type=%d gpa_add=%d:%d:%d gpa_get=%d:%d:%d "
+               "dlsym_v3=%d default_v3=%d launch_null=%d update=%d:%d destroy_null=%d launch=%d\n",
+               (int)r1, (int)r2, (int)r3, (int)r4, (int)r5, (int)st1, f1 != NULL, (int)r6, (int)st2, f2 != NULL,
+               v3, v3d, (int)r7, (int)r8, (int)info.result, (int)r9, (int)r10);
+        launches = 1;
     } else if (!strcmp(mode, "empty") || !strcmp(mode, "one")) {
         size_t n = 256;
         CUdeviceptr src = buf(n, 1), dst = buf(n, 0);

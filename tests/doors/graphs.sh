@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..44"
+echo "1..47"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -28,7 +28,7 @@ traced() {
     _st=$?
     cbt_session_stop "$_n"
     _pid=$(sed -n 's/^PID \([0-9]*\)$/\1/p' "$CBT_TMP/$_n.err")
-    is "$_st $(grep -v '^ns_per_launch=' "$CBT_TMP/$_n.out")" "0 launches=$LAUNCHES" "$_n: the client's copies arrive under the shim"
+    is "$_st $(grep -v '^ns_per_launch=\|^ANSWERS' "$CBT_TMP/$_n.out")" "0 launches=$LAUNCHES" "$_n: the client's copies arrive under the shim"
     "$TOOL" summary --json --pid "$_pid" "$CBT_TMP/$_n" >"$CBT_TMP/$_n.json" 2>"$CBT_TMP/$_n.sum.err"
     "$TOOL" timeline -o "$CBT_TMP/$_n.tl.json" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.tl.err"
     "$TOOL" export -o "$CBT_TMP/$_n.sqlite" --pid "$_pid" "$CBT_TMP/$_n" 2>"$CBT_TMP/$_n.ex.err"
@@ -132,4 +132,15 @@ LAUNCHES=300
 traced graph-churn "churn 300"
 is "$(json_num "$CBT_TMP/graph-churn.json" ops) $(json_num "$CBT_TMP/graph-churn.json" bytes)" "300 45000" \
     "a node's size set before each of 300 launches: each launch its own size (the records replaced forgotten)"
+
+# The driver's answers, with and without the shim: refused node parameters,
+# lookups, a topology that changed
+cbt_run_bare "$C" answers >"$CBT_TMP/answers-bare" 2>/dev/null
+cbt_run "$C" answers >"$CBT_TMP/answers-shim" 2>/dev/null
+is "$(grep '^ANSWERS' "$CBT_TMP/answers-shim")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \
+    "the driver's answers to graph calls, the shim preloaded, no session"
+LAUNCHES=1
+traced graph-answers answers
+is "$(grep '^ANSWERS' "$CBT_TMP/graph-answers.out")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \
+    "the driver's answers to graph calls, in a session"
 
