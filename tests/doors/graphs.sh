@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..47"
+echo "1..53"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -143,4 +143,12 @@ LAUNCHES=1
 traced graph-answers answers
 is "$(grep '^ANSWERS' "$CBT_TMP/graph-answers.out")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \
     "the driver's answers to graph calls, in a session"
+
+# The other modes of the shim count the same
+LAUNCHES=3
+for envs in CUBATCHTRACE_GPU_TIME=1 CUBATCHTRACE_MODE=strict CUBATCHTRACE_REPORT=stderr; do
+    traced "graph-capture-${envs%%=*}" capture FAKECUDA_CAPTURE_BATCH=1 "$envs"
+    j="$CBT_TMP/graph-capture-${envs%%=*}.json"
+    is "$(json_num "$j" batches) $(json_num "$j" ops) $(json_num "$j" bytes)" "3 6 3072" "capture with $envs: the launches"
+done
 
