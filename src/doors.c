@@ -321,7 +321,7 @@ static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t 
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
         return version >= 12000 ? (void *)handed_gpa5 : (void *)handed_gpa4;
     /* The graph functions (graph.c), by pointer. */
-    void *gw = cbt_graph_wrap(p, door);
+    void *gw = cbt_graph_wrap(p);
     if (gw)
         return gw;
     /* The memory-management functions (memwrap.c), by pointer. */

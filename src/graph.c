@@ -143,13 +143,14 @@ static void load(void)
 
 static inline void ready(void) { pthread_once(&G.once, load); }
 
-bool cbt_graph_captures_batches(void)
+int cbt_graph_capture_state;
+
+bool cbt_graph_captures_batches_slow(void)
 {
     ready();
+    __atomic_store_n(&cbt_graph_capture_state, G.driver_version >= 13050 ? 2 : 1, __ATOMIC_RELAXED);
     return G.driver_version >= 13050;
 }
-
-void *cbt_graph_wrap(void *p, enum cbt_door door);
 
 /* Is anyone listening for graphs (the provider loaded, the events on)? */
 static bool listening(void)
@@ -620,9 +621,8 @@ bool cbt_graph_name(const char *name)
     return false;
 }
 
-void *cbt_graph_wrap(void *p, enum cbt_door door)
+void *cbt_graph_wrap(void *p)
 {
-    (void)door;
     if (!p)
         return NULL;
     ready();

@@ -13,14 +13,21 @@
 
 /* The shim's wrapper for a graph function the driver handed out (dlsym,
  * cuGetProcAddress) by its address; NULL when p is none of them. */
-void *cbt_graph_wrap(void *p, enum cbt_door door);
+void *cbt_graph_wrap(void *p);
 
 /* Is `name` one of the graph functions the shim wraps? */
 bool cbt_graph_name(const char *name);
 
 /* Does the driver have batch nodes (CUDA 13.5: it may take a batch call on
- * a capturing stream into the graph and answer CUDA_SUCCESS)? */
-bool cbt_graph_captures_batches(void);
+ * a capturing stream into the graph and answer CUDA_SUCCESS)?  Asked after
+ * every batch that succeeds: one relaxed load once known. */
+extern int cbt_graph_capture_state __attribute__((visibility("hidden"))); /* 0 not known, 1 no, 2 yes */
+bool cbt_graph_captures_batches_slow(void);
+static inline bool cbt_graph_captures_batches(void)
+{
+    int s = __atomic_load_n(&cbt_graph_capture_state, __ATOMIC_RELAXED);
+    return __builtin_expect(s != 0, 1) ? s == 2 : cbt_graph_captures_batches_slow();
+}
 
 /* A batch the driver took into the graph of stream s's capture (result 0,
  * capture ACTIVE), before its record is written: the graph it went into
