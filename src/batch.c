@@ -132,6 +132,12 @@ CBT_HOT_FN static CUresult forward(const struct call *k, size_t n, size_t num_at
     case CBT_API_1D_V1_PTSZ:
         return ((cbt_batch1d_v1_fn)k->fn)(k->dsts, k->srcs, k->sizes, n, k->attrs, k->attrs_idxs, num_attrs,
                                           k->fail_idx, k->stream);
+    case CBT_API_3D_ONE:
+    case CBT_API_3D_ONE_PTSZ:
+        return ((cbt_one3d_fn)k->fn)(k->ops, k->flags, k->stream);
+    case CBT_API_1D_ONE:
+    case CBT_API_1D_ONE_PTSZ: /* a batch of one copy: n is 1 (strict mode refuses it whole) */
+        return ((cbt_one1d_fn)k->fn)(k->dsts[0], k->srcs[0], k->sizes[0], k->attrs, k->stream);
     default:
         return ((cbt_batch_v2_fn)k->fn)(n, k->ops, k->flags, k->stream);
     }
@@ -1004,6 +1010,48 @@ CBT_HOT_FN CUresult cbt_batch1d(enum cbt_api api, enum cbt_door door, void *real
                            .stream = stream, .dsts = dsts, .srcs = srcs, .sizes = sizes, .attrs = attrs,
                            .attrs_idxs = attrs_idxs, .num_attrs = num_attrs};
     return common(&k, caller, true);
+}
+
+/* The single-copy form as a batch of one: the copy's arguments become
+ * one-entry arrays here, so that it is learned, validated and recorded as
+ * copy 0 of a 1D batch (the recorded array addresses are these, the
+ * attribute's is the caller's); forward() passes the values on. */
+CUresult cbt_copy1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdeviceptr dst, CUdeviceptr src,
+                    size_t size, CUmemcpyAttributes *attr, CUstream stream, void *caller)
+{
+    CUdeviceptr dsts[1] = {dst}, srcs[1] = {src};
+    size_t sizes[1] = {size}, attrs_idxs[1] = {0};
+    const struct call k = {.api = api, .door = door, .fn = real_fn, .n = 1, .stream = stream, .dsts = dsts,
+                           .srcs = srcs, .sizes = sizes, .attrs = attr, .attrs_idxs = attrs_idxs, .num_attrs = 1};
+    return common(&k, caller, true);
+}
+
+/* ---- the fabric batch ---- */
+
+CUresult cbt_fabric(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
+                    CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream stream, void *caller)
+{
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
+        first_batch();
+    if (cbt_unlikely(!real_fn))
+        return no_driver(api);
+    struct cbt_thread *t = cbt_thread();
+    if (cbt_config()->mode == CBT_MODE_OFF || (t && t->depth > 0) || !cbt_tp_enabled(fabric))
+        return ((cbt_fabric_fn)real_fn)(num_ops, ops, flags, stream);
+    if (t)
+        t->depth++;
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = ((cbt_fabric_fn)real_fn)(num_ops, ops, flags, stream);
+    uint64_t t1 = cbt_mono_ns();
+    if (t)
+        t->depth--;
+    struct cbt_ev_fabric ev = {
+        .api = (uint8_t)api, .door = (uint8_t)door, .num_ops = num_ops, .op_list = (uint64_t)(uintptr_t)ops,
+        .flags = flags, .stream = (uint64_t)(uintptr_t)stream, .result = (uint32_t)r, .driver_ns = t1 - t0,
+        .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
+    };
+    cbt_tp(fabric, &ev, caller);
+    return r;
 }
 
 /* ---- a batch node's parameters (src/graph.c) ---- */

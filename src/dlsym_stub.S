@@ -4,7 +4,8 @@
  *
  * glibc resolves RTLD_NEXT and RTLD_DEFAULT relative to the object that
  * called dlsym, found from dlsym's return address.  The stub asks
- * cbt_dlsym_hook whether the lookup is one the shim answers; if not, it
+ * cbt_dlsym_hook whether the lookup is one the shim answers (1: it finds
+ * nothing, NULL is returned); if not, it
  * jumps (not calls) to the dlsym that comes after the shim (glibc's, or
  * another library's wrapper), so the return address glibc sees is still the
  * original caller's and every other lookup behaves exactly as without the
@@ -49,6 +50,10 @@ cbt_dlsym_old:
 	CALL_KEEPING_ARGS cbt_dlsym_hook
 	testq	%rax, %rax
 	jz	1f
+	cmpq	$1, %rax		/* CBT_DLSYM_NOT_FOUND (doors.c): NULL */
+	jne	3f
+	xorl	%eax, %eax
+3:
 	ret
 1:
 	CALL_KEEPING_ARGS cbt_next_dlsym_fn	/* the next dlsym's address */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The doors: every way a program reaches cuMemcpy3DBatchAsync and
- * cuMemcpyBatchAsync.  Each one is a thin function that names its API
- * variant and door and hands over to cbt_batch() or cbt_batch1d(), after
- * the one check that lets a batch nobody listens to go straight to the
- * driver (DOOR_* below).
+ * cuMemcpyBatchAsync, their CUDA 13.2 single-op forms
+ * (cuMemcpy3DWithAttributesAsync, cuMemcpyWithAttributesAsync) and the CUDA
+ * 13.5 cuFabricCpyBatchAsync.  Each one is a thin function that names its
+ * API variant and door and hands over to cbt_batch(), cbt_batch1d(),
+ * cbt_copy1d() or cbt_fabric(), after the one check that lets a call nobody
+ * listens to go straight to the driver (DOOR_* below).
  *
- *   symbol          the eight exported batch functions (direct link, dlsym)
+ *   symbol          the fourteen exported functions (direct link, dlsym)
  *   getprocaddress  the wrappers cuGetProcAddress(_v2) hands out
  *   binding         memcpy_3d_batch_async_v2() and memcpy_batch_async_v2(),
  *                   the binding-shaped entries
@@ -15,6 +17,8 @@
 
 #include <dlfcn.h>
 #include <string.h>
+
+#include <cubatchtrace/cuda13x.h>
 
 #include "batch.h"
 #include "graph.h"
@@ -64,6 +68,29 @@
         if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet1d()))                           \
             return ((cbt_batch1d_v1_fn)fn_)(d, s_, z, n, a, ai, na, fail, st);              \
         return cbt_batch1d(api, door, fn_, d, s_, z, n, a, ai, na, fail, st, CALLER());     \
+    } while (0)
+
+/* The single-op forms: one op (copy) as a batch of one. */
+#define DOOR_ONE3D(api, door, fn_expr, op, flags, s)                                        \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet()))                             \
+            return ((cbt_one3d_fn)fn_)(op, flags, s);                                       \
+        return cbt_batch(api, door, fn_, 1, op, NULL, flags, s, CALLER());                  \
+    } while (0)
+#define DOOR_ONE1D(api, door, fn_expr, dst, src, size, attr, s)                             \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet1d()))                           \
+            return ((cbt_one1d_fn)fn_)(dst, src, size, attr, s);                            \
+        return cbt_copy1d(api, door, fn_, dst, src, size, attr, s, CALLER());               \
+    } while (0)
+#define DOOR_FABRIC(api, door, fn_expr, n, ops, flags, s)                                   \
+    do {                                                                                    \
+        void *fn_ = (fn_expr);                                                              \
+        if (cbt_likely(fn_ != NULL) && cbt_likely(cbt_quiet_fabric()))                      \
+            return ((cbt_fabric_fn)fn_)(n, ops, flags, s);                                  \
+        return cbt_fabric(api, door, fn_, n, ops, flags, s, CALLER());                      \
     } while (0)
 
 /* The parameter lists of the 1D batch, CUDA 13 and CUDA 12.8. */
@@ -169,6 +196,78 @@ static CUresult dlsym_1d_v1_ptsz(P1D, size_t *failIdx, CUstream hStream)
     EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
 }
 
+/* The CUDA 13.2 single-op forms and the CUDA 13.5 fabric batch, each with
+ * its per-thread-stream variant.  On a driver that lacks them, NEXT() and
+ * REAL() are NULL and the door answers as no driver would
+ * (CUDA_ERROR_SHARED_OBJECT_INIT_FAILED); dlsym never hands them out there
+ * (cbt_dlsym_hook), so only a program linked against a newer libcuda than
+ * it runs with calls them. */
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags,
+                                                             CUstream hStream)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE, CBT_DOOR_SYMBOL, NEXT(CBT_API_3D_ONE), op, flags, hStream);
+}
+
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpy3DWithAttributesAsync_ptsz(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags,
+                                                                  CUstream hStream)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_3D_ONE_PTSZ), op, flags, hStream);
+}
+
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src, size_t size,
+                                                           CUmemcpyAttributes *attr, CUstream hStream)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_ONE), dst, src, size, attr, hStream);
+}
+
+CBT_HOT_FN CBT_EXPORT CUresult cuMemcpyWithAttributesAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size,
+                                                                CUmemcpyAttributes *attr, CUstream hStream)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_1D_ONE_PTSZ), dst, src, size, attr, hStream);
+}
+
+CBT_EXPORT CUresult cuFabricCpyBatchAsync(size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags,
+                                          CUstream hStream)
+{
+    DOOR_FABRIC(CBT_API_FABRIC, CBT_DOOR_SYMBOL, NEXT(CBT_API_FABRIC), numOps, opList, flags, hStream);
+}
+
+CBT_EXPORT CUresult cuFabricCpyBatchAsync_ptsz(size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList,
+                                               unsigned long long flags, CUstream hStream)
+{
+    DOOR_FABRIC(CBT_API_FABRIC_PTSZ, CBT_DOOR_SYMBOL, NEXT(CBT_API_FABRIC_PTSZ), numOps, opList, flags, hStream);
+}
+
+static CUresult dlsym_3d_one(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream s)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE, CBT_DOOR_SYMBOL, REAL(CBT_API_3D_ONE), op, flags, s);
+}
+
+static CUresult dlsym_3d_one_ptsz(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream s)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_3D_ONE_PTSZ), op, flags, s);
+}
+
+static CUresult dlsym_1d_one(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream s)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_ONE), dst, src, size, attr, s);
+}
+
+static CUresult dlsym_1d_one_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream s)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_1D_ONE_PTSZ), dst, src, size, attr, s);
+}
+
+static CUresult dlsym_fabric(size_t n, CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_FABRIC(CBT_API_FABRIC, CBT_DOOR_SYMBOL, REAL(CBT_API_FABRIC), n, ops, flags, s);
+}
+
+static CUresult dlsym_fabric_ptsz(size_t n, CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_FABRIC(CBT_API_FABRIC_PTSZ, CBT_DOOR_SYMBOL, REAL(CBT_API_FABRIC_PTSZ), n, ops, flags, s);
+}
+
 /* ---- door "binding" ---- */
 
 /*
@@ -254,6 +353,36 @@ static CUresult gpa_1d_v1_ptsz(P1D, size_t *failIdx, CUstream hStream)
     EXPAND(DOOR1D_V1, CBT_API_1D_V1_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_V1_PTSZ), A1D, failIdx, hStream);
 }
 
+static CUresult gpa_3d_one(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream s)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_3D_ONE), op, flags, s);
+}
+
+static CUresult gpa_3d_one_ptsz(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream s)
+{
+    DOOR_ONE3D(CBT_API_3D_ONE_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_3D_ONE_PTSZ), op, flags, s);
+}
+
+static CUresult gpa_1d_one(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream s)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_ONE), dst, src, size, attr, s);
+}
+
+static CUresult gpa_1d_one_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream s)
+{
+    DOOR_ONE1D(CBT_API_1D_ONE_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_1D_ONE_PTSZ), dst, src, size, attr, s);
+}
+
+static CUresult gpa_fabric(size_t n, CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_FABRIC(CBT_API_FABRIC, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_FABRIC), n, ops, flags, s);
+}
+
+static CUresult gpa_fabric_ptsz(size_t n, CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream s)
+{
+    DOOR_FABRIC(CBT_API_FABRIC_PTSZ, CBT_DOOR_GETPROCADDRESS, gpa_fn(CBT_API_FABRIC_PTSZ), n, ops, flags, s);
+}
+
 static void *const gpa_wrapper[CBT_API_COUNT_] = {
     [CBT_API_V2] = (void *)gpa_v2,
     [CBT_API_V2_PTSZ] = (void *)gpa_v2_ptsz,
@@ -263,6 +392,12 @@ static void *const gpa_wrapper[CBT_API_COUNT_] = {
     [CBT_API_1D_V2_PTSZ] = (void *)gpa_1d_v2_ptsz,
     [CBT_API_1D_V1] = (void *)gpa_1d_v1,
     [CBT_API_1D_V1_PTSZ] = (void *)gpa_1d_v1_ptsz,
+    [CBT_API_3D_ONE] = (void *)gpa_3d_one,
+    [CBT_API_3D_ONE_PTSZ] = (void *)gpa_3d_one_ptsz,
+    [CBT_API_1D_ONE] = (void *)gpa_1d_one,
+    [CBT_API_1D_ONE_PTSZ] = (void *)gpa_1d_one_ptsz,
+    [CBT_API_FABRIC] = (void *)gpa_fabric,
+    [CBT_API_FABRIC_PTSZ] = (void *)gpa_fabric_ptsz,
 };
 
 /* What dlsym on the driver hands out.  Static functions: their addresses are
@@ -276,6 +411,12 @@ static void *const dlsym_door[CBT_API_COUNT_] = {
     [CBT_API_1D_V2_PTSZ] = (void *)dlsym_1d_v2_ptsz,
     [CBT_API_1D_V1] = (void *)dlsym_1d_v1,
     [CBT_API_1D_V1_PTSZ] = (void *)dlsym_1d_v1_ptsz,
+    [CBT_API_3D_ONE] = (void *)dlsym_3d_one,
+    [CBT_API_3D_ONE_PTSZ] = (void *)dlsym_3d_one_ptsz,
+    [CBT_API_1D_ONE] = (void *)dlsym_1d_one,
+    [CBT_API_1D_ONE_PTSZ] = (void *)dlsym_1d_one_ptsz,
+    [CBT_API_FABRIC] = (void *)dlsym_fabric,
+    [CBT_API_FABRIC_PTSZ] = (void *)dlsym_fabric_ptsz,
 };
 
 static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
@@ -283,6 +424,36 @@ static CUresult handed_gpa5(const char *symbol, void **pfn, int cudaVersion, cuu
                             CUdriverProcAddressQueryResult *symbolStatus);
 
 static void trace_lookup(const char *via, const char *symbol, int version, cuuint64_t flags, int api, void *ip);
+
+/*
+ * The variant a cuGetProcAddress request names: the batch calls by the
+ * version asked for (13000 on: the CUDA 13 ABI), the single-op and fabric
+ * calls by name alone (one ABI each); the per-thread-stream flag picks the
+ * _ptsz variant.  -1: a name the shim does not hook.  Which versions the
+ * driver hands them out at is the driver's answer, not decided here.
+ */
+static int gpa_api(const char *symbol, int version, cuuint64_t flags)
+{
+    static const struct {
+        const char *name;
+        enum cbt_api v2, v1; /* v1: below 13000 */
+    } names[] = {
+        {"cuMemcpy3DBatchAsync", CBT_API_V2, CBT_API_V1},
+        {"cuMemcpyBatchAsync", CBT_API_1D_V2, CBT_API_1D_V1},
+        {"cuMemcpy3DWithAttributesAsync", CBT_API_3D_ONE, CBT_API_3D_ONE},
+        {"cuMemcpyWithAttributesAsync", CBT_API_1D_ONE, CBT_API_1D_ONE},
+        {"cuFabricCpyBatchAsync", CBT_API_FABRIC, CBT_API_FABRIC},
+    };
+    if (!symbol || symbol[0] != 'c' || symbol[1] != 'u')
+        return -1;
+    const bool ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(symbol, names[i].name)) {
+            enum cbt_api a = version >= 13000 ? names[i].v2 : names[i].v1;
+            return ptsz ? (int)a + 1 : (int)a; /* each _ptsz variant follows its own in the catalogue */
+        }
+    return -1;
+}
 
 /* Map a pointer the driver handed out (by cuGetProcAddress or dlsym) to the
  * shim's wrapper for it; returns `p` itself when it is not one the shim hooks. */
@@ -306,13 +477,9 @@ static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t 
      * out internal addresses: remember the pointer and hand out the wrapper.
      * Without a driver the shim could load, the wrapper answers the error of
      * every batch door (nothing is remembered: it forwards nowhere). */
-    bool is3d = symbol && !strcmp(symbol, "cuMemcpy3DBatchAsync"), is1d = symbol && !strcmp(symbol, "cuMemcpyBatchAsync");
-    if (door == CBT_DOOR_GETPROCADDRESS && (is3d || is1d)) {
-        bool ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-        enum cbt_api a = is3d ? (version >= 13000 ? (ptsz ? CBT_API_V2_PTSZ : CBT_API_V2)
-                                                  : (ptsz ? CBT_API_V1_PTSZ : CBT_API_V1))
-                              : (version >= 13000 ? (ptsz ? CBT_API_1D_V2_PTSZ : CBT_API_1D_V2)
-                                                  : (ptsz ? CBT_API_1D_V1_PTSZ : CBT_API_1D_V1));
+    int by_name = door == CBT_DOOR_GETPROCADDRESS ? gpa_api(symbol, version, flags) : -1;
+    if (by_name >= 0) {
+        enum cbt_api a = (enum cbt_api)by_name;
         if (real->handle)
             __atomic_store_n(&gpa_target[a], p, __ATOMIC_RELEASE);
         trace_lookup("cuGetProcAddress", symbol, version, flags, a, p);
@@ -400,22 +567,28 @@ static CUresult handed_gpa4(const char *symbol, void **pfn, int cudaVersion, cuu
 /*
  * Called by the dlsym entry stub (dlsym_stub.S) with the caller's arguments.
  * Returns the shim's door when the lookup would have found one of the real
- * driver's hooked functions, or NULL: the stub then jumps to the real dlsym
+ * driver's hooked functions, CBT_DLSYM_NOT_FOUND when it would have found
+ * nothing but the shim's own export (the stub then returns NULL), or NULL:
+ * the stub then jumps to the real dlsym
  * with the caller's own return address, so RTLD_NEXT and RTLD_DEFAULT are
  * resolved from the caller's point of view, exactly as without the shim.
  */
 void *cbt_dlsym_hook(void *handle, const char *name) __attribute__((visibility("hidden")));
+/* What cbt_dlsym_hook answers for a lookup that must find nothing (the stub returns NULL). */
+#define CBT_DLSYM_NOT_FOUND ((void *)1)
 /* Not instrumented: a sanitizer runtime calls dlsym while it starts, before
  * its shadow memory exists (scripts/check-sanitizers). */
 __attribute__((no_sanitize_address, no_sanitize_thread))
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
-    /* Cheap filter first: every name of interest starts with "cu": the ten
-     * batch and lookup functions, the wrapped memory functions (memwrap.c)
-     * and graph functions (graph.c). */
+    /* Cheap filter first: every name of interest starts with "cu": the
+     * sixteen batch, single-op, fabric and lookup functions, the wrapped
+     * memory functions (memwrap.c) and graph functions (graph.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
-    bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20) || !strncmp(name, "cuMemcpyBatchAsync", 18);
+    bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20) || !strncmp(name, "cuMemcpyBatchAsync", 18) ||
+                      !strncmp(name, "cuMemcpy3DWithAttributesAsync", 29) ||
+                      !strncmp(name, "cuMemcpyWithAttributesAsync", 27) || !strncmp(name, "cuFabricCpyBatchAsync", 21);
     if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") && !batch_name &&
         !cbt_memwrap_exports(name) && !cbt_graph_name(name))
         return NULL;
@@ -430,6 +603,17 @@ void *cbt_dlsym_hook(void *handle, const char *name)
     void *w = cbt_wrap_proc(name, p, 0, 0, CBT_DOOR_SYMBOL);
     if (w != p)
         return w;
+    /* The shim's own export of a function that neither the driver nor any
+     * library after the shim has (a CUDA 13.0 driver and the 13.2 single-op
+     * calls): without the shim the lookup finds nothing, so it finds nothing
+     * with it.  The failing lookup on the driver leaves dlerror() saying so. */
+    if (batch_name && p && cbt_in_shim(p) && cbt_real()->handle) {
+        for (int a = 0; a < CBT_API_COUNT_; a++)
+            if (!strcmp(name, cbt_api_name(a)) && !cbt_real()->next_batch[a]) {
+                (void)cbt_real_dlsym(cbt_real()->handle, name);
+                return CBT_DLSYM_NOT_FOUND;
+            }
+    }
     /* No driver the shim could load: a batch function found elsewhere (the
      * program's own libcuda) is answered by the door, which says why it
      * cannot forward; every other name is left alone. */
@@ -454,6 +638,8 @@ static void trace_lookup(const char *via, const char *symbol, int version, cuuin
 CBT_EXPORT void *dlsym(void *handle, const char *name)
 {
     void *w = cbt_dlsym_hook(handle, name);
+    if (w == CBT_DLSYM_NOT_FOUND)
+        return NULL;
     if (w)
         return w;
     void *(*next)(void *, const char *) = (void *(*)(void *, const char *))cbt_next_dlsym_fn();

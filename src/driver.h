@@ -10,6 +10,10 @@
 #undef cuGetProcAddress
 #undef cuMemcpy3DBatchAsync
 #undef cuMemcpyBatchAsync
+#include <cubatchtrace/cuda13x.h>
+#undef cuMemcpy3DWithAttributesAsync
+#undef cuMemcpyWithAttributesAsync
+#undef cuFabricCpyBatchAsync
 
 #include <cubatchtrace/catalog.h>
 
@@ -23,6 +27,10 @@ typedef CUresult (*cbt_batch1d_v2_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, si
                                       size_t, CUstream);
 typedef CUresult (*cbt_batch1d_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *,
                                       size_t, size_t *, CUstream);
+/* The CUDA 13.2 single-op forms and the CUDA 13.5 fabric batch (cubatchtrace/cuda13x.h). */
+typedef CUresult (*cbt_one3d_fn)(CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*cbt_one1d_fn)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *, CUstream);
+typedef CUresult (*cbt_fabric_fn)(size_t, CUDA_FABRIC_COPY_BATCH_OP *, unsigned long long, CUstream);
 typedef CUresult (*cbt_gpa4_fn)(const char *, void **, int, cuuint64_t);
 typedef CUresult (*cbt_gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 
@@ -39,10 +47,12 @@ struct cbt_real {
      * definition after the shim, or the driver's own when there is none or
      * CUBATCHTRACE_LIBCUDA chose the driver.  NULL batch entries when the
      * driver could not be loaded: the batch doors then answer an error.
-     * First: the doors read it every batch (one cache line). */
+     * First: the doors read it every batch (the eight batch variants in
+     * one cache line, the single-op and fabric ones in the next). */
     void *next_batch[CBT_API_COUNT_];
     void *handle;              /* dlopen handle of the real libcuda; NULL if not loaded */
-    void *batch[CBT_API_COUNT_]; /* the eight exported batch functions (3D and 1D), by enum cbt_api */
+    void *batch[CBT_API_COUNT_]; /* the exported batch, single-op and fabric functions, by enum cbt_api;
+                                  * NULL where the driver lacks them (13.0: the 13.2 and 13.5 ones) */
     cbt_gpa4_fn gpa4;          /* cuGetProcAddress (4 arguments) */
     cbt_gpa5_fn gpa5;          /* cuGetProcAddress_v2 */
     cbt_gpa4_fn next_gpa4;

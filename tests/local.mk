@@ -122,6 +122,14 @@ tests_clients_client_1d_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_1d_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
 EXTRA_tests_clients_client_1d_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
+# The CUDA 13.2 single-op calls through every door (tests/doors/singleop.sh):
+# linked weakly against the double, so it also starts over lib13.0.
+check_PROGRAMS += tests/clients/client_single
+tests_clients_client_single_SOURCES = tests/clients/client_single.c $(CBT_CLIENT_DIRECT)
+tests_clients_client_single_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_single_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
+EXTRA_tests_clients_client_single_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 # Batch copies inside CUDA graphs (tests/doors/graphs.sh, bench/graph-launch.sh).
 check_PROGRAMS += tests/clients/client_graph
 tests_clients_client_graph_SOURCES = tests/clients/client_graph.c
@@ -146,7 +154,8 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/noncuda.sh tests/doors/nodriver.sh tests/doors/mode_off.sh tests/doors/strict.sh tests/doors/kinds.sh \
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
-	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh tests/doors/graphs.sh
+	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh \
+	tests/doors/newdoors.sh tests/doors/singleop.sh tests/doors/fabric.sh tests/doors/graphs.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py
@@ -225,3 +234,8 @@ EXTRA_tests_clients_client_exec_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 CBT_IMAGE_TESTS = tests/doors/exec.sh tests/doors/pidns.sh
 TESTS += $(CBT_IMAGE_TESTS)
 EXTRA_DIST += $(CBT_IMAGE_TESTS) tests/doors/images.py
+
+# include/cubatchtrace/cuda13x.h against the CUDA 13.5 release header (PyPI's
+# nvidia-cuda-runtime wheel): every size and offset.
+TESTS += tests/layout/cuda13x.sh
+EXTRA_DIST += tests/layout/cuda13x.sh

@@ -17,6 +17,7 @@
  *   cubatchtrace:process    INFO     once per process image: host, rank, image
  *   cubatchtrace:gpu_time   INFO     the GPU times of up to 32 batches, read back later (CUBATCHTRACE_GPU_TIME=N)
  *   cubatchtrace:stack      INFO     the callers of the next batch on the thread (CUBATCHTRACE_STACK=N only)
+ *   cubatchtrace:fabric     INFO     one per cuFabricCpyBatchAsync (CUDA 13.5): api, op count, result
  *   cubatchtrace:graph      INFO     a CUDA graph holding batch nodes: its nodes, a launch (CUDA 13.5)
  * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
@@ -150,6 +151,15 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, finding,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, finding, LTTNG_UST_TRACEPOINT_LOGLEVEL_WARNING)
+
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, fabric,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_fabric *, r, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        CBT_EV_FABRIC_FIELDS(CBT_TP_FIELD)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, fabric, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, lookup,
     LTTNG_UST_TP_ARGS(const char *, via, const char *, symbol, int, version, uint64_t, flags, int, api, void *, ip),

@@ -17,7 +17,11 @@
 
 /* X(ID, value, "name") : the function the call was made to: the 3D batch
  * (cuMemcpy3DBatchAsync) and the 1D batch (cuMemcpyBatchAsync), each in its
- * CUDA 13 ABI (_v2) and its CUDA 12.8 ABI (with size_t *failIdx). */
+ * CUDA 13 ABI (_v2) and its CUDA 12.8 ABI (with size_t *failIdx); the CUDA
+ * 13.2 single-op forms of each, recorded as a batch of one (the 3D op as
+ * opList[0], the 1D copy as count 1 with its attribute as attrs[0] from copy
+ * 0); the CUDA 13.5 fabric batch, recorded by its fabric event alone.
+ * Recorded in 4 bits of a batch event's w (events.h): at most 16 entries. */
 #define CBT_API_LIST(X)                                                        \
     X(CBT_API_V2, 0, "cuMemcpy3DBatchAsync_v2")                               \
     X(CBT_API_V2_PTSZ, 1, "cuMemcpy3DBatchAsync_v2_ptsz")                     \
@@ -26,7 +30,13 @@
     X(CBT_API_1D_V2, 4, "cuMemcpyBatchAsync_v2")                              \
     X(CBT_API_1D_V2_PTSZ, 5, "cuMemcpyBatchAsync_v2_ptsz")                    \
     X(CBT_API_1D_V1, 6, "cuMemcpyBatchAsync")                                 \
-    X(CBT_API_1D_V1_PTSZ, 7, "cuMemcpyBatchAsync_ptsz")
+    X(CBT_API_1D_V1_PTSZ, 7, "cuMemcpyBatchAsync_ptsz")                        \
+    X(CBT_API_3D_ONE, 8, "cuMemcpy3DWithAttributesAsync")                     \
+    X(CBT_API_3D_ONE_PTSZ, 9, "cuMemcpy3DWithAttributesAsync_ptsz")           \
+    X(CBT_API_1D_ONE, 10, "cuMemcpyWithAttributesAsync")                      \
+    X(CBT_API_1D_ONE_PTSZ, 11, "cuMemcpyWithAttributesAsync_ptsz")            \
+    X(CBT_API_FABRIC, 12, "cuFabricCpyBatchAsync")                            \
+    X(CBT_API_FABRIC_PTSZ, 13, "cuFabricCpyBatchAsync_ptsz")
 
 /* X(ID, value, "name") : how the caller reached the shim. */
 #define CBT_DOOR_LIST(X)                                                       \
@@ -257,7 +267,7 @@
 #define CBT_RULES_VERSION 4
 
 #define CBT_ENUM_ENTRY_(ID, val, name) ID = val,
-enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 8 };
+enum cbt_api { CBT_API_LIST(CBT_ENUM_ENTRY_) CBT_API_COUNT_ = 14 };
 enum cbt_door { CBT_DOOR_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_outcome { CBT_OUTCOME_LIST(CBT_ENUM_ENTRY_) };
 enum cbt_operand_kind { CBT_OPERAND_LIST(CBT_ENUM_ENTRY_) };
@@ -303,15 +313,22 @@ static inline const char *cbt_curesult_name(unsigned v) { switch (v) { CBT_CURES
 static inline const char *cbt_gpu_status_name(unsigned v) { switch (v) { CBT_GPU_STATUS_LIST(CBT_NAME_CASE_) } return (const char *)0; }
 #undef CBT_NAME_CASE_
 
-/* The 1D batch (cuMemcpyBatchAsync), and the 12.8 ABIs (with failIdx). */
-static inline int cbt_api_is_1d(unsigned v) { return v >= CBT_API_1D_V2 && v <= CBT_API_1D_V1_PTSZ; }
+/* The 1D batch (cuMemcpyBatchAsync) and its single-copy form, the 12.8
+ * ABIs (with failIdx), the single-op forms, the per-thread-stream variants. */
+static inline int cbt_api_is_1d(unsigned v)
+{
+    return (v >= CBT_API_1D_V2 && v <= CBT_API_1D_V1_PTSZ) || v == CBT_API_1D_ONE || v == CBT_API_1D_ONE_PTSZ;
+}
+static inline int cbt_api_is_one(unsigned v) { return v >= CBT_API_3D_ONE && v <= CBT_API_1D_ONE_PTSZ; }
+static inline int cbt_api_is_fabric(unsigned v) { return v == CBT_API_FABRIC || v == CBT_API_FABRIC_PTSZ; }
 static inline int cbt_api_has_fail_idx(unsigned v)
 {
     return v == CBT_API_V1 || v == CBT_API_V1_PTSZ || v == CBT_API_1D_V1 || v == CBT_API_1D_V1_PTSZ;
 }
 static inline int cbt_api_is_ptsz(unsigned v)
 {
-    return v == CBT_API_V2_PTSZ || v == CBT_API_V1_PTSZ || v == CBT_API_1D_V2_PTSZ || v == CBT_API_1D_V1_PTSZ;
+    return v == CBT_API_V2_PTSZ || v == CBT_API_V1_PTSZ || v == CBT_API_1D_V2_PTSZ || v == CBT_API_1D_V1_PTSZ ||
+           v == CBT_API_3D_ONE_PTSZ || v == CBT_API_1D_ONE_PTSZ || v == CBT_API_FABRIC_PTSZ;
 }
 /* Rules about one attribute of a 1D batch: the finding's other_op is its index k. */
 static inline int cbt_rule_is_attr(unsigned r) { return r >= 28 && r <= 32; }

@@ -340,6 +340,24 @@ static inline unsigned long cbt_ev_hdr_len(const uint8_t *t, unsigned long n, in
     X(INT, int32_t, src_device, _)      /* device of every source; -1 none, CBT_GPU_MIXED_DEVICE */         \
     X(INT, int32_t, dst_device, _)
 
+/*
+ * cubatchtrace:fabric, one per cuFabricCpyBatchAsync call (CUDA 13.5),
+ * written once the driver returned: X(kind, C type, name, enumeration).
+ * The ops are not read (their operands may be logical endpoints of another
+ * node), so a fabric batch is counted apart from the copies it makes.
+ */
+#define CBT_EV_FABRIC_FIELDS(X)                                                                               \
+    X(ENUM, uint8_t, api, api)          /* cuFabricCpyBatchAsync or its _ptsz */                             \
+    X(ENUM, uint8_t, door, door)                                                                             \
+    X(INT, uint64_t, num_ops, _)                                                                             \
+    X(HEX, uint64_t, op_list, _)                                                                             \
+    X(INT, uint64_t, flags, _)                                                                               \
+    X(HEX, uint64_t, stream, _)                                                                              \
+    X(ENUM, uint32_t, result, curesult)                                                                      \
+    X(INT, uint64_t, driver_ns, _)      /* host time in the driver call */                                   \
+    X(HEX, uint64_t, caller, _)                                                                              \
+    X(INT, int32_t, tid, _)
+
 /* The chunk fields of `batch` and `batch_ops`. */
 #define CBT_EV_CHUNK_FIELDS(X)                                                                                \
     X(ops_first)       /* index in the batch of the chunk's first op */                                      \
@@ -354,6 +372,9 @@ struct cbt_ev_batch {
 };
 struct cbt_ev_finding {
     CBT_EV_FINDING_FIELDS(CBT_EV_STRUCT_MEMBER_)
+};
+struct cbt_ev_fabric {
+    CBT_EV_FABRIC_FIELDS(CBT_EV_STRUCT_MEMBER_)
 };
 struct cbt_ev_batch1d {
     CBT_EV_BATCH1D_FIELDS(CBT_EV_STRUCT_MEMBER_)

@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..53"
+echo "1..55"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -139,6 +139,20 @@ cbt_run_bare "$C" answers >"$CBT_TMP/answers-bare" 2>/dev/null
 cbt_run "$C" answers >"$CBT_TMP/answers-shim" 2>/dev/null
 is "$(grep '^ANSWERS' "$CBT_TMP/answers-shim")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \
     "the driver's answers to graph calls, the shim preloaded, no session"
+# over the 13.0 double, which has no batch nodes
+if [ -f "$CBT_FAKECUDA13_0_DIR/libcuda.so.1" ]; then
+    env LD_LIBRARY_PATH="$CBT_FAKECUDA13_0_DIR" "$C" answers >"$CBT_TMP/answers13-bare" 2>/dev/null
+    env LD_PRELOAD="${CBT_SAN_PRELOAD:+$CBT_SAN_PRELOAD:}$CBT_SHIM" LD_LIBRARY_PATH="$CBT_FAKECUDA13_0_DIR" \
+        "$C" answers >"$CBT_TMP/answers13-shim" 2>/dev/null
+    is "$(grep -c '^ANSWERS add_bad=1 add=1 ' "$CBT_TMP/answers13-bare")" 1 "13.0 double: a batch node refused"
+    is "$(grep '^ANSWERS' "$CBT_TMP/answers13-shim")" "$(grep '^ANSWERS' "$CBT_TMP/answers13-bare")" \
+        "13.0 double: the driver's answers to graph calls with the shim as without it"
+else
+    for _i in 1 2; do
+        _tap_n=$((_tap_n + 1))
+        echo "ok $_tap_n # SKIP the 13.0 double (tests/fakecuda/lib13.0) is not built"
+    done
+fi
 LAUNCHES=1
 traced graph-answers answers
 is "$(grep '^ANSWERS' "$CBT_TMP/graph-answers.out")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \

@@ -21,12 +21,14 @@
 #include <cuda.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
@@ -51,6 +53,7 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #define fc_dma memmove
 #endif
 #include <time.h>
+#include <unistd.h>
 
 #include <cubatchtrace/cuda13x.h>
 
@@ -66,7 +69,24 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #undef cuGetProcAddress
 #undef cuGraphAddNode
 
-#define FC_DRIVER_VERSION 13000
+/*
+ * The driver the double stands for.  13050 (tests/fakecuda/lib): a CUDA 13.5
+ * driver, with the 13.2 single-op calls (cuMemcpy3DWithAttributesAsync,
+ * cuMemcpyWithAttributesAsync) and the 13.5 cuFabricCpyBatchAsync, modelled
+ * on what the 13.5 cuda.h documents (no driver that has them was measured:
+ * docs/fakecuda.md).  13000 (tests/fakecuda/lib13.0, built with
+ * -DFAKECUDA_CUDA_VERSION=13000): the measured 13.0 driver, which neither
+ * exports them nor hands them out through cuGetProcAddress.
+ */
+#ifndef FAKECUDA_CUDA_VERSION
+#define FAKECUDA_CUDA_VERSION 13050
+#endif
+#include <cubatchtrace/cuda13x.h>
+#undef cuMemcpy3DWithAttributesAsync
+#undef cuMemcpyWithAttributesAsync
+#undef cuFabricCpyBatchAsync
+
+#define FC_DRIVER_VERSION FAKECUDA_CUDA_VERSION
 static bool fc_capture_batches(void);
 #define FC_MAX_DEVICES 8
 
@@ -412,7 +432,7 @@ FC_ENTRY(CUresult, cuDriverGetVersion, (int *driverVersion))
 {
     if (!driverVersion)
         return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = fc_capture_batches() ? 13050 : FC_DRIVER_VERSION;
+    *driverVersion = FC_DRIVER_VERSION;
     return CUDA_SUCCESS;
 }
 
@@ -1480,13 +1500,13 @@ FC_ENTRY(CUresult, cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char u
 static bool fc_attr1d_ok(const CUmemcpyAttributes *a);
 static bool fc_side1d_ok(CUdeviceptr p, size_t n);
 
-/* FAKECUDA_CAPTURE_BATCH=1: a 1D batch call on a stream being captured is
- * taken into the graph as a batch node (what a driver with batch nodes may
- * do; the 13.5 header does not say), and cuDriverGetVersion answers 13050. */
+/* FAKECUDA_CAPTURE_BATCH=1 (the 13.5 double): a 1D batch call on a stream
+ * being captured is taken into the graph as a batch node (what a driver with
+ * batch nodes may do; the 13.5 header does not say). */
 static bool fc_capture_batches(void)
 {
     const char *s = getenv("FAKECUDA_CAPTURE_BATCH");
-    return s && !strcmp(s, "1");
+    return FC_DRIVER_VERSION >= 13050 && s && !strcmp(s, "1");
 }
 
 /* The checks of a batch node's parameters (cuGraphAddNode, cuGraphNodeSetParams),
@@ -1640,7 +1660,9 @@ static CUresult fc_add_node(CUgraphNode *ph, CUgraph hGraph, CUgraphNodeParams *
     CUresult r = CUDA_SUCCESS;
     if (p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
         const CUDA_MEMCPY_BATCH_NODE_PARAMS *b = cbt_node_params_memcpy_batch(p);
-        if (!fc_batch_params_ok(b))
+        if (FC_DRIVER_VERSION < 13050) /* a node type the 13.0 driver does not know (its answer not measured) */
+            r = CUDA_ERROR_INVALID_VALUE;
+        else if (!fc_batch_params_ok(b))
             r = CUDA_ERROR_INVALID_VALUE;
         else if (!fc_batch_node_set(&x->b, b))
             r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -1678,6 +1700,7 @@ FC_ENTRY(CUresult, cuGraphAddNode_v2,
     (void)dependencies, (void)edges, (void)numDependencies;
     return fc_add_node(phGraphNode, hGraph, nodeParams);
 }
+#if FAKECUDA_CUDA_VERSION >= 13050
 FC_ENTRY(CUresult, cuGraphAddNode_v3,
          (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *edges,
           size_t numDependencies, CUgraphNodeParams *nodeParams))
@@ -1685,6 +1708,7 @@ FC_ENTRY(CUresult, cuGraphAddNode_v3,
     (void)dependencies, (void)edges, (void)numDependencies;
     return fc_add_node(phGraphNode, hGraph, nodeParams);
 }
+#endif
 
 FC_ENTRY(CUresult, cuGraphAddChildGraphNode,
          (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
@@ -1716,6 +1740,7 @@ FC_ENTRY(CUresult, cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type
     return CUDA_SUCCESS;
 }
 
+#if FAKECUDA_CUDA_VERSION >= 13050
 /* The header: "Any pointers returned in *nodeParams point to driver-owned
  * memory associated with the node." */
 FC_ENTRY(CUresult, cuGraphNodeGetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
@@ -1741,6 +1766,7 @@ FC_ENTRY(CUresult, cuGraphNodeGetParams, (CUgraphNode hNode, CUgraphNodeParams *
     }
     return CUDA_SUCCESS;
 }
+#endif
 
 static CUresult fc_node_set_params(CUgraphNode hNode, CUgraphNodeParams *p)
 {
@@ -1758,10 +1784,12 @@ FC_ENTRY(CUresult, cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *
 {
     return fc_node_set_params(hNode, nodeParams);
 }
+#if FAKECUDA_CUDA_VERSION >= 13050
 FC_ENTRY(CUresult, cuGraphNodeSetParams_v2, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
 {
     return fc_node_set_params(hNode, nodeParams);
 }
+#endif
 
 /* In an executable graph only dsts, srcs and sizes may change: count,
  * numAttrs and the contents of attrs and attrsIdxs must be the node's. */
@@ -2740,6 +2768,79 @@ FC_ENTRY(CUresult, cuMemcpyBatchAsync_ptsz,
     return fc_batch1d(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
 }
 
+/* ------------------------------------------ the single-op forms (13.2) */
+
+#if FAKECUDA_CUDA_VERSION >= 13020
+/*
+ * cuMemcpy3DWithAttributesAsync takes one op of the batch's own struct and
+ * cuMemcpyWithAttributesAsync one copy with its attribute; the 13.2 header
+ * refers to the batch calls for what they accept.  The double answers each
+ * as the batch of one it describes: the 3D op through fc_batch (a NULL op is
+ * a NULL opList), the copy through fc_batch1d with count 1, numAttrs 1 and
+ * attrsIdxs {0} (a NULL attribute is a NULL attrs).  From the header alone.
+ */
+static CUresult fc_one1d(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream)
+{
+    size_t idx0 = 0;
+    return fc_batch1d(&dst, &src, &size, 1, attr, &idx0, 1, NULL, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DWithAttributesAsync, (CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(1, op, NULL, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpy3DWithAttributesAsync_ptsz,
+         (CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream))
+{
+    return fc_batch(1, op, NULL, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyWithAttributesAsync,
+         (CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream))
+{
+    return fc_one1d(dst, src, size, attr, hStream);
+}
+
+FC_ENTRY(CUresult, cuMemcpyWithAttributesAsync_ptsz,
+         (CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream))
+{
+    return fc_one1d(dst, src, size, attr, hStream);
+}
+#endif
+
+#if FAKECUDA_CUDA_VERSION >= 13050
+/*
+ * cuFabricCpyBatchAsync: the double has no fabric, so it answers
+ * CUDA_ERROR_NOT_SUPPORTED, as the 13.5 header says of a platform without
+ * logical endpoints, to a call whose arguments are well formed; numOps 0, a
+ * NULL opList, flags other than 0 (reserved) and a NULL or legacy stream
+ * are INVALID_VALUE first (the order of those checks is the double's guess).
+ * Counted as a batch call.  From the header alone.
+ */
+static CUresult fc_fabric(size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream h)
+{
+    fc_batch_enter();
+    if (numOps == 0 || !opList || flags != 0 || h == NULL || h == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fc_batch_stream_known(h))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FC_ENTRY(CUresult, cuFabricCpyBatchAsync,
+         (size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_fabric(numOps, opList, flags, hStream);
+}
+
+FC_ENTRY(CUresult, cuFabricCpyBatchAsync_ptsz,
+         (size_t numOps, CUDA_FABRIC_COPY_BATCH_OP *opList, unsigned long long flags, CUstream hStream))
+{
+    return fc_fabric(numOps, opList, flags, hStream);
+}
+#endif
+
 /* ------------------------------------------------------ cuGetProcAddress */
 
 /*
@@ -2822,10 +2923,12 @@ static const struct fc_proc {
     { "cuGraphExecUpdate", 12000, FC_FN(fc_cuGraphExecUpdate_v2), NULL },
     { "cuGraphAddNode", 12020, FC_FN(fc_cuGraphAddNode), NULL },
     { "cuGraphAddNode", 12030, FC_FN(fc_cuGraphAddNode_v2), NULL },
-    { "cuGraphAddNode", 13050, FC_FN(fc_cuGraphAddNode_v3), NULL },
     { "cuGraphNodeSetParams", 12020, FC_FN(fc_cuGraphNodeSetParams), NULL },
+#if FAKECUDA_CUDA_VERSION >= 13050
+    { "cuGraphAddNode", 13050, FC_FN(fc_cuGraphAddNode_v3), NULL },
     { "cuGraphNodeSetParams", 13050, FC_FN(fc_cuGraphNodeSetParams_v2), NULL },
     { "cuGraphNodeGetParams", 13050, FC_FN(fc_cuGraphNodeGetParams), NULL },
+#endif
     { "cuGraphExecNodeSetParams", 12020, FC_FN(fc_cuGraphExecNodeSetParams), NULL },
     { "cuGraphDestroyNode", 10000, FC_FN(fc_cuGraphDestroyNode), NULL },
     { "cuGraphClone", 10000, FC_FN(fc_cuGraphClone), NULL },
@@ -2845,6 +2948,16 @@ static const struct fc_proc {
     { "cuMemcpy3DBatchAsync", 13000, FC_FN(fc_cuMemcpy3DBatchAsync_v2), FC_FN(fc_cuMemcpy3DBatchAsync_v2_ptsz) },
     { "cuMemcpyBatchAsync", 12080, FC_FN(fc_cuMemcpyBatchAsync), FC_FN(fc_cuMemcpyBatchAsync_ptsz) },
     { "cuMemcpyBatchAsync", 13000, FC_FN(fc_cuMemcpyBatchAsync_v2), FC_FN(fc_cuMemcpyBatchAsync_v2_ptsz) },
+#if FAKECUDA_CUDA_VERSION >= 13020
+    /* handed out from 13020, the first version whose header declares them */
+    { "cuMemcpy3DWithAttributesAsync", 13020, FC_FN(fc_cuMemcpy3DWithAttributesAsync),
+      FC_FN(fc_cuMemcpy3DWithAttributesAsync_ptsz) },
+    { "cuMemcpyWithAttributesAsync", 13020, FC_FN(fc_cuMemcpyWithAttributesAsync),
+      FC_FN(fc_cuMemcpyWithAttributesAsync_ptsz) },
+#endif
+#if FAKECUDA_CUDA_VERSION >= 13050
+    { "cuFabricCpyBatchAsync", 13050, FC_FN(fc_cuFabricCpyBatchAsync), FC_FN(fc_cuFabricCpyBatchAsync_ptsz) },
+#endif
     { "cuMemcpyHtoD", 3020, FC_FN(fc_cuMemcpyHtoD_v2), NULL },
     { "cuMemcpyDtoH", 3020, FC_FN(fc_cuMemcpyDtoH_v2), NULL },
     { "cuMemsetD8", 3020, FC_FN(fc_cuMemsetD8_v2), NULL },
@@ -2881,9 +2994,31 @@ static bool fc_gpa_internal(void)
     return s && !strcmp(s, "1");
 }
 
+/*
+ * FAKECUDA_GPA_LOG=FILE: every cuGetProcAddress request is appended to FILE
+ * as "symbol version flags", so a test can compare what a program asked
+ * for with and without the shim.  One write(2) per line.
+ */
+static void fc_gpa_log(const char *symbol, int version, cuuint64_t flags)
+{
+    const char *path = getenv("FAKECUDA_GPA_LOG");
+    if (!path || !*path)
+        return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s %d %llu\n", symbol ? symbol : "(null)", version,
+                     (unsigned long long)flags);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    if (n > 0)
+        (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    close(fd);
+}
+
 static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags,
                             CUdriverProcAddressQueryResult *status)
 {
+    fc_gpa_log(symbol, version, flags);
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     const struct fc_proc *best = NULL;

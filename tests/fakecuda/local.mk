@@ -28,14 +28,25 @@ tests/fakecuda/lib/libcuda.so.1: tests/fakecuda/libfakecuda.la
 		-o tests/fakecuda/lib/libcuda.so.1 $(FAKECUDA_PIC_OBJ) $(LIBS) && \
 	cp -f tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so
 
-all-local: tests/fakecuda/lib/libcuda.so.1
+# lib13.0/ holds the double built as the measured CUDA 13.0 driver
+# (-DFAKECUDA_CUDA_VERSION=13000): without the 13.2 single-op calls and the
+# 13.5 fabric batch, neither exported nor handed out by cuGetProcAddress.
+tests/fakecuda/lib13.0/libcuda.so.1: tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda.h include/cubatchtrace/cuda13x.h
+	$(AM_V_GEN)$(MKDIR_P) tests/fakecuda/lib13.0 && \
+	$(CC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) $(LDFLAGS) \
+		-DFAKECUDA_CUDA_VERSION=13000 -fvisibility=hidden -shared -fPIC -Wl,-soname,libcuda.so.1 \
+		-o tests/fakecuda/lib13.0/libcuda.so.1 $(srcdir)/tests/fakecuda/fakecuda.c $(LIBS) && \
+	cp -f tests/fakecuda/lib13.0/libcuda.so.1 tests/fakecuda/lib13.0/libcuda.so
+
+all-local: tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib13.0/libcuda.so.1
 
 clean-local: clean-local-fakecuda
 .PHONY: clean-local-fakecuda
 clean-local-fakecuda:
-	-rm -rf tests/fakecuda/lib
+	-rm -rf tests/fakecuda/lib tests/fakecuda/lib13.0
 
-CLEANFILES += tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so
+CLEANFILES += tests/fakecuda/lib/libcuda.so.1 tests/fakecuda/lib/libcuda.so \
+	tests/fakecuda/lib13.0/libcuda.so.1 tests/fakecuda/lib13.0/libcuda.so
 
 # The double pinned to the H200 accept/reject table.
 check_PROGRAMS += tests/fakecuda/test_fakecuda_table
@@ -50,7 +61,7 @@ tests_fakecuda_test_fakecuda_table_LDFLAGS = -export-dynamic
 # client that measured it (tests/gpu/table1d, built by tests/gpu/local.mk)
 # run over the double, row by row.
 TESTS += tests/fakecuda/table1d.sh
-EXTRA_DIST += tests/fakecuda/table1d.sh
+EXTRA_DIST += tests/fakecuda/table1d.sh docs/fakecuda.md
 
 # The double's graph capture pinned to what the H200 answered
 # (tests/gpu/measured/capture-h200.txt), through the client that measured it.

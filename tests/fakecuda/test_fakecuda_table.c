@@ -816,7 +816,7 @@ int main(int argc, char **argv)
     int ver = 0;
     CUdevice dev = -1;
     PFN_cuDriverGetVersion_v2020 get_version = (PFN_cuDriverGetVersion_v2020)dlsym(lib, "cuDriverGetVersion");
-    tap_ok(get_version && get_version(&ver) == OK && ver == 13000, "cuDriverGetVersion reports 13000");
+    tap_ok(get_version && get_version(&ver) == OK && ver == 13050, "cuDriverGetVersion reports 13050");
     tap_ok(cu.Init(0) == OK && cu.DeviceGet(&dev, 0) == OK && cu.PrimaryCtxRetain(&ctx0, dev) == OK &&
                cu.CtxSetCurrent(ctx0) == OK,
            "cuInit, device 0, its primary context made current");

@@ -20,7 +20,7 @@ done
 CBT_GPU_FAKECUDA=$CBT_FAKECUDA_DIR CBT_GPU_SHIM=$CBT_SHIM CBT_GPU_BIN=$bin \
 CBT_GPU_LTTNG=$LTTNG CBT_GPU_BT2=$BABELTRACE2 CBT_GPU_PYTHON=$PYTHON3 CBT_GPU_SITE= \
 CBT_GPU_TOOL=$top_builddir/tools/cubatchtrace \
-CBT_GPU_CASES=gpa-vs-dlsym,drv-,py-ctypes-binding,table-,crash-,reads-,peer_,1d-,table1d-,capture-,steady- CBT_GPU_DEADLINE=420 \
+CBT_GPU_CASES=gpa-vs-dlsym,newdoors-,drv-,py-ctypes-binding,table-,crash-,reads-,peer_,1d-,table1d-,capture-,steady- CBT_GPU_DEADLINE=420 \
     "$PYTHON3" "$top_srcdir/tests/gpu/suite.py" --out "$CBT_TMP/gpu-results.md" >"$CBT_TMP/suite.log" 2>&1
 st=$?
 while read -r status name rest; do

@@ -10,7 +10,7 @@
 # and verdicts, the CUDA-runtime and cuda-bindings cases left out.
 
 EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.py tests/gpu/btparse.py \
-	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c \
+	tests/gpu/dryrun.sh tests/gpu/clients/cbt_gpu.h tests/gpu/clients/drv.c tests/gpu/clients/gpa_table.c tests/gpu/clients/newdoors.c \
 	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c \
 	tests/gpu/clients/table1d.c tests/gpu/measured/table1d-h200.txt tests/gpu/clients/py1d.py tests/gpu/clients/rt1d.cu \
 	tests/gpu/suite1d.py tests/gpu/suitegpu.py tests/gpu/clients/gputime.cu tests/gpu/clients/capture.c \
@@ -36,6 +36,11 @@ tests_gpu_reads_LDADD = -Ltests/fakecuda/lib -lcuda -ldl
 tests_gpu_reads_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 tests_gpu_gpa_table_SOURCES = tests/gpu/clients/gpa_table.c
 tests_gpu_gpa_table_LDADD = -ldl
+# newdoors: what a program asking for the 13.2 and 13.5 entry points is
+# answered (tests/doors/newdoors.sh over the double, newdoors-* on a GPU).
+check_PROGRAMS += tests/gpu/newdoors
+tests_gpu_newdoors_SOURCES = tests/gpu/clients/newdoors.c
+tests_gpu_newdoors_LDADD = -ldl
 # table1d: the 1D batch call's table, the client that measured the H200
 # (tests/gpu/measured/table1d-h200.txt); tests/fakecuda/table1d.sh runs it
 # over the double and compares.  Built like the GPU suite builds it.

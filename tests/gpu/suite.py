@@ -762,6 +762,55 @@ def gpa_case(case, workdir):
     return True, "%d requests, every address equals dlsym's" % len(m["gpa"])
 
 
+# ------------------------------------------------------------------ the CUDA 13.2 and 13.5 entry points
+
+NEWDOORS_MODES = (("observe", {}), ("strict-report", {"CUBATCHTRACE_MODE": "strict", "CUBATCHTRACE_REPORT": "stderr"}))
+
+
+def newdoors_run(shim, extra_env=None):
+    """tests/gpu/clients/newdoors: (rc, its ASK and DRIVER_VERSION lines, stderr)."""
+    rc, out, err = run_client([os.path.join(BIN, "newdoors")], 60, shim=shim, extra_env=extra_env)
+    return rc, [l for l in out.splitlines() if l.startswith(("ASK ", "DRIVER_VERSION "))], err
+
+
+def newdoors_same_case(case, workdir):
+    """A program asking for cuMemcpy3DWithAttributesAsync, cuMemcpyWithAttributesAsync (and _ptsz) and
+    cuFabricCpyBatchAsync, by cuGetProcAddress(_v2) at 13000/13020/13050 and dlsym (handle, RTLD_DEFAULT),
+    gets the same answers with the shim as without it, in observe mode and in strict mode with the report."""
+    rc0, bare, err0 = newdoors_run(False)
+    if rc0 != 0 or len(bare) != 49:
+        return False, "bare: exit %d, %d lines (want 49): %s" % (rc0, len(bare), err0.strip()[-200:])
+    details = []
+    for mode, env in NEWDOORS_MODES:
+        rc1, shim, err1 = newdoors_run(True, env)
+        diff = [(a, b_) for a, b_ in zip(bare, shim) if a != b_]
+        if rc1 != 0 or len(shim) != len(bare) or diff:
+            return False, "%s: exit %d, %d lines; first difference: %s" % (
+                mode, rc1, len(shim), diff[0] if diff else "(lengths)")
+        details.append(mode)
+    return True, "%s; 48 answers equal with and without the shim (%s)" % (bare[0], ", ".join(details))
+
+
+def newdoors_13000_case(case, workdir):
+    """On a 13.0 driver (the GPU machine's 580): none of the new entry points exists, and through the shim
+    every request gets exactly that: CUDA_ERROR_NOT_FOUND with symbolStatus SYMBOL_NOT_FOUND and NULL, dlsym
+    NULL with dlerror set."""
+    rc, lines, err = newdoors_run(True)
+    version = next((int(l.split()[1]) for l in lines if l.startswith("DRIVER_VERSION ")), 0)
+    if rc != 0 or not version:
+        return False, "exit %d: %s" % (rc, err.strip()[-200:])
+    if version >= 13020:
+        return None, "driver %d has the 13.2 calls: this case is for a 13.0 driver (newdoors-same still compares)" % version
+    want = {"gpa5": re.compile(r" rc=500 status=1 fn=NULL$"), "gpa4": re.compile(r" rc=500 fn=NULL$"),
+            "dlsym_handle": re.compile(r" fn=NULL dlerror=yes$"), "dlsym_default": re.compile(r" fn=NULL dlerror=yes$")}
+    asks = [l for l in lines if l.startswith("ASK ")]
+    bad = [l for l in asks if not want.get(l.split()[1], re.compile("^$")).search(l)]
+    if len(asks) != 48 or bad:
+        return False, "%d answers, %d not the 13.0 driver's NOT_FOUND/NULL; first: %s" % (
+            len(asks), len(bad), bad[0] if bad else "")
+    return True, "driver %d: all 48 requests NOT_FOUND / NULL through the shim" % version
+
+
 # ------------------------------------------------------------------ what the driver reads before it answers
 
 PROBE_LIMIT = 30  # seconds for one probe's child (tests/gpu/clients/reads.c kills it after that)
@@ -1217,6 +1266,10 @@ def build_cases():
     C = [
         Case("gpa-vs-dlsym", "bare driver: cuGetProcAddress_v2 hands out the exported symbols (dlsym) for the eight "
              "batch variants (3D and 1D) and for cuGetProcAddress itself", gpa_case),
+        Case("newdoors-same", "a program asking for the CUDA 13.2/13.5 entry points gets the same answers with "
+             "and without the shim (observe; strict with the stderr report)", newdoors_same_case),
+        Case("newdoors-13000", "13.0 driver: every request for the 13.2/13.5 entry points NOT_FOUND / NULL "
+             "through the shim", newdoors_13000_case),
         Case("drv-v2", "direct link, cuMemcpy3DBatchAsync_v2: data arrives; trace api _v2, door symbol",
              data_case([b("drv"), "data", "v2"], API_V2, "symbol")),
         Case("drv-v2_ptsz", "direct link, cuMemcpy3DBatchAsync_v2_ptsz: data; api _v2_ptsz, door symbol",

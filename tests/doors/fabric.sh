@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# cuFabricCpyBatchAsync (CUDA 13.5) through the exported symbol and _ptsz,
+# dlsym and cuGetProcAddress_v2 at 13050 (and _ptsz): forwarded unchanged
+# (the double has no fabric: CUDA_ERROR_NOT_SUPPORTED for well-formed ops,
+# INVALID_VALUE for flags 1) and recorded as one cubatchtrace:fabric event
+# per call, decoded by the trace's own metadata: the API's name, the door,
+# the op count and the result by name.  The tool reads past them (its
+# summary counts copies, and a fabric call's ops are not read).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/doors/doors.sh"
+need_sessiond
+
+want_out="fabric=801 fabric_bad=1"
+bare bare_fabric "$CLIENTS/client_single" sym fabric
+is "$bst $(bare_out bare_fabric | grep -v '^pid')" "0 $want_out" "without the shim: NOT_SUPPORTED, then INVALID_VALUE"
+
+for spec in sym::symbol sym_ptsz:_ptsz:symbol dlsym::symbol gpa13050::getprocaddress gpa13050_ptsz:_ptsz:getprocaddress; do
+    door=${spec%%:*}; rest=${spec#*:}
+    suffix=${rest%%:*}; via=${rest#*:}
+    t="fabric_$door-$$"
+    traced "$t" "$CLIENTS/client_single" "$door" fabric
+    is "$st $(out "$t" | grep -v '^pid')" "0 $want_out" "$door: under the shim the driver's answers unchanged"
+    is "$(grep ' cubatchtrace:fabric: ' "$CBT_TMP/$t.trace" | sed 's/.*api = ( "\([A-Za-z_]*\)".*door = ( "\([a-z]*\)".*num_ops = \([0-9]*\),.*flags = \([0-9]*\),.*result = ( "\([A-Z_]*\)".*/\1 \2 \3 \4 \5/')" \
+"cuFabricCpyBatchAsync$suffix $via 2 0 CUDA_ERROR_NOT_SUPPORTED
+cuFabricCpyBatchAsync$suffix $via 2 1 CUDA_ERROR_INVALID_VALUE" \
+        "$door: two cubatchtrace:fabric events: API, door, 2 ops, flags, the result by name"
+    is "$(grep -cE ' cubatchtrace:(bs?|cs?): ' "$CBT_TMP/$t.trace")" 0 "$door: no copy batch event"
+done
+"$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.json" 2>"$CBT_TMP/$t.json.err"
+is "$? $("$PYTHON3" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["batches"], d["ops"])' "$CBT_TMP/$t.json" 2>&1)" \
+    "0 0 0" "summary reads a trace of fabric calls alone: no copy batch, no op"
+done_testing
