@@ -296,10 +296,11 @@ int main(int argc, char **argv)
         CUresult r8 = cuGraphExecUpdate(e, g2, &info);
         CUresult r9 = cuGraphDestroyNode(NULL);
         CUresult r10 = cuGraphLaunch(e, s[0]);
+        CUresult r11 = cuGraphLaunch(e, (CUstream)(uintptr_t)0x1234); /* a stream the driver does not know */
         printf("ANSWERS add_bad=%d add=%d exec_set_count=%d set_type=%d gpa_add=%d:%d:%d gpa_get=%d:%d:%d "
-               "dlsym_v3=%d default_v3=%d launch_null=%d update=%d:%d destroy_null=%d launch=%d\n",
+               "dlsym_v3=%d default_v3=%d launch_null=%d update=%d:%d destroy_null=%d launch=%d launch_bad=%d\n",
                (int)r1, (int)r2, (int)r3, (int)r4, (int)r5, (int)st1, f1 != NULL, (int)r6, (int)st2, f2 != NULL,
-               v3, v3d, (int)r7, (int)r8, (int)info.result, (int)r9, (int)r10);
+               v3, v3d, (int)r7, (int)r8, (int)info.result, (int)r9, (int)r10, (int)r11);
         launches = 1;
     } else if (!strcmp(mode, "empty") || !strcmp(mode, "one")) {
         size_t n = 256;

@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..55"
+echo "1..56"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -157,6 +157,9 @@ LAUNCHES=1
 traced graph-answers answers
 is "$(grep '^ANSWERS' "$CBT_TMP/graph-answers.out")" "$(grep '^ANSWERS' "$CBT_TMP/answers-bare")" \
     "the driver's answers to graph calls, in a session"
+j="$CBT_TMP/graph-answers.json"
+is "$(json_num "$j" batches) $(json_num "$j" ops) $(json_num "$j" bytes) $(json_num "$j" failed_batches)" "2 1 64 1" \
+    "a launch the driver refused: a failed batch that ran no copy"
 
 # The other modes of the shim count the same
 LAUNCHES=3

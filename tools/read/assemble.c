@@ -1595,18 +1595,20 @@ static void launch(struct cbt_asm *m, const struct cbt_where *w, const struct cb
         }
     }
     if (ops && src && dst && attrs && aidx) {
+        /* a launch the driver refused ran none of them: what it would have run is num_ops */
+        const uint64_t ran = g->result == 0 ? k : 0;
         struct cbt_ev_batch h = {
             .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = g->id, .api = CBT_API_1D_V2,
             .door = CBT_DOOR_GRAPH_LAUNCH, .outcome = CBT_OUTCOME_FORWARDED, .result = g->result, .num_ops = k,
-            .ops_recorded = k, .op_list = g->exec, .stream = g->stream, .device = -1,
+            .ops_recorded = ran, .op_list = g->exec, .stream = g->stream, .device = -1,
             .capture = CBT_CAPTURE_NONE, .fail_idx = UINT64_MAX, .tid = g->tid, .device_count = device_count,
             .driver_ns = g->driver_ns, .caller = g->caller,
         };
         struct cbt_ev_batch1d d = {.srcs = g->exec, .sizes = g->exec, .attrs = g->exec, .attrs_idxs = g->exec,
-                                   .num_attrs = ka, .attrs_recorded = ka};
+                                   .num_attrs = ka, .attrs_recorded = ran ? ka : 0};
         struct whole x = {.w = w, .id = g->id, .h = &h, .state = CBT_BS_COMPLETE, .ops = ops, .src = src,
-                          .dst = dst, .nops = k, .agg_expected = k, .d = &d, .attrs = attrs, .aidx = aidx,
-                          .nattrs = ka};
+                          .dst = dst, .nops = ran, .agg_expected = ran, .d = &d, .attrs = attrs, .aidx = aidx,
+                          .nattrs = ran ? ka : 0};
         hand_over(m, &x);
     }
     free(ops), free(src), free(dst), free(attrs), free(aidx);
