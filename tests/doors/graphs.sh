@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..56"
+echo "1..57"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -168,4 +168,7 @@ for envs in CUBATCHTRACE_GPU_TIME=1 CUBATCHTRACE_MODE=strict CUBATCHTRACE_REPORT
     j="$CBT_TMP/graph-capture-${envs%%=*}.json"
     is "$(json_num "$j" batches) $(json_num "$j" ops) $(json_num "$j" bytes)" "3 6 3072" "capture with $envs: the launches"
 done
+# launches are not timed on the GPU, and not waited for as batches whose time never came
+is "$(grep -o '"not_read_back": *[0-9]*' "$CBT_TMP/graph-capture-CUBATCHTRACE_GPU_TIME.json" | tr -d ' ')" '"not_read_back":0' \
+    "GPU time: the launches are not counted as batches whose GPU time was not read back"
 
