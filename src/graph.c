@@ -107,6 +107,7 @@ static struct {
     CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
     CUresult (*node_params)(CUgraphNode, CUgraphNodeParams *);
     CUresult (*child_graph)(CUgraphNode, CUgraph *);
+    CUresult (*is_capturing[2])(CUstream, CUstreamCaptureStatus *); /* [1]: _ptsz */
     CUresult (*capture_info[2])(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
                                 const CUgraphEdgeData **, size_t *); /* [1]: _ptsz */
     int driver_version;
@@ -135,6 +136,10 @@ static void load(void)
         G.capture_info[1] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3_ptsz");
         if (!G.capture_info[1])
             G.capture_info[1] = G.capture_info[0];
+        G.is_capturing[0] = cbt_real_dlsym(h, "cuStreamIsCapturing");
+        G.is_capturing[1] = cbt_real_dlsym(h, "cuStreamIsCapturing_ptsz");
+        if (!G.is_capturing[1])
+            G.is_capturing[1] = G.is_capturing[0];
         CUresult (*version)(int *) = cbt_real_dlsym(h, "cuDriverGetVersion");
         if (!version || version(&G.driver_version) != CUDA_SUCCESS)
             G.driver_version = 0;
@@ -499,9 +504,16 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     pthread_mutex_lock(&G.lock);
     bool known = exec_find(e) != NULL;
     pthread_mutex_unlock(&G.lock);
-    if (known && cbt_tp_enabled(graph))
-        emit_timed(CBT_GRAPH_LAUNCH, cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL,
-                   0, t1 - t0, caller);
+    if (!known || !cbt_tp_enabled(graph))
+        return r;
+    /* A launch onto a stream being captured runs nothing now (asked where
+     * the driver has batch nodes: where it has not, no graph is known) */
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    const int ptsz = fi == G_LAUNCH_PTSZ;
+    if (r == CUDA_SUCCESS && cbt_graph_captures_batches() && G.is_capturing[ptsz])
+        (void)G.is_capturing[ptsz](s, &st);
+    emit_timed(st == CU_STREAM_CAPTURE_STATUS_NONE ? CBT_GRAPH_LAUNCH : CBT_GRAPH_LAUNCH_CAPTURED,
+               cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL, 0, t1 - t0, caller);
     return r;
 }
 

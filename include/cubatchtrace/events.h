@@ -468,12 +468,18 @@ struct cbt_ev_rec {
  *                          stream; written just before the batch's record,
  *                          which is also the node's (its copies run at
  *                          launches, not at the call)
+ *   kind CBT_GRAPH_LAUNCH_CAPTURED  a launch as CBT_GRAPH_LAUNCH, onto a
+ *                          stream being captured (a driver with batch
+ *                          nodes asked): it ran nothing now; the graph
+ *                          captured holds its copies, counted at that
+ *                          graph's launches
  */
 #define CBT_GRAPH_EXEC 0
 #define CBT_GRAPH_LAUNCH 1
 #define CBT_GRAPH_NODE_GONE 2
 #define CBT_GRAPH_EXEC_GONE 3
 #define CBT_GRAPH_CAPTURED 4
+#define CBT_GRAPH_LAUNCH_CAPTURED 5
 struct cbt_ev_graph {
     uint8_t kind;
     uint64_t id, exec, stream;

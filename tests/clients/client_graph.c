@@ -32,6 +32,9 @@
  *   client_graph answers   the driver's answers to graph calls it refuses or
  *                          looks up, one line (ANSWERS ...), to compare
  *                          with and without the shim
+ *   client_graph launch_capture  a graph of one batch node (512 bytes)
+ *                          launched onto a stream being captured; the graph
+ *                          captured launched twice, the first graph once
  *   client_graph empty N   a graph without batch nodes launched N times (bench/)
  *   client_graph one N     a graph of one batch node (1 copy of 256) launched N times
  * Says its pid on stderr; prints "launches=L" and exits 0 when every byte
@@ -302,6 +305,24 @@ int main(int argc, char **argv)
                (int)r1, (int)r2, (int)r3, (int)r4, (int)r5, (int)st1, f1 != NULL, (int)r6, (int)st2, f2 != NULL,
                v3, v3d, (int)r7, (int)r8, (int)info.result, (int)r9, (int)r10, (int)r11);
         launches = 1;
+    } else if (!strcmp(mode, "launch_capture")) {
+        size_t n = 512;
+        CUdeviceptr src = buf(n, 1), dst = buf(n, 0);
+        CUgraph outer;
+        CUgraphExec eo;
+        CK(cuGraphCreate(&g, 0));
+        add_batch(g, &dst, &src, &n, 1);
+        CK(cuGraphInstantiateWithFlags(&e, g, 0));
+        CK(cuStreamBeginCapture(s[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CK(cuGraphLaunch(e, s[0]));
+        CK(cuStreamEndCapture(s[0], &outer));
+        ok &= !same(src, dst, n); /* captured: not run yet */
+        CK(cuGraphInstantiateWithFlags(&eo, outer, 0));
+        for (int l = 0; l < 2; l++, launches++)
+            CK(cuGraphLaunch(eo, s[1]));
+        CK(cuGraphLaunch(e, s[1]));
+        launches++;
+        ok &= same(src, dst, n);
     } else if (!strcmp(mode, "empty") || !strcmp(mode, "one")) {
         size_t n = 256;
         CUdeviceptr src = buf(n, 1), dst = buf(n, 0);

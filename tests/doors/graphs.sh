@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..57"
+echo "1..59"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -171,4 +171,9 @@ done
 # launches are not timed on the GPU, and not waited for as batches whose time never came
 is "$(grep -o '"not_read_back": *[0-9]*' "$CBT_TMP/graph-capture-CUBATCHTRACE_GPU_TIME.json" | tr -d ' ')" '"not_read_back":0' \
     "GPU time: the launches are not counted as batches whose GPU time was not read back"
+
+LAUNCHES=3
+traced graph-launchcap launch_capture
+is "$(q graph-launchcap "SELECT group_concat(ops || ':' || bytes, ' ') FROM (SELECT ops, bytes FROM batch ORDER BY ts_ns)")" \
+    "1:512 1:512 1:512" "a launch onto a capturing stream runs nothing: counted at the captured graph's two launches, then its own"
 

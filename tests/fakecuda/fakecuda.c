@@ -1971,7 +1971,30 @@ static CUresult fc_graph_launch(CUgraphExec hExec, CUstream h, bool ptsz)
     if (!e)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
-    return r == CUDA_SUCCESS ? fc_graph_run(&e->g) : r;
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Onto a stream being captured: the graph becomes a child graph node of
+     * the capture's graph (the double's model: the header does not say) */
+    struct fc_node *x = NULL;
+    if (k == FC_STREAM_USER && fc_capturing(h)) {
+        if (!(x = fc_node_new()))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        x->type = CU_GRAPH_NODE_TYPE_GRAPH;
+        if (!(x->child = fc_graph_copy(&e->g, false))) {
+            fc_node_free(x);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        pthread_mutex_lock(&fc_lock);
+        struct fc_stream *s = fc_stream_find_locked(h);
+        r = !s || s->cap_status != CU_STREAM_CAPTURE_STATUS_ACTIVE ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+            : fc_graph_append(s->cap_graph, x)                    ? CUDA_SUCCESS
+                                                                    : CUDA_ERROR_OUT_OF_MEMORY;
+        pthread_mutex_unlock(&fc_lock);
+        if (r != CUDA_SUCCESS)
+            fc_node_free(x);
+        return r;
+    }
+    return fc_graph_run(&e->g);
 }
 FC_ENTRY(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
 {

@@ -1661,7 +1661,8 @@ void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cb
             m->ncaps--;
         m->caps[m->ncaps++] = (struct gcap){.host = w->host, .vpid = w->vpid, .id = g->id, .graph = g->exec};
         break;
-    default: /* a node gone: launches of graphs instantiated before still run its copies */
+    default: /* a launch into a capture (its copies are the captured graph's), a node gone
+              * (launches of graphs instantiated before still run its copies) */
         break;
     }
 }
