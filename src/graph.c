@@ -11,20 +11,25 @@
  *
  * Wrapped, through the doors the batch calls have (the exported symbol,
  * dlsym on the driver, cuGetProcAddress by the pointer the driver handed
- * out): the calls that make, change or remove a batch node, instantiate,
+ * out): the calls that make, change or remove a batch node, destroy a
+ * graph (its nodes' handles may come back as other nodes), instantiate,
  * update, destroy and launch an executable graph.  Every one forwards its
  * arguments unchanged and returns the driver's answer.  Graphs the shim did
- * not see built node by node (cuGraphClone, child graphs, a capture the
- * driver took batches into) need no wrapper: at instantiation the graph is
- * walked (cuGraphGetNodes, cuGraphNodeGetType, cuGraphChildGraphNodeGetGraph,
+ * not see built node by node (cuGraphClone, child graphs, a graph launched
+ * into a capture) need no wrapper: at instantiation the graph is walked
+ * (cuGraphGetNodes, cuGraphNodeGetType, cuGraphChildGraphNodeGetGraph,
  * cuGraphNodeGetParams for a batch node not seen), only while a session
- * records.
+ * records.  A batch call a driver takes into a capture is known by its own
+ * record (cbt_graph_captured).
  *
  * Cost: a graph without batch nodes costs its launch one atomic load (no
- * executable graph with batch nodes known) or one lookup under the lock.
- * All state is one struct behind one lock; the tables are arrays searched
- * in order, sized by the batch nodes and executable graphs a program keeps
- * (a handful in the programs this is for).
+ * executable graph with batch nodes known) or one lookup under the lock; a
+ * launch of one with batch nodes adds two clock reads, on a driver with
+ * batch nodes cuStreamIsCapturing, and the event.  All state is one struct
+ * behind one lock; the tables are arrays searched in order, sized by the
+ * batch nodes and executable graphs a program keeps (a few dozen in the
+ * programs this is for: a graph of thousands of batch nodes would make
+ * its instantiation quadratic).
  */
 #include "config.h"
 
@@ -498,14 +503,14 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     /* the one lookup a graph without batch nodes costs */
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
         return ((launch_fn)fn)(e, s);
-    uint64_t t0 = cbt_mono_ns();
-    CUresult r = ((launch_fn)fn)(e, s);
-    uint64_t t1 = cbt_mono_ns();
     pthread_mutex_lock(&G.lock);
     bool known = exec_find(e) != NULL;
     pthread_mutex_unlock(&G.lock);
     if (!known || !cbt_tp_enabled(graph))
-        return r;
+        return ((launch_fn)fn)(e, s);
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = ((launch_fn)fn)(e, s);
+    uint64_t t1 = cbt_mono_ns();
     /* A launch onto a stream being captured runs nothing now (asked where
      * the driver has batch nodes: where it has not, no graph is known) */
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
