@@ -50,6 +50,7 @@
 
 #include "batch.h"
 #include "gputime.h"
+#include "graph.h"
 #include "memwrap.h"
 #include "operands.h"
 #include "oplist.h"
@@ -246,8 +247,9 @@ CBT_HOT bool cbt_always_validate;
  * event to write again); the record (the write lock, the writers, the
  * thread ids, the fence); what is known of memory and streams (forgotten:
  * the child's driver state is not the parent's); GPU time (no contexts,
- * reader or other threads' rings).  Last, the next batch is made a first
- * batch again, which writes the child's process event.
+ * reader or other threads' rings); the graphs known (graph.c).  Last, the
+ * next batch is made a first batch again, which writes the child's process
+ * event.
  */
 static void after_fork_child(void)
 {
@@ -255,6 +257,7 @@ static void after_fork_child(void)
     cbt_record_after_fork_child();
     cbt_mem_forget_all();
     cbt_gpu_after_fork_child();
+    cbt_graph_after_fork_child();
     __atomic_store_n(&cbt_ready, 0, __ATOMIC_RELEASE);
 }
 
@@ -556,6 +559,8 @@ static void call_forward(struct batch *x)
         cbt_gpu_end(&x->gt, x->res, ptsz, k->stream);
     if (!x->abi)
         cbt_stream_after(x->real, k->api, k->stream, &x->b, &x->look, x->res, true);
+    if (cbt_unlikely(x->b.capture == CBT_CAPTURE_ACTIVE && x->res == CUDA_SUCCESS) && x->recording)
+        cbt_graph_captured(k->stream, ptsz, x->b.batch_id, x->caller);
     if (cbt_unlikely(x->validating && x->res != CUDA_SUCCESS))
         validate_result(x);
     x->b.outcome = CBT_OUTCOME_FORWARDED;
@@ -647,7 +652,7 @@ CBT_COLD_FN static uint8_t steady_refresh(struct cbt_thread *t, const struct cal
 
 static inline uint8_t capture_of(const struct call *k, CUresult r)
 {
-    return r == CUDA_SUCCESS                            ? CBT_CAPTURE_NONE
+    return r == CUDA_SUCCESS && !cbt_graph_captures_batches() ? CBT_CAPTURE_NONE
            : r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE
            : r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ? CBT_CAPTURE_INVALIDATED
                                                         : cbt_stream_capture(cbt_real(), cbt_api_is_ptsz(k->api),
@@ -753,8 +758,10 @@ __attribute__((noinline)) static CUresult steady_timed(struct cbt_thread *t, con
                                 ? cbt_ops_driver_reads(k->n, k->ops, 0, k->stream, true)
                                 : k->n;
     rec.gpu = cbt_gpu_follows(&gt);
-    steady_write(t, k, d1, refs, recorded, si, &rec, capture_of(k, r), fail_idx, r, b.tid, b.driver_ns, attrs_read,
-                 caller);
+    const uint8_t capture = capture_of(k, r);
+    if (cbt_unlikely(capture == CBT_CAPTURE_ACTIVE && r == CUDA_SUCCESS))
+        cbt_graph_captured(k->stream, ptsz, rec.h[CBT_H_ID], caller);
+    steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, b.tid, b.driver_ns, attrs_read, caller);
     cbt_gpu_after(&gt, b.batch_id); /* after the batch event, which its gpu_time follows */
     return r;
 }
@@ -893,6 +900,8 @@ static inline __attribute__((always_inline)) bool steady_path(struct cbt_thread 
     uint8_t si = s->stream_index;
     if (cbt_unlikely(cbt_dict_refresh_due(&t->dict, t1)))
         si = steady_refresh(t, k, rec.h[CBT_H_ID], tid, t1, refs);
+    if (cbt_unlikely(capture == CBT_CAPTURE_ACTIVE && r == CUDA_SUCCESS))
+        cbt_graph_captured(k->stream, cbt_api_is_ptsz(k->api), rec.h[CBT_H_ID], caller);
     steady_write(t, k, d1, refs, recorded, si, &rec, capture, fail_idx, r, tid, t1 - t0, attrs_read, caller);
     *res = r;
     return true;
@@ -1044,3 +1053,60 @@ CUresult cbt_fabric(enum cbt_api api, enum cbt_door door, void *real_fn, size_t 
     cbt_tp(fabric, &ev, caller);
     return r;
 }
+
+/* ---- a batch node's parameters (src/graph.c) ---- */
+
+bool cbt_batch_setup(void)
+{
+    if (cbt_unlikely(!__atomic_load_n(&cbt_ready, __ATOMIC_ACQUIRE)))
+        first_batch();
+    return cbt_config()->mode != CBT_MODE_OFF;
+}
+
+/*
+ * A batch node's copies recorded as a 1D batch of door `door` that ran
+ * nowhere: no stream, result 0, every copy (a size of 0, which disables a
+ * copy in a node, does not end what is recorded as it ends a call's), its
+ * operands learned as a batch's are.  The reader validates it and keeps it
+ * for the launches that run it.  Returns its id; 0 when not recorded.
+ */
+uint64_t cbt_record_node(enum cbt_door door, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+                         size_t count, const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                         void *caller)
+{
+    struct cbt_thread *t = cbt_thread();
+    if (!t || t->depth > 0 || !cbt_tp_enabled(c))
+        return 0;
+    const struct cbt_real *real = cbt_real();
+    t->depth++;
+    size_t attrs_read = 0;
+    bool attrs_ok = count && dsts && srcs && sizes && attrs && attrs_idxs && num_attrs && num_attrs <= count &&
+                    cbt_attrs_well_formed(attrs, attrs_idxs, num_attrs, count, cbt_device_count(real), &attrs_read);
+    const size_t n = attrs_ok ? count : 0;
+    struct cbt_ev_batch b = {
+        .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = steps_batch_id(t),
+        .api = CBT_API_1D_V2, .door = (uint8_t)door, .outcome = CBT_OUTCOME_FORWARDED, .capture = CBT_CAPTURE_NONE,
+        .num_ops = count, .ops_recorded = n, .op_list = (uint64_t)(uintptr_t)dsts, .device = -1,
+        .fail_idx = UINT64_MAX, .caller = (uint64_t)(uintptr_t)caller, .tid = cbt_tid(),
+        .device_count = cbt_device_count(real),
+    };
+    struct cbt_ev_batch1d b1 = {
+        .srcs = (uint64_t)(uintptr_t)srcs, .sizes = (uint64_t)(uintptr_t)sizes, .attrs = (uint64_t)(uintptr_t)attrs,
+        .attrs_idxs = (uint64_t)(uintptr_t)attrs_idxs, .num_attrs = num_attrs, .attrs_recorded = attrs_read,
+    };
+    struct cbt_dict *d = cbt_dict_for_batch(&t->dict, true, b.batch_id, b.tid, cbt_mono_coarse_ns());
+    uint16_t *refs = d ? cbt_dict_refs(d, n) : NULL;
+    bool risky = false;
+    if (refs && n)
+        cbt_learn_refs1d(real, &t->cache, d, n, (CUdeviceptr *)dsts, (CUdeviceptr *)srcs, refs, &risky);
+    /* no stream, described as the handle 0: the record's rules version and
+     * the device count travel with a stream description */
+    uint8_t si = d ? cbt_dict_stream(d, 0, 0, 0, -1, b.device_count) : CBT_EV_NO_STREAM;
+    if (d)
+        cbt_record_batch1d(d, &b, si, false, &b1, attrs, attrs_idxs, dsts, srcs, sizes, n, refs, caller);
+    t->depth--;
+    /* the thread's next batch takes the steps: its record's memo is this one's */
+    t->steady.valid = 0;
+    return d ? b.batch_id : 0;
+}
+

@@ -52,4 +52,14 @@ CUresult cbt_copy1d(enum cbt_api api, enum cbt_door door, void *real_fn, CUdevic
 CUresult cbt_fabric(enum cbt_api api, enum cbt_door door, void *real_fn, size_t num_ops,
                     CUDA_FABRIC_COPY_BATCH_OP *ops, unsigned long long flags, CUstream stream, void *caller);
 
+/* Configuration read and the provider loaded, as before a first batch; false
+ * when the shim is off (CUBATCHTRACE_MODE=off). */
+bool cbt_batch_setup(void);
+
+/* A batch node's parameters recorded (door CBT_DOOR_GRAPH_NODE) while a
+ * session records 1D batches; its id, 0 when not recorded (src/graph.c). */
+uint64_t cbt_record_node(enum cbt_door door, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes,
+                         size_t count, const CUmemcpyAttributes *attrs, const size_t *attrs_idxs, size_t num_attrs,
+                         void *caller);
+
 #endif

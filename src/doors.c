@@ -21,6 +21,7 @@
 #include <cubatchtrace/cuda13x.h>
 
 #include "batch.h"
+#include "graph.h"
 #include "memwrap.h"
 #include "settings.h"
 #include "tp.h"
@@ -486,6 +487,10 @@ static void *cbt_wrap_proc(const char *symbol, void *p, int version, cuuint64_t 
     }
     if (door == CBT_DOOR_GETPROCADDRESS && symbol && !strcmp(symbol, "cuGetProcAddress"))
         return version >= 12000 ? (void *)handed_gpa5 : (void *)handed_gpa4;
+    /* The graph functions (graph.c), by pointer. */
+    void *gw = cbt_graph_wrap(p);
+    if (gw)
+        return gw;
     /* The memory-management functions (memwrap.c), by pointer. */
     void *mw = cbt_memwrap_for_pointer(p);
     if (mw)
@@ -577,15 +582,15 @@ __attribute__((no_sanitize_address, no_sanitize_thread))
 void *cbt_dlsym_hook(void *handle, const char *name)
 {
     /* Cheap filter first: every name of interest starts with "cu": the
-     * sixteen batch, single-op, fabric and lookup functions, and the wrapped
-     * memory functions (memwrap.c). */
+     * sixteen batch, single-op, fabric and lookup functions, the wrapped
+     * memory functions (memwrap.c) and graph functions (graph.c). */
     if (!name || name[0] != 'c' || name[1] != 'u')
         return NULL;
     bool batch_name = !strncmp(name, "cuMemcpy3DBatchAsync", 20) || !strncmp(name, "cuMemcpyBatchAsync", 18) ||
                       !strncmp(name, "cuMemcpy3DWithAttributesAsync", 29) ||
                       !strncmp(name, "cuMemcpyWithAttributesAsync", 27) || !strncmp(name, "cuFabricCpyBatchAsync", 21);
     if (strcmp(name, "cuGetProcAddress_v2") && strcmp(name, "cuGetProcAddress") && !batch_name &&
-        !cbt_memwrap_exports(name))
+        !cbt_memwrap_exports(name) && !cbt_graph_name(name))
         return NULL;
     if (cbt_config()->mode == CBT_MODE_OFF)
         return NULL;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "gputime.h"
+#include "graph.h"
 #include "stream.h"
 
 /* (stream.h) */
@@ -93,6 +94,11 @@ void cbt_stream_after(const struct cbt_real *real, enum cbt_api api, CUstream st
                       const struct cbt_stream_look *l, CUresult res, bool forwarded)
 {
     int ptsz = cbt_api_is_ptsz(api);
+    /* A driver with batch nodes (CUDA 13.5) may take a batch on a capturing
+     * stream into the graph and answer CUDA_SUCCESS: there success says
+     * nothing of the capture, and the driver is asked. */
+    if (b->capture == CBT_CAPTURE_UNKNOWN && forwarded && res == CUDA_SUCCESS && cbt_graph_captures_batches())
+        b->capture = cbt_stream_capture(real, ptsz, stream);
     if (b->capture == CBT_CAPTURE_UNKNOWN && forwarded)
         b->capture = res == CUDA_SUCCESS                          ? CBT_CAPTURE_NONE
                      : res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? CBT_CAPTURE_ACTIVE

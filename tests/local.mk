@@ -130,6 +130,13 @@ tests_clients_client_single_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_clients_client_single_LDADD = $(CBT_CLIENT_CUDA_LIBS) -ldl
 EXTRA_tests_clients_client_single_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
+# Batch copies inside CUDA graphs (tests/doors/graphs.sh, bench/graph-launch.sh).
+check_PROGRAMS += tests/clients/client_graph
+tests_clients_client_graph_SOURCES = tests/clients/client_graph.c
+tests_clients_client_graph_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
+tests_clients_client_graph_LDADD = $(CBT_CLIENT_CUDA_LIBS)
+EXTRA_tests_clients_client_graph_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
 # Clients that do not link libcuda (-ldl only).
 check_PROGRAMS += tests/clients/client_runtime_seq tests/clients/client_pyseq tests/clients/client_nolib
 tests_clients_client_runtime_seq_SOURCES = tests/clients/client_runtime_seq.c $(CBT_CLIENT_COMMON)
@@ -148,7 +155,7 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 	tests/doors/kindcache.sh \
 	tests/doors/table.sh tests/doors/report.sh tests/doors/py_binding.sh tests/doors/cuda_python.sh \
 	tests/doors/batch1d.sh tests/doors/abimix.sh tests/doors/cuda_python_1d.sh tests/doors/capture.sh \
-	tests/doors/newdoors.sh tests/doors/singleop.sh tests/doors/fabric.sh
+	tests/doors/newdoors.sh tests/doors/singleop.sh tests/doors/fabric.sh tests/doors/graphs.sh
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py

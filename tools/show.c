@@ -72,7 +72,9 @@ static const char legend[] =
     "#   flags, op_list, stream, stream_id, context, device, capture, fail_idx (- unless the 12.8 ABI set it),\n"
     "#   driver_ns, tid (calling thread), caller, device_count, format, rules (catalogue version of the recorder),\n"
     "#   validated (1: the shim validated it inline), inline_findings (how many it made),\n"
-    "#   mark=refused_in_capture (the driver refused it: its stream was being captured into a graph), host, state:\n"
+    "#   mark=refused_in_capture (the driver refused it: its stream was being captured into a graph),\n"
+    "#   mark=captured graph=G (the driver took it into graph G being captured: its copies run at launches),\n"
+    "#   mark=graph_node (a CUDA graph's batch node: its copies run at launches, door graph_launch), host, state:\n"
     "#   complete; pending (recorded before a driver call that never returned: the process ended inside it);\n"
     "#   incomplete (ops missing); malformed (chunks that do not fit the format); given_up (memory cap);\n"
     "#   no_header (ops whose batch event never came).  Only complete and pending batches are validated.\n"
@@ -277,6 +279,16 @@ static void pretty_batch(struct show *s, const struct cbt_read_batch *rb)
             snprintf(more + strlen(more), sizeof(more) - strlen(more), ", refused in capture");
         if (h->ops_recorded < h->num_ops)
             snprintf(more + strlen(more), sizeof(more) - strlen(more), ", %" PRIu64 " recorded", h->ops_recorded);
+        if (rb->captured)
+            snprintf(more + strlen(more), sizeof(more) - strlen(more),
+                     ", captured into graph 0x%" PRIx64 ": its copies run at each launch", rb->graph);
+        if (h->door == CBT_DOOR_GRAPH_NODE)
+            snprintf(line, sizeof(line), "    batch node of a CUDA graph: its copies run at each launch%s", more);
+        else if (h->door == CBT_DOOR_GRAPH_LAUNCH)
+            snprintf(line, sizeof(line), "    cuGraphLaunch of graph 0x%" PRIx64 ": %s, %s in the driver, stream 0x%" PRIx64 "%s",
+                     h->op_list, cbt_curesult_name(h->result) ? cbt_curesult_name(h->result) : "?", ns, h->stream,
+                     more);
+        else
         snprintf(line, sizeof(line), "    %s: %s%s%s, %s in the driver, stream %" PRIu64 ", device %d%s",
                  cbt_api_name(h->api) ? cbt_api_name(h->api) : "?",
                  cbt_outcome_name(h->outcome) ? cbt_outcome_name(h->outcome) : "?",
@@ -447,6 +459,10 @@ static void show_batch(void *ctx, const struct cbt_read_batch *rb)
                 (unsigned)rb->d.abi);
     if (rb->have_header && h->outcome == CBT_OUTCOME_FORWARDED && h->result == CBT_CU_CAPTURE_UNSUPPORTED)
         fputs(" mark=refused_in_capture", out);
+    if (rb->captured)
+        fprintf(out, " mark=captured graph=0x%" PRIx64, rb->graph);
+    else if (rb->not_run)
+        fputs(" mark=graph_node", out);
     fprintf(out, " host=%s state=%s%s\n", cbt_agg_host_name(s->agg, rb->w.host), cbt_batch_state_name(rb->state), img);
     for (uint64_t k = 0; rb->attrs && k < rb->nattrs; k++) {
         const CUmemcpyAttributes *a = &rb->attrs[k];

@@ -18,6 +18,7 @@
  *   cubatchtrace:gpu_time   INFO     the GPU times of up to 32 batches, read back later (CUBATCHTRACE_GPU_TIME=N)
  *   cubatchtrace:stack      INFO     the callers of the next batch on the thread (CUBATCHTRACE_STACK=N only)
  *   cubatchtrace:fabric     INFO     one per cuFabricCpyBatchAsync (CUDA 13.5): api, op count, result
+ *   cubatchtrace:graph      INFO     a CUDA graph holding batch nodes: its nodes, a launch (CUDA 13.5)
  * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
@@ -325,6 +326,25 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, stack,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, stack, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* A CUDA graph holding batch nodes (struct cbt_ev_graph of events.h): an
+ * executable graph's batch nodes, a launch of it, a node or graph gone. */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, graph,
+    LTTNG_UST_TP_ARGS(const struct cbt_ev_graph *, g, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_integer(uint8_t, kind, g->kind)
+        lttng_ust_field_integer_hex(uint64_t, id, g->id)
+        lttng_ust_field_integer_hex(uint64_t, exec, g->exec)
+        lttng_ust_field_integer_hex(uint64_t, stream, g->stream)
+        lttng_ust_field_integer(uint32_t, result, g->result)
+        lttng_ust_field_integer(int32_t, tid, g->tid)
+        lttng_ust_field_integer(uint64_t, driver_ns, g->driver_ns)
+        lttng_ust_field_integer_hex(uint64_t, caller, g->caller)
+        lttng_ust_field_sequence_hex(uint64_t, defs, g->defs, uint32_t, g->ndefs)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, graph, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 /* Once per process image (again after exec and in a forked child), when the
  * shim loads the provider: who the process is in a job of many processes and

@@ -42,7 +42,9 @@
 #define CBT_DOOR_LIST(X)                                                       \
     X(CBT_DOOR_SYMBOL, 0, "symbol")                                           \
     X(CBT_DOOR_GETPROCADDRESS, 1, "getprocaddress")                           \
-    X(CBT_DOOR_BINDING, 2, "binding")
+    X(CBT_DOOR_BINDING, 2, "binding")                                         \
+    X(CBT_DOOR_GRAPH_NODE, 3, "graph_node")     /* a CUDA graph's batch node: its copies, run by launches */ \
+    X(CBT_DOOR_GRAPH_LAUNCH, 4, "graph_launch") /* the copies one cuGraphLaunch ran (the reader's) */
 
 /* X(ID, value, "name") : what a batch became. */
 #define CBT_OUTCOME_LIST(X)                                                    \

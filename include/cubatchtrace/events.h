@@ -439,6 +439,58 @@ struct cbt_ev_rec {
     const uint64_t *attr_idxs;   /* ca: nattrs */
 };
 
+/*
+ * cubatchtrace:graph, CUDA graphs that hold batch nodes (CUDA 13.5,
+ * src/graph.c).  A batch node's copies are recorded when the node is made
+ * or changed, or when an executable graph is instantiated from a graph
+ * whose batch nodes the shim did not see made (captured, cloned, inside a
+ * child graph), as a 1D batch of door graph_node (its id a batch id, no
+ * stream, every copy, a size of 0 disabling one).  The graph event says:
+ *   kind CBT_GRAPH_EXEC    an executable graph's batch nodes as they now
+ *                          are (instantiated, updated, a node's params set
+ *                          in it): exec, and in defs the id of each node's
+ *                          latest record; id: a record of the graph's own
+ *                          (an earlier cuGraphExecNodeSetParams) it no
+ *                          longer runs and nothing else can (0: none)
+ *   kind CBT_GRAPH_LAUNCH  a cuGraphLaunch of such a graph: id (a batch id
+ *                          of its own), exec, stream, result, tid,
+ *                          driver_ns, caller (every kind has it); the
+ *                          reader makes of it one batch of door
+ *                          graph_launch holding the copies of exec's
+ *                          latest defs whose size is not 0
+ *   kind CBT_GRAPH_NODE_GONE  a batch node destroyed: id, its latest record
+ *   kind CBT_GRAPH_EXEC_GONE  an executable graph destroyed (or about to be
+ *                          instantiated anew): exec; defs its own records,
+ *                          which nothing runs any more
+ *   kind CBT_GRAPH_CAPTURED   a batch call the driver took into the graph
+ *                          of a capture (a driver with batch nodes may):
+ *                          id the batch's, exec the graph being captured,
+ *                          stream; written just before the batch's record,
+ *                          which is also the node's (its copies run at
+ *                          launches, not at the call)
+ *   kind CBT_GRAPH_LAUNCH_CAPTURED  a launch as CBT_GRAPH_LAUNCH, onto a
+ *                          stream being captured (a driver with batch
+ *                          nodes asked): it ran nothing now; the graph
+ *                          captured holds its copies, counted at that
+ *                          graph's launches
+ */
+#define CBT_GRAPH_EXEC 0
+#define CBT_GRAPH_LAUNCH 1
+#define CBT_GRAPH_NODE_GONE 2
+#define CBT_GRAPH_EXEC_GONE 3
+#define CBT_GRAPH_CAPTURED 4
+#define CBT_GRAPH_LAUNCH_CAPTURED 5
+struct cbt_ev_graph {
+    uint8_t kind;
+    uint64_t id, exec, stream;
+    uint32_t result;
+    int32_t tid;
+    uint64_t driver_ns;   /* launch: host time in cuGraphLaunch */
+    uint64_t caller;      /* return address in the caller */
+    uint32_t ndefs;
+    const uint64_t *defs;
+};
+
 /* A stream description (cubatchtrace:stream) as the shim hands it to the tracepoint. */
 struct cbt_ev_stream {
     uint64_t key;           /* image tag << 32 | thread id */

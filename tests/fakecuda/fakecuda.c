@@ -55,6 +55,8 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #include <time.h>
 #include <unistd.h>
 
+#include <cubatchtrace/cuda13x.h>
+
 #include "fakecuda.h"
 
 /*
@@ -65,6 +67,7 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #undef cuMemcpy3DBatchAsync
 #undef cuMemcpyBatchAsync
 #undef cuGetProcAddress
+#undef cuGraphAddNode
 
 /*
  * The driver the double stands for.  13050 (tests/fakecuda/lib): a CUDA 13.5
@@ -84,6 +87,7 @@ static void fc_dma(void *dst, const void *src, size_t n)
 #undef cuFabricCpyBatchAsync
 
 #define FC_DRIVER_VERSION FAKECUDA_CUDA_VERSION
+static bool fc_capture_batches(void);
 #define FC_MAX_DEVICES 8
 
 /*
@@ -1140,13 +1144,37 @@ static unsigned fc_env_uint(const char *name)
  * FAKECUDA_CAPTURING=1: every stream the program creates starts out captured
  * in GLOBAL mode.
  */
+/*
+ * Graph nodes (struct fc_node): a memset (n > 0) or an event record (n 0),
+ * both only from capture; a 1D batch of copies (CUDA 13.5's
+ * CU_GRAPH_NODE_TYPE_MEMCPY_BATCH: cuGraphAddNode, or a batch call captured
+ * under FAKECUDA_CAPTURE_BATCH=1); a child graph (cuGraphAddChildGraphNode,
+ * or cuGraphAddNode of type GRAPH), which holds a copy of the graph given.
+ * A node is a handle of its own (its address), so handles stay valid as a
+ * graph grows.  An executable graph is a copy of its graph whose nodes name
+ * the node they were copied from (orig), which cuGraphExecNodeSetParams
+ * looks them up by.
+ */
+struct fc_graph;
+struct fc_batch_node {
+    size_t count, numAttrs;
+    CUdeviceptr *dsts, *srcs;
+    size_t *sizes, *attrsIdxs;
+    CUmemcpyAttributes *attrs;
+    CUcontext ctx;
+};
 struct fc_node {
-    CUdeviceptr dst;
+    CUgraphNodeType type;
+    struct fc_graph *owner;
+    const struct fc_node *orig; /* in an executable graph: the node it was made from */
+    CUdeviceptr dst;            /* memset */
     unsigned char value;
     size_t n;
+    struct fc_batch_node b;     /* memcpy batch */
+    struct fc_graph *child;     /* child graph */
 };
 struct fc_graph {
-    struct fc_node *nodes;
+    struct fc_node **nodes;
     size_t nnodes, cap;
 };
 struct fc_exec {
@@ -1197,12 +1225,89 @@ static bool fc_capturing(CUstream h)
     return c;
 }
 
+static void fc_graph_free(struct fc_graph *g);
+
+static void fc_batch_node_free(struct fc_batch_node *b)
+{
+    free(b->dsts);
+    free(b->srcs);
+    free(b->sizes);
+    free(b->attrsIdxs);
+    free(b->attrs);
+    memset(b, 0, sizeof *b);
+}
+
+/* Node handles come back: a node destroyed is the next node made, as a
+ * driver may reuse a handle (a shim that keeps knowledge by handle must
+ * forget it when the node goes). */
+static struct fc_node *fc_nodes_free; /* under fc_nodes_lock, linked through owner */
+static pthread_mutex_t fc_nodes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct fc_node *fc_node_new(void)
+{
+    pthread_mutex_lock(&fc_nodes_lock);
+    struct fc_node *x = fc_nodes_free;
+    if (x)
+        fc_nodes_free = (struct fc_node *)(void *)x->owner;
+    pthread_mutex_unlock(&fc_nodes_lock);
+    if (x)
+        memset(x, 0, sizeof *x);
+    return x ? x : calloc(1, sizeof *x);
+}
+
+static void fc_node_free(struct fc_node *n)
+{
+    if (!n)
+        return;
+    fc_batch_node_free(&n->b);
+    fc_graph_free(n->child);
+    pthread_mutex_lock(&fc_nodes_lock);
+    n->owner = (struct fc_graph *)(void *)fc_nodes_free;
+    fc_nodes_free = n;
+    pthread_mutex_unlock(&fc_nodes_lock);
+}
+
 static void fc_graph_free(struct fc_graph *g)
 {
     if (g) {
+        for (size_t i = 0; i < g->nnodes; i++)
+            fc_node_free(g->nodes[i]);
         free(g->nodes);
         free(g);
     }
+}
+
+/* Append node n to g (false: out of memory, n not taken). */
+static bool fc_graph_append(struct fc_graph *g, struct fc_node *n)
+{
+    if (g->nnodes == g->cap) {
+        size_t c = g->cap ? 2 * g->cap : 4;
+        struct fc_node **p = realloc(g->nodes, c * sizeof *p);
+        if (!p)
+            return false;
+        g->nodes = p;
+        g->cap = c;
+    }
+    n->owner = g;
+    g->nodes[g->nnodes++] = n;
+    return true;
+}
+
+/* A memset or event record node appended to a capture's graph. */
+static CUresult fc_graph_append_memset(struct fc_graph *g, CUdeviceptr dst, unsigned char v, size_t n)
+{
+    struct fc_node *x = fc_node_new();
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->type = n ? CU_GRAPH_NODE_TYPE_MEMSET : CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    x->dst = dst;
+    x->value = v;
+    x->n = n;
+    if (!fc_graph_append(g, x)) {
+        free(x);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
 }
 
 static CUresult fc_begin_capture(CUstream h, CUstreamCaptureMode mode)
@@ -1375,18 +1480,8 @@ static CUresult fc_memset_async(CUdeviceptr dst, unsigned char v, size_t n, CUst
         r = CUDA_SUCCESS;
         if (s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
             r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-        else if (s->cap_graph->nnodes == s->cap_graph->cap) {
-            size_t c = s->cap_graph->cap ? 2 * s->cap_graph->cap : 4;
-            struct fc_node *p = realloc(s->cap_graph->nodes, c * sizeof *p);
-            if (!p)
-                r = CUDA_ERROR_OUT_OF_MEMORY;
-            else {
-                s->cap_graph->nodes = p;
-                s->cap_graph->cap = c;
-            }
-        }
-        if (r == CUDA_SUCCESS)
-            s->cap_graph->nodes[s->cap_graph->nnodes++] = (struct fc_node){.dst = dst, .value = v, .n = n};
+        else
+            r = fc_graph_append_memset(s->cap_graph, dst, v, n);
         pthread_mutex_unlock(&fc_lock);
         return r;
     }
@@ -1402,6 +1497,413 @@ FC_ENTRY(CUresult, cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char u
     return fc_memset_async(dstDevice, uc, N, hStream, true);
 }
 
+static bool fc_attr1d_ok(const CUmemcpyAttributes *a);
+static bool fc_side1d_ok(CUdeviceptr p, size_t n);
+
+/* FAKECUDA_CAPTURE_BATCH=1 (the 13.5 double): a 1D batch call on a stream
+ * being captured is taken into the graph as a batch node (what a driver with
+ * batch nodes may do; the 13.5 header does not say). */
+static bool fc_capture_batches(void)
+{
+    const char *s = getenv("FAKECUDA_CAPTURE_BATCH");
+    return FC_DRIVER_VERSION >= 13050 && s && !strcmp(s, "1");
+}
+
+/* The checks of a batch node's parameters (cuGraphAddNode, cuGraphNodeSetParams),
+ * as the batch call makes them, but that a size of 0 disables a copy. */
+static bool fc_batch_params_ok(const CUDA_MEMCPY_BATCH_NODE_PARAMS *p)
+{
+    if (!p->count || !p->dsts || !p->srcs || !p->sizes || !p->attrs || !p->attrsIdxs || !p->numAttrs ||
+        p->numAttrs > p->count)
+        return false;
+    for (size_t k = 0; k < p->numAttrs; k++) {
+        size_t idx = p->attrsIdxs[k];
+        if (k == 0 ? idx != 0 : (idx <= p->attrsIdxs[k - 1] || idx >= p->count))
+            return false;
+        if (!fc_attr1d_ok(&p->attrs[k]))
+            return false;
+    }
+    for (size_t i = 0; i < p->count; i++)
+        if (p->sizes[i] && (!fc_side1d_ok(p->srcs[i], p->sizes[i]) || !fc_side1d_ok(p->dsts[i], p->sizes[i])))
+            return false;
+    return true;
+}
+
+static void *fc_dup(const void *p, size_t n)
+{
+    void *q = malloc(n ? n : 1);
+    if (q && n)
+        memcpy(q, p, n);
+    return q;
+}
+
+/* The node's own copy of p (false: out of memory, b left empty). */
+static bool fc_batch_node_set(struct fc_batch_node *b, const CUDA_MEMCPY_BATCH_NODE_PARAMS *p)
+{
+    struct fc_batch_node x = {
+        .count = p->count, .numAttrs = p->numAttrs, .ctx = p->ctx,
+        .dsts = fc_dup(p->dsts, p->count * sizeof *p->dsts), .srcs = fc_dup(p->srcs, p->count * sizeof *p->srcs),
+        .sizes = fc_dup(p->sizes, p->count * sizeof *p->sizes),
+        .attrsIdxs = fc_dup(p->attrsIdxs, p->numAttrs * sizeof *p->attrsIdxs),
+        .attrs = fc_dup(p->attrs, p->numAttrs * sizeof *p->attrs),
+    };
+    fc_batch_node_free(b);
+    *b = x;
+    if (!x.dsts || !x.srcs || !x.sizes || !x.attrsIdxs || !x.attrs) {
+        fc_batch_node_free(b);
+        return false;
+    }
+    return true;
+}
+
+static struct fc_graph *fc_graph_copy(const struct fc_graph *g, bool exec);
+
+/* A copy of node n (exec: it names n as its origin). */
+static struct fc_node *fc_node_copy(const struct fc_node *n, bool exec)
+{
+    struct fc_node *x = fc_node_new();
+    if (!x)
+        return NULL;
+    x->type = n->type;
+    x->dst = n->dst;
+    x->value = n->value;
+    x->n = n->n;
+    x->orig = exec ? n : NULL;
+    if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
+        CUDA_MEMCPY_BATCH_NODE_PARAMS p = {
+            .count = n->b.count, .dsts = n->b.dsts, .srcs = n->b.srcs, .sizes = n->b.sizes, .attrs = n->b.attrs,
+            .attrsIdxs = n->b.attrsIdxs, .numAttrs = n->b.numAttrs, .ctx = n->b.ctx,
+        };
+        if (!fc_batch_node_set(&x->b, &p)) {
+            free(x);
+            return NULL;
+        }
+    }
+    if (n->child && !(x->child = fc_graph_copy(n->child, exec))) {
+        fc_node_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+static struct fc_graph *fc_graph_copy(const struct fc_graph *g, bool exec)
+{
+    struct fc_graph *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    for (size_t i = 0; i < g->nnodes; i++) {
+        struct fc_node *x = fc_node_copy(g->nodes[i], exec);
+        if (!x || !fc_graph_append(c, x)) {
+            fc_node_free(x);
+            fc_graph_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* The node of executable graph g made from node `orig`, at any depth. */
+static struct fc_node *fc_exec_node(struct fc_graph *g, const struct fc_node *orig)
+{
+    for (size_t i = 0; i < g->nnodes; i++) {
+        if (g->nodes[i]->orig == orig)
+            return g->nodes[i];
+        struct fc_node *x = g->nodes[i]->child ? fc_exec_node(g->nodes[i]->child, orig) : NULL;
+        if (x)
+            return x;
+    }
+    return NULL;
+}
+
+/* Run g's nodes in order (the double's work is synchronous). */
+static CUresult fc_graph_run(const struct fc_graph *g)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < g->nnodes; i++) {
+        const struct fc_node *n = g->nodes[i];
+        if (n->type == CU_GRAPH_NODE_TYPE_MEMSET)
+            r = fc_cuMemsetD8_v2(n->dst, n->value, n->n);
+        else if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
+            for (size_t k = 0; k < n->b.count; k++)
+                if (n->b.sizes[k]) /* a size of 0 disables the copy */
+                    memmove((void *)(uintptr_t)n->b.dsts[k], (const void *)(uintptr_t)n->b.srcs[k], n->b.sizes[k]);
+        } else if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
+            r = fc_graph_run(n->child);
+        /* an event record node does nothing here */
+    }
+    return r;
+}
+
+FC_ENTRY(CUresult, cuGraphCreate, (CUgraph *phGraph, unsigned int flags))
+{
+    if (!phGraph || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *phGraph = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+/* cuGraphAddNode: batch nodes and child graph nodes; other types are not
+ * modelled (CUDA_ERROR_NOT_SUPPORTED).  Dependencies are not kept: the
+ * double runs a graph's nodes in the order they were added. */
+static CUresult fc_add_node(CUgraphNode *ph, CUgraph hGraph, CUgraphNodeParams *p)
+{
+    struct fc_graph *g = (struct fc_graph *)hGraph;
+    if (!ph || !g || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_node *x = fc_node_new();
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->type = p->type;
+    CUresult r = CUDA_SUCCESS;
+    if (p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
+        const CUDA_MEMCPY_BATCH_NODE_PARAMS *b = cbt_node_params_memcpy_batch(p);
+        if (FC_DRIVER_VERSION < 13050) /* a node type the 13.0 driver does not know (its answer not measured) */
+            r = CUDA_ERROR_INVALID_VALUE;
+        else if (!fc_batch_params_ok(b))
+            r = CUDA_ERROR_INVALID_VALUE;
+        else if (!fc_batch_node_set(&x->b, b))
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else if (p->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+        if (!p->graph.graph)
+            r = CUDA_ERROR_INVALID_VALUE;
+        else if (!(x->child = fc_graph_copy((struct fc_graph *)p->graph.graph, false)))
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        r = CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (r == CUDA_SUCCESS && !fc_graph_append(g, x))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r != CUDA_SUCCESS) {
+        fc_node_free(x);
+        return r;
+    }
+    *ph = (CUgraphNode)x;
+    return CUDA_SUCCESS;
+}
+
+/* The CUDA 12.2 ABI (without edge data), which cuda.h 13 no longer declares. */
+CUresult cuGraphAddNode(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraphNodeParams *);
+FC_ENTRY(CUresult, cuGraphAddNode,
+         (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+          CUgraphNodeParams *nodeParams))
+{
+    (void)dependencies, (void)numDependencies;
+    return fc_add_node(phGraphNode, hGraph, nodeParams);
+}
+FC_ENTRY(CUresult, cuGraphAddNode_v2,
+         (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *edges,
+          size_t numDependencies, CUgraphNodeParams *nodeParams))
+{
+    (void)dependencies, (void)edges, (void)numDependencies;
+    return fc_add_node(phGraphNode, hGraph, nodeParams);
+}
+#if FAKECUDA_CUDA_VERSION >= 13050
+FC_ENTRY(CUresult, cuGraphAddNode_v3,
+         (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *edges,
+          size_t numDependencies, CUgraphNodeParams *nodeParams))
+{
+    (void)dependencies, (void)edges, (void)numDependencies;
+    return fc_add_node(phGraphNode, hGraph, nodeParams);
+}
+#endif
+
+FC_ENTRY(CUresult, cuGraphAddChildGraphNode,
+         (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies,
+          CUgraph childGraph))
+{
+    (void)dependencies, (void)numDependencies;
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+    p.graph.graph = childGraph;
+    return fc_add_node(phGraphNode, hGraph, &p);
+}
+
+FC_ENTRY(CUresult, cuGraphChildGraphNodeGetGraph, (CUgraphNode hNode, CUgraph *phGraph))
+{
+    struct fc_node *n = (struct fc_node *)hNode;
+    if (!n || !phGraph || n->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = (CUgraph)n->child;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphNodeGetType, (CUgraphNode hNode, CUgraphNodeType *type))
+{
+    struct fc_node *n = (struct fc_node *)hNode;
+    if (!n || !type)
+        return CUDA_ERROR_INVALID_VALUE;
+    *type = n->type;
+    return CUDA_SUCCESS;
+}
+
+#if FAKECUDA_CUDA_VERSION >= 13050
+/* The header: "Any pointers returned in *nodeParams point to driver-owned
+ * memory associated with the node." */
+FC_ENTRY(CUresult, cuGraphNodeGetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
+{
+    struct fc_node *n = (struct fc_node *)hNode;
+    if (!n || !nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(nodeParams, 0, sizeof *nodeParams);
+    nodeParams->type = n->type;
+    if (n->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH)
+        *cbt_node_params_memcpy_batch(nodeParams) = (CUDA_MEMCPY_BATCH_NODE_PARAMS){
+            .count = n->b.count, .dsts = n->b.dsts, .srcs = n->b.srcs, .sizes = n->b.sizes, .attrs = n->b.attrs,
+            .attrsIdxs = n->b.attrsIdxs, .numAttrs = n->b.numAttrs, .ctx = n->b.ctx,
+        };
+    else if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
+        nodeParams->graph.graph = (CUgraph)n->child;
+    else if (n->type == CU_GRAPH_NODE_TYPE_MEMSET) {
+        nodeParams->memset.dst = n->dst;
+        nodeParams->memset.value = n->value;
+        nodeParams->memset.elementSize = 1;
+        nodeParams->memset.width = n->n;
+        nodeParams->memset.height = 1;
+    }
+    return CUDA_SUCCESS;
+}
+#endif
+
+static CUresult fc_node_set_params(CUgraphNode hNode, CUgraphNodeParams *p)
+{
+    struct fc_node *n = (struct fc_node *)hNode;
+    if (!n || !p || p->type != n->type)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (n->type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    const CUDA_MEMCPY_BATCH_NODE_PARAMS *b = cbt_node_params_memcpy_batch(p);
+    if (!fc_batch_params_ok(b))
+        return CUDA_ERROR_INVALID_VALUE;
+    return fc_batch_node_set(&n->b, b) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FC_ENTRY(CUresult, cuGraphNodeSetParams, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
+{
+    return fc_node_set_params(hNode, nodeParams);
+}
+#if FAKECUDA_CUDA_VERSION >= 13050
+FC_ENTRY(CUresult, cuGraphNodeSetParams_v2, (CUgraphNode hNode, CUgraphNodeParams *nodeParams))
+{
+    return fc_node_set_params(hNode, nodeParams);
+}
+#endif
+
+/* In an executable graph only dsts, srcs and sizes may change: count,
+ * numAttrs and the contents of attrs and attrsIdxs must be the node's. */
+FC_ENTRY(CUresult, cuGraphExecNodeSetParams, (CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams))
+{
+    struct fc_exec *e = (struct fc_exec *)hGraphExec;
+    if (!e || !hNode || !nodeParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_node *x = fc_exec_node(&e->g, (const struct fc_node *)hNode);
+    if (!x || x->type != nodeParams->type)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (x->type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    const CUDA_MEMCPY_BATCH_NODE_PARAMS *b = cbt_node_params_memcpy_batch(nodeParams);
+    if (b->count != x->b.count || b->numAttrs != x->b.numAttrs || !b->attrs || !b->attrsIdxs ||
+        memcmp(b->attrs, x->b.attrs, b->numAttrs * sizeof *b->attrs) ||
+        memcmp(b->attrsIdxs, x->b.attrsIdxs, b->numAttrs * sizeof *b->attrsIdxs) || !fc_batch_params_ok(b))
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(x->b.dsts, b->dsts, b->count * sizeof *b->dsts);
+    memcpy(x->b.srcs, b->srcs, b->count * sizeof *b->srcs);
+    memcpy(x->b.sizes, b->sizes, b->count * sizeof *b->sizes);
+    return CUDA_SUCCESS;
+}
+
+/* Can executable graph x take graph g's parameters (same nodes, types and
+ * batch shapes, in order, child graphs alike)?  The node that differs in *bad. */
+static bool fc_same_topology(const struct fc_graph *x, const struct fc_graph *g, const struct fc_node **bad)
+{
+    if (x->nnodes != g->nnodes) {
+        *bad = NULL;
+        return false;
+    }
+    for (size_t i = 0; i < g->nnodes; i++) {
+        const struct fc_node *a = x->nodes[i], *b = g->nodes[i];
+        if (a->type != b->type || a->b.count != b->b.count || a->b.numAttrs != b->b.numAttrs ||
+            (a->child && !fc_same_topology(a->child, b->child, bad))) {
+            if (!(a->child && a->type == b->type))
+                *bad = b;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* x takes g's parameters (fc_same_topology held); its nodes now name g's. */
+static bool fc_update_from(struct fc_graph *x, const struct fc_graph *g)
+{
+    for (size_t i = 0; i < g->nnodes; i++) {
+        struct fc_node *a = x->nodes[i];
+        const struct fc_node *b = g->nodes[i];
+        a->orig = b;
+        a->dst = b->dst, a->value = b->value, a->n = b->n;
+        if (b->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH) {
+            CUDA_MEMCPY_BATCH_NODE_PARAMS p = {
+                .count = b->b.count, .dsts = b->b.dsts, .srcs = b->b.srcs, .sizes = b->b.sizes,
+                .attrs = b->b.attrs, .attrsIdxs = b->b.attrsIdxs, .numAttrs = b->b.numAttrs, .ctx = b->b.ctx,
+            };
+            if (!fc_batch_node_set(&a->b, &p))
+                return false;
+        }
+        if (a->child && !fc_update_from(a->child, b->child))
+            return false;
+    }
+    return true;
+}
+
+/* cuGraphExecUpdate: the executable graph takes hGraph's parameters when the
+ * two have the same nodes (the double keeps no edges: in the same order). */
+FC_ENTRY(CUresult, cuGraphExecUpdate_v2, (CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *info))
+{
+    struct fc_exec *e = (struct fc_exec *)hGraphExec;
+    const struct fc_graph *g = (const struct fc_graph *)hGraph;
+    if (!e || !g || !info)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(info, 0, sizeof *info);
+    const struct fc_node *bad = NULL;
+    if (!fc_same_topology(&e->g, g, &bad)) {
+        info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        info->errorNode = (CUgraphNode)bad;
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    if (!fc_update_from(&e->g, g))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphDestroyNode, (CUgraphNode hNode))
+{
+    struct fc_node *n = (struct fc_node *)hNode;
+    if (!n || !n->owner)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_graph *g = n->owner;
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (g->nodes[i] == n) {
+            memmove(&g->nodes[i], &g->nodes[i + 1], (g->nnodes - i - 1) * sizeof *g->nodes);
+            g->nnodes--;
+            break;
+        }
+    fc_node_free(n);
+    return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph))
+{
+    if (!phGraphClone || !originalGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fc_graph *c = fc_graph_copy((struct fc_graph *)originalGraph, false);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *phGraphClone = (CUgraph)c;
+    return CUDA_SUCCESS;
+}
+
 FC_ENTRY(CUresult, cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes))
 {
     struct fc_graph *g = (struct fc_graph *)hGraph;
@@ -1409,7 +1911,7 @@ FC_ENTRY(CUresult, cuGraphGetNodes, (CUgraph hGraph, CUgraphNode *nodes, size_t 
         return CUDA_ERROR_INVALID_VALUE;
     if (nodes)
         for (size_t i = 0; i < *numNodes && i < g->nnodes; i++)
-            nodes[i] = (CUgraphNode)&g->nodes[i];
+            nodes[i] = (CUgraphNode)g->nodes[i];
     *numNodes = g->nnodes;
     return CUDA_SUCCESS;
 }
@@ -1422,21 +1924,44 @@ FC_ENTRY(CUresult, cuGraphDestroy, (CUgraph hGraph))
     return CUDA_SUCCESS;
 }
 
-FC_ENTRY(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags))
+static CUresult fc_instantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
     struct fc_graph *g = (struct fc_graph *)hGraph;
     if (!phGraphExec || !g || flags)
         return CUDA_ERROR_INVALID_VALUE;
     struct fc_exec *e = calloc(1, sizeof *e);
-    if (!e || (g->nnodes && !(e->g.nodes = malloc(g->nnodes * sizeof *g->nodes)))) {
+    struct fc_graph *c = e ? fc_graph_copy(g, true) : NULL;
+    if (!c) {
         free(e);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (g->nnodes)
-        memcpy(e->g.nodes, g->nodes, g->nnodes * sizeof *g->nodes);
-    e->g.nnodes = e->g.cap = g->nnodes;
+    e->g = *c;
+    free(c);
     *phGraphExec = (CUgraphExec)e;
     return CUDA_SUCCESS;
+}
+
+FC_ENTRY(CUresult, cuGraphInstantiateWithFlags, (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags))
+{
+    return fc_instantiate(phGraphExec, hGraph, flags);
+}
+
+static CUresult fc_instantiate_with_params(CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fc_instantiate(ph, g, p->flags);
+    p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return r;
+}
+FC_ENTRY(CUresult, cuGraphInstantiateWithParams, (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p))
+{
+    return fc_instantiate_with_params(phGraphExec, hGraph, p);
+}
+FC_ENTRY(CUresult, cuGraphInstantiateWithParams_ptsz,
+         (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p))
+{
+    return fc_instantiate_with_params(phGraphExec, hGraph, p);
 }
 
 static CUresult fc_graph_launch(CUgraphExec hExec, CUstream h, bool ptsz)
@@ -1446,10 +1971,30 @@ static CUresult fc_graph_launch(CUgraphExec hExec, CUstream h, bool ptsz)
     if (!e)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fc_stream_classify(h, ptsz, &k, NULL);
-    for (size_t i = 0; r == CUDA_SUCCESS && i < e->g.nnodes; i++)
-        if (e->g.nodes[i].n) /* an event record node (n 0) does nothing here */
-            r = fc_cuMemsetD8_v2(e->g.nodes[i].dst, e->g.nodes[i].value, e->g.nodes[i].n);
-    return r;
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Onto a stream being captured: the graph becomes a child graph node of
+     * the capture's graph (the double's model: the header does not say) */
+    struct fc_node *x = NULL;
+    if (k == FC_STREAM_USER && fc_capturing(h)) {
+        if (!(x = fc_node_new()))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        x->type = CU_GRAPH_NODE_TYPE_GRAPH;
+        if (!(x->child = fc_graph_copy(&e->g, false))) {
+            fc_node_free(x);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        pthread_mutex_lock(&fc_lock);
+        struct fc_stream *s = fc_stream_find_locked(h);
+        r = !s || s->cap_status != CU_STREAM_CAPTURE_STATUS_ACTIVE ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+            : fc_graph_append(s->cap_graph, x)                    ? CUDA_SUCCESS
+                                                                    : CUDA_ERROR_OUT_OF_MEMORY;
+        pthread_mutex_unlock(&fc_lock);
+        if (r != CUDA_SUCCESS)
+            fc_node_free(x);
+        return r;
+    }
+    return fc_graph_run(&e->g);
 }
 FC_ENTRY(CUresult, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream))
 {
@@ -1465,9 +2010,32 @@ FC_ENTRY(CUresult, cuGraphExecDestroy, (CUgraphExec hGraphExec))
     struct fc_exec *e = (struct fc_exec *)hGraphExec;
     if (!e)
         return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < e->g.nnodes; i++)
+        fc_node_free(e->g.nodes[i]);
     free(e->g.nodes);
     free(e);
     return CUDA_SUCCESS;
+}
+
+/* A 1D batch taken into the graph of stream h's capture (FAKECUDA_CAPTURE_BATCH=1). */
+static CUresult fc_capture_batch_node(CUstream h, const CUDA_MEMCPY_BATCH_NODE_PARAMS *p)
+{
+    struct fc_node *x = fc_node_new();
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->type = CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+    CUresult r = fc_batch_node_set(&x->b, p) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fc_lock);
+    struct fc_stream *s = fc_stream_find_locked(h);
+    if (r == CUDA_SUCCESS && (!s || s->cap_status != CU_STREAM_CAPTURE_STATUS_ACTIVE))
+        r = s && s->cap_status == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                                                                       : CUDA_ERROR_ILLEGAL_STATE;
+    if (r == CUDA_SUCCESS && !fc_graph_append(s->cap_graph, x))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&fc_lock);
+    if (r != CUDA_SUCCESS)
+        fc_node_free(x);
+    return r;
 }
 
 /* Work on a stream is done when its call returns, so a host function runs at
@@ -1627,20 +2195,9 @@ static CUresult fc_event_record(CUevent hEvent, CUstream h, bool ptsz)
      * driver makes an event record node), not a record now */
     struct fc_stream *cs = k == FC_STREAM_USER ? fc_stream_find_locked(h) : NULL;
     if (e && e->ctx == sc && cs && cs->cap_status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
-        struct fc_graph *g = cs->cap_graph;
-        if (g->nnodes == g->cap) {
-            size_t c = g->cap ? 2 * g->cap : 4;
-            struct fc_node *p = realloc(g->nodes, c * sizeof *p);
-            if (!p) {
-                pthread_mutex_unlock(&fc_lock);
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            g->nodes = p;
-            g->cap = c;
-        }
-        g->nodes[g->nnodes++] = (struct fc_node){.dst = 0, .value = 0, .n = 0};
+        CUresult r2 = fc_graph_append_memset(cs->cap_graph, 0, 0, 0);
         pthread_mutex_unlock(&fc_lock);
-        return CUDA_SUCCESS;
+        return r2;
     }
     if (e && e->ctx == sc) {
         e->recorded = true;
@@ -2174,7 +2731,8 @@ static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
     /* A stream being captured: refused before any copy is read (a copy of 0
      * bytes gives the same answer), failIdx SIZE_MAX.  Where the attribute
      * checks stand against it is not measured: here, before them. */
-    if (fc_capturing(hStream))
+    const bool captured = fc_capturing(hStream);
+    if (captured && !fc_capture_batches())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 
     for (size_t k = 0; k < numAttrs; k++) {
@@ -2193,7 +2751,13 @@ static CUresult fc_batch1d(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
                 *failIdx = i;
             return CUDA_ERROR_INVALID_VALUE;
         }
-        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+        if (!captured)
+            memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    }
+    if (captured) {
+        const CUDA_MEMCPY_BATCH_NODE_PARAMS p = {.count = count, .dsts = dsts, .srcs = srcs, .sizes = sizes,
+                                                 .attrs = attrs, .attrsIdxs = attrsIdxs, .numAttrs = numAttrs};
+        return fc_capture_batch_node(hStream, &p);
     }
     return CUDA_SUCCESS;
 }
@@ -2378,6 +2942,23 @@ static const struct fc_proc {
     { "cuThreadExchangeStreamCaptureMode", 10010, FC_FN(fc_cuThreadExchangeStreamCaptureMode), NULL },
     { "cuMemsetD8Async", 3020, FC_FN(fc_cuMemsetD8Async), FC_FN(fc_cuMemsetD8Async_ptsz) },
     { "cuGraphGetNodes", 10000, FC_FN(fc_cuGraphGetNodes), NULL },
+    { "cuGraphCreate", 10000, FC_FN(fc_cuGraphCreate), NULL },
+    { "cuGraphExecUpdate", 12000, FC_FN(fc_cuGraphExecUpdate_v2), NULL },
+    { "cuGraphAddNode", 12020, FC_FN(fc_cuGraphAddNode), NULL },
+    { "cuGraphAddNode", 12030, FC_FN(fc_cuGraphAddNode_v2), NULL },
+    { "cuGraphNodeSetParams", 12020, FC_FN(fc_cuGraphNodeSetParams), NULL },
+#if FAKECUDA_CUDA_VERSION >= 13050
+    { "cuGraphAddNode", 13050, FC_FN(fc_cuGraphAddNode_v3), NULL },
+    { "cuGraphNodeSetParams", 13050, FC_FN(fc_cuGraphNodeSetParams_v2), NULL },
+    { "cuGraphNodeGetParams", 13050, FC_FN(fc_cuGraphNodeGetParams), NULL },
+#endif
+    { "cuGraphExecNodeSetParams", 12020, FC_FN(fc_cuGraphExecNodeSetParams), NULL },
+    { "cuGraphDestroyNode", 10000, FC_FN(fc_cuGraphDestroyNode), NULL },
+    { "cuGraphClone", 10000, FC_FN(fc_cuGraphClone), NULL },
+    { "cuGraphAddChildGraphNode", 10000, FC_FN(fc_cuGraphAddChildGraphNode), NULL },
+    { "cuGraphChildGraphNodeGetGraph", 10000, FC_FN(fc_cuGraphChildGraphNodeGetGraph), NULL },
+    { "cuGraphNodeGetType", 10000, FC_FN(fc_cuGraphNodeGetType), NULL },
+    { "cuGraphInstantiateWithParams", 12000, FC_FN(fc_cuGraphInstantiateWithParams), FC_FN(fc_cuGraphInstantiateWithParams_ptsz) },
     { "cuGraphDestroy", 10000, FC_FN(fc_cuGraphDestroy), NULL },
     { "cuGraphInstantiate", 11040, FC_FN(fc_cuGraphInstantiateWithFlags), NULL },
     { "cuGraphInstantiateWithFlags", 11040, FC_FN(fc_cuGraphInstantiateWithFlags), NULL },

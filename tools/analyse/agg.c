@@ -282,7 +282,7 @@ static void finalize(struct cbt_agg *a, const struct brec *r)
         if (r->b.outcome == CBT_OUTCOME_REFUSED)
             a->refused++;
         else if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result == CBT_CU_SUCCESS)
-            gpu_expected = true;
+            gpu_expected = r->b.door != CBT_DOOR_GRAPH_LAUNCH; /* a graph launch is not timed */
         else if (r->b.outcome == CBT_OUTCOME_NO_DRIVER)
             a->no_driver++;
         else if (r->b.outcome == CBT_OUTCOME_FORWARDED && r->b.result != CBT_CU_SUCCESS)

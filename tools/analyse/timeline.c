@@ -104,7 +104,7 @@ oom:
 void cbt_timeline_batch(void *ctx, const struct cbt_read_batch *rb)
 {
     struct cbt_timeline *t = ctx;
-    if (t->oom)
+    if (t->oom || rb->not_run) /* copies that run at graph launches, shown there */
         return;
     if (!rb->have_header) { /* ops whose batch event never came: no call to show */
         t->no_header++;

@@ -193,6 +193,12 @@ struct cbt_read_batch {
     uint64_t nattrs;                  /* attrs[0..nattrs): 0 where attrs is NULL */
     const uint64_t *stack;            /* cubatchtrace:stack: the caller, then its callers (nstack 0: none) */
     uint8_t nstack;
+    /* Copies that ran nowhere yet (CUDA graphs): a batch node's record (door
+     * graph_node) or a batch the driver took into a capture (captured; graph:
+     * the graph it went into, 0 unknown).  Their launches are the batches of
+     * door graph_launch; the summary, the timeline and export count those. */
+    bool not_run, captured;
+    uint64_t graph;
 };
 typedef void (*cbt_batch_fn)(void *ctx, const struct cbt_read_batch *b);
 

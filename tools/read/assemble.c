@@ -120,6 +120,27 @@ struct stack_slot {
     uint64_t frames[CBT_EV_STACK_MAX];
 };
 
+/* A batch node's record (door graph_node), kept for the launches that run it. */
+struct gdef {
+    uint32_t host;
+    int64_t vpid;
+    uint64_t id;
+    uint64_t n, nattrs;
+    CUDA_MEMCPY3D_BATCH_OP *ops; /* its copies as ops (cbt_copy_op) */
+    struct cbt_operand_info *src, *dst;
+    CUmemcpyAttributes *attrs;
+    uint64_t *aidx;
+    int32_t device_count;
+};
+/* An executable graph holding batch nodes: its nodes' latest records. */
+struct gexec {
+    uint32_t host;
+    int64_t vpid;
+    uint64_t exec;
+    uint64_t *defs;
+    uint32_t n;
+};
+
 struct cbt_asm {
     struct cbt_read_out out; /* where batches, ops and findings go (the aggregate, in the tool) */
     cbt_batch_fn fn;
@@ -151,6 +172,19 @@ struct cbt_asm {
     struct done_key done[DONE_SLOTS];
     struct cbt_read_stats st;
     struct stack_slot stacks[STACK_SLOTS];
+    /* CUDA graphs (graph.c's part below): batch nodes' records, executable graphs */
+    struct gdef *defs;          /* dense; dix indexes them by (host, vpid, id) */
+    size_t ndefs, cap_defs;
+    uint32_t *dix;              /* open addressing: index + 1, 0 empty; dmask + 1 slots */
+    size_t dmask;
+    struct gexec *execs;
+    size_t nexecs, cap_execs;
+    struct gcap { /* batches taken into a capture: the graph each went into */
+        uint32_t host;
+        int64_t vpid;
+        uint64_t id, graph;
+    } caps[64];
+    unsigned ncaps;
 };
 
 /* ---------------------------------------------------------------- what goes out */
@@ -258,6 +292,18 @@ void cbt_asm_free(struct cbt_asm *m)
     free(m->inl_f);
     free(m->ix_a);
     free(m->ix_b);
+    for (size_t i = 0; i < m->ndefs; i++) {
+        free(m->defs[i].ops);
+        free(m->defs[i].src);
+        free(m->defs[i].dst);
+        free(m->defs[i].attrs);
+        free(m->defs[i].aidx);
+    }
+    free(m->defs);
+    free(m->dix);
+    for (size_t i = 0; i < m->nexecs; i++)
+        free(m->execs[i].defs);
+    free(m->execs);
     cbt_validator_free(m->v);
     free(m);
 }
@@ -445,7 +491,8 @@ static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const
         .num_ops = (size_t)h->num_ops,
         .ops = !h->op_list ? NULL : any && ops ? ops : &none_read,
         .flags = h->flags,
-        .stream = (CUstream)(uintptr_t)h->stream,
+        /* a graph node has no stream of its own: its launches give one */
+        .stream = h->door == CBT_DOOR_GRAPH_NODE ? CU_STREAM_PER_THREAD : (CUstream)(uintptr_t)h->stream,
         .src_info = any ? src : NULL,
         .dst_info = any ? dst : NULL,
         .device_count = h->device_count,
@@ -482,6 +529,14 @@ static size_t check_batch(struct cbt_asm *m, const struct cbt_ev_batch *h, const
     if (nf > m->fnd_cap) {
         m->st.findings_dropped += nf - m->fnd_cap;
         nf = m->fnd_cap;
+    }
+    if (h->door == CBT_DOOR_GRAPH_NODE) {
+        /* in a batch node a size of 0 disables the copy */
+        size_t k = 0;
+        for (size_t i = 0; i < nf; i++)
+            if (m->fnd[i].rule != CBT_RULE_copy_size_zero)
+                m->fnd[k++] = m->fnd[i];
+        nf = k;
     }
     return nf;
 }
@@ -634,12 +689,145 @@ static const struct stack_slot *stack_of(const struct cbt_asm *m, const struct c
     return s->n && s->id == batch_id && s->vpid == w->vpid && s->host == w->host ? s : NULL;
 }
 
+static void *dup_n(const void *p, size_t n)
+{
+    void *q = malloc(n ? n : 1);
+    if (q && n && p)
+        memcpy(q, p, n);
+    return q;
+}
+
+/* Under (host, vpid, id): the record of a batch node, NULL none. */
+static size_t def_hash(uint32_t host, int64_t vpid, uint64_t id)
+{
+    return (size_t)((id ^ (uint64_t)vpid << 17 ^ host) * 0x9E3779B97F4A7C15ull >> 20);
+}
+
+/* The slot of (host, vpid, id) in dix: its entry's, else the empty one it would take. */
+static size_t def_slot(const struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
+{
+    size_t s = def_hash(host, vpid, id) & m->dmask;
+    for (;; s = (s + 1) & m->dmask) {
+        uint32_t i = m->dix[s];
+        if (!i)
+            return s;
+        const struct gdef *d = &m->defs[i - 1];
+        if (d->id == id && d->vpid == vpid && d->host == host)
+            return s;
+    }
+}
+
+static struct gdef *def_find(struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
+{
+    if (!m->dix)
+        return NULL;
+    uint32_t i = m->dix[def_slot(m, host, vpid, id)];
+    return i ? &m->defs[i - 1] : NULL;
+}
+
+/* dix rebuilt for 2 x cap slots or more (false: out of memory). */
+static bool def_index(struct cbt_asm *m, size_t cap)
+{
+    size_t n = 16;
+    while (n < 2 * cap)
+        n *= 2;
+    uint32_t *x = calloc(n, sizeof *x);
+    if (!x)
+        return false;
+    free(m->dix);
+    m->dix = x;
+    m->dmask = n - 1;
+    for (size_t i = 0; i < m->ndefs; i++)
+        m->dix[def_slot(m, m->defs[i].host, m->defs[i].vpid, m->defs[i].id)] = (uint32_t)(i + 1);
+    return true;
+}
+
+/* A record no launch can run any more (an executable graph's own, replaced
+ * or gone) forgotten: the last one moves into its place, the slots after
+ * its own shift back. */
+static void def_drop(struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t id)
+{
+    if (!m->dix)
+        return;
+    size_t s = def_slot(m, host, vpid, id);
+    uint32_t i = m->dix[s];
+    if (!i)
+        return;
+    struct gdef *d = &m->defs[i - 1];
+    free(d->ops), free(d->src), free(d->dst), free(d->attrs), free(d->aidx);
+    /* backward-shift deletion */
+    m->dix[s] = 0;
+    for (size_t t = (s + 1) & m->dmask; m->dix[t]; t = (t + 1) & m->dmask) {
+        const struct gdef *e = &m->defs[m->dix[t] - 1];
+        size_t home = def_hash(e->host, e->vpid, e->id) & m->dmask;
+        if (((t - home) & m->dmask) >= ((t - s) & m->dmask)) {
+            m->dix[s] = m->dix[t];
+            m->dix[t] = 0;
+            s = t;
+        }
+    }
+    size_t last = m->ndefs - 1;
+    if (i - 1 != last) {
+        *d = m->defs[last];
+        m->dix[def_slot(m, d->host, d->vpid, d->id)] = i;
+    }
+    m->ndefs--;
+}
+
+/* A batch node's record kept whole for its launches (only when all of it came). */
+static void keep_def(struct cbt_asm *m, const struct whole *x)
+{
+    if (x->state != CBT_BS_COMPLETE || x->spans || x->nops != x->h->num_ops)
+        return;
+    if (def_find(m, x->w->host, x->w->vpid, x->h->batch_id))
+        return; /* the same id twice: the first kept */
+    if (m->ndefs == m->cap_defs) {
+        size_t c = m->cap_defs ? 2 * m->cap_defs : 16;
+        struct gdef *d = realloc(m->defs, c * sizeof *d);
+        if (!d)
+            return;
+        m->defs = d;
+        if (!def_index(m, c))
+            return;
+        m->cap_defs = c;
+    }
+    struct gdef d = {
+        .host = x->w->host, .vpid = x->w->vpid, .id = x->h->batch_id, .n = x->nops, .nattrs = x->nattrs,
+        .ops = dup_n(x->ops, x->nops * sizeof *x->ops), .src = dup_n(x->src, x->nops * sizeof *x->src),
+        .dst = dup_n(x->dst, x->nops * sizeof *x->dst), .attrs = dup_n(x->attrs, x->nattrs * sizeof *x->attrs),
+        .aidx = dup_n(x->aidx, x->nattrs * sizeof *x->aidx), .device_count = x->h->device_count,
+    };
+    if (!d.ops || !d.src || !d.dst || !d.attrs || !d.aidx) {
+        free(d.ops), free(d.src), free(d.dst), free(d.attrs), free(d.aidx);
+        return;
+    }
+    m->defs[m->ndefs++] = d;
+    m->dix[def_slot(m, d.host, d.vpid, d.id)] = (uint32_t)m->ndefs;
+}
+
 static void hand_over(struct cbt_asm *m, const struct whole *x)
 {
     const struct stack_slot *stk = x->h ? stack_of(m, x->w, x->h->batch_id) : NULL;
     const struct cbt_ev_batch *h = x->h;
     size_t nf = 0, nonly = 0;
-    bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING);
+    bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING) &&
+                   h->door != CBT_DOOR_GRAPH_LAUNCH; /* its nodes' records were */
+    /* A batch node's record, and a batch the driver took into a graph being
+     * captured: their copies run at launches, not now (their findings go out) */
+    bool node = h && h->door == CBT_DOOR_GRAPH_NODE;
+    bool captured = h && !node && h->door != CBT_DOOR_GRAPH_LAUNCH && h->outcome == CBT_OUTCOME_FORWARDED &&
+                    h->result == 0 && h->capture == CBT_CAPTURE_ACTIVE;
+    bool run = !node && !captured;
+    uint64_t graph = 0;
+    if (captured)
+        for (unsigned i = 0; i < m->ncaps; i++)
+            if (m->caps[i].id == h->batch_id && m->caps[i].vpid == x->w->vpid && m->caps[i].host == x->w->host) {
+                graph = m->caps[i].graph;
+                m->caps[i] = m->caps[--m->ncaps];
+                break;
+            }
+    if (node || captured)
+        keep_def(m, x); /* a captured batch's record is its node's */
     if (checked) {
         nf = check_batch(m, h, x->ops, x->src, x->dst, x->d, x->attrs, x->aidx);
         cbt_progress(); /* a large batch can take the validator a while */
@@ -679,7 +867,8 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
             memcpy(b.stack, stk->frames, stk->n * sizeof *stk->frames);
         }
     }
-    if (x->spans) {
+    if (!run) {
+    } else if (x->spans) {
         for (uint32_t s = 0; s < x->nspans; s++) {
             const struct span *sp = &x->spans[s];
             agg_ops(m, x->w, id, first, &b, sp->lo, sp->hi - sp->lo, x->ops + sp->lo, x->src + sp->lo, x->dst + sp->lo);
@@ -689,7 +878,7 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
         agg_ops(m, x->w, id, first, &b, 0, x->nops, x->ops, x->src, x->dst);
         first = false;
     }
-    if (first)
+    if (first && run)
         out_batch(m, x->w, &b, NULL);
     if (h) {
         for (size_t i = 0; i < nf; i++) {
@@ -714,6 +903,9 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
 
     if (m->fn) {
         struct cbt_read_batch rb = {
+            .not_run = !run,
+            .captured = captured,
+            .graph = graph,
             .w = *x->w,
             .have_header = h != NULL,
             .state = x->state,
@@ -1352,3 +1544,130 @@ void cbt_asm_finish(struct cbt_asm *m)
     if (m->out.read_stats)
         m->out.read_stats(m->out.ctx, &m->st);
 }
+
+/* ---------------------------------------------------------------- CUDA graphs */
+
+static struct gexec *exec_find(struct cbt_asm *m, uint32_t host, int64_t vpid, uint64_t exec)
+{
+    for (size_t i = 0; i < m->nexecs; i++)
+        if (m->execs[i].exec == exec && m->execs[i].vpid == vpid && m->execs[i].host == host)
+            return &m->execs[i];
+    return NULL;
+}
+
+/* A launch: one batch of door graph_node's twin, graph_launch, holding the
+ * copies of the executable graph's latest records whose size is not 0, in
+ * node order, each with its attribute. */
+static void launch(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_graph *g)
+{
+    const struct gexec *e = exec_find(m, w->host, w->vpid, g->exec);
+    if (!e)
+        return; /* instantiated before the session listened */
+    uint64_t n = 0, na = 0;
+    for (uint32_t j = 0; j < e->n; j++) {
+        const struct gdef *d = def_find(m, w->host, w->vpid, e->defs[j]);
+        if (d) {
+            n += d->n;
+            na += d->nattrs;
+        }
+    }
+    CUDA_MEMCPY3D_BATCH_OP *ops = malloc((n ? n : 1) * sizeof *ops);
+    struct cbt_operand_info *src = malloc((n ? n : 1) * sizeof *src), *dst = malloc((n ? n : 1) * sizeof *dst);
+    CUmemcpyAttributes *attrs = malloc((na ? na : 1) * sizeof *attrs);
+    uint64_t *aidx = malloc((na ? na : 1) * sizeof *aidx);
+    int32_t device_count = 0;
+    uint64_t k = 0, ka = 0;
+    for (uint32_t j = 0; ops && src && dst && attrs && aidx && j < e->n; j++) {
+        const struct gdef *d = def_find(m, w->host, w->vpid, e->defs[j]);
+        if (!d)
+            continue;
+        device_count = d->device_count;
+        uint64_t a = 0;
+        for (uint64_t i = 0; i < d->n; i++) {
+            while (a + 1 < d->nattrs && d->aidx[a + 1] <= i)
+                a++;
+            if (!d->ops[i].extent.width) /* size 0: disabled */
+                continue;
+            if (ka == 0 || memcmp(&attrs[ka - 1], &d->attrs[a], sizeof *attrs)) {
+                attrs[ka] = d->attrs[a];
+                aidx[ka++] = k;
+            }
+            ops[k] = d->ops[i];
+            src[k] = d->src[i];
+            dst[k] = d->dst[i];
+            k++;
+        }
+    }
+    if (ops && src && dst && attrs && aidx) {
+        /* a launch the driver refused ran none of them: what it would have run is num_ops */
+        const uint64_t ran = g->result == 0 ? k : 0;
+        struct cbt_ev_batch h = {
+            .format = CBT_EV_FORMAT, .rules = CBT_RULES_VERSION, .batch_id = g->id, .api = CBT_API_1D_V2,
+            .door = CBT_DOOR_GRAPH_LAUNCH, .outcome = CBT_OUTCOME_FORWARDED, .result = g->result, .num_ops = k,
+            .ops_recorded = ran, .op_list = g->exec, .stream = g->stream, .device = -1,
+            .capture = CBT_CAPTURE_NONE, .fail_idx = UINT64_MAX, .tid = g->tid, .device_count = device_count,
+            .driver_ns = g->driver_ns, .caller = g->caller,
+        };
+        struct cbt_ev_batch1d d = {.srcs = g->exec, .sizes = g->exec, .attrs = g->exec, .attrs_idxs = g->exec,
+                                   .num_attrs = ka, .attrs_recorded = ran ? ka : 0};
+        struct whole x = {.w = w, .id = g->id, .h = &h, .state = CBT_BS_COMPLETE, .ops = ops, .src = src,
+                          .dst = dst, .nops = ran, .agg_expected = ran, .d = &d, .attrs = attrs, .aidx = aidx,
+                          .nattrs = ran ? ka : 0};
+        hand_over(m, &x);
+    }
+    free(ops), free(src), free(dst), free(attrs), free(aidx);
+}
+
+void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_graph *g)
+{
+    struct gexec *e = exec_find(m, w->host, w->vpid, g->exec);
+    switch (g->kind) {
+    case CBT_GRAPH_EXEC: {
+        uint64_t *defs = malloc((g->ndefs ? g->ndefs : 1) * sizeof *defs);
+        if (!defs)
+            return;
+        memcpy(defs, g->defs, g->ndefs * sizeof *defs);
+        if (!e) {
+            if (m->nexecs == m->cap_execs) {
+                size_t c = m->cap_execs ? 2 * m->cap_execs : 8;
+                struct gexec *p = realloc(m->execs, c * sizeof *p);
+                if (!p) {
+                    free(defs);
+                    return;
+                }
+                m->execs = p;
+                m->cap_execs = c;
+            }
+            e = &m->execs[m->nexecs++];
+            *e = (struct gexec){.host = w->host, .vpid = w->vpid, .exec = g->exec};
+        }
+        free(e->defs);
+        e->defs = defs;
+        e->n = g->ndefs;
+        if (g->id) /* the executable graph's own record it no longer runs */
+            def_drop(m, w->host, w->vpid, g->id);
+        break;
+    }
+    case CBT_GRAPH_LAUNCH:
+        launch(m, w, g);
+        break;
+    case CBT_GRAPH_EXEC_GONE:
+        if (e) {
+            free(e->defs);
+            *e = m->execs[--m->nexecs];
+        }
+        for (uint32_t i = 0; i < g->ndefs; i++) /* its own records */
+            def_drop(m, w->host, w->vpid, g->defs[i]);
+        break;
+    case CBT_GRAPH_CAPTURED:
+        /* its batch's record comes next: it says which graph the batch went into */
+        if (m->ncaps == sizeof m->caps / sizeof m->caps[0])
+            m->ncaps--;
+        m->caps[m->ncaps++] = (struct gcap){.host = w->host, .vpid = w->vpid, .id = g->id, .graph = g->exec};
+        break;
+    default: /* a launch into a capture (its copies are the captured graph's), a node gone
+              * (launches of graphs instantiated before still run its copies) */
+        break;
+    }
+}
+

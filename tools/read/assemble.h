@@ -55,6 +55,10 @@ void cbt_asm_gpu_expect(struct cbt_asm *m, const struct cbt_where *w, uint64_t b
 /* A short gpu_time event, with its batch's fields into out; false: the batch was not known. */
 bool cbt_asm_gpu_time(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_gpu_time *e,
                       struct cbt_ev_gpu *out);
+/* A cubatchtrace:graph event (CUDA graphs holding batch nodes, events.h):
+ * an executable graph's nodes kept, a launch handed over as one batch of
+ * door graph_launch with the copies it ran. */
+void cbt_asm_graph(struct cbt_asm *m, const struct cbt_where *w, const struct cbt_ev_graph *g);
 /* The end of the input: every batch still assembling is handed over; the stats go to agg. */
 void cbt_asm_finish(struct cbt_asm *m);
 

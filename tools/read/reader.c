@@ -43,7 +43,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK,
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK, EK_GRAPH,
     /* formats 3 and 4, the compact record (bs and cs read as b and c) */
     EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
@@ -154,6 +154,8 @@ struct ecinfo {
     struct mem x[X_COUNT_];   /* b, bo, c, co, ca, operand, stream */
     struct mem st_tid;        /* stack */
     int st_frames;            /* stack: the sequence of return addresses */
+    struct mem gr[8];         /* graph: kind, id, exec, stream, result, tid, driver_ns, caller */
+    int gr_defs;              /* graph: the sequence of records */
 };
 
 #define EC_SLOTS 1024u
@@ -329,7 +331,7 @@ static const struct {
     {"cubatchtrace:batch_end", EK_BATCH_END}, {"cubatchtrace:finding", EK_FINDING},
     {"cubatchtrace:batch1d", EK_BATCH1D},   {"cubatchtrace:batch_attrs", EK_BATCH_ATTRS},
     {"cubatchtrace:process", EK_PROCESS},   {"cubatchtrace:gpu_time", EK_GPU_TIME},
-    {"cubatchtrace:stack", EK_STACK},
+    {"cubatchtrace:stack", EK_STACK},       {"cubatchtrace:graph", EK_GRAPH},
     {"cubatchtrace:b", EK_B},               {"cubatchtrace:bs", EK_B}, /* a large 3D batch: as b, its ops in a sequence */
     {"cubatchtrace:bo", EK_BO},             {"cubatchtrace:c", EK_C},
     {"cubatchtrace:cs", EK_C}, /* a large 1D batch: as c, its copies in sequences */
@@ -387,6 +389,21 @@ static void describe_stack(struct ecinfo *e, const bt_field_class *pl)
     e->st_frames = member_index(pl, "frames", NULL);
     if (e->st_tid.idx < 0 || !field_is(pl, e->st_tid.idx, BT_FIELD_CLASS_TYPE_INTEGER) || e->st_frames < 0 ||
         bytes_per_element(pl, e->st_frames) != 8)
+        e->kind = EK_CBT_OTHER;
+}
+
+static const char *const graph_members[8] = {"kind", "id", "exec", "stream", "result", "tid", "driver_ns", "caller"};
+
+/* graph: eight integers and a sequence of 64-bit integers; else not the event we know */
+static void describe_graph(struct ecinfo *e, const bt_field_class *pl)
+{
+    for (int i = 0; i < 8; i++) {
+        e->gr[i].idx = member_index(pl, graph_members[i], &e->gr[i].sgn);
+        if (e->gr[i].idx < 0 || !field_is(pl, e->gr[i].idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->kind = EK_CBT_OTHER;
+    }
+    e->gr_defs = member_index(pl, "defs", NULL);
+    if (e->gr_defs < 0 || bytes_per_element(pl, e->gr_defs) != 8)
         e->kind = EK_CBT_OTHER;
 }
 
@@ -516,6 +533,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         describe_build_id(e, pl);
     else if (e->kind == EK_STACK)
         describe_stack(e, pl);
+    else if (e->kind == EK_GRAPH)
+        describe_graph(e, pl);
     else if (!(e->kind >= EK_B ? describe_compact(r, e, pl, name) : describe_fields(r, e, pl, name))) {
         free(e);
         return NULL;
@@ -875,6 +894,33 @@ static void on_stack(struct reader *r, const struct ecinfo *e, const bt_field *p
         s->frames[i] = bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
 }
 
+/* cubatchtrace:graph: to the assembler, which expands a launch to its copies */
+static void event_time(const struct ecinfo *e, const bt_message *msg, struct cbt_where *w);
+static void on_graph(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                     struct cbt_where w)
+{
+    event_time(e, msg, &w);
+    struct cbt_ev_graph g = {
+        .kind = (uint8_t)member_int(pl, e->gr[0]), .id = (uint64_t)member_int(pl, e->gr[1]),
+        .exec = (uint64_t)member_int(pl, e->gr[2]), .stream = (uint64_t)member_int(pl, e->gr[3]),
+        .result = (uint32_t)member_int(pl, e->gr[4]), .tid = (int32_t)member_int(pl, e->gr[5]),
+        .driver_ns = (uint64_t)member_int(pl, e->gr[6]), .caller = (uint64_t)member_int(pl, e->gr[7]),
+    };
+    const bt_field *seq = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->gr_defs);
+    uint64_t n = bt_field_array_get_length(seq);
+    uint64_t *defs = malloc((n ? n : 1) * sizeof *defs);
+    if (!defs)
+        return;
+    for (uint64_t i = 0; i < n; i++)
+        defs[i] = bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(seq, i));
+    g.defs = defs;
+    g.ndefs = (uint32_t)n;
+    if (g.kind == CBT_GRAPH_LAUNCH || g.kind == CBT_GRAPH_CAPTURED)
+        cbt_where_image_of_batch(&w, g.id);
+    cbt_asm_graph(r->as, &w, &g);
+    free(defs);
+}
+
 static void on_process(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
 {
     const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
@@ -1012,6 +1058,9 @@ static int on_event(struct reader *r, const bt_message *msg)
         return 0;
     case EK_STACK:
         on_stack(r, e, pl, w);
+        return 0;
+    case EK_GRAPH:
+        on_graph(r, e, msg, pl, w);
         return 0;
     case EK_BIN_INFO:
     case EK_BUILD_ID:

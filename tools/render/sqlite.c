@@ -862,7 +862,7 @@ static void write_attrs(struct cbt_sql *s, int64_t key, const struct cbt_read_ba
 void cbt_sql_batch(void *sql, const struct cbt_read_batch *rb)
 {
     struct cbt_sql *s = sql;
-    if (failed(s))
+    if (failed(s) || rb->not_run) /* copies that run at graph launches, exported there */
         return;
     size_t pk = proc_of(s, &rb->w);
     if (!pk)

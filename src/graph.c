@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batch copies inside CUDA graphs (CUDA 13.5's CU_GRAPH_NODE_TYPE_MEMCPY_BATCH).
+ *
+ * A batch node runs its copies at every cuGraphLaunch of a graph
+ * instantiated from it, so the shim records a node's copies once (when it
+ * is made or changed: cbt_record_node, a 1D batch of door graph_node), what
+ * each executable graph holds (the ids of its nodes' latest records), and
+ * each launch of such a graph as one small event (cubatchtrace:graph,
+ * events.h); the reader expands a launch to the copies it ran.
+ *
+ * Wrapped, through the doors the batch calls have (the exported symbol,
+ * dlsym on the driver, cuGetProcAddress by the pointer the driver handed
+ * out): the calls that make, change or remove a batch node, destroy a
+ * graph (its nodes' handles may come back as other nodes), instantiate,
+ * update, destroy and launch an executable graph.  Every one forwards its
+ * arguments unchanged and returns the driver's answer.  Graphs the shim did
+ * not see built node by node (cuGraphClone, child graphs, a graph launched
+ * into a capture) need no wrapper: at instantiation the graph is walked
+ * (cuGraphGetNodes, cuGraphNodeGetType, cuGraphChildGraphNodeGetGraph,
+ * cuGraphNodeGetParams for a batch node not seen), only while a session
+ * records.  A batch call a driver takes into a capture is known by its own
+ * record (cbt_graph_captured).
+ *
+ * Cost: a graph without batch nodes costs its launch one atomic load (no
+ * executable graph with batch nodes known) or one lookup under the lock; a
+ * launch of one with batch nodes adds two clock reads, on a driver with
+ * batch nodes cuStreamIsCapturing, and the event.  All state is one struct
+ * behind one lock; the tables are arrays searched in order, sized by the
+ * batch nodes and executable graphs a program keeps (a few dozen in the
+ * programs this is for: a graph of thousands of batch nodes would make
+ * its instantiation quadratic).
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cubatchtrace/cuda13x.h>
+
+#include "batch.h"
+#include "graph.h"
+#include "process.h"
+#include "record.h"
+#include "settings.h"
+#include "tp.h"
+
+#undef cuGraphAddNode
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
+#undef cuGraphLaunch
+#undef cuGraphInstantiateWithParams
+
+#define CALLER() __builtin_return_address(0)
+
+/* ---- the functions wrapped ---- */
+
+#define CBT_GRAPH_FN_LIST(X)                                                                                  \
+    X(G_ADD_NODE, "cuGraphAddNode")             /* CUDA 12.2 ABI: no edge data */                            \
+    X(G_ADD_NODE_V2, "cuGraphAddNode_v2")                                                                     \
+    X(G_ADD_NODE_V3, "cuGraphAddNode_v3")                                                                     \
+    X(G_NODE_SET, "cuGraphNodeSetParams")                                                                     \
+    X(G_NODE_SET_V2, "cuGraphNodeSetParams_v2")                                                               \
+    X(G_EXEC_NODE_SET, "cuGraphExecNodeSetParams")                                                            \
+    X(G_DESTROY_NODE, "cuGraphDestroyNode")                                                                   \
+    X(G_DESTROY, "cuGraphDestroy")                                                                            \
+    X(G_INST_FLAGS, "cuGraphInstantiateWithFlags")                                                            \
+    X(G_INST_PARAMS, "cuGraphInstantiateWithParams")                                                          \
+    X(G_INST_PARAMS_PTSZ, "cuGraphInstantiateWithParams_ptsz")                                                \
+    X(G_EXEC_UPDATE, "cuGraphExecUpdate_v2")                                                                  \
+    X(G_EXEC_DESTROY, "cuGraphExecDestroy")                                                                   \
+    X(G_LAUNCH, "cuGraphLaunch")                                                                              \
+    X(G_LAUNCH_PTSZ, "cuGraphLaunch_ptsz")
+
+#define CBT_GFN_ENUM_(id, name) id,
+enum gfn { CBT_GRAPH_FN_LIST(CBT_GFN_ENUM_) G_COUNT_ };
+#define CBT_GFN_NAME_(id, name) name,
+static const char *const gfn_name[G_COUNT_] = {CBT_GRAPH_FN_LIST(CBT_GFN_NAME_)};
+
+typedef CUresult (*add_node1_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraphNodeParams *);
+typedef CUresult (*add_node_fn)(CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t,
+                                CUgraphNodeParams *);
+typedef CUresult (*node_set_fn)(CUgraphNode, CUgraphNodeParams *);
+typedef CUresult (*exec_node_set_fn)(CUgraphExec, CUgraphNode, CUgraphNodeParams *);
+typedef CUresult (*destroy_node_fn)(CUgraphNode);
+typedef CUresult (*destroy_fn)(CUgraph);
+typedef CUresult (*inst_flags_fn)(CUgraphExec *, CUgraph, unsigned long long);
+typedef CUresult (*inst_params_fn)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *);
+typedef CUresult (*exec_update_fn)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *);
+typedef CUresult (*exec_destroy_fn)(CUgraphExec);
+typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
+
+/* ---- the state: one struct behind one lock ---- */
+
+struct node_rec {
+    CUgraphNode node;
+    uint64_t def; /* the id of its latest record */
+    bool own;     /* in an executable graph: a record of its own (cuGraphExecNodeSetParams) */
+};
+struct exec_rec {
+    CUgraphExec exec;
+    struct node_rec *items; /* its batch nodes, by the graph's node handles */
+    size_t n;
+};
+static struct {
+    pthread_mutex_t lock;
+    pthread_once_t once;
+    void *real[G_COUNT_];  /* the driver's functions (dlsym, cuGetProcAddress doors) */
+    void *next[G_COUNT_];  /* what the exported symbols forward to */
+    CUresult (*get_nodes)(CUgraph, CUgraphNode *, size_t *);
+    CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
+    CUresult (*node_params)(CUgraphNode, CUgraphNodeParams *);
+    CUresult (*child_graph)(CUgraphNode, CUgraph *);
+    CUresult (*is_capturing[2])(CUstream, CUstreamCaptureStatus *); /* [1]: _ptsz */
+    CUresult (*capture_info[2])(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
+                                const CUgraphEdgeData **, size_t *); /* [1]: _ptsz */
+    int driver_version;
+    struct node_rec *nodes; /* batch nodes made or changed through the shim, and those walked */
+    size_t nnodes, cap_nodes;
+    struct exec_rec *execs; /* executable graphs holding batch nodes */
+    size_t nexecs, cap_execs;
+    size_t nexecs_seen;     /* nexecs, read without the lock at launch */
+    size_t nnodes_seen;     /* nnodes, read without the lock at cuGraphDestroy */
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+
+static void load(void)
+{
+    const struct cbt_real *real = cbt_real();
+    void *h = real->handle;
+    for (int i = 0; i < G_COUNT_; i++) {
+        G.real[i] = h ? cbt_real_dlsym(h, gfn_name[i]) : NULL;
+        G.next[i] = cbt_export_target(G.real[i], gfn_name[i]);
+    }
+    if (h) {
+        G.get_nodes = cbt_real_dlsym(h, "cuGraphGetNodes");
+        G.node_type = cbt_real_dlsym(h, "cuGraphNodeGetType");
+        G.node_params = cbt_real_dlsym(h, "cuGraphNodeGetParams");
+        G.child_graph = cbt_real_dlsym(h, "cuGraphChildGraphNodeGetGraph");
+        G.capture_info[0] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3");
+        G.capture_info[1] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3_ptsz");
+        if (!G.capture_info[1])
+            G.capture_info[1] = G.capture_info[0];
+        G.is_capturing[0] = cbt_real_dlsym(h, "cuStreamIsCapturing");
+        G.is_capturing[1] = cbt_real_dlsym(h, "cuStreamIsCapturing_ptsz");
+        if (!G.is_capturing[1])
+            G.is_capturing[1] = G.is_capturing[0];
+        CUresult (*version)(int *) = cbt_real_dlsym(h, "cuDriverGetVersion");
+        if (!version || version(&G.driver_version) != CUDA_SUCCESS)
+            G.driver_version = 0;
+    }
+}
+
+static inline void ready(void) { pthread_once(&G.once, load); }
+
+int cbt_graph_capture_state;
+
+bool cbt_graph_captures_batches_slow(void)
+{
+    ready();
+    __atomic_store_n(&cbt_graph_capture_state, G.driver_version >= 13050 ? 2 : 1, __ATOMIC_RELAXED);
+    return G.driver_version >= 13050;
+}
+
+/* Is anyone listening for graphs (the provider loaded, the events on)? */
+static bool listening(void)
+{
+    return cbt_batch_setup() && cbt_tp_enabled(graph) && cbt_tp_enabled(c);
+}
+
+static bool grow(void **p, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return true;
+    size_t n = *cap ? 2 * *cap : 16;
+    while (n < want)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* Under the lock: the record of node n, NULL when none. */
+static struct node_rec *node_find(CUgraphNode n)
+{
+    for (size_t i = 0; i < G.nnodes; i++)
+        if (G.nodes[i].node == n)
+            return &G.nodes[i];
+    return NULL;
+}
+
+static void node_set(CUgraphNode n, uint64_t def)
+{
+    struct node_rec *r = node_find(n);
+    if (r)
+        r->def = def;
+    else if (grow((void **)&G.nodes, &G.cap_nodes, G.nnodes + 1, sizeof *G.nodes))
+        G.nodes[G.nnodes++] = (struct node_rec){n, def, false};
+    __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
+}
+
+static struct exec_rec *exec_find(CUgraphExec e)
+{
+    for (size_t i = 0; i < G.nexecs; i++)
+        if (G.execs[i].exec == e)
+            return &G.execs[i];
+    return NULL;
+}
+
+static void exec_drop(CUgraphExec e)
+{
+    struct exec_rec *x = exec_find(e);
+    if (!x)
+        return;
+    free(x->items);
+    *x = G.execs[--G.nexecs];
+    __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
+}
+
+static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
+                 size_t n, void *caller);
+
+/* Under the lock: executable graph e forgotten (destroyed, or instantiated
+ * anew), said with its own records, which go with it. */
+static void exec_forget(CUgraphExec e, void *caller)
+{
+    struct exec_rec *x = exec_find(e);
+    if (!x)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->items[i].own)
+            x->items[k++] = x->items[i];
+    if (cbt_tp_enabled(graph))
+        emit(CBT_GRAPH_EXEC_GONE, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, k, caller);
+    exec_drop(e);
+}
+
+static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
+                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller);
+static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
+                 size_t n, void *caller)
+{
+    emit_timed(kind, id, exec, stream, r, items, n, 0, caller);
+}
+
+static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
+                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller)
+{
+    uint64_t defs[64], *d = defs;
+    if (n > 64 && !(d = malloc(n * sizeof *d)))
+        n = 0, d = defs;
+    for (size_t i = 0; i < n; i++)
+        d[i] = items[i].def;
+    struct cbt_ev_graph g = {.kind = kind, .id = id, .exec = exec, .stream = stream, .result = (uint32_t)r,
+                             .tid = cbt_tid(), .driver_ns = driver_ns, .caller = (uint64_t)(uintptr_t)caller,
+                             .ndefs = (uint32_t)n, .defs = d};
+    if (cbt_tp_enabled(graph))
+        cbt_tp(graph, &g, caller);
+    if (d != defs)
+        free(d);
+}
+
+/* A batch node's params recorded; its id (0: not recorded). */
+static uint64_t record_params(const CUgraphNodeParams *p, void *caller)
+{
+    const CUDA_MEMCPY_BATCH_NODE_PARAMS_V1 *b = cbt_node_params_memcpy_batch_const(p);
+    return cbt_record_node(CBT_DOOR_GRAPH_NODE, b->dsts, b->srcs, b->sizes, b->count, b->attrs, b->attrsIdxs,
+                           b->numAttrs, caller);
+}
+
+/* Under the lock: the batch nodes of graph g, at any depth, appended to
+ * *items (the driver asked for what the shim did not see made). */
+static void walk(CUgraph g, struct node_rec **items, size_t *n, size_t *cap, void *caller, int depth)
+{
+    size_t count = 0;
+    if (!G.get_nodes || !G.node_type || depth > 16 || G.get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
+        return;
+    CUgraphNode *nodes = malloc(count * sizeof *nodes);
+    if (!nodes || G.get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
+        free(nodes);
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        CUgraphNodeType type;
+        if (G.node_type(nodes[i], &type) != CUDA_SUCCESS)
+            continue;
+        if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            CUgraph child;
+            if (G.child_graph && G.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+                walk(child, items, n, cap, caller, depth + 1);
+            continue;
+        }
+        if (type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH)
+            continue;
+        struct node_rec *r = node_find(nodes[i]);
+        uint64_t def = r ? r->def : 0;
+        CUgraphNodeParams p;
+        if (!def && G.node_params && G.node_params(nodes[i], &p) == CUDA_SUCCESS &&
+            (def = record_params(&p, caller)) != 0)
+            node_set(nodes[i], def);
+        if (def && grow((void **)items, cap, *n + 1, sizeof **items))
+            (*items)[(*n)++] = (struct node_rec){nodes[i], def, false};
+    }
+    free(nodes);
+}
+
+/* An executable graph instantiated (or updated) from g: its batch nodes kept and said. */
+static void instantiated(CUgraphExec e, CUgraph g, void *caller)
+{
+    if (!e || !listening())
+        return;
+    pthread_mutex_lock(&G.lock);
+    struct node_rec *items = NULL;
+    size_t n = 0, cap = 0;
+    walk(g, &items, &n, &cap, caller, 0);
+    exec_forget(e, caller);
+    if (n && grow((void **)&G.execs, &G.cap_execs, G.nexecs + 1, sizeof *G.execs)) {
+        G.execs[G.nexecs++] = (struct exec_rec){e, items, n};
+        __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
+        emit(CBT_GRAPH_EXEC, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, items, n, caller);
+    } else {
+        free(items);
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
+void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller)
+{
+    ready();
+    CUstreamCaptureStatus st;
+    CUgraph g = NULL;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    if (!G.capture_info[ptsz != 0] ||
+        G.capture_info[ptsz != 0](s, &st, NULL, &g, &deps, NULL, &ndeps) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return;
+    if (ndeps == 1 && deps) {
+        pthread_mutex_lock(&G.lock);
+        node_set(deps[0], batch_id);
+        pthread_mutex_unlock(&G.lock);
+    }
+    emit(CBT_GRAPH_CAPTURED, batch_id, (uint64_t)(uintptr_t)g, (uint64_t)(uintptr_t)s, CUDA_SUCCESS, NULL, 0, caller);
+}
+
+void cbt_graph_after_fork_child(void)
+{
+    pthread_mutex_init(&G.lock, NULL);
+    for (size_t i = 0; i < G.nexecs; i++)
+        free(G.execs[i].items);
+    G.nnodes = G.nexecs = 0;
+    __atomic_store_n(&G.nexecs_seen, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&G.nnodes_seen, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the common paths behind the doors ---- */
+
+/* No function to forward to (no driver the shim could load, or one without
+ * this function): the batch doors' answer, said once. */
+CBT_COLD_FN static CUresult no_driver(int fi)
+{
+    cbt_warn_no_driver(gfn_name[fi]);
+    return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+}
+
+static CUresult add_node(int fi, void *fn, CUgraphNode *ph, CUgraph g, const CUgraphNode *deps,
+                         const CUgraphEdgeData *edges, size_t ndeps, CUgraphNodeParams *p, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = fi == G_ADD_NODE ? ((add_node1_fn)fn)(ph, g, deps, ndeps, p)
+                                    : ((add_node_fn)fn)(ph, g, deps, edges, ndeps, p);
+    if (r == CUDA_SUCCESS && p && p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH && ph && listening()) {
+        uint64_t def = record_params(p, caller);
+        pthread_mutex_lock(&G.lock);
+        if (def)
+            node_set(*ph, def);
+        pthread_mutex_unlock(&G.lock);
+    }
+    return r;
+}
+
+static CUresult node_set_params(int fi, void *fn, CUgraphNode node, CUgraphNodeParams *p, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((node_set_fn)fn)(node, p);
+    if (r == CUDA_SUCCESS && p && p->type == CU_GRAPH_NODE_TYPE_MEMCPY_BATCH && listening()) {
+        uint64_t def = record_params(p, caller);
+        pthread_mutex_lock(&G.lock);
+        if (def)
+            node_set(node, def);
+        pthread_mutex_unlock(&G.lock);
+    }
+    return r;
+}
+
+static CUresult exec_node_set_params(int fi, void *fn, CUgraphExec e, CUgraphNode node, CUgraphNodeParams *p, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((exec_node_set_fn)fn)(e, node, p);
+    if (r != CUDA_SUCCESS || !p || p->type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH ||
+        !__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE) || !listening())
+        return r;
+    pthread_mutex_lock(&G.lock);
+    struct exec_rec *x = exec_find(e);
+    for (size_t i = 0; x && i < x->n; i++)
+        if (x->items[i].node == node) {
+            uint64_t def = record_params(p, caller);
+            if (def) {
+                /* the record it replaces, when the executable graph's own, is run by no launch any more */
+                uint64_t gone = x->items[i].own ? x->items[i].def : 0;
+                x->items[i] = (struct node_rec){node, def, true};
+                emit(CBT_GRAPH_EXEC, gone, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, x->n, caller);
+            }
+            break;
+        }
+    pthread_mutex_unlock(&G.lock);
+    return r;
+}
+
+static CUresult destroy_node(int fi, void *fn, CUgraphNode node, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((destroy_node_fn)fn)(node);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&G.lock);
+    struct node_rec *n = node_find(node);
+    if (n) {
+        if (listening())
+            emit(CBT_GRAPH_NODE_GONE, n->def, 0, 0, CUDA_SUCCESS, NULL, 0, caller);
+        *n = G.nodes[--G.nnodes];
+        __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&G.lock);
+    return r;
+}
+
+/* Under the lock: the records of graph g's nodes, at any depth, forgotten
+ * (their handles may come back as other nodes). */
+static void forget_nodes(CUgraph g, int depth)
+{
+    size_t count = 0;
+    if (!G.get_nodes || depth > 16 || G.get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
+        return;
+    CUgraphNode *nodes = malloc(count * sizeof *nodes);
+    if (!nodes || G.get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
+        free(nodes);
+        return;
+    }
+    for (size_t i = 0; i < count && G.nnodes; i++) {
+        CUgraphNodeType type;
+        CUgraph child;
+        struct node_rec *n = node_find(nodes[i]);
+        if (n)
+            *n = G.nodes[--G.nnodes];
+        else if (G.node_type && G.child_graph && G.node_type(nodes[i], &type) == CUDA_SUCCESS &&
+                 type == CU_GRAPH_NODE_TYPE_GRAPH && G.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+            forget_nodes(child, depth + 1);
+    }
+    free(nodes);
+}
+
+/* A graph destroyed: its nodes' records go first, asked of the graph while
+ * it is there (only when any node is known). */
+static CUresult destroy(int fi, void *fn, CUgraph g)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    if (__atomic_load_n(&G.nnodes_seen, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&G.lock);
+        forget_nodes(g, 0);
+        __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&G.lock);
+    }
+    return ((destroy_fn)fn)(g);
+}
+
+static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((exec_destroy_fn)fn)(e);
+    if (r == CUDA_SUCCESS && __atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&G.lock);
+        exec_forget(e, caller);
+        pthread_mutex_unlock(&G.lock);
+    }
+    return r;
+}
+
+static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    /* the one lookup a graph without batch nodes costs */
+    if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
+        return ((launch_fn)fn)(e, s);
+    pthread_mutex_lock(&G.lock);
+    bool known = exec_find(e) != NULL;
+    pthread_mutex_unlock(&G.lock);
+    if (!known || !cbt_tp_enabled(graph))
+        return ((launch_fn)fn)(e, s);
+    uint64_t t0 = cbt_mono_ns();
+    CUresult r = ((launch_fn)fn)(e, s);
+    uint64_t t1 = cbt_mono_ns();
+    /* A launch onto a stream being captured runs nothing now (asked where
+     * the driver has batch nodes: where it has not, no graph is known) */
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    const int ptsz = fi == G_LAUNCH_PTSZ;
+    if (r == CUDA_SUCCESS && cbt_graph_captures_batches() && G.is_capturing[ptsz])
+        (void)G.is_capturing[ptsz](s, &st);
+    emit_timed(st == CU_STREAM_CAPTURE_STATUS_NONE ? CBT_GRAPH_LAUNCH : CBT_GRAPH_LAUNCH_CAPTURED,
+               cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL, 0, t1 - t0, caller);
+    return r;
+}
+
+/* ---- the doors ---- */
+
+#define NEXT(i) (ready(), G.next[i])
+#define REAL(i) (ready(), G.real[i])
+
+#define P_ADD1 CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p
+#define P_ADD CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t ndeps, \
+              CUgraphNodeParams *p
+
+/* One function per door and name: the exported symbol (forwarding to the
+ * next definition) and a static twin that dlsym and cuGetProcAddress hand
+ * out (forwarding to the driver's). */
+#define GRAPH_DOORS(sym, ret_params, call_next, call_real)                                                   \
+    CBT_EXPORT CUresult sym ret_params { return call_next; }                                                 \
+    static CUresult real_##sym ret_params { return call_real; }
+/* The names CUDA 13.5 adds (cuGraphAddNode_v3, cuGraphNodeSetParams_v2) only
+ * as twins: exported, they would answer a program's dlsym(RTLD_DEFAULT) on
+ * an older driver, which lacks them. */
+#define GRAPH_TWIN(sym, ret_params, call_next, call_real)                                                    \
+    static CUresult real_##sym ret_params { return call_real; }
+
+CUresult cuGraphAddNode(P_ADD1);
+GRAPH_DOORS(cuGraphAddNode, (P_ADD1), add_node(G_ADD_NODE, NEXT(G_ADD_NODE), ph, g, deps, NULL, ndeps, p, CALLER()),
+            add_node(G_ADD_NODE, REAL(G_ADD_NODE), ph, g, deps, NULL, ndeps, p, CALLER()))
+GRAPH_DOORS(cuGraphAddNode_v2, (P_ADD),
+            add_node(G_ADD_NODE_V2, NEXT(G_ADD_NODE_V2), ph, g, deps, edges, ndeps, p, CALLER()),
+            add_node(G_ADD_NODE_V2, REAL(G_ADD_NODE_V2), ph, g, deps, edges, ndeps, p, CALLER()))
+GRAPH_TWIN(cuGraphAddNode_v3, (P_ADD),
+            add_node(G_ADD_NODE_V3, NEXT(G_ADD_NODE_V3), ph, g, deps, edges, ndeps, p, CALLER()),
+            add_node(G_ADD_NODE_V3, REAL(G_ADD_NODE_V3), ph, g, deps, edges, ndeps, p, CALLER()))
+GRAPH_DOORS(cuGraphNodeSetParams, (CUgraphNode n, CUgraphNodeParams *p),
+            node_set_params(G_NODE_SET, NEXT(G_NODE_SET), n, p, CALLER()), node_set_params(G_NODE_SET, REAL(G_NODE_SET), n, p, CALLER()))
+GRAPH_TWIN(cuGraphNodeSetParams_v2, (CUgraphNode n, CUgraphNodeParams *p),
+            node_set_params(G_NODE_SET_V2, NEXT(G_NODE_SET_V2), n, p, CALLER()),
+            node_set_params(G_NODE_SET_V2, REAL(G_NODE_SET_V2), n, p, CALLER()))
+GRAPH_DOORS(cuGraphExecNodeSetParams, (CUgraphExec e, CUgraphNode n, CUgraphNodeParams *p),
+            exec_node_set_params(G_EXEC_NODE_SET, NEXT(G_EXEC_NODE_SET), e, n, p, CALLER()),
+            exec_node_set_params(G_EXEC_NODE_SET, REAL(G_EXEC_NODE_SET), e, n, p, CALLER()))
+GRAPH_DOORS(cuGraphDestroyNode, (CUgraphNode n), destroy_node(G_DESTROY_NODE, NEXT(G_DESTROY_NODE), n, CALLER()),
+            destroy_node(G_DESTROY_NODE, REAL(G_DESTROY_NODE), n, CALLER()))
+GRAPH_DOORS(cuGraphDestroy, (CUgraph g), destroy(G_DESTROY, NEXT(G_DESTROY), g), destroy(G_DESTROY, REAL(G_DESTROY), g))
+GRAPH_DOORS(cuGraphExecDestroy, (CUgraphExec e), exec_destroy(G_EXEC_DESTROY, NEXT(G_EXEC_DESTROY), e, CALLER()),
+            exec_destroy(G_EXEC_DESTROY, REAL(G_EXEC_DESTROY), e, CALLER()))
+GRAPH_DOORS(cuGraphLaunch, (CUgraphExec e, CUstream s), launch(G_LAUNCH, NEXT(G_LAUNCH), e, s, CALLER()),
+            launch(G_LAUNCH, REAL(G_LAUNCH), e, s, CALLER()))
+CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s);
+GRAPH_DOORS(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s), launch(G_LAUNCH_PTSZ, NEXT(G_LAUNCH_PTSZ), e, s, CALLER()),
+            launch(G_LAUNCH_PTSZ, REAL(G_LAUNCH_PTSZ), e, s, CALLER()))
+
+static CUresult inst_flags(int fi, void *fn, CUgraphExec *ph, CUgraph g, unsigned long long flags, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((inst_flags_fn)fn)(ph, g, flags);
+    if (r == CUDA_SUCCESS && ph)
+        instantiated(*ph, g, caller);
+    return r;
+}
+static CUresult inst_params(int fi, void *fn, CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((inst_params_fn)fn)(ph, g, p);
+    if (r == CUDA_SUCCESS && ph)
+        instantiated(*ph, g, caller);
+    return r;
+}
+static CUresult exec_update(int fi, void *fn, CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info, void *caller)
+{
+    if (cbt_unlikely(!fn))
+        return no_driver(fi);
+    CUresult r = ((exec_update_fn)fn)(e, g, info);
+    if (r == CUDA_SUCCESS)
+        instantiated(e, g, caller);
+    return r;
+}
+GRAPH_DOORS(cuGraphInstantiateWithFlags, (CUgraphExec *ph, CUgraph g, unsigned long long f),
+            inst_flags(G_INST_FLAGS, NEXT(G_INST_FLAGS), ph, g, f, CALLER()), inst_flags(G_INST_FLAGS, REAL(G_INST_FLAGS), ph, g, f, CALLER()))
+GRAPH_DOORS(cuGraphInstantiateWithParams, (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+            inst_params(G_INST_PARAMS, NEXT(G_INST_PARAMS), ph, g, p, CALLER()),
+            inst_params(G_INST_PARAMS, REAL(G_INST_PARAMS), ph, g, p, CALLER()))
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p);
+GRAPH_DOORS(cuGraphInstantiateWithParams_ptsz, (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+            inst_params(G_INST_PARAMS_PTSZ, NEXT(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()),
+            inst_params(G_INST_PARAMS_PTSZ, REAL(G_INST_PARAMS_PTSZ), ph, g, p, CALLER()))
+GRAPH_DOORS(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *i),
+            exec_update(G_EXEC_UPDATE, NEXT(G_EXEC_UPDATE), e, g, i, CALLER()), exec_update(G_EXEC_UPDATE, REAL(G_EXEC_UPDATE), e, g, i, CALLER()))
+
+#define CBT_GFN_TWIN_(id, name) [id] = (void *)real_##id,
+#define real_G_ADD_NODE real_cuGraphAddNode
+#define real_G_ADD_NODE_V2 real_cuGraphAddNode_v2
+#define real_G_ADD_NODE_V3 real_cuGraphAddNode_v3
+#define real_G_NODE_SET real_cuGraphNodeSetParams
+#define real_G_NODE_SET_V2 real_cuGraphNodeSetParams_v2
+#define real_G_EXEC_NODE_SET real_cuGraphExecNodeSetParams
+#define real_G_DESTROY_NODE real_cuGraphDestroyNode
+#define real_G_DESTROY real_cuGraphDestroy
+#define real_G_INST_FLAGS real_cuGraphInstantiateWithFlags
+#define real_G_INST_PARAMS real_cuGraphInstantiateWithParams
+#define real_G_INST_PARAMS_PTSZ real_cuGraphInstantiateWithParams_ptsz
+#define real_G_EXEC_UPDATE real_cuGraphExecUpdate_v2
+#define real_G_EXEC_DESTROY real_cuGraphExecDestroy
+#define real_G_LAUNCH real_cuGraphLaunch
+#define real_G_LAUNCH_PTSZ real_cuGraphLaunch_ptsz
+static void *const twin[G_COUNT_] = {CBT_GRAPH_FN_LIST(CBT_GFN_TWIN_)};
+
+bool cbt_graph_name(const char *name)
+{
+    if (strncmp(name, "cuGraph", 7))
+        return false;
+    for (int i = 0; i < G_COUNT_; i++)
+        if (!strcmp(name, gfn_name[i]))
+            return true;
+    return false;
+}
+
+void *cbt_graph_wrap(void *p)
+{
+    if (!p)
+        return NULL;
+    ready();
+    for (int i = 0; i < G_COUNT_; i++)
+        if (p == G.real[i])
+            return twin[i];
+    return NULL;
+}
