@@ -29,7 +29,7 @@ STATE = {"table": None, "why": "the advice-costs case did not run"}
 
 # pattern: (client pattern, {rule: occurrences the trace run makes}, needs the cost table, reps of the measurement)
 PATTERNS = {
-    "unbatched": ("unbatched", {"unbatched_run": 3}, False, 21),
+    "unbatched": ("unbatched", {"unbatched_run": 3}, False, 41),
     "tiny": ("tiny", {"tiny_copies": 5}, False, 21),
     "pageable": ("pageable", {"pageable_source": 1}, True, 15),
     "engine": ("engine", {"overlap_flag_large_copy": 1, "same_device_engine_copy": 1}, True, 15),
@@ -66,14 +66,16 @@ def costs_case(S):
             STATE["table"], STATE["why"] = os.path.abspath(given), ""
             return None, "CBT_GPU_ADVICE_COSTS=%s: that table is used, none measured here" % given
         if S.FAKE:
-            STATE["why"] = "dry run: no cost table (bench/advice-costs.c measures a GPU; the double's timings are not one's)"
+            STATE["why"] = "dry run: no cost table (bench/advice-costs.c measures a GPU; the double's timings are " \
+                           "not one's)"
             return None, STATE["why"]
         out = table_out(S)
         binary = S.b("advice-costs")
         env = S.tool_env()
         if os.path.exists(binary):
             env["ADVICE_COSTS"] = os.path.abspath(binary)
-        rc, o, e = S.sh(["bash", os.path.join(S.HERE, "..", "..", "bench", "advice-costs.sh"), out], timeout=120, env=env)
+        script = os.path.join(S.HERE, "..", "..", "bench", "advice-costs.sh")
+        rc, o, e = S.sh(["bash", script, out], timeout=120, env=env)
         if rc != 0:
             STATE["why"] = "bench/advice-costs.sh exit %d: %s" % (rc, (e or o).strip()[-300:])
             return False, STATE["why"]
@@ -142,6 +144,9 @@ def advice_case(S, key):
 
     def fn(case, workdir):
         table = STATE["table"]
+        given = S.ENV.get("CBT_GPU_ADVICE_COSTS")
+        if not table and given and os.path.isfile(given):  # advice-costs not selected
+            table = os.path.abspath(given)
         if needs_table and not table and not S.FAKE:
             return False, "no cost table: %s" % STATE["why"]
         sess = S.Session(case.name, workdir)
@@ -203,6 +208,10 @@ def advice_case(S, key):
                 us(float(m["as_is_ns"])), us(advised), WORDS[v](e, saving))
             verdicts.append((rule, v))
             parts.append(txt)
+        pc = re.search(r"^PERCALL one_call_ns=(\d+) per_copy_in_batch_ns=(\d+)", mout, re.M)
+        if pc:  # what the driver's cost per call is made of: a call's own cost against a copy's
+            parts.append("a one-copy call alone %s, a copy within the one batch %s" % (us(float(pc.group(1))),
+                                                                                   us(float(pc.group(2)))))
         detail = "; ".join(parts) + "; " + used
         if S.FAKE:
             return None, "dry run: the advice drawn as expected, the measured saving not compared (the double's " \
@@ -224,8 +233,8 @@ def cases(S):
     return [
         C("advice-costs", "bench/advice-costs.sh writes this run's cost table beside the report (its GPU, driver, "
           "date and every figure), which the advice-* cases pass to `--advice-costs`", costs_case(S)),
-        C("advice-unbatched", "unbatched_run: 3 runs of 32 one-copy batches drawn 3 times; the estimate ((calls - 1) "
-          "x the cheapest call, host time in the trace) against the host time one batch of the 32 copies saves, "
+        C("advice-unbatched", "unbatched_run: 3 runs of 128 one-copy batches drawn 3 times; the estimate ((calls - 1) "
+          "x the cheapest call, host time in the trace) against the host time one batch of the 128 copies saves, "
           "median, no shim: within 30 %", advice_case(S, "unbatched")),
         C("advice-tiny", "tiny_copies: 5 batches of 4096 x 256 B drawn 5 times; the estimate (the call's host time "
           "for its tiny copies, in the trace) against the host time of one 1 MiB copy instead, median, no shim: "

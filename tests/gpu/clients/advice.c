@@ -13,10 +13,11 @@
  * PATTERN and what is measured (docs/rules.md says how each saving is
  * estimated; the measurement is the same quantity):
  *
- *   unbatched  trace: 3 runs of 32 batches of one 64 KiB device-to-device
+ *   unbatched  trace: 3 runs of 128 batches of one 64 KiB device-to-device
  *              copy each, back to back on one stream (a synchronisation and
- *              2 ms between runs).  measure: the host time of the 32 calls
- *              against one batch of the same 32 copies (median of REPS).
+ *              2 ms between runs).  measure: the host time of the 128 calls
+ *              against one batch of the same 128 copies (median of REPS);
+ *              PERCALL: a one-copy call alone, and the batch's time per copy.
  *   tiny       trace: 5 batches of 4096 copies of 256 bytes, device to device,
  *              contiguous (after a warm-up batch of 4096 copies of 4 KiB).  measure: the host time of that batch call against
  *              one batch of the one 1 MiB copy they make (median of REPS).
@@ -118,7 +119,7 @@ static void measured(const char *rule, double as_is, double advised, int reps, c
 
 /* ---------------------------------------------------------------- unbatched_run */
 
-#define RUN_CALLS 32
+#define RUN_CALLS 128
 #define RUN_BYTES (64u << 10)
 
 static void unbatched(int trace, int reps, CUdeviceptr a, CUdeviceptr b)
@@ -138,6 +139,7 @@ static void unbatched(int trace, int reps, CUdeviceptr a, CUdeviceptr b)
         printf("TRACED rule=unbatched_run runs=3 calls=%d copy_bytes=%u\n", RUN_CALLS, RUN_BYTES);
     } else {
         double *x = calloc((size_t)reps, sizeof *x), *y = calloc((size_t)reps, sizeof *y);
+        double *z = calloc((size_t)reps, sizeof *z);
         for (int r = -2; r < reps; r++) {
             drain();
             double t0 = now_ns();
@@ -149,14 +151,23 @@ static void unbatched(int trace, int reps, CUdeviceptr a, CUdeviceptr b)
             batch(RUN_CALLS, l);
             double t3 = now_ns();
             drain();
+            double t4 = now_ns();
+            batch(1, l); /* one call on a drained stream: what the driver's cost per call is made of */
+            double t5 = now_ns();
+            drain();
             if (r >= 0) {
                 x[r] = t1 - t0;
                 y[r] = t3 - t2;
+                z[r] = t5 - t4;
             }
         }
-        measured("unbatched_run", median(x, reps), median(y, reps), reps, "median", "host");
+        const double one = median(z, reps), all = median(y, reps);
+        measured("unbatched_run", median(x, reps), all, reps, "median", "host");
+        /* the calls' cost, split: a one-copy call, and a copy within the batch of them all */
+        printf("PERCALL one_call_ns=%.0f per_copy_in_batch_ns=%.0f\n", one, all / RUN_CALLS);
         free(x);
         free(y);
+        free(z);
     }
     free(l);
 }
