@@ -210,8 +210,11 @@ def advice_case(S, key):
             parts.append(txt)
         pc = re.search(r"^PERCALL one_call_ns=(\d+) per_copy_in_batch_ns=(\d+)", mout, re.M)
         if pc:  # what the driver's cost per call is made of: a call's own cost against a copy's
-            parts.append("a one-copy call alone %s, a copy within the one batch %s" % (us(float(pc.group(1))),
-                                                                                   us(float(pc.group(2)))))
+            one, per = float(pc.group(1)), float(pc.group(2))
+            calls = int(re.search(r"calls=(\d+)", out).group(1))
+            parts.append("a one-copy call alone %s, a copy within the one batch %s: only the rest, %s a call, is "
+                         "saved, (calls - 1) x that = %s" % (us(one), us(per), us(one - per),
+                                                             us((calls - 1) * (one - per))))
         detail = "; ".join(parts) + "; " + used
         if S.FAKE:
             return None, "dry run: the advice drawn as expected, the measured saving not compared (the double's " \
