@@ -14,7 +14,8 @@ EXTRA_DIST += tests/gpu/README.md tests/gpu/run tests/gpu/build tests/gpu/suite.
 	tests/gpu/clients/rt.cu tests/gpu/clients/pyclient.py tests/gpu/clients/peer.c tests/gpu/clients/reads.c \
 	tests/gpu/clients/table1d.c tests/gpu/measured/table1d-h200.txt tests/gpu/clients/py1d.py tests/gpu/clients/rt1d.cu \
 	tests/gpu/suite1d.py tests/gpu/suitegpu.py tests/gpu/clients/gputime.cu tests/gpu/clients/capture.c \
-	tests/gpu/measured/capture-h200.txt tests/gpu/suitecapture.py tests/gpu/suitesteady.py
+	tests/gpu/measured/capture-h200.txt tests/gpu/suitecapture.py tests/gpu/suitesteady.py \
+	tests/gpu/suiteadvice.py tests/gpu/clients/advice.c
 
 check_PROGRAMS += tests/gpu/drv tests/gpu/gpa_table tests/gpu/peer tests/gpu/reads
 tests_gpu_drv_SOURCES = tests/gpu/clients/drv.c tests/gpu/clients/cbt_gpu.h
@@ -59,6 +60,13 @@ tests_gpu_capture_CPPFLAGS = $(CBT_TESTS_CPPFLAGS)
 tests_gpu_capture_CFLAGS = $(AM_CFLAGS) -Wno-unused-function -Wno-unused-parameter
 tests_gpu_capture_LDADD = -Ltests/fakecuda/lib -lcuda -lpthread -ldl
 tests_gpu_capture_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
+
+# advice: the patterns the advice rules name, and what doing as they say buys
+# (the advice-* cases, tests/gpu/suiteadvice.py).
+check_PROGRAMS += tests/gpu/advice
+tests_gpu_advice_SOURCES = tests/gpu/clients/advice.c
+tests_gpu_advice_LDADD = -Ltests/fakecuda/lib -lcuda
+tests_gpu_advice_DEPENDENCIES = tests/fakecuda/lib/libcuda.so.1
 
 TESTS += tests/gpu/dryrun.sh
 

@@ -26,6 +26,8 @@ Environment (set by tests/gpu/run):
                      the peer_* cases run it with FAKECUDA_DEVICE_COUNT=2 unless that is set)
   CBT_GPU_CASES      comma-separated case names or prefixes to run (default: all)
   CBT_GPU_DEADLINE   seconds for the whole suite (default 480)
+  CBT_GPU_ADVICE_COSTS  the advice cost table the advice-* cases use instead of the one advice-costs measures
+                     (OUTFILE without .md, then -advice-costs.txt)
 """
 import argparse
 import datetime
@@ -45,6 +47,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import btparse  # noqa: E402
 import suite1d  # noqa: E402
+import suiteadvice  # noqa: E402
 import suitecapture  # noqa: E402
 import suitegpu  # noqa: E402
 import suitesteady  # noqa: E402
@@ -69,6 +72,7 @@ def default_tool(shim):
 
 
 TOOL = ENV.get("CBT_GPU_TOOL") or default_tool(SHIM)
+OUT = None  # the report's path (main sets it): the advice-costs case writes its table beside it
 SELECT = [s for s in ENV.get("CBT_GPU_CASES", "").split(",") if s]
 DEADLINE = time.time() + float(ENV.get("CBT_GPU_DEADLINE", "480"))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1356,7 +1360,8 @@ def build_cases():
              "answers; lochint_invalid exactly on the second; trace, summary; validator agrees with the driver",
              peer_case("lochint", True)),
     ] + suite1d.cases(sys.modules[__name__]) + suitegpu.cases(sys.modules[__name__]) + \
-        suitecapture.cases(sys.modules[__name__]) + suitesteady.cases(sys.modules[__name__])
+        suitecapture.cases(sys.modules[__name__]) + suitesteady.cases(sys.modules[__name__]) + \
+        suiteadvice.cases(sys.modules[__name__])
     return C
 
 
@@ -1590,6 +1595,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--rerun-arg", default="docs/gpu-results.md")
     a = ap.parse_args()
+    global OUT
+    OUT = a.out
     started = datetime.datetime.now(datetime.timezone.utc)
     workdir = tempfile.mkdtemp(prefix="cbt-gpu-")
     cases = [c for c in build_cases() if selected(c.name)]
