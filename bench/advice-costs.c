@@ -100,6 +100,40 @@ static double dtod_gibps(struct setup *u, CUdeviceptr src, CUdeviceptr dst)
     return (double)(u->bytes * u->ops) / best * 1e9 / 1073741824.0;
 }
 
+/* The host time of one cuMemcpy3DBatchAsync of n device-to-device copies of
+ * `bytes` each (the call alone, its stream drained before it): the median of
+ * 101, in ns.  What a batch call costs the calling thread, which
+ * unbatched_run's saving is made of. */
+static double call_host_ns(struct setup *u, CUdeviceptr src, CUdeviceptr dst, size_t n, size_t bytes)
+{
+    enum { REPS = 101 };
+    double t[REPS];
+    for (size_t i = 0; i < n; i++) {
+        memset(&u->list[i], 0, sizeof u->list[i]);
+        u->list[i].src = pointer(src + i * bytes);
+        u->list[i].dst = pointer(dst + i * bytes);
+        u->list[i].extent.width = bytes;
+        u->list[i].extent.height = u->list[i].extent.depth = 1;
+        u->list[i].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    }
+    for (int r = -5; r < REPS; r++) {
+        check(cuStreamSynchronize(u->s), "cuStreamSynchronize");
+        double t0 = now_ns();
+        check(cuMemcpy3DBatchAsync(n, u->list, 0, u->s), "cuMemcpy3DBatchAsync");
+        double dt = now_ns() - t0;
+        if (r >= 0)
+            t[r] = dt;
+    }
+    check(cuStreamSynchronize(u->s), "cuStreamSynchronize");
+    for (int i = 1; i < REPS; i++) /* insertion sort: 101 values */
+        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[REPS / 2];
+}
+
 int main(int argc, char **argv)
 {
     struct setup u = {.bytes = 4u << 20, .ops = 16, .reps = 20};
@@ -162,6 +196,24 @@ int main(int argc, char **argv)
     printf("batch_d2d_overlap_gibps=%.3f\n", batch_gibps(&u, a, b, stream, flag));
     printf("batch_h2d_pageable_gibps=%.3f\n", batch_gibps(&u, hq, a, CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL, 0));
     printf("sm_d2d_gibps=%.3f\n", dtod_gibps(&u, a, b));
+    /* A call's host time grows with its copies: what one batch instead of
+     * many saves is the part each call pays once, the line through a call
+     * of 1 and of 64 copies of 64 KiB taken at 0 copies. */
+    const size_t many = 64, kib64 = 64u << 10;
+    if (total >= many * kib64) {
+        free(u.list);
+        u.list = calloc(many, sizeof *u.list);
+        if (!u.list) {
+            fprintf(stderr, "advice-costs: out of memory\n");
+            return 1;
+        }
+        double t1 = call_host_ns(&u, a, b, 1, kib64), tn = call_host_ns(&u, a, b, many, kib64);
+        double copy = (tn - t1) / (double)(many - 1), call = t1 - copy;
+        printf("# the host time of a cuMemcpy3DBatchAsync call of 1 and of %zu copies of %zu bytes (device to device),\n"
+               "# median of 101: %.0f and %.0f ns; a call's own part, and each copy's\n",
+               many, kib64, t1, tn);
+        printf("batch_call_ns=%.0f\nbatch_copy_ns=%.0f\n", call > 1 ? call : 1, copy > 1 ? copy : 1);
+    }
     check(cuMemFreeHost(pinned), "cuMemFreeHost");
     check(cuMemFree(a), "cuMemFree");
     check(cuMemFree(b), "cuMemFree");

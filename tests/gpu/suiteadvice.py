@@ -5,7 +5,7 @@ cases(S) where S is the suite module.
   advice-costs      bench/advice-costs.sh (the client gpu-stage/bin/advice-costs) writes the cost table of this run
                     beside the report (OUTFILE without .md, then -advice-costs.txt; CBT_GPU_ADVICE_COSTS=FILE uses
                     that table instead and the case is skipped): it must say its GPU and driver and hold every figure
-  advice-unbatched  unbatched_run     (host time: (calls - 1) x the run's cheapest call, measured in the trace)
+  advice-unbatched  unbatched_run     (host time: (calls - 1) x the cost table's batch_call_ns, at most the run's cheapest call each)
   advice-tiny       tiny_copies       (host time: the batch call's share of its tiny copies, measured in the trace)
   advice-pageable   pageable_source   (wall time of the bytes from pageable against pinned memory, cost table)
   advice-engine     overlap_flag_large_copy and same_device_engine_copy (wall time, cost table): the case says
@@ -237,7 +237,7 @@ def cases(S):
         C("advice-costs", "bench/advice-costs.sh writes this run's cost table beside the report (its GPU, driver, "
           "date and every figure), which the advice-* cases pass to `--advice-costs`", costs_case(S)),
         C("advice-unbatched", "unbatched_run: 3 runs of 128 one-copy batches drawn 3 times; the estimate ((calls - 1) "
-          "x the cheapest call, host time in the trace) against the host time one batch of the 128 copies saves, "
+          "x the cost table's batch_call_ns, host time) against the host time one batch of the 128 copies saves, "
           "median, no shim: within 30 %", advice_case(S, "unbatched")),
         C("advice-tiny", "tiny_copies: 5 batches of 4096 x 256 B drawn 5 times; the estimate (the call's host time "
           "for its tiny copies, in the trace) against the host time of one 1 MiB copy instead, median, no shim: "

@@ -113,6 +113,13 @@ int cbt_advice_costs(const char *path)
     static const struct {
         const char *key;
         size_t at;
+    } ns[] = {
+        {"batch_call_ns", offsetof(struct cbt_cost_table, call_ns)},
+        {"batch_copy_ns", offsetof(struct cbt_cost_table, copy_ns)},
+    };
+    static const struct {
+        const char *key;
+        size_t at;
     } gibps[] = {
         {"batch_h2d_gibps", offsetof(struct cbt_cost_table, h2d)},
         {"batch_h2d_overlap_gibps", offsetof(struct cbt_cost_table, h2d_overlap)},
@@ -153,6 +160,21 @@ int cbt_advice_costs(const char *path)
         }
         if (strcmp(p, "measured") == 0) {
             snprintf(t.measured, sizeof t.measured, "%s", v);
+            continue;
+        }
+        size_t t_ns = 0;
+        while (t_ns < sizeof ns / sizeof *ns && strcmp(ns[t_ns].key, p) != 0)
+            t_ns++;
+        if (t_ns < sizeof ns / sizeof *ns) {
+            char *end;
+            double x = strtod(v, &end);
+            if (end == v || *end || !(x > 0 && x < 1e12)) {
+                cbt_err("--advice-costs %s: line %u: %s is not a time in ns", path, lineno, p);
+                rc = -1;
+                break;
+            }
+            *(double *)((char *)&t + ns[t_ns].at) = x;
+            figures++;
             continue;
         }
         size_t k = 0;
@@ -345,9 +367,13 @@ static void finding_of(struct cbt_advice *a, const struct cbt_where *w, const st
 }
 
 /* The advice of a run that ended, if it is long enough: 1 or 0 written.
- * Its saving: each call pays the driver's fixed cost, one batch would pay it
- * once; the cheapest call of the run bounds that cost from above, so
- * (calls - 1) x the cheapest call's host time. */
+ * Its saving: each call pays a part of its host time once, whatever its
+ * copies; one batch would pay it once.  A call's host time also grows with
+ * its copies (the cost table's batch_copy_ns), which one batch still pays,
+ * so the cheapest call of the run only bounds that part from above:
+ * (calls - 1) x the cost table's batch_call_ns where there is one (never more
+ * than the bound), else the bound, (calls - 1) x the cheapest call, said as
+ * "at most". */
 static size_t run_end(struct run *r, struct cbt_advice *out)
 {
     size_t n = 0;
@@ -355,8 +381,16 @@ static size_t run_end(struct run *r, struct cbt_advice *out)
         finding_of(out, &r->w, &r->b0, CBT_RULE_unbatched_run);
         out->f.value = r->calls;
         out->f.limit = r->max_ops;
-        out->f.saving = CBT_SAVING_TRACE;
-        out->f.saving_ns = (r->calls - 1) * r->min_ns;
+        const uint64_t bound = (r->calls - 1) * r->min_ns;
+        const double call = cbt_advice_table.loaded ? cbt_advice_table.call_ns : 0;
+        if (call > 0) {
+            const double est = (double)(r->calls - 1) * call;
+            out->f.saving = CBT_SAVING_TABLE_HOST;
+            out->f.saving_ns = est < (double)bound ? (uint64_t)(est + 0.5) : bound;
+        } else {
+            out->f.saving = CBT_SAVING_BOUND;
+            out->f.saving_ns = bound;
+        }
         out->f.spent_ns = r->host_ns;
         n = 1;
     }
@@ -559,6 +593,12 @@ const char *cbt_advice_savings_say(unsigned kinds, uint64_t ns, char *buf, size_
     const bool none = kinds & (1u << CBT_SAVING_NO_TABLE);
     if (trace)
         snprintf(buf, len, "%s of host time, measured in the trace", cbt_fmt_ns((double)ns, t, sizeof t));
+    else if (kinds & (1u << CBT_SAVING_BOUND))
+        snprintf(buf, len, "at most %s of host time, bounded by the trace (a cost table says how much)",
+                 cbt_fmt_ns((double)ns, t, sizeof t));
+    else if (kinds & (1u << CBT_SAVING_TABLE_HOST))
+        snprintf(buf, len, "%s of host time, from the cost table (what a call pays once)",
+                 cbt_fmt_ns((double)ns, t, sizeof t));
     else if (table && none)
         snprintf(buf, len, "at least %s of GPU time, from the cost table (no figure for the rest)",
                  cbt_fmt_ns((double)ns, t, sizeof t));

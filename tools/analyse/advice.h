@@ -63,6 +63,9 @@ struct cbt_cost_table {
      * without PREFER_OVERLAP_WITH_COMPUTE; pageable and pinned sources;
      * and the same device-to-device bytes as an SM copy (cuMemcpyDtoDAsync). */
     double h2d, h2d_overlap, d2h, d2h_overlap, d2d, d2d_overlap, h2d_pageable, sm_d2d;
+    /* ns, 0 not measured: a batch call's host time, the part each call pays
+     * once (batch_call_ns) and each copy's (batch_copy_ns) */
+    double call_ns, copy_ns;
 };
 extern struct cbt_cost_table cbt_advice_table;
 /* --advice-costs FILE: load the table; -1 when it cannot be used (one line on stderr). */

@@ -84,11 +84,16 @@ enum cbt_saving {
     CBT_SAVING_TRACE,    /* "trace": host time the trace measured (the driver's time of the calls) */
     CBT_SAVING_TABLE,    /* "table": GPU time from the cost table (--advice-costs) */
     CBT_SAVING_NO_TABLE, /* "no_table": GPU time, but no measured cost table (or not its figure) */
+    CBT_SAVING_BOUND,    /* "bound": host time, at most: what the trace bounds it by (no cost table's figure) */
+    CBT_SAVING_TABLE_HOST, /* "table_host": host time from the cost table (the part of a call one batch pays once) */
     CBT_SAVING_COUNT_
 };
+/* The kinds whose saving is a figure (saving_ns). */
+#define CBT_SAVING_WITH_NS \
+    (1u << CBT_SAVING_TRACE | 1u << CBT_SAVING_TABLE | 1u << CBT_SAVING_BOUND | 1u << CBT_SAVING_TABLE_HOST)
 static inline const char *cbt_saving_name(unsigned v)
 {
-    static const char *const names[CBT_SAVING_COUNT_] = {"none", "risk", "trace", "table", "no_table"};
+    static const char *const names[CBT_SAVING_COUNT_] = {"none", "risk", "trace", "table", "no_table", "bound", "table_host"};
     return v < CBT_SAVING_COUNT_ ? names[v] : "?";
 }
 

@@ -262,7 +262,7 @@ static json_t *finding_json(const struct cbt_findings *o, const struct held *h, 
         json_object_set_new(j, "callers", callers);
     json_object_set_new(j, "waived", wv ? json_pack("{s:s}", "reason", wv->reason) : json_null());
     if (f->saving != CBT_SAVING_NONE) { /* an advice: its estimated saving, and what it rests on */
-        json_object_set_new(j, "saving_ns", f->saving == CBT_SAVING_TRACE || f->saving == CBT_SAVING_TABLE
+        json_object_set_new(j, "saving_ns", (1u << f->saving) & CBT_SAVING_WITH_NS
                                                 ? json_integer((json_int_t)f->saving_ns)
                                                 : json_null());
         json_object_set_new(j, "saving_from", json_string(cbt_saving_name(f->saving)));

@@ -300,11 +300,11 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
         json_t *o = tally_json(a, k, f);
         if (advice) {
             char sv[200];
-            json_object_set_new(o, "saving_ns", f->saving_kinds & (1u << CBT_SAVING_TRACE | 1u << CBT_SAVING_TABLE)
+            json_object_set_new(o, "saving_ns", f->saving_kinds & CBT_SAVING_WITH_NS
                                                     ? JI(f->saving_ns)
                                                     : json_null());
             json_t *on = json_array();
-            for (unsigned b = CBT_SAVING_RISK; b <= CBT_SAVING_NO_TABLE; b++)
+            for (unsigned b = CBT_SAVING_RISK; b < CBT_SAVING_COUNT_; b++)
                 if (f->saving_kinds & (1u << b))
                     json_array_append_new(on, json_string(cbt_saving_name(b)));
             json_object_set_new(o, "saving_from", on);

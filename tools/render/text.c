@@ -490,9 +490,12 @@ static void print_advice_text(FILE *out, struct cbt_agg *a, const struct cbt_agg
     for (unsigned i = 0; i < n; i++) {
         const struct cbt_rule_tally *f = &t->rules[order[i]];
         cbt_objmap_name(cbt_agg_callsites(a), f->first_host, f->first_pid, f->first.caller, sites[i], sizeof sites[i]);
-        if (raw && (f->saving_kinds & (1u << CBT_SAVING_TRACE | 1u << CBT_SAVING_TABLE)))
+        if (raw && (f->saving_kinds & CBT_SAVING_WITH_NS))
             snprintf(savings[i], sizeof savings[i], "%" PRIu64 " ns %s", f->saving_ns,
-                     f->saving_kinds & (1u << CBT_SAVING_TRACE) ? "host, trace" : "GPU, table");
+                     f->saving_kinds & (1u << CBT_SAVING_TRACE)        ? "host, trace"
+                     : f->saving_kinds & (1u << CBT_SAVING_BOUND)      ? "host, at most, trace"
+                     : f->saving_kinds & (1u << CBT_SAVING_TABLE_HOST) ? "host, table"
+                                                                       : "GPU, table");
         else
             cbt_advice_savings_say(f->saving_kinds, f->saving_ns, savings[i], sizeof savings[i]);
         snprintf(counts[i], sizeof counts[i], "%" PRIu64, f->count);
