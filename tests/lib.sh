@@ -39,8 +39,7 @@ want_sessiond() {
     if [ -z "${LTTNG:-}" ]; then CBT_NO_SESSIOND="lttng (lttng-tools) not installed"; return 1; fi
     if [ -z "${BABELTRACE2:-}" ]; then CBT_NO_SESSIOND="babeltrace2 not installed"; return 1; fi
     if ! command -v flock >/dev/null 2>&1; then CBT_NO_SESSIOND="flock (util-linux) not installed"; return 1; fi
-    _cbt_state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$(id -u)
-    mkdir -p "$_cbt_state"
+    _cbt_state=$(sh "$top_srcdir/tests/sessiond.sh" state)
     exec 9>>"$_cbt_state/lock"
     flock -s 9
     if ! _cbt_env=$(sh "$top_srcdir/tests/sessiond.sh" use 9>&-); then
