@@ -841,7 +841,10 @@ static inline __attribute__((always_inline)) bool steady_path(struct cbt_thread 
         cbt_cache_catch_up(&t->cache, mem); /* memory changed: what it touched goes, the recents with it */
     if (cbt_unlikely(k->stream != s->stream || s->ptsz != cbt_api_is_ptsz(k->api)) && !steady_switch(t, k))
         return false;
-    uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs(&t->dict, k->n);
+    /* Room only where the thread already has it: a batch larger than any
+     * before takes the steps, which make room for the ops the driver reads,
+     * not for numOps (a program's absurd 2^40 would ask for terabytes). */
+    uint16_t *refs = cbt_likely(2 * k->n <= CBT_DICT_SMALL) ? t->dict.small_refs : cbt_dict_refs_held(&t->dict, k->n);
     if (cbt_unlikely(!refs))
         return false;
     size_t attrs_read = 0;

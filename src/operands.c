@@ -22,7 +22,7 @@
  * What no CUDA call announces: the program may munmap (or free back to the
  * system) pageable memory between batches, and a cached page would still
  * read as pageable.  In strict mode, which exists to refuse the unmapped
- * pointers the driver crashes on, a pageable hit is confirmed with mincore
+ * pointers the driver crashes on, a pageable hit is confirmed readable
  * (once per page and batch); in observe mode it is trusted, and such a
  * pointer is recorded as host_pageable instead of unmapped.
  *
@@ -48,6 +48,7 @@
 
 #include "operands.h"
 #include "memwrap.h"
+#include "oplist.h"
 #include "record.h"
 #include "settings.h"
 
@@ -258,12 +259,10 @@ static uint32_t format_bytes(CUarray_format f)
 
 static bool has_channels_in_format(CUarray_format f) { return f >= CU_AD_FORMAT_UNORM_INT8X1 && f <= CU_AD_FORMAT_SNORM_INT16X4; }
 
-/* Is the page holding `p` mapped in this process? mincore says ENOMEM when not. */
-static bool host_mapped(uint64_t p, uint64_t page)
-{
-    unsigned char vec;
-    return mincore((void *)(uintptr_t)(p & ~(page - 1)), 1, &vec) == 0 || errno != ENOMEM;
-}
+/* Can the page holding `p` be read in this process?  Unmapped, or mapped
+ * PROT_NONE (a guard page, reserved address space), the driver crashes on
+ * it all the same: the same test as the footprint check (oplist.c). */
+static bool host_mapped(uint64_t p) { return cbt_range_readable(p, p); }
 
 #define NO_PAGE 1 /* never a page address */
 
@@ -277,7 +276,7 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
             *o = *hit;
             return;
         }
-        if (host_mapped(p, page)) {
+        if (host_mapped(p)) {
             c->confirmed_page = pg;
             *o = *hit;
             return;
@@ -299,7 +298,7 @@ static void learn_pointer(const struct cbt_real *real, uint64_t p, struct cbt_op
                      : CUDA_ERROR_NOT_SUPPORTED;
     if (r != CUDA_SUCCESS || memtype == 0) {
         /* Not CUDA memory: plain host memory, or nothing at all (never kept). */
-        o->kind = host_mapped(p, page) ? CBT_MEM_HOST_PAGEABLE : CBT_MEM_UNMAPPED;
+        o->kind = host_mapped(p) ? CBT_MEM_HOST_PAGEABLE : CBT_MEM_UNMAPPED;
         o->device = -1;
         if (c && o->kind == CBT_MEM_HOST_PAGEABLE) {
             c->confirmed_page = pg;

@@ -71,7 +71,7 @@ static bool footprint_last(const CUmemcpy3DOperand *x, const CUextent3D *e, uint
  * taking it (pages unmapped or PROT_NONE); where a sandbox forbids that
  * call, mincore tells at least the unmapped ones (ENOMEM).
  */
-static bool range_readable(uint64_t p, uint64_t last)
+bool cbt_range_readable(uint64_t p, uint64_t last)
 {
     static int no_vm_readv;
     uint64_t page = cbt_page_size();
@@ -114,7 +114,7 @@ void cbt_check_footprints(struct cbt_dict *d, const CUDA_MEMCPY3D_BATCH_OP *ops,
             uint64_t es = cbt_op_elem_size(op, cbt_dict_info(d, refs[2 * i]), cbt_dict_info(d, refs[2 * i + 1])), last;
             if (!es)
                 continue;
-            if (footprint_last(x, &op->extent, es, &last) && range_readable((uint64_t)x->op.ptr.ptr, last))
+            if (footprint_last(x, &op->extent, es, &last) && cbt_range_readable((uint64_t)x->op.ptr.ptr, last))
                 continue;
             /* The footprint runs into unmapped memory: this operand is
              * recorded as unmapped (an entry of its own). */

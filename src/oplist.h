@@ -57,6 +57,10 @@ static inline bool cbt_attrs_well_formed(const CUmemcpyAttributes *attrs, const 
     return true;
 }
 
+/* Can every page of [p, last] be read (not unmapped, not PROT_NONE)?
+ * process_vm_readv on the process itself, else mincore (a sandbox). */
+bool cbt_range_readable(uint64_t p, uint64_t last);
+
 /* Strict mode and the stderr report: a pageable host operand whose footprint
  * runs into an unreadable page gets an unmapped entry of its own (*risky). */
 void cbt_check_footprints(struct cbt_dict *d, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t n, uint16_t *refs,

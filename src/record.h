@@ -149,6 +149,11 @@ uint8_t cbt_dict_stream_known(const struct cbt_dict *d, uint64_t handle, uint64_
 /* Room for the refs of n ops in the thread's buffer (NULL: no memory): the
  * dictionary's own small_refs for up to CBT_DICT_SMALL / 2 ops. */
 uint16_t *cbt_dict_refs(struct cbt_dict *d, size_t n);
+/* The same without growing the buffer: NULL when n ops do not fit in it. */
+static inline uint16_t *cbt_dict_refs_held(struct cbt_dict *d, size_t n)
+{
+    return 2 * n <= CBT_DICT_SMALL ? d->small_refs : n <= d->cap_refs / 2 && d->refs ? d->refs : NULL;
+}
 
 /* Write a 3D batch: its header (the fields of format 2, of which the
  * record keeps what <cubatchtrace/events.h> lists) and ops[0, n) with refs

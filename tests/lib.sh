@@ -16,6 +16,11 @@ is() { # is GOT WANT DESCRIPTION
     if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; fi
 }
 diag() { echo "# $*"; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; } # skip REASON: one test not run
+# no_memory_limit: true in a sanitizer build (scripts/check-sanitizers sets
+# CBT_SANITIZER), whose tool has no memory limit: its shadow memory counts
+# as data (tools/guard.c).
+no_memory_limit() { [ -n "${CBT_SANITIZER:-}" ]; }
 done_testing() { echo "1..$_tap_n"; [ $_tap_failed -eq 0 ]; exit $?; }
 
 # A scratch directory removed on exit.
@@ -39,8 +44,7 @@ want_sessiond() {
     if [ -z "${LTTNG:-}" ]; then CBT_NO_SESSIOND="lttng (lttng-tools) not installed"; return 1; fi
     if [ -z "${BABELTRACE2:-}" ]; then CBT_NO_SESSIOND="babeltrace2 not installed"; return 1; fi
     if ! command -v flock >/dev/null 2>&1; then CBT_NO_SESSIOND="flock (util-linux) not installed"; return 1; fi
-    _cbt_state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$(id -u)
-    mkdir -p "$_cbt_state"
+    _cbt_state=$(sh "$top_srcdir/tests/sessiond.sh" state)
     exec 9>>"$_cbt_state/lock"
     flock -s 9
     if ! _cbt_env=$(sh "$top_srcdir/tests/sessiond.sh" use 9>&-); then

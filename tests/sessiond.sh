@@ -5,6 +5,7 @@
 #   tests/sessiond.sh use     make sure a daemon runs (start a private one if
 #                             none does); print the shell lines a test evals
 #   tests/sessiond.sh stop    stop the daemon this script started, by its pid
+#   tests/sessiond.sh state   print the directory of its lock and pid files
 #
 # Tests call `use` through need_sessiond (tests/lib.sh) while holding a shared
 # lock on $state/lock for their whole run.  A daemon started here comes with a
@@ -16,9 +17,18 @@
 # says; a daemon already running there that this script did not start is
 # used and left alone.  Other users get a private LTTNG_HOME.
 set -u
-cmd=${1:?use|stop}
+cmd=${1:?use|stop|state}
 uid=$(id -u)
-state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$uid
+# The lock that says a test needs the daemon goes with the daemon: root's is
+# the machine's one (/var/run/lttng), shared by test runs of any TMPDIR (the
+# sanitizer stages set their own), so its state has one fixed place, or one
+# run's watchdog stops the daemon under another's tests; another user's
+# daemon is private to its TMPDIR (LTTNG_HOME below).
+if [ "$uid" = 0 ]; then
+    state=/tmp/cubatchtrace-sessiond-0
+else
+    state=${TMPDIR:-/tmp}/cubatchtrace-sessiond-$uid
+fi
 mkdir -p "$state"
 : "${LTTNG_SESSIOND:=$(command -v lttng-sessiond 2>/dev/null || true)}"
 if [ "$uid" = 0 ]; then
@@ -81,13 +91,16 @@ use)
     fi
     echo "$env_lines"
     ;;
+state)
+    echo "$state"
+    ;;
 stop)
     exec 8>>"$state/start.lock"
     flock -x 8
     stop_ours
     ;;
 *)
-    echo "usage: $0 use|stop" >&2
+    echo "usage: $0 use|stop|state" >&2
     exit 2
     ;;
 esac

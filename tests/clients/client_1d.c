@@ -193,7 +193,13 @@ static int big(size_t n, CUstream s, int streams, int renew)
     }
     batch(n, d, sr, z, &a, &idx, 1, s);
     cc_check(cc.StreamSynchronize(s), "cuStreamSynchronize");
-    return cc_reversed_check("client_1d", back, in, n, BIG_COPY);
+    int bad = cc_reversed_check("client_1d", back, in, n, BIG_COPY);
+    free(d), free(sr), free(z);
+    cc_check(cc.MemFree(src), "cuMemFree");
+    cc_check(cc.MemFree(dst), "cuMemFree");
+    cc_check(cc.MemFreeHost(in), "cuMemFreeHost");
+    cc_check(cc.MemFreeHost(back), "cuMemFreeHost");
+    return bad;
 }
 
 int main(int argc, char **argv)

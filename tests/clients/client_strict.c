@@ -8,6 +8,7 @@
  *   client_strict refuse   a batch whose op 1 is bad, by both ABIs, then a good one
  *   client_strict overlap  two ops writing the same bytes (a hazard, no error)
  *   client_strict crash    a source at the unmapped address 0xdead0000
+ *   client_strict guard    a source in a mapped page that cannot be read (PROT_NONE)
  *   client_strict table    the H200 accept/reject table, one batch per case
  *   client_strict report   the same bad batch twice from one call site, once from another
  */
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 
 #undef cuMemcpy3DBatchAsync
 CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
@@ -63,17 +66,26 @@ static int do_overlap(void)
     unsigned long long before = reached();
     CUresult r = cuMemcpy3DBatchAsync_v2(bt.n, bt.ops, 0, stream);
     printf("overlapping destinations: result=%d forwarded=%llu\n", (int)r, reached() - before);
+    cc_buf_free(src), cc_buf_free(dst); /* LeakSanitizer (scripts/check-sanitizers) */
     return 0;
 }
 
 /* ---- crash ---- */
 
-static int do_crash(void)
+static int do_crash(bool guard)
 {
     struct cc_buf *dst = cc_buf_new(CC_DEVICE, 4096);
     CUDA_MEMCPY3D_BATCH_OP op = cc_op(cc_ptr(dst, 0, 0, 0), cc_ptr(dst, 0, 0, 0), 256, 4, 2);
-    op.src.op.ptr.ptr = (CUdeviceptr)0xdead0000u;
-    printf("calling with src 0xdead0000\n");
+    if (guard) {
+        void *p = mmap(NULL, 1 << 16, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            cc_fail("mmap PROT_NONE");
+        op.src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)p;
+        printf("calling with src in a PROT_NONE page\n");
+    } else {
+        op.src.op.ptr.ptr = (CUdeviceptr)0xdead0000u;
+        printf("calling with src 0xdead0000\n");
+    }
     fflush(stdout);
     unsigned long long before = reached();
     CUresult r = cuMemcpy3DBatchAsync_v2(1, &op, 0, stream);
@@ -232,17 +244,18 @@ int main(int argc, char **argv)
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (h)
         batch_calls = (unsigned long long (*)(void))dlsym(h, "fakecuda_batch_calls");
-    if (!batch_calls && strcmp(mode, "crash") && strcmp(mode, "report"))
+    if (!batch_calls && strcmp(mode, "crash") && strcmp(mode, "guard") && strcmp(mode, "report"))
         cc_fail("fakecuda_batch_calls not found: run over the test double");
     cc_load_direct();
     stream = cc_setup();
     int r;
     if (!strcmp(mode, "refuse")) r = do_refuse();
     else if (!strcmp(mode, "overlap")) r = do_overlap();
-    else if (!strcmp(mode, "crash")) r = do_crash();
+    else if (!strcmp(mode, "crash")) r = do_crash(false);
+    else if (!strcmp(mode, "guard")) r = do_crash(true);
     else if (!strcmp(mode, "table")) r = do_table();
     else if (!strcmp(mode, "report")) r = do_report();
-    else cc_fail("usage: client_strict refuse|overlap|crash|table|report");
+    else cc_fail("usage: client_strict refuse|overlap|crash|guard|table|report");
     fflush(stdout);
     return r;
 }

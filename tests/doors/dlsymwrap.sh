@@ -19,19 +19,24 @@ esac
 need_sessiond
 
 wrap="$CLIENTS/.libs/libcbtdlsymwrap.so"
-bare wrt env LD_PRELOAD="$wrap" "$CLIENTS/client_runtime_seq"
+# In a sanitizer build its runtime comes first (CBT_SAN_PRELOAD, as cbt_run
+# puts it): its start-up asks dlsym(RTLD_NEXT) for libc's functions, and
+# through a wrapper preloaded before it, RTLD_NEXT would be the wrapper's
+# next (the runtime's own interceptors) rather than its own.
+san=${CBT_SAN_PRELOAD:+$CBT_SAN_PRELOAD:}
+bare wrt env LD_PRELOAD="$san$wrap" "$CLIENTS/client_runtime_seq"
 is "$bst $(bare_out wrt)" "0 batches=4 ops=10 bytes=2560
 dlsym wrapper: driver lookups=1" "dlsym wrapper alone: the runtime sequence runs, one driver lookup (the reference)"
 plugin="$CLIENTS/.libs/libcbtplugin.so"
-bare wrtld env LD_PRELOAD="$wrap" "$CLIENTS/client_rtld" "$plugin"
+bare wrtld env LD_PRELOAD="$san$wrap" "$CLIENTS/client_rtld" "$plugin"
 
 # In every mode of the shim, with a session listening.
 for mode in observe strict report; do
     menv=$(mode_env "$mode")
     for order in before after; do
         case $order in
-        before) pre="$wrap:$CBT_SHIM" ;;
-        after) pre="$CBT_SHIM:$wrap" ;;
+        before) pre="$san$wrap:$CBT_SHIM" ;;
+        after) pre="$san$CBT_SHIM:$wrap" ;;
         esac
         t="dw_${order}_$mode-$$"
         traced "$t" env $menv LD_PRELOAD="$pre" "$CLIENTS/client_runtime_seq"

@@ -6,7 +6,8 @@
 # CUBATCHTRACE_STRICT=hazards also refuses an overlapping batch; a source at
 # 0xdead0000 crashes the process without the shim and in observe mode, but
 # is refused in strict mode (finding pointer_unmapped, outcome refused).
-# In observe mode that batch is written before it is forwarded (pending).
+# In observe mode that batch is written before it is forwarded (pending),
+# and so is one whose source lies in a page mapped PROT_NONE.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -56,6 +57,15 @@ is "$(batch_events "$CBT_TMP/crobs-$$.trace" | awk '{print $1, $5}') $(grep -c '
     "unmapped source in observe mode: the batch event says pending and no batch_end follows"
 is "$(grep -c '^batch .*outcome=pending' "$CBT_TMP/crobs-$$.show")" 1 \
     "unmapped source in observe mode: cubatchtrace show reports the batch as pending (the process ended inside the call)"
+# -- a source in a page mapped PROT_NONE (a guard page): the driver
+# crashes on it as on an unmapped one, so observe mode writes the batch
+# ahead too (the learn step reads the page as the footprint check does)
+traced "crg-$$" env CUBATCHTRACE_MODE=observe "$CLIENTS/client_strict" guard
+is "$st" 139 "PROT_NONE source in observe mode: the process dies of SIGSEGV"
+is "$(batches "$CBT_TMP/crg-$$.trace")" "cuMemcpy3DBatchAsync_v2 symbol pending CUDA_SUCCESS 1 -" \
+    "PROT_NONE source in observe mode: the batch was written before it was forwarded (outcome pending)"
+is "$(findings "$CBT_TMP/crg-$$.trace" | grep ' error ')" "0 pointer_unmapped error 0" \
+    "PROT_NONE source in observe mode: the finding pointer_unmapped is in the trace although the process died"
 traced "crs-$$" env CUBATCHTRACE_MODE=strict "$CLIENTS/client_strict" crash
 is "$st" 0 "unmapped source in strict mode: the process survives and exits 0"
 is "$(out "crs-$$" | tail -n 1)" "unmapped source: result=1 forwarded=0" "unmapped source in strict mode: INVALID_VALUE, never forwarded"

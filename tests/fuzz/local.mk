@@ -6,5 +6,5 @@
 TESTS += tests/fuzz/bt2-hang.sh
 EXTRA_DIST += tests/fuzz/bt2-hang.sh tests/fuzz/bt2-hang/metadata tests/fuzz/fuzz.mk \
 	tests/fuzz/fuzzread.h tests/fuzz/fuzz_compact.c tests/fuzz/fuzz_validate1d.c tests/fuzz/fuzz_waivers.c tests/fuzz/fuzz_util.c \
-	tests/fuzz/fuzz_trace.c tests/fuzz/waivers.dict tests/fuzz/util.dict tests/fuzz/trace.dict \
-	tests/fuzz/corpus tests/sanitizers-lsan.supp tests/sanitizers-tsan.supp tests/sanitizers-ubsan.supp
+	tests/fuzz/fuzz_trace.c tests/fuzz/fuzz_expand.c tests/fuzz/waivers.dict tests/fuzz/util.dict tests/fuzz/trace.dict \
+	tests/fuzz/corpus tests/fuzz/expand tests/sanitizers-lsan.supp tests/sanitizers-tsan.supp tests/sanitizers-ubsan.supp

@@ -70,7 +70,10 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$CBT" 2>/dev/null; then
     mkdir -p "$CBT_TMP/nobody/tmp" && chmod -R 777 "$CBT_TMP/nobody" && chmod 755 "$CBT_TMP"
     before=$(pgrep -u nobody -x lttng-sessiond | wc -l)
+    # (a sanitizer build's settings pass: scripts/check-sanitizers)
     env -i PATH="$PATH" HOME=/nonexistent TMPDIR="$CBT_TMP/nobody/tmp" CUBATCHTRACE_SHIM="$CUBATCHTRACE_SHIM" \
+        ${ASAN_OPTIONS:+"ASAN_OPTIONS=$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+"UBSAN_OPTIONS=$UBSAN_OPTIONS"} \
+        ${LSAN_OPTIONS:+"LSAN_OPTIONS=$LSAN_OPTIONS"} ${LIBBABELTRACE2_NO_DLCLOSE:+"LIBBABELTRACE2_NO_DLCLOSE=1"} \
         setpriv --reuid=nobody --regid=nogroup --clear-groups \
         "$CBT" run -o "$CBT_TMP/nobody/t" --json -- "$GEN" n=2,ops=5 --exit 5 >"$CBT_TMP/nobody.json" 2>"$CBT_TMP/nobody.err"
     st=$?

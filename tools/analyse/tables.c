@@ -44,6 +44,7 @@ static int cmp_trow(const void *x, const void *y)
     return strcmp(((const struct trow *)x)->name, ((const struct trow *)y)->name);
 }
 
+/* The name and range of bin `bin` (0 to 64, what cbt_hist_bin gives). */
 static void hist_name(char *buf, size_t len, unsigned bin, uint64_t *lo, uint64_t *hi)
 {
     if (bin == 0) {
@@ -65,6 +66,8 @@ static void hist_rows(struct table *t, const struct row *bins)
     char nm[64];
     for (unsigned i = 0; i < NHIST; i++) {
         uint64_t lo, hi;
+        if (bins[i].batches == 0 && bins[i].ops == 0)
+            continue; /* (the spare bin, past 2^63, has no range to name) */
         hist_name(nm, sizeof(nm), i, &lo, &hi);
         size_t before = t->n;
         trow_add(t, nm, &bins[i]);
@@ -477,7 +480,8 @@ void cbt_gpu_tables_build(struct cbt_agg *a, struct gpu_tables *g)
         name_stream(a, &k->ents[i], nm, sizeof(nm));
         gtrow_add(t, nm, &k->ents[i].gpu);
     }
-    qsort(t->rows, t->n, sizeof(*t->rows), cmp_gtrow);
+    if (t->n) /* (qsort wants a non-null array, even of none) */
+        qsort(t->rows, t->n, sizeof(*t->rows), cmp_gtrow);
     cbt_gpurow_add(&g->stream_other, &k->other.gpu);
     while (t->n > 256)
         cbt_gpurow_add(&g->stream_other, t->rows[--t->n].r);
