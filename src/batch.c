@@ -50,7 +50,7 @@
 
 #include "batch.h"
 #include "gputime.h"
-#include "graph.h"
+#include "nodes.h"
 #include "memwrap.h"
 #include "operands.h"
 #include "oplist.h"
@@ -66,25 +66,6 @@
 
 static int no_memory_warned;
 
-/* Room for `want` elements (doubling); false when out of memory or beyond any
- * size memory can hold (a corrupt numOps must not loop or overflow). */
-static bool grow(void **p, size_t *cap, size_t want, size_t elem)
-{
-    if (want <= *cap)
-        return true;
-    if (want > SIZE_MAX / 4 / elem)
-        return false;
-    size_t n = *cap ? *cap : 64;
-    while (n < want)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
-
 /* The validator's memory for n ops (false: none to be had). */
 static bool validator_room(struct cbt_thread *t, size_t n)
 {
@@ -92,11 +73,11 @@ static bool validator_room(struct cbt_thread *t, size_t n)
         return false;
     if (n > t->cap_ops) {
         size_t c1 = t->cap_ops, c2 = t->cap_ops;
-        if (!grow((void **)&t->src, &c1, n, sizeof *t->src) || !grow((void **)&t->dst, &c2, n, sizeof *t->dst))
+        if (!cbt_grow((void **)&t->src, &c1, n, sizeof *t->src) || !cbt_grow((void **)&t->dst, &c2, n, sizeof *t->dst))
             return false;
         t->cap_ops = c1 < c2 ? c1 : c2;
     }
-    return t->findings || grow((void **)&t->findings, &t->cap_findings, 64, sizeof *t->findings);
+    return t->findings || cbt_grow((void **)&t->findings, &t->cap_findings, 64, sizeof *t->findings);
 }
 
 /* ---- one call ---- */
@@ -222,7 +203,7 @@ static size_t refused_copy(const struct cbt_thread *s, size_t kept, bool hazards
 /* Copies [0, n) as ops, each with its attribute (attrsIdxs well formed): for the validator. */
 static CUDA_MEMCPY3D_BATCH_OP *copies_as_ops(struct cbt_thread *t, const struct call *k, size_t n)
 {
-    if (n > t->cap_copies && !grow((void **)&t->copies, &t->cap_copies, n, sizeof *t->copies))
+    if (n > t->cap_copies && !cbt_grow((void **)&t->copies, &t->cap_copies, n, sizeof *t->copies))
         return NULL;
     size_t a = 0;
     for (size_t i = 0; i < n; i++) {
@@ -247,7 +228,7 @@ CBT_HOT bool cbt_always_validate;
  * event to write again); the record (the write lock, the writers, the
  * thread ids, the fence); what is known of memory and streams (forgotten:
  * the child's driver state is not the parent's); GPU time (no contexts,
- * reader or other threads' rings); the graphs known (graph.c).  Last, the
+ * reader or other threads' rings); the graphs known (nodes.c).  Last, the
  * next batch is made a first batch again, which writes the child's process
  * event.
  */
@@ -452,7 +433,7 @@ static void step_validate(struct batch *x)
     };
     size_t nf = cbt_validate(t->validator, &view, t->findings, t->cap_findings);
     if (nf != (size_t)-1 && nf > t->cap_findings &&
-        grow((void **)&t->findings, &t->cap_findings, nf, sizeof *t->findings))
+        cbt_grow((void **)&t->findings, &t->cap_findings, nf, sizeof *t->findings))
         nf = cbt_validate(t->validator, &view, t->findings, t->cap_findings);
     if (nf == (size_t)-1)
         nf = 0;

@@ -237,12 +237,21 @@ static void load_real(void)
         if (!cbt_real_table.event_elapsed)
             cbt_real_table.event_elapsed = lookup(h, "cuEventElapsedTime");
         cbt_real_table.stream_create = lookup(h, "cuStreamCreate");
+        cbt_real_table.driver_get_version = lookup(h, "cuDriverGetVersion");
+        cbt_real_table.graph_get_nodes = lookup(h, "cuGraphGetNodes");
+        cbt_real_table.graph_node_get_type = lookup(h, "cuGraphNodeGetType");
+        cbt_real_table.graph_node_get_params = lookup(h, "cuGraphNodeGetParams");
+        cbt_real_table.graph_child_graph = lookup(h, "cuGraphChildGraphNodeGetGraph");
+        cbt_real_table.stream_get_capture_info[0] = lookup(h, "cuStreamGetCaptureInfo_v3");
+        cbt_real_table.stream_get_capture_info[1] = lookup(h, "cuStreamGetCaptureInfo_v3_ptsz");
         for (int i = 0; i < 2; i++) {
             /* Older drivers lack some _ptsz entries: the plain one then serves. */
             if (!cbt_real_table.stream_get_ctx[i]) cbt_real_table.stream_get_ctx[i] = cbt_real_table.stream_get_ctx[0];
             if (!cbt_real_table.stream_get_id[i]) cbt_real_table.stream_get_id[i] = cbt_real_table.stream_get_id[0];
             if (!cbt_real_table.stream_is_capturing[i]) cbt_real_table.stream_is_capturing[i] = cbt_real_table.stream_is_capturing[0];
             if (!cbt_real_table.event_record[i]) cbt_real_table.event_record[i] = cbt_real_table.event_record[0];
+            if (!cbt_real_table.stream_get_capture_info[i])
+                cbt_real_table.stream_get_capture_info[i] = cbt_real_table.stream_get_capture_info[0];
         }
         if (!cbt_real_table.batch[CBT_API_V2] && !cbt_real_table.batch[CBT_API_V1])
             snprintf(cbt_real_table.error, sizeof cbt_real_table.error, "the CUDA driver %s has no cuMemcpy3DBatchAsync (older than 12.8)",

@@ -78,6 +78,14 @@ struct cbt_real {
     CUresult (*event_elapsed)(float *, CUevent, CUevent);
     CUresult (*stream_create)(CUstream *, unsigned int);
     CUresult (*thread_exchange_capture_mode)(CUstreamCaptureMode *);
+    /* Graphs (src/nodes.c, src/graph.c) */
+    CUresult (*driver_get_version)(int *);
+    CUresult (*graph_get_nodes)(CUgraph, CUgraphNode *, size_t *);
+    CUresult (*graph_node_get_type)(CUgraphNode, CUgraphNodeType *);
+    CUresult (*graph_node_get_params)(CUgraphNode, CUgraphNodeParams *);
+    CUresult (*graph_child_graph)(CUgraphNode, CUgraph *);
+    CUresult (*stream_get_capture_info[2])(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *,
+                                           const CUgraphNode **, const CUgraphEdgeData **, size_t *); /* [1]: _ptsz */
     char error[256];           /* why the driver could not be loaded */
 };
 

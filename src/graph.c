@@ -20,16 +20,14 @@
  * (cuGraphGetNodes, cuGraphNodeGetType, cuGraphChildGraphNodeGetGraph,
  * cuGraphNodeGetParams for a batch node not seen), only while a session
  * records.  A batch call a driver takes into a capture is known by its own
- * record (cbt_graph_captured).
+ * record (cbt_graph_captured, nodes.c).
  *
  * Cost: a graph without batch nodes costs its launch one atomic load (no
  * executable graph with batch nodes known) or one lookup under the lock; a
  * launch of one with batch nodes adds two clock reads, on a driver with
- * batch nodes cuStreamIsCapturing, and the event.  All state is one struct
- * behind one lock; the tables are arrays searched in order, sized by the
- * batch nodes and executable graphs a program keeps (a few dozen in the
- * programs this is for: a graph of thousands of batch nodes would make
- * its instantiation quadratic).
+ * batch nodes cuStreamIsCapturing, and the event.  What the shim knows
+ * (the batch nodes and executable graphs, one struct behind one lock) is
+ * in nodes.c, below the batch path, which asks it after each call.
  */
 #include "config.h"
 
@@ -41,6 +39,7 @@
 
 #include "batch.h"
 #include "graph.h"
+#include "nodes.h"
 #include "process.h"
 #include "record.h"
 #include "settings.h"
@@ -91,177 +90,30 @@ typedef CUresult (*exec_update_fn)(CUgraphExec, CUgraph, CUgraphExecUpdateResult
 typedef CUresult (*exec_destroy_fn)(CUgraphExec);
 typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
 
-/* ---- the state: one struct behind one lock ---- */
+/* ---- the driver's functions, and what the shim knows (nodes.h) ---- */
 
-struct node_rec {
-    CUgraphNode node;
-    uint64_t def; /* the id of its latest record */
-    bool own;     /* in an executable graph: a record of its own (cuGraphExecNodeSetParams) */
-};
-struct exec_rec {
-    CUgraphExec exec;
-    struct node_rec *items; /* its batch nodes, by the graph's node handles */
-    size_t n;
-};
 static struct {
-    pthread_mutex_t lock;
     pthread_once_t once;
-    void *real[G_COUNT_];  /* the driver's functions (dlsym, cuGetProcAddress doors) */
-    void *next[G_COUNT_];  /* what the exported symbols forward to */
-    CUresult (*get_nodes)(CUgraph, CUgraphNode *, size_t *);
-    CUresult (*node_type)(CUgraphNode, CUgraphNodeType *);
-    CUresult (*node_params)(CUgraphNode, CUgraphNodeParams *);
-    CUresult (*child_graph)(CUgraphNode, CUgraph *);
-    CUresult (*is_capturing[2])(CUstream, CUstreamCaptureStatus *); /* [1]: _ptsz */
-    CUresult (*capture_info[2])(CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, const CUgraphNode **,
-                                const CUgraphEdgeData **, size_t *); /* [1]: _ptsz */
-    int driver_version;
-    struct node_rec *nodes; /* batch nodes made or changed through the shim, and those walked */
-    size_t nnodes, cap_nodes;
-    struct exec_rec *execs; /* executable graphs holding batch nodes */
-    size_t nexecs, cap_execs;
-    size_t nexecs_seen;     /* nexecs, read without the lock at launch */
-    size_t nnodes_seen;     /* nnodes, read without the lock at cuGraphDestroy */
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+    void *real[G_COUNT_]; /* the driver's functions (dlsym, cuGetProcAddress doors) */
+    void *next[G_COUNT_]; /* what the exported symbols forward to */
+} D = {.once = PTHREAD_ONCE_INIT};
+#define G cbt_graphs
 
 static void load(void)
 {
-    const struct cbt_real *real = cbt_real();
-    void *h = real->handle;
+    void *h = cbt_real()->handle;
     for (int i = 0; i < G_COUNT_; i++) {
-        G.real[i] = h ? cbt_real_dlsym(h, gfn_name[i]) : NULL;
-        G.next[i] = cbt_export_target(G.real[i], gfn_name[i]);
-    }
-    if (h) {
-        G.get_nodes = cbt_real_dlsym(h, "cuGraphGetNodes");
-        G.node_type = cbt_real_dlsym(h, "cuGraphNodeGetType");
-        G.node_params = cbt_real_dlsym(h, "cuGraphNodeGetParams");
-        G.child_graph = cbt_real_dlsym(h, "cuGraphChildGraphNodeGetGraph");
-        G.capture_info[0] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3");
-        G.capture_info[1] = cbt_real_dlsym(h, "cuStreamGetCaptureInfo_v3_ptsz");
-        if (!G.capture_info[1])
-            G.capture_info[1] = G.capture_info[0];
-        G.is_capturing[0] = cbt_real_dlsym(h, "cuStreamIsCapturing");
-        G.is_capturing[1] = cbt_real_dlsym(h, "cuStreamIsCapturing_ptsz");
-        if (!G.is_capturing[1])
-            G.is_capturing[1] = G.is_capturing[0];
-        CUresult (*version)(int *) = cbt_real_dlsym(h, "cuDriverGetVersion");
-        if (!version || version(&G.driver_version) != CUDA_SUCCESS)
-            G.driver_version = 0;
+        D.real[i] = h ? cbt_real_dlsym(h, gfn_name[i]) : NULL;
+        D.next[i] = cbt_export_target(D.real[i], gfn_name[i]);
     }
 }
 
-static inline void ready(void) { pthread_once(&G.once, load); }
-
-int cbt_graph_capture_state;
-
-bool cbt_graph_captures_batches_slow(void)
-{
-    ready();
-    __atomic_store_n(&cbt_graph_capture_state, G.driver_version >= 13050 ? 2 : 1, __ATOMIC_RELAXED);
-    return G.driver_version >= 13050;
-}
+static inline void ready(void) { pthread_once(&D.once, load); }
 
 /* Is anyone listening for graphs (the provider loaded, the events on)? */
 static bool listening(void)
 {
     return cbt_batch_setup() && cbt_tp_enabled(graph) && cbt_tp_enabled(c);
-}
-
-static bool grow(void **p, size_t *cap, size_t want, size_t elem)
-{
-    if (want <= *cap)
-        return true;
-    size_t n = *cap ? 2 * *cap : 16;
-    while (n < want)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
-
-/* Under the lock: the record of node n, NULL when none. */
-static struct node_rec *node_find(CUgraphNode n)
-{
-    for (size_t i = 0; i < G.nnodes; i++)
-        if (G.nodes[i].node == n)
-            return &G.nodes[i];
-    return NULL;
-}
-
-static void node_set(CUgraphNode n, uint64_t def)
-{
-    struct node_rec *r = node_find(n);
-    if (r)
-        r->def = def;
-    else if (grow((void **)&G.nodes, &G.cap_nodes, G.nnodes + 1, sizeof *G.nodes))
-        G.nodes[G.nnodes++] = (struct node_rec){n, def, false};
-    __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
-}
-
-static struct exec_rec *exec_find(CUgraphExec e)
-{
-    for (size_t i = 0; i < G.nexecs; i++)
-        if (G.execs[i].exec == e)
-            return &G.execs[i];
-    return NULL;
-}
-
-static void exec_drop(CUgraphExec e)
-{
-    struct exec_rec *x = exec_find(e);
-    if (!x)
-        return;
-    free(x->items);
-    *x = G.execs[--G.nexecs];
-    __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
-}
-
-static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
-                 size_t n, void *caller);
-
-/* Under the lock: executable graph e forgotten (destroyed, or instantiated
- * anew), said with its own records, which go with it. */
-static void exec_forget(CUgraphExec e, void *caller)
-{
-    struct exec_rec *x = exec_find(e);
-    if (!x)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < x->n; i++)
-        if (x->items[i].own)
-            x->items[k++] = x->items[i];
-    if (cbt_tp_enabled(graph))
-        emit(CBT_GRAPH_EXEC_GONE, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, k, caller);
-    exec_drop(e);
-}
-
-static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
-                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller);
-static void emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r, const struct node_rec *items,
-                 size_t n, void *caller)
-{
-    emit_timed(kind, id, exec, stream, r, items, n, 0, caller);
-}
-
-static void emit_timed(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
-                       const struct node_rec *items, size_t n, uint64_t driver_ns, void *caller)
-{
-    uint64_t defs[64], *d = defs;
-    if (n > 64 && !(d = malloc(n * sizeof *d)))
-        n = 0, d = defs;
-    for (size_t i = 0; i < n; i++)
-        d[i] = items[i].def;
-    struct cbt_ev_graph g = {.kind = kind, .id = id, .exec = exec, .stream = stream, .result = (uint32_t)r,
-                             .tid = cbt_tid(), .driver_ns = driver_ns, .caller = (uint64_t)(uintptr_t)caller,
-                             .ndefs = (uint32_t)n, .defs = d};
-    if (cbt_tp_enabled(graph))
-        cbt_tp(graph, &g, caller);
-    if (d != defs)
-        free(d);
 }
 
 /* A batch node's params recorded; its id (0: not recorded). */
@@ -274,36 +126,38 @@ static uint64_t record_params(const CUgraphNodeParams *p, void *caller)
 
 /* Under the lock: the batch nodes of graph g, at any depth, appended to
  * *items (the driver asked for what the shim did not see made). */
-static void walk(CUgraph g, struct node_rec **items, size_t *n, size_t *cap, void *caller, int depth)
+static void walk(CUgraph g, struct cbt_node_rec **items, size_t *n, size_t *cap, void *caller, int depth)
 {
+    const struct cbt_real *real = cbt_real();
     size_t count = 0;
-    if (!G.get_nodes || !G.node_type || depth > 16 || G.get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
+    if (!real->graph_get_nodes || !real->graph_node_get_type || depth > 16 ||
+        real->graph_get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
         return;
     CUgraphNode *nodes = malloc(count * sizeof *nodes);
-    if (!nodes || G.get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
+    if (!nodes || real->graph_get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
         free(nodes);
         return;
     }
     for (size_t i = 0; i < count; i++) {
         CUgraphNodeType type;
-        if (G.node_type(nodes[i], &type) != CUDA_SUCCESS)
+        if (real->graph_node_get_type(nodes[i], &type) != CUDA_SUCCESS)
             continue;
         if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
             CUgraph child;
-            if (G.child_graph && G.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+            if (real->graph_child_graph && real->graph_child_graph(nodes[i], &child) == CUDA_SUCCESS)
                 walk(child, items, n, cap, caller, depth + 1);
             continue;
         }
         if (type != CU_GRAPH_NODE_TYPE_MEMCPY_BATCH)
             continue;
-        struct node_rec *r = node_find(nodes[i]);
+        struct cbt_node_rec *r = cbt_node_find(nodes[i]);
         uint64_t def = r ? r->def : 0;
         CUgraphNodeParams p;
-        if (!def && G.node_params && G.node_params(nodes[i], &p) == CUDA_SUCCESS &&
+        if (!def && real->graph_node_get_params && real->graph_node_get_params(nodes[i], &p) == CUDA_SUCCESS &&
             (def = record_params(&p, caller)) != 0)
-            node_set(nodes[i], def);
-        if (def && grow((void **)items, cap, *n + 1, sizeof **items))
-            (*items)[(*n)++] = (struct node_rec){nodes[i], def, false};
+            cbt_node_set(nodes[i], def);
+        if (def && cbt_grow((void **)items, cap, *n + 1, sizeof **items))
+            (*items)[(*n)++] = (struct cbt_node_rec){nodes[i], def, false};
     }
     free(nodes);
 }
@@ -314,47 +168,18 @@ static void instantiated(CUgraphExec e, CUgraph g, void *caller)
     if (!e || !listening())
         return;
     pthread_mutex_lock(&G.lock);
-    struct node_rec *items = NULL;
+    struct cbt_node_rec *items = NULL;
     size_t n = 0, cap = 0;
     walk(g, &items, &n, &cap, caller, 0);
-    exec_forget(e, caller);
-    if (n && grow((void **)&G.execs, &G.cap_execs, G.nexecs + 1, sizeof *G.execs)) {
-        G.execs[G.nexecs++] = (struct exec_rec){e, items, n};
+    cbt_exec_forget(e, caller);
+    if (n && cbt_grow((void **)&G.execs, &G.cap_execs, G.nexecs + 1, sizeof *G.execs)) {
+        G.execs[G.nexecs++] = (struct cbt_exec_rec){e, items, n};
         __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
-        emit(CBT_GRAPH_EXEC, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, items, n, caller);
+        cbt_graph_emit(CBT_GRAPH_EXEC, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, items, n, 0, caller);
     } else {
         free(items);
     }
     pthread_mutex_unlock(&G.lock);
-}
-
-void cbt_graph_captured(CUstream s, int ptsz, uint64_t batch_id, void *caller)
-{
-    ready();
-    CUstreamCaptureStatus st;
-    CUgraph g = NULL;
-    const CUgraphNode *deps = NULL;
-    size_t ndeps = 0;
-    if (!G.capture_info[ptsz != 0] ||
-        G.capture_info[ptsz != 0](s, &st, NULL, &g, &deps, NULL, &ndeps) != CUDA_SUCCESS ||
-        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        return;
-    if (ndeps == 1 && deps) {
-        pthread_mutex_lock(&G.lock);
-        node_set(deps[0], batch_id);
-        pthread_mutex_unlock(&G.lock);
-    }
-    emit(CBT_GRAPH_CAPTURED, batch_id, (uint64_t)(uintptr_t)g, (uint64_t)(uintptr_t)s, CUDA_SUCCESS, NULL, 0, caller);
-}
-
-void cbt_graph_after_fork_child(void)
-{
-    pthread_mutex_init(&G.lock, NULL);
-    for (size_t i = 0; i < G.nexecs; i++)
-        free(G.execs[i].items);
-    G.nnodes = G.nexecs = 0;
-    __atomic_store_n(&G.nexecs_seen, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&G.nnodes_seen, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- the common paths behind the doors ---- */
@@ -378,7 +203,7 @@ static CUresult add_node(int fi, void *fn, CUgraphNode *ph, CUgraph g, const CUg
         uint64_t def = record_params(p, caller);
         pthread_mutex_lock(&G.lock);
         if (def)
-            node_set(*ph, def);
+            cbt_node_set(*ph, def);
         pthread_mutex_unlock(&G.lock);
     }
     return r;
@@ -393,7 +218,7 @@ static CUresult node_set_params(int fi, void *fn, CUgraphNode node, CUgraphNodeP
         uint64_t def = record_params(p, caller);
         pthread_mutex_lock(&G.lock);
         if (def)
-            node_set(node, def);
+            cbt_node_set(node, def);
         pthread_mutex_unlock(&G.lock);
     }
     return r;
@@ -408,15 +233,16 @@ static CUresult exec_node_set_params(int fi, void *fn, CUgraphExec e, CUgraphNod
         !__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE) || !listening())
         return r;
     pthread_mutex_lock(&G.lock);
-    struct exec_rec *x = exec_find(e);
+    struct cbt_exec_rec *x = cbt_exec_find(e);
     for (size_t i = 0; x && i < x->n; i++)
         if (x->items[i].node == node) {
             uint64_t def = record_params(p, caller);
             if (def) {
                 /* the record it replaces, when the executable graph's own, is run by no launch any more */
                 uint64_t gone = x->items[i].own ? x->items[i].def : 0;
-                x->items[i] = (struct node_rec){node, def, true};
-                emit(CBT_GRAPH_EXEC, gone, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, x->n, caller);
+                x->items[i] = (struct cbt_node_rec){node, def, true};
+                cbt_graph_emit(CBT_GRAPH_EXEC, gone, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, x->n, 0,
+                               caller);
             }
             break;
         }
@@ -432,10 +258,10 @@ static CUresult destroy_node(int fi, void *fn, CUgraphNode node, void *caller)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&G.lock);
-    struct node_rec *n = node_find(node);
+    struct cbt_node_rec *n = cbt_node_find(node);
     if (n) {
         if (listening())
-            emit(CBT_GRAPH_NODE_GONE, n->def, 0, 0, CUDA_SUCCESS, NULL, 0, caller);
+            cbt_graph_emit(CBT_GRAPH_NODE_GONE, n->def, 0, 0, CUDA_SUCCESS, NULL, 0, 0, caller);
         *n = G.nodes[--G.nnodes];
         __atomic_store_n(&G.nnodes_seen, G.nnodes, __ATOMIC_RELEASE);
     }
@@ -447,22 +273,24 @@ static CUresult destroy_node(int fi, void *fn, CUgraphNode node, void *caller)
  * (their handles may come back as other nodes). */
 static void forget_nodes(CUgraph g, int depth)
 {
+    const struct cbt_real *real = cbt_real();
     size_t count = 0;
-    if (!G.get_nodes || depth > 16 || G.get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
+    if (!real->graph_get_nodes || depth > 16 || real->graph_get_nodes(g, NULL, &count) != CUDA_SUCCESS || !count)
         return;
     CUgraphNode *nodes = malloc(count * sizeof *nodes);
-    if (!nodes || G.get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
+    if (!nodes || real->graph_get_nodes(g, nodes, &count) != CUDA_SUCCESS) {
         free(nodes);
         return;
     }
     for (size_t i = 0; i < count && G.nnodes; i++) {
         CUgraphNodeType type;
         CUgraph child;
-        struct node_rec *n = node_find(nodes[i]);
+        struct cbt_node_rec *n = cbt_node_find(nodes[i]);
         if (n)
             *n = G.nodes[--G.nnodes];
-        else if (G.node_type && G.child_graph && G.node_type(nodes[i], &type) == CUDA_SUCCESS &&
-                 type == CU_GRAPH_NODE_TYPE_GRAPH && G.child_graph(nodes[i], &child) == CUDA_SUCCESS)
+        else if (real->graph_node_get_type && real->graph_child_graph &&
+                 real->graph_node_get_type(nodes[i], &type) == CUDA_SUCCESS && type == CU_GRAPH_NODE_TYPE_GRAPH &&
+                 real->graph_child_graph(nodes[i], &child) == CUDA_SUCCESS)
             forget_nodes(child, depth + 1);
     }
     free(nodes);
@@ -490,7 +318,7 @@ static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
     CUresult r = ((exec_destroy_fn)fn)(e);
     if (r == CUDA_SUCCESS && __atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&G.lock);
-        exec_forget(e, caller);
+        cbt_exec_forget(e, caller);
         pthread_mutex_unlock(&G.lock);
     }
     return r;
@@ -504,7 +332,7 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
         return ((launch_fn)fn)(e, s);
     pthread_mutex_lock(&G.lock);
-    bool known = exec_find(e) != NULL;
+    bool known = cbt_exec_find(e) != NULL;
     pthread_mutex_unlock(&G.lock);
     if (!known || !cbt_tp_enabled(graph))
         return ((launch_fn)fn)(e, s);
@@ -515,17 +343,18 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
      * the driver has batch nodes: where it has not, no graph is known) */
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     const int ptsz = fi == G_LAUNCH_PTSZ;
-    if (r == CUDA_SUCCESS && cbt_graph_captures_batches() && G.is_capturing[ptsz])
-        (void)G.is_capturing[ptsz](s, &st);
-    emit_timed(st == CU_STREAM_CAPTURE_STATUS_NONE ? CBT_GRAPH_LAUNCH : CBT_GRAPH_LAUNCH_CAPTURED,
+    CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *) = cbt_real()->stream_is_capturing[ptsz];
+    if (r == CUDA_SUCCESS && cbt_graph_captures_batches() && is_capturing)
+        (void)is_capturing(s, &st);
+    cbt_graph_emit(st == CU_STREAM_CAPTURE_STATUS_NONE ? CBT_GRAPH_LAUNCH : CBT_GRAPH_LAUNCH_CAPTURED,
                cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL, 0, t1 - t0, caller);
     return r;
 }
 
 /* ---- the doors ---- */
 
-#define NEXT(i) (ready(), G.next[i])
-#define REAL(i) (ready(), G.real[i])
+#define NEXT(i) (ready(), D.next[i])
+#define REAL(i) (ready(), D.real[i])
 
 #define P_ADD1 CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p
 #define P_ADD CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t ndeps, \
@@ -644,7 +473,7 @@ void *cbt_graph_wrap(void *p)
         return NULL;
     ready();
     for (int i = 0; i < G_COUNT_; i++)
-        if (p == G.real[i])
+        if (p == D.real[i])
             return twin[i];
     return NULL;
 }

@@ -4,7 +4,7 @@ lib_LTLIBRARIES += src/libcubatchtrace.la
 
 src_libcubatchtrace_la_SOURCES = src/util.h src/driver.h src/settings.h src/batch.h src/operands.h src/memwrap.h \
 	src/alert.h src/doors.c src/batch.c src/driver.c src/settings.c src/operands.c src/recents.c src/recents.h src/memwrap.c \
-	src/alert.c src/stream.c src/stream.h src/oplist.c src/oplist.h src/record.c src/record.h src/thread.c src/thread.h src/tp.c src/tp.h src/process.c src/process.h src/gputime.c src/gputime.h src/graph.c src/graph.h src/dlsym_stub.S
+	src/alert.c src/stream.c src/stream.h src/oplist.c src/oplist.h src/record.c src/record.h src/thread.c src/thread.h src/tp.c src/tp.h src/process.c src/process.h src/gputime.c src/gputime.h src/graph.c src/graph.h src/nodes.c src/nodes.h src/dlsym_stub.S
 src_libcubatchtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(LTTNG_UST_CFLAGS)
 # Everything is hidden but the doors (CBT_EXPORT).
 src_libcubatchtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -Wno-missing-field-initializers

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "gputime.h"
-#include "graph.h"
+#include "nodes.h"
 #include "stream.h"
 
 /* (stream.h) */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define CBT_EXPORT __attribute__((visibility("default")))
@@ -45,6 +46,26 @@ void cbt_warn_once(int *once, const char *fmt, ...) __attribute__((format(printf
 static inline unsigned cbt_stream_hash(const void *s, unsigned n)
 {
     return (unsigned)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58) & (n - 1);
+}
+
+/* Room for `want` elements of `elem` bytes in *p (capacity *cap, doubling
+ * from 64); false when out of memory or beyond any size memory can hold (a
+ * corrupt count must not loop or overflow). */
+static inline bool cbt_grow(void **p, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return true;
+    if (want > SIZE_MAX / 4 / elem)
+        return false;
+    size_t n = *cap ? *cap : 64;
+    while (n < want)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
 }
 
 /* The page size, asked once: relaxed atomics, since threads of a first

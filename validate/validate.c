@@ -1321,7 +1321,8 @@ size_t cbt_validate(struct cbt_validator *v, const struct cbt_batch_view *b, str
     return n + cbt_validate_result(b->result, out && n < cap ? out + n : NULL, out && n < cap ? cap - n : 0);
 }
 
-/* The batch as passed: every rule but those about the driver's answer. */
+/* The batch as passed: every rule but those about the driver's answer.
+ * Long on purpose: one block per rule or group of rules, read top to bottom. */
 static size_t validate_call(struct cbt_validator *v, const struct cbt_batch_view *b, struct cbt_finding *out,
                             size_t cap)
 {

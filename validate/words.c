@@ -91,6 +91,7 @@ static void hint(struct buf *b, const char *what, const struct cbt_finding *f, c
         put(b, "%s is DEVICE %" PRId64 ", not a device ordinal", what, (int64_t)f->value);
 }
 
+/* Long on purpose: one case per rule, so that each rule's words stand beside the others'. */
 const char *cbt_finding_words(const struct cbt_finding *f, const CUDA_MEMCPY3D_BATCH_OP *op,
                               const CUDA_MEMCPY3D_BATCH_OP *other, int copies, char *out, size_t len)
 {

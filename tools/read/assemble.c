@@ -805,52 +805,11 @@ static void keep_def(struct cbt_asm *m, const struct whole *x)
     m->dix[def_slot(m, d.host, d.vpid, d.id)] = (uint32_t)m->ndefs;
 }
 
-static void hand_over(struct cbt_asm *m, const struct whole *x)
+/* A whole batch to agg.c: the batch, the ops it ran (none for a node's or a
+ * captured batch's record: run false), its nf findings (m->fnd). */
+static void aggregate(struct cbt_asm *m, const struct whole *x, const struct stack_slot *stk, size_t nf, bool run)
 {
-    const struct stack_slot *stk = x->h ? stack_of(m, x->w, x->h->batch_id) : NULL;
     const struct cbt_ev_batch *h = x->h;
-    size_t nf = 0, nonly = 0;
-    bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING) &&
-                   h->door != CBT_DOOR_GRAPH_LAUNCH; /* its nodes' records were */
-    /* A batch node's record, and a batch the driver took into a graph being
-     * captured: their copies run at launches, not now (their findings go out) */
-    bool node = h && h->door == CBT_DOOR_GRAPH_NODE;
-    bool captured = h && !node && h->door != CBT_DOOR_GRAPH_LAUNCH && h->outcome == CBT_OUTCOME_FORWARDED &&
-                    h->result == 0 && h->capture == CBT_CAPTURE_ACTIVE;
-    bool run = !node && !captured;
-    uint64_t graph = 0;
-    if (captured)
-        for (unsigned i = 0; i < m->ncaps; i++)
-            if (m->caps[i].id == h->batch_id && m->caps[i].vpid == x->w->vpid && m->caps[i].host == x->w->host) {
-                graph = m->caps[i].graph;
-                m->caps[i] = m->caps[--m->ncaps];
-                break;
-            }
-    if (node || captured)
-        keep_def(m, x); /* a captured batch's record is its node's */
-    if (checked) {
-        nf = check_batch(m, h, x->ops, x->src, x->dst, x->d, x->attrs, x->aidx);
-        cbt_progress(); /* a large batch can take the validator a while */
-    } else if (h) {
-        nf = ops_not_read(m, h);
-    }
-    bool compare = checked && h->validated && h->rules == CBT_RULES_VERSION;
-    if (compare)
-        nonly = compare_inline(m, nf, x->inl, x->ninl);
-    else {
-        m->st.inline_unchecked += x->ninl;
-        for (size_t i = 0; i < nf; i++)
-            m->fnd_inline[i] = 2;
-    }
-    switch (x->state) {
-    case CBT_BS_PENDING: m->st.pending++; break;
-    case CBT_BS_MALFORMED: m->st.malformed++; break;
-    case CBT_BS_INCOMPLETE: m->st.incomplete++; break;
-    case CBT_BS_GIVEN_UP: m->st.given_up++; break;
-    default: break;
-    }
-
-    /* agg.c: the batch, its ops, its findings */
     struct cbt_batch b;
     uint64_t id = x->id;
     bool first = h != NULL;
@@ -900,6 +859,54 @@ static void hand_over(struct cbt_asm *m, const struct whole *x)
             out_finding(m, x->w, &bf);
         }
     }
+}
+
+static void hand_over(struct cbt_asm *m, const struct whole *x)
+{
+    const struct stack_slot *stk = x->h ? stack_of(m, x->w, x->h->batch_id) : NULL;
+    const struct cbt_ev_batch *h = x->h;
+    size_t nf = 0, nonly = 0;
+    bool checked = h && (x->state == CBT_BS_COMPLETE || x->state == CBT_BS_PENDING) &&
+                   h->door != CBT_DOOR_GRAPH_LAUNCH; /* its nodes' records were */
+    /* A batch node's record, and a batch the driver took into a graph being
+     * captured: their copies run at launches, not now (their findings go out) */
+    bool node = h && h->door == CBT_DOOR_GRAPH_NODE;
+    bool captured = h && !node && h->door != CBT_DOOR_GRAPH_LAUNCH && h->outcome == CBT_OUTCOME_FORWARDED &&
+                    h->result == 0 && h->capture == CBT_CAPTURE_ACTIVE;
+    bool run = !node && !captured;
+    uint64_t graph = 0;
+    if (captured)
+        for (unsigned i = 0; i < m->ncaps; i++)
+            if (m->caps[i].id == h->batch_id && m->caps[i].vpid == x->w->vpid && m->caps[i].host == x->w->host) {
+                graph = m->caps[i].graph;
+                m->caps[i] = m->caps[--m->ncaps];
+                break;
+            }
+    if (node || captured)
+        keep_def(m, x); /* a captured batch's record is its node's */
+    if (checked) {
+        nf = check_batch(m, h, x->ops, x->src, x->dst, x->d, x->attrs, x->aidx);
+        cbt_progress(); /* a large batch can take the validator a while */
+    } else if (h) {
+        nf = ops_not_read(m, h);
+    }
+    bool compare = checked && h->validated && h->rules == CBT_RULES_VERSION;
+    if (compare)
+        nonly = compare_inline(m, nf, x->inl, x->ninl);
+    else {
+        m->st.inline_unchecked += x->ninl;
+        for (size_t i = 0; i < nf; i++)
+            m->fnd_inline[i] = 2;
+    }
+    switch (x->state) {
+    case CBT_BS_PENDING: m->st.pending++; break;
+    case CBT_BS_MALFORMED: m->st.malformed++; break;
+    case CBT_BS_INCOMPLETE: m->st.incomplete++; break;
+    case CBT_BS_GIVEN_UP: m->st.given_up++; break;
+    default: break;
+    }
+
+    aggregate(m, x, stk, nf, run);
 
     if (m->fn) {
         struct cbt_read_batch rb = {

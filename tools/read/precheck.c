@@ -44,6 +44,23 @@ static uint64_t get64(const uint8_t *p, bool be)
 }
 
 /* LTTng's packet header and context as lttng-ust and lttng-modules declare them. */
+/* Packet n at byte off (p, with left bytes to the file's end): its header
+ * whole and its magic right; false with why said when not. */
+static bool packet_start(const uint8_t *p, size_t left, unsigned n, size_t off, unsigned header, uint32_t magic,
+                         const char *what, bool be, char *why, size_t whylen)
+{
+    if (left < header) {
+        snprintf(why, whylen, "packet %u at byte %zu: its header is cut (%zu of %u bytes; the file ends there)", n,
+                 off, left, header);
+        return false;
+    }
+    if (get32(p, be) != magic) {
+        snprintf(why, whylen, "packet %u at byte %zu: no %s magic (0x%08" PRIx32 ")", n, off, what, get32(p, be));
+        return false;
+    }
+    return true;
+}
+
 static const char *const lttng_decls[] = {
     "uint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n",
     "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n\tuint64_clock_monotonic_t "
@@ -67,16 +84,8 @@ int cbt_precheck_metadata(const uint8_t *buf, size_t len, struct cbt_meta_frame 
     size_t off = 0;
     for (unsigned n = 1; off < len; n++) {
         const uint8_t *p = buf + off;
-        if (len - off < META_HEADER) {
-            snprintf(why, whylen, "packet %u at byte %zu: its header is cut (%zu of %u bytes; the file ends there)", n,
-                     off, len - off, META_HEADER);
+        if (!packet_start(p, len - off, n, off, META_HEADER, META_MAGIC, "metadata packet", be, why, whylen))
             return -1;
-        }
-        if (get32(p, be) != META_MAGIC) {
-            snprintf(why, whylen, "packet %u at byte %zu: no metadata packet magic (0x%08" PRIx32 ")", n, off,
-                     get32(p, be));
-            return -1;
-        }
         if (n == 1)
             memcpy(mf->uuid, p + 4, 16);
         else if (memcmp(mf->uuid, p + 4, 16) != 0) {
@@ -122,16 +131,8 @@ int cbt_precheck_stream(const uint8_t *buf, size_t len, const struct cbt_meta_fr
     size_t off = 0;
     for (unsigned n = 1; off < len; n++) {
         const uint8_t *p = buf + off;
-        if (len - off < STREAM_HEADER) {
-            snprintf(why, whylen, "packet %u at byte %zu: its header is cut (%zu of %u bytes; the file ends there)", n,
-                     off, len - off, STREAM_HEADER);
+        if (!packet_start(p, len - off, n, off, STREAM_HEADER, STREAM_MAGIC, "CTF packet", be, why, whylen))
             return -1;
-        }
-        if (get32(p, be) != STREAM_MAGIC) {
-            snprintf(why, whylen, "packet %u at byte %zu: no CTF packet magic (0x%08" PRIx32 ")", n, off,
-                     get32(p, be));
-            return -1;
-        }
         if (mf->packetized && memcmp(mf->uuid, p + 4, 16) != 0) {
             snprintf(why, whylen, "packet %u at byte %zu: another trace's uuid than the metadata's", n, off);
             return -1;
