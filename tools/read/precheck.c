@@ -61,6 +61,24 @@ static bool packet_start(const uint8_t *p, size_t left, unsigned n, size_t off, 
     return true;
 }
 
+/* Its content and packet sizes (bits; whole bytes for both when bytes) in
+ * order, and the packet within the file's left bytes; false with why said. */
+static bool packet_sizes(uint64_t content, uint64_t size, bool bytes, unsigned header, size_t left, unsigned n,
+                         size_t off, char *why, size_t whylen)
+{
+    if (size % 8 || (bytes && content % 8) || content < header * 8ull || content > size) {
+        snprintf(why, whylen, "packet %u at byte %zu: sizes make no sense (content %" PRIu64 " bits, packet %" PRIu64
+                 " bits)", n, off, content, size);
+        return false;
+    }
+    if (size / 8 > left) {
+        snprintf(why, whylen, "packet %u at byte %zu is cut: it declares %" PRIu64 " bytes, the file ends %zu bytes in",
+                 n, off, size / 8, left);
+        return false;
+    }
+    return true;
+}
+
 static const char *const lttng_decls[] = {
     "uint32_t magic;\n\t\tuint8_t  uuid[16];\n\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n",
     "struct packet_context {\n\tuint64_clock_monotonic_t timestamp_begin;\n\tuint64_clock_monotonic_t "
@@ -102,17 +120,8 @@ int cbt_precheck_metadata(const uint8_t *buf, size_t len, struct cbt_meta_frame 
             snprintf(why, whylen, "packet %u at byte %zu: CTF version %u.%u, not 1.8", n, off, p[35], p[36]);
             return -1;
         }
-        if (size % 8 || content % 8 || content < META_HEADER * 8 || content > size) {
-            snprintf(why, whylen,
-                     "packet %u at byte %zu: sizes make no sense (content %" PRIu32 " bits, packet %" PRIu32 " bits)",
-                     n, off, content, size);
+        if (!packet_sizes(content, size, true, META_HEADER, len - off, n, off, why, whylen))
             return -1;
-        }
-        if (size / 8 > len - off) {
-            snprintf(why, whylen, "packet %u at byte %zu is cut: it declares %" PRIu32 " bytes, the file ends %zu bytes in",
-                     n, off, size / 8, len - off);
-            return -1;
-        }
         off += size / 8;
     }
 layout:
@@ -138,17 +147,8 @@ int cbt_precheck_stream(const uint8_t *buf, size_t len, const struct cbt_meta_fr
             return -1;
         }
         uint64_t content = get64(p + 48, be), size = get64(p + 56, be);
-        if (size % 8 || content > size || content < STREAM_HEADER * 8) {
-            snprintf(why, whylen,
-                     "packet %u at byte %zu: sizes make no sense (content %" PRIu64 " bits, packet %" PRIu64 " bits)",
-                     n, off, content, size);
+        if (!packet_sizes(content, size, false, STREAM_HEADER, len - off, n, off, why, whylen))
             return -1;
-        }
-        if (size / 8 > len - off) {
-            snprintf(why, whylen, "packet %u at byte %zu is cut: it declares %" PRIu64 " bytes, the file ends %zu bytes in",
-                     n, off, size / 8, len - off);
-            return -1;
-        }
         off += (size_t)(size / 8);
     }
     return 0;
