@@ -177,6 +177,19 @@ static int cmp_finding(const void *x, const void *y)
     return i < j ? -1 : i > j;
 }
 
+/* The indices of the n findings of arr in cmp_finding's order; NULL when out
+ * of memory (then in arr's order). */
+static size_t *finding_order(const json_t *arr, size_t n)
+{
+    size_t *order = malloc(n * sizeof(*order));
+    for (size_t i = 0; order && i < n; i++)
+        order[i] = i;
+    sort_findings = arr;
+    if (order)
+        qsort(order, n, sizeof(*order), cmp_finding);
+    return order;
+}
+
 /* A cell of text (escaped); "–" when the summary does not say (one of an older cubatchtrace). */
 static void text_cell(FILE *o, const char *cls, const char *s)
 {
@@ -195,12 +208,7 @@ static void findings_table(FILE *o, const json_t *root)
         fputs("<p class=\"none\">No finding.</p>\n", o);
         return;
     }
-    size_t *order = malloc(n * sizeof(*order));
-    for (size_t i = 0; order && i < n; i++)
-        order[i] = i;
-    sort_findings = findings;
-    if (order)
-        qsort(order, n, sizeof(*order), cmp_finding);
+    size_t *order = finding_order(findings, n);
     fputs("<p>Most serious first, then the most frequent; each rule with its first finding: where it was made, "
           "what is wrong, what to change.</p>\n"
           "<table class=\"rows\" id=\"table-findings\"><thead><tr><th>Severity</th><th>Rule</th><th>Count</th>"
@@ -269,12 +277,7 @@ static void advice_table(FILE *o, const json_t *root)
     fputs(".</p>\n<table class=\"rows\" id=\"table-advice\"><thead><tr><th>Rule</th><th>Count</th>"
           "<th>First call site</th><th>What</th><th>Estimated saving</th><th>Fix</th></tr></thead><tbody>\n",
           o);
-    size_t *order = malloc(n * sizeof(*order));
-    for (size_t i = 0; order && i < n; i++)
-        order[i] = i;
-    sort_findings = rules;
-    if (order)
-        qsort(order, n, sizeof(*order), cmp_finding);
+    size_t *order = finding_order(rules, n);
     for (size_t k = 0; k < n; k++) {
         const json_t *f = json_array_get(rules, order ? order[k] : k);
         const json_t *fs = json_object_get(f, "first_seen");
