@@ -28,33 +28,7 @@ format=$(sed -n 's/^#define CBT_EV_FORMAT \([0-9]*\).*/\1/p' "$top/include/cubat
 [ $# -gt 0 ] || set -- 1000000 4000000
 
 # measure CMD...: best wall time, max RSS (KiB), least CPU time (user + system s) of $repeat runs
-measure() {
-    python3 - "$repeat" "$@" <<'PY'
-import os, sys, time
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-best, rss, cpu = None, 0, None
-db = cmd[cmd.index("-o") + 1] if "-o" in cmd else None
-for _ in range(n):
-    if db and os.path.exists(db):
-        os.unlink(db)
-    t = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)
-        os.execvp(cmd[0], cmd)
-    _, st, ru = os.wait4(pid, 0)
-    dt = time.monotonic() - t
-    if os.waitstatus_to_exitcode(st) != 0:
-        print("FAILED"); sys.exit(0)
-    best = dt if best is None or dt < best else best
-    rss = max(rss, ru.ru_maxrss)
-    c = ru.ru_utime + ru.ru_stime
-    cpu = c if cpu is None or c < cpu else cpu
-if db and os.path.exists(db):
-    os.unlink(db)
-print("%.3f %d %.3f" % (best, rss, cpu))
-PY
-}
+measure() { python3 "$top/bench/measure.py" "$repeat" "$@"; }
 
 printf '# cubatchtrace export vs babeltrace2 --output-format=dummy and cubatchtrace summary (best of %s; RSS: max resident KiB; CPU: user + system s)\n' "$repeat"
 printf '# host: %s, %s CPUs, load average %s; libsqlite3 %s\n' "$(uname -n)" "$(nproc)" \
@@ -73,7 +47,7 @@ for ops in "$@"; do
     "$CBT" export -o "$db" "$t" >/dev/null
     dbmb=$(du -m "$db" | cut -f1)
     rm -f "$db"
-    set -- $(measure "$BT" --output-format=dummy "$t") $(measure "$CBT" export -o "$db" "$t") \
+    set -- $(measure "$BT" --output-format=dummy "$t") $(measure --remove "$db" "$CBT" export -o "$db" "$t") \
         $(measure "$CBT" summary "$t")
     [ "$1" != FAILED ] && [ "$4" != FAILED ] && [ "$7" != FAILED ] || { echo "export.sh: a reader failed on $t" >&2; exit 1; }
     printf '%-9s | %-8s | %-8s | %-9s | %-9s | %-6s | %-9s | %-9s | %-10s | %-9s | %-9s | %-10s | %s\n' \

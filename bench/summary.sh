@@ -56,28 +56,7 @@ mkdir -p "$dir"
 
 # measure CMD...: best wall time of $runs runs, the max RSS (KiB) and the
 # least CPU time (user + system s), via wait4's rusage
-measure() {
-    python3 - "$runs" "$@" <<'PY'
-import os, sys, time
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-best, rss, cpu = None, 0, None
-for _ in range(n):
-    t = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)
-        os.execvp(cmd[0], cmd)
-    _, st, ru = os.wait4(pid, 0)
-    dt = time.monotonic() - t
-    if os.waitstatus_to_exitcode(st) != 0:
-        print("FAILED %s" % os.waitstatus_to_exitcode(st)); sys.exit(1)
-    best = dt if best is None or dt < best else best
-    rss = max(rss, ru.ru_maxrss)
-    c = ru.ru_utime + ru.ru_stime
-    cpu = c if cpu is None or c < cpu else cpu
-print("%.3f %d %.3f" % (best, rss, cpu))
-PY
-}
+measure() { python3 "$top/bench/measure.py" "$runs" "$@"; }
 
 # record TRACE GEN-ARGS...: the generator's events in TRACE/ust/pid/cbt-gen-PID-*, its pid in TRACE.pid
 record() {

@@ -125,4 +125,4 @@ EXTRA_DIST += $(TOOL_TESTS) tests/tool/client_cxx.cc tests/tool/common.sh tests/
 	tests/tool/check_trace_events.py tests/tool/report-dom.py bench/summary.sh bench/parallel.sh \
 	tests/tool/format_norm.py tests/tool/format2.tar.xz tests/tool/format3.tar.xz tests/tool/gpu1.tar.xz bench/trace-size.sh tests/tool/expand_show.py \
 	tests/tool/relay-readers.sh \
-	tests/tool/export_compare.py tests/tool/export_example.py bench/export.sh
+	tests/tool/export_compare.py tests/tool/export_example.py bench/export.sh bench/measure.py
