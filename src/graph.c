@@ -97,7 +97,7 @@ static struct {
     void *real[G_COUNT_]; /* the driver's functions (dlsym, cuGetProcAddress doors) */
     void *next[G_COUNT_]; /* what the exported symbols forward to */
 } D = {.once = PTHREAD_ONCE_INIT};
-#define G cbt_graphs
+#define G cbt_graphs /* the one struct behind the one lock (nodes.h), by a short name */
 
 static void load(void)
 {

@@ -22,7 +22,7 @@
 #include "util.h"
 
 struct cbt_graphs cbt_graphs = {.lock = PTHREAD_MUTEX_INITIALIZER};
-#define G cbt_graphs
+#define G cbt_graphs /* the one struct behind the one lock (nodes.h), by a short name */
 
 int cbt_graph_capture_state;
 
