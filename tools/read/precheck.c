@@ -10,7 +10,8 @@
  * uuid, stream id and instance id: 32 bytes) and context (timestamps, then
  * content and packet sizes in bits at bytes 48 and 56, ..., cpu_id ending at
  * byte 84); that layout is checked only where the metadata declares it.
- * Files are mapped, and only the packet headers are read.
+ * The metadata is mapped; of a stream file only the packet headers are
+ * read.
  */
 #include "config.h"
 
@@ -132,15 +133,21 @@ layout:
     return 0;
 }
 
-int cbt_precheck_stream(const uint8_t *buf, size_t len, const struct cbt_meta_frame *mf, char *why, size_t whylen)
+int cbt_precheck_stream(int fd, size_t len, const struct cbt_meta_frame *mf, char *why, size_t whylen)
 {
     if (!mf->lttng_layout)
         return 0;
     bool be = mf->big_endian;
     size_t off = 0;
     for (unsigned n = 1; off < len; n++) {
-        const uint8_t *p = buf + off;
-        if (!packet_start(p, len - off, n, off, STREAM_HEADER, STREAM_MAGIC, "CTF packet", be, why, whylen))
+        uint8_t p[STREAM_HEADER];
+        size_t want = len - off < sizeof(p) ? len - off : sizeof(p);
+        ssize_t got = pread(fd, p, want, (off_t)off);
+        if (got < 0) {
+            snprintf(why, whylen, "packet %u at byte %zu: %s", n, off, strerror(errno));
+            return -1;
+        }
+        if (!packet_start(p, (size_t)got, n, off, STREAM_HEADER, STREAM_MAGIC, "CTF packet", be, why, whylen))
             return -1;
         if (mf->packetized && memcmp(mf->uuid, p + 4, 16) != 0) {
             snprintf(why, whylen, "packet %u at byte %zu: another trace's uuid than the metadata's", n, off);
@@ -154,9 +161,10 @@ int cbt_precheck_stream(const uint8_t *buf, size_t len, const struct cbt_meta_fr
     return 0;
 }
 
-/* Maps dir/name and runs check on it; 1 when it is not a regular file (skipped). */
-static int check_file(const char *dir, const char *name, int (*check)(const uint8_t *, size_t, void *, char *, size_t),
-                      void *arg, char *why, size_t whylen)
+/* Opens dir/name and runs check on it (the metadata mapped whole, a stream
+ * file by its descriptor); 1 when it is not a regular file (skipped). */
+static int check_file(const char *dir, const char *name, bool stream, struct cbt_meta_frame *mf, char *why,
+                      size_t whylen)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -174,14 +182,16 @@ static int check_file(const char *dir, const char *name, int (*check)(const uint
     }
     char what[512] = "";
     int rc = 0;
-    if (st.st_size == 0)
-        rc = check(NULL, 0, arg, what, sizeof(what));
+    if (stream) /* a header read per packet: a long trace's pages are not all touched and kept */
+        rc = cbt_precheck_stream(fd, (size_t)st.st_size, mf, what, sizeof(what));
+    else if (st.st_size == 0)
+        rc = cbt_precheck_metadata(NULL, 0, mf, what, sizeof(what));
     else {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED)
             snprintf(what, sizeof(what), "%s", strerror(errno)), rc = -1;
         else {
-            rc = check(m, (size_t)st.st_size, arg, what, sizeof(what));
+            rc = cbt_precheck_metadata(m, (size_t)st.st_size, mf, what, sizeof(what));
             munmap(m, (size_t)st.st_size);
         }
     }
@@ -191,19 +201,10 @@ static int check_file(const char *dir, const char *name, int (*check)(const uint
     return rc;
 }
 
-static int check_meta(const uint8_t *b, size_t n, void *mf, char *why, size_t whylen)
-{
-    return cbt_precheck_metadata(b, n, mf, why, whylen);
-}
-static int check_stream(const uint8_t *b, size_t n, void *mf, char *why, size_t whylen)
-{
-    return cbt_precheck_stream(b, n, mf, why, whylen);
-}
-
 int cbt_precheck_trace(const char *dir, char *why, size_t whylen)
 {
     struct cbt_meta_frame mf;
-    if (check_file(dir, "metadata", check_meta, &mf, why, whylen) != 0)
+    if (check_file(dir, "metadata", false, &mf, why, whylen) != 0)
         return -1;
     if (!mf.lttng_layout)
         return 0;
@@ -214,7 +215,7 @@ int cbt_precheck_trace(const char *dir, char *why, size_t whylen)
     struct dirent *de;
     while (rc == 0 && (de = readdir(d))) /* babeltrace2 skips dot files too */
         if (de->d_name[0] != '.' && strcmp(de->d_name, "metadata") != 0)
-            rc = check_file(dir, de->d_name, check_stream, &mf, why, whylen) < 0 ? -1 : 0;
+            rc = check_file(dir, de->d_name, true, &mf, why, whylen) < 0 ? -1 : 0;
     closedir(d);
     return rc;
 }

@@ -25,8 +25,9 @@ struct cbt_meta_frame {
 
 /* 0 when the metadata's framing holds (fills *mf), else -1 with the damage in why. */
 int cbt_precheck_metadata(const uint8_t *buf, size_t len, struct cbt_meta_frame *mf, char *why, size_t whylen);
-/* 0 when a stream file's packets are whole, else -1 with the damage in why. */
-int cbt_precheck_stream(const uint8_t *buf, size_t len, const struct cbt_meta_frame *mf, char *why, size_t whylen);
+/* 0 when the packets of a stream file (fd, len bytes long) are whole, else -1
+ * with the damage in why.  Only each packet's header is read (pread). */
+int cbt_precheck_stream(int fd, size_t len, const struct cbt_meta_frame *mf, char *why, size_t whylen);
 /* The trace directory `dir` (its metadata and stream files): 0 when it may be
  * handed to libbabeltrace2, else -1 with "FILE: damage" in why. */
 int cbt_precheck_trace(const char *dir, char *why, size_t whylen);
