@@ -90,8 +90,14 @@ static void print_no_batch(struct cbt_agg *a, const struct cbt_summary_job *j)
     printf("# cubatchtrace summary of: %s", j->ro.inputs[0]);
     for (int i = 1; i < j->ro.ninputs; i++)
         printf(", %s", j->ro.inputs[i]);
+    struct cbt_agg_totals t;
+    cbt_agg_totals(a, &t);
     printf("\n# no batch: the program ran with the shim but made no batch copy (3D or 1D)%s\n",
            ev || pk || uncounted ? "; the tracer discarded events: some may be lost" : "");
+    if (t.fabric_calls)
+        printf("# fabric batches: %" PRIu64 " cuFabricCpyBatchAsync calls of %" PRIu64 " ops (%" PRIu64
+               " failed); their copies are not read\n",
+               t.fabric_calls, t.fabric_ops, t.fabric_failed);
 }
 
 int cbt_summary_read(void *arg)
@@ -112,16 +118,20 @@ int cbt_summary_read(void *arg)
     if (rc == 0) {
         cbt_progress();
         cbt_agg_finish(a);
-        bool none = j->program && cbt_agg_batches(a) == 0;
+        struct cbt_agg_totals t;
+        cbt_agg_totals(a, &t);
+        bool none = j->program && cbt_agg_batches(a) == 0 && t.fabric_calls == 0;
         if (none)
             cbt_err("run: %s made no batch copy (3D or 1D) that reached the shim: nothing was recorded "
                     "(a statically linked or setuid program does not load it)%s",
                     j->program, j->json ? "" : "; no summary");
         if (j->json)
             rc = print_json(a, j);
-        else if (!j->program && cbt_agg_batches(a) == 0)
-            print_no_batch(a, j);
-        else if (!none)
+        else if (none)
+            ; /* said above */
+        else if (cbt_agg_batches(a) == 0)
+            print_no_batch(a, j); /* a few lines (of run too, when its program made fabric calls alone) */
+        else
             cbt_agg_print_text(a, stdout, j->ro.inputs, j->ro.ninputs, j->raw);
     }
     cbt_agg_free(a);

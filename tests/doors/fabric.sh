@@ -5,8 +5,8 @@
 # (the double has no fabric: CUDA_ERROR_NOT_SUPPORTED for well-formed ops,
 # INVALID_VALUE for flags 1) and recorded as one cubatchtrace:fabric event
 # per call, decoded by the trace's own metadata: the API's name, the door,
-# the op count and the result by name.  The tool reads past them (its
-# summary counts copies, and a fabric call's ops are not read).
+# the op count and the result by name.  The summary counts the calls, their
+# ops and failures apart from the copies (a fabric call's ops are not read).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/doors/doors.sh"
 need_sessiond
@@ -28,6 +28,14 @@ cuFabricCpyBatchAsync$suffix $via 2 1 CUDA_ERROR_INVALID_VALUE" \
     is "$(grep -cE ' cubatchtrace:(bs?|cs?): ' "$CBT_TMP/$t.trace")" 0 "$door: no copy batch event"
 done
 "$top_builddir/tools/cubatchtrace" summary --json --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.json" 2>"$CBT_TMP/$t.json.err"
-is "$? $("$PYTHON3" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["batches"], d["ops"])' "$CBT_TMP/$t.json" 2>&1)" \
-    "0 0 0" "summary reads a trace of fabric calls alone: no copy batch, no op"
+is "$? $("$PYTHON3" -c 'import json, sys; d = json.load(open(sys.argv[1])); f = d["fabric"]
+print(d["batches"], d["ops"], d["bytes"], f["calls"], f["ops"], f["failed_calls"], f["driver_ns"] > 0)' "$CBT_TMP/$t.json" 2>&1)" \
+    "0 0 0 0 2 4 2 True" "summary --json: no copy batch, no op; the fabric calls counted apart (2 calls, 4 ops, 2 failed, their driver time)"
+"$top_builddir/tools/cubatchtrace" summary --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.txt" 2>&1
+is "$? $(grep '^# fabric batches:' "$CBT_TMP/$t.txt")" \
+    "0 # fabric batches: 2 cuFabricCpyBatchAsync calls of 4 ops (2 failed); their copies are not read" \
+    "summary: one line for the fabric calls"
+"$top_builddir/tools/cubatchtrace" report -o "$CBT_TMP/$t.html" --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.report" 2>&1
+is "$? $(grep -o 'Fabric batch calls[^<]*</t[dh]><t[dh][^>]*>[^<]*' "$CBT_TMP/$t.html" | sed 's/<[^>]*>/|/g')" \
+    "0 Fabric batch calls (cuFabricCpyBatchAsync; their copies not read)||2" "report: the fabric calls in its totals"
 done_testing

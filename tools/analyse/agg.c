@@ -670,6 +670,8 @@ void cbt_agg_totals(const struct cbt_agg *a, struct cbt_agg_totals *t)
         .failed = a->failed, .refused = a->refused, .refused_in_capture = a->refused_in_capture,
         .no_driver = a->no_driver, .discarded_events = a->discarded_events,
         .discarded_packets = a->discarded_packets, .discarded_unknown = a->discarded_unknown,
+        .fabric_calls = a->fabric_calls, .fabric_ops = a->fabric_ops, .fabric_failed = a->fabric_failed,
+        .fabric_driver_ns = a->fabric_driver_ns,
         .orphan_ops = a->orphan_ops, .incomplete_batches = a->incomplete_batches,
         .pending_overflow = a->pending_overflow, .untagged = a->untagged,
         .procs_full = a->procs.overflowed, .threads_full = a->threads.overflowed,
@@ -704,6 +706,14 @@ void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool kno
         a->discarded_packets += count;
     else
         a->discarded_events += count;
+}
+
+void cbt_agg_fabric(struct cbt_agg *a, const struct cbt_ev_fabric *f)
+{
+    a->fabric_calls++;
+    a->fabric_ops += f->num_ops;
+    a->fabric_failed += f->result != CUDA_SUCCESS;
+    a->fabric_driver_ns += f->driver_ns;
 }
 
 void cbt_agg_finish(struct cbt_agg *a)
@@ -846,6 +856,10 @@ void cbt_agg_merge(struct cbt_agg *w, struct cbt_agg *p)
     w->discarded_events += p->discarded_events;
     w->discarded_packets += p->discarded_packets;
     w->discarded_unknown += p->discarded_unknown;
+    w->fabric_calls += p->fabric_calls;
+    w->fabric_ops += p->fabric_ops;
+    w->fabric_failed += p->fabric_failed;
+    w->fabric_driver_ns += p->fabric_driver_ns;
     w->orphan_ops += p->orphan_ops;
     w->orphan_chunks += p->orphan_chunks;
     w->incomplete_batches += p->incomplete_batches;

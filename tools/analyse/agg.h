@@ -83,6 +83,8 @@ struct cbt_agg_totals {
     uint64_t advice_unjudged; /* GPU-timed batches low_bandwidth could not judge: no cost table figure */
     uint64_t failed, refused, refused_in_capture, no_driver; /* batches */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
+    /* cuFabricCpyBatchAsync calls: counted apart, their ops not read (in none of the figures above) */
+    uint64_t fabric_calls, fabric_ops, fabric_failed, fabric_driver_ns;
     uint64_t orphan_ops, incomplete_batches, pending_overflow;
     uint64_t untagged;             /* batches whose id names no process image */
     bool procs_full, threads_full; /* those tables overflowed: their counts are lower bounds */
@@ -105,6 +107,8 @@ void cbt_agg_recorded_by(struct cbt_agg *a, const char *version);
 /* the build id of the object that a bin_info event put at baddr */
 void cbt_agg_build_id(struct cbt_agg *a, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len);
 void cbt_agg_discarded(struct cbt_agg *a, bool packets, uint64_t count, bool count_known);
+/* a cubatchtrace:fabric event: one cuFabricCpyBatchAsync call */
+void cbt_agg_fabric(struct cbt_agg *a, const struct cbt_ev_fabric *f);
 void cbt_agg_finish(struct cbt_agg *a);
 /* count of findings whose severity is at or above `threshold` (error=0 is most severe) */
 uint64_t cbt_agg_findings_at_or_above(const struct cbt_agg *a, unsigned threshold);

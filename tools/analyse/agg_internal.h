@@ -30,6 +30,7 @@ struct cbt_agg {
     uint64_t batches, ops, bytes, failed, refused, no_driver, driver_ns;
     uint64_t refused_in_capture; /* forwarded, refused by the driver because the stream was being captured (900) */
     uint64_t discarded_events, discarded_packets, discarded_unknown;
+    uint64_t fabric_calls, fabric_ops, fabric_failed, fabric_driver_ns; /* cuFabricCpyBatchAsync */
     uint64_t orphan_ops, orphan_chunks, incomplete_batches, pending_overflow;
     uint64_t untagged;     /* batches whose id names no process image (recorded before images) */
     bool images_numbered;  /* procs' img_no and img_count are up to date */

@@ -59,6 +59,12 @@ static void out_discarded(void *a, bool packets, uint64_t count, bool count_know
     cbt_agg_discarded(a, packets, count, count_known);
 }
 
+static void out_fabric(void *a, const struct cbt_where *w, const struct cbt_ev_fabric *f)
+{
+    (void)w;
+    cbt_agg_fabric(a, f);
+}
+
 void cbt_agg_read_out(struct cbt_agg *a, struct cbt_read_out *out)
 {
     *out = (struct cbt_read_out){
@@ -75,5 +81,6 @@ void cbt_agg_read_out(struct cbt_agg *a, struct cbt_read_out *out)
         .bin_info = out_bin_info,
         .build_id = out_build_id,
         .discarded = out_discarded,
+        .fabric = out_fabric,
     };
 }

@@ -160,6 +160,8 @@ struct cbt_read_out {
     void (*build_id)(void *ctx, const struct cbt_where *w, uint64_t baddr, const uint8_t *id, size_t len);
     /* events or packets the tracer discarded */
     void (*discarded)(void *ctx, bool packets, uint64_t count, bool count_known);
+    /* a cubatchtrace:fabric event (cuFabricCpyBatchAsync: counted, its ops not read) */
+    void (*fabric)(void *ctx, const struct cbt_where *w, const struct cbt_ev_fabric *f);
 };
 
 /* ---- a batch whole: what the reader hands a batch callback (struct cbt_read_opts's batch) */

@@ -43,7 +43,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK, EK_GRAPH,
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK, EK_GRAPH, EK_FABRIC,
     /* formats 3 and 4, the compact record (bs and cs read as b and c) */
     EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
@@ -68,6 +68,10 @@ enum { CBT_EV_GPU_FIELDS(CBT_FIELD_ENUM_) U_COUNT_ };
 enum { U_SHORT_COUNT_ = 0 CBT_EV_GPU_TIME_FIELDS(CBT_FIELD_ONE_) }; /* the event's own: the first of the U_ fields */
 #undef CBT_FIELD_ONE_
 static const char *const gpu_fields[U_COUNT_] = {CBT_EV_GPU_FIELDS(CBT_FIELD_NAME_)};
+#undef CBT_FIELD_ENUM_
+#define CBT_FIELD_ENUM_(kind, type, name, en) F_##name,
+enum { CBT_EV_FABRIC_FIELDS(CBT_FIELD_ENUM_) F_COUNT_ };
+static const char *const fabric_fields[F_COUNT_] = {CBT_EV_FABRIC_FIELDS(CBT_FIELD_NAME_)};
 #undef CBT_FIELD_ENUM_
 #undef CBT_FIELD_NAME_
 #define CBT_CHUNK_ENUM_(name) C_##name,
@@ -156,6 +160,7 @@ struct ecinfo {
     int st_frames;            /* stack: the sequence of return addresses */
     struct mem gr[8];         /* graph: kind, id, exec, stream, result, tid, driver_ns, caller */
     int gr_defs;              /* graph: the sequence of records */
+    struct mem fa[F_COUNT_];  /* fabric */
 };
 
 #define EC_SLOTS 1024u
@@ -332,6 +337,7 @@ static const struct {
     {"cubatchtrace:batch1d", EK_BATCH1D},   {"cubatchtrace:batch_attrs", EK_BATCH_ATTRS},
     {"cubatchtrace:process", EK_PROCESS},   {"cubatchtrace:gpu_time", EK_GPU_TIME},
     {"cubatchtrace:stack", EK_STACK},       {"cubatchtrace:graph", EK_GRAPH},
+    {"cubatchtrace:fabric", EK_FABRIC},
     {"cubatchtrace:b", EK_B},               {"cubatchtrace:bs", EK_B}, /* a large 3D batch: as b, its ops in a sequence */
     {"cubatchtrace:bo", EK_BO},             {"cubatchtrace:c", EK_C},
     {"cubatchtrace:cs", EK_C}, /* a large 1D batch: as c, its copies in sequences */
@@ -405,6 +411,16 @@ static void describe_graph(struct ecinfo *e, const bt_field_class *pl)
     e->gr_defs = member_index(pl, "defs", NULL);
     if (e->gr_defs < 0 || bytes_per_element(pl, e->gr_defs) != 8)
         e->kind = EK_CBT_OTHER;
+}
+
+/* fabric: its integer members (enumerations are integers); else not the event we know */
+static void describe_fabric(struct ecinfo *e, const bt_field_class *pl)
+{
+    for (int i = 0; i < F_COUNT_; i++) {
+        e->fa[i].idx = member_index(pl, fabric_fields[i], &e->fa[i].sgn);
+        if (e->fa[i].idx < 0 || !field_is(pl, e->fa[i].idx, BT_FIELD_CLASS_TYPE_INTEGER))
+            e->kind = EK_CBT_OTHER;
+    }
 }
 
 /* formats 3 and 4: every member its event has, of its kind; false after r->fail */
@@ -535,6 +551,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         describe_stack(e, pl);
     else if (e->kind == EK_GRAPH)
         describe_graph(e, pl);
+    else if (e->kind == EK_FABRIC)
+        describe_fabric(e, pl);
     else if (!(e->kind >= EK_B ? describe_compact(r, e, pl, name) : describe_fields(r, e, pl, name))) {
         free(e);
         return NULL;
@@ -921,6 +939,19 @@ static void on_graph(struct reader *r, const struct ecinfo *e, const bt_message 
     free(defs);
 }
 
+static void on_fabric(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                      struct cbt_where w)
+{
+    if (!r->out.fabric)
+        return;
+    event_time(e, msg, &w);
+    struct cbt_ev_fabric f;
+#define CBT_FIELD_GET_(kind, type, name, en) f.name = (type)member_int(pl, e->fa[F_##name]);
+    CBT_EV_FABRIC_FIELDS(CBT_FIELD_GET_)
+#undef CBT_FIELD_GET_
+    r->out.fabric(r->out.ctx, &w, &f);
+}
+
 static void on_process(struct reader *r, const struct ecinfo *e, const bt_field *pl, struct cbt_where w)
 {
     const char *var = e->rank_var >= 0 ? bt_field_string_get_value(bt_field_structure_borrow_member_field_by_index_const(
@@ -1061,6 +1092,9 @@ static int on_event(struct reader *r, const bt_message *msg)
         return 0;
     case EK_GRAPH:
         on_graph(r, e, msg, pl, w);
+        return 0;
+    case EK_FABRIC:
+        on_fabric(r, e, msg, pl, w);
         return 0;
     case EK_BIN_INFO:
     case EK_BUILD_ID:

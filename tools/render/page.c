@@ -146,6 +146,13 @@ static void totals(FILE *o, const json_t *root)
     kv(o, "Findings", nf, U_COUNT);
     kv(o, "Events discarded by the tracer", json_object_get(root, "discarded_events"), U_COUNT);
     kv(o, "Packets discarded by the tracer", json_object_get(root, "discarded_packets"), U_COUNT);
+    json_t *fab = json_object_get(root, "fabric");
+    if (cbt_jint(fab, "calls")) { /* cuFabricCpyBatchAsync (CUDA 13.5): counted, its ops not read */
+        kv(o, "Fabric batch calls (cuFabricCpyBatchAsync; their copies not read)", json_object_get(fab, "calls"),
+           U_COUNT);
+        kv(o, "Fabric batch ops", json_object_get(fab, "ops"), U_COUNT);
+        kv(o, "Failed fabric batch calls", json_object_get(fab, "failed_calls"), U_COUNT);
+    }
     fputs("</table>\n", o);
     json_decref(nf);
     if (cbt_jint(root, "discarded_events") || cbt_jint(root, "discarded_packets"))

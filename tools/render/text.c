@@ -549,6 +549,10 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     else
         fprintf(out, "# host time in the driver: %.3f ms\n", (double)t.driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", t.findings);
+    if (t.fabric_calls)
+        fprintf(out, "# fabric batches: %" PRIu64 " cuFabricCpyBatchAsync calls of %" PRIu64 " ops (%" PRIu64
+                     " failed); their copies are not read and are in none of the figures above\n",
+                t.fabric_calls, t.fabric_ops, t.fabric_failed);
     print_read_stats(a, out);
     if (t.untagged)
         fprintf(out, "# process identity: host and pid only for %" PRIu64 " batch%s (recorded before process images: "
