@@ -5,8 +5,8 @@
 # cuFabricCpyBatchAsync) through cuGetProcAddress(_v2) at 13000, 13020 and
 # 13050, dlsym on the driver's handle and dlsym(RTLD_DEFAULT) gets the same
 # answers with the shim as without it: over the double built as the 13.0
-# driver (tests/fakecuda/lib13.0: none of them; NULL, CUDA_ERROR_NOT_FOUND,
-# symbolStatus SYMBOL_NOT_FOUND, dlerror set) and over the 13.5 double
+# driver (tests/fakecuda/lib13.0: none of them; NULL with CUDA_SUCCESS and
+# symbolStatus SYMBOL_NOT_FOUND as the real 13.0 driver answers, dlerror set) and over the 13.5 double
 # (every one found where its version allows).  The driver is asked for
 # exactly what the program asked (FAKECUDA_GPA_LOG): the shim looks up
 # nothing of its own through cuGetProcAddress.
@@ -34,15 +34,15 @@ done
 
 # What the 13.0 driver answers, which the shim passes on unchanged.
 is "$(sed -n 's/^DRIVER_VERSION //p' "$CBT_TMP/nd-13.0.shim")" 13000 "13.0 driver: cuDriverGetVersion 13000"
-is "$(grep -c '^ASK gpa5 .* rc=500 status=1 fn=NULL$' "$CBT_TMP/nd-13.0.shim")" 18 \
-    "13.0 driver: every cuGetProcAddress_v2 request: CUDA_ERROR_NOT_FOUND, SYMBOL_NOT_FOUND, NULL"
-is "$(grep -c '^ASK gpa4 .* rc=500 fn=NULL$' "$CBT_TMP/nd-13.0.shim")" 18 \
-    "13.0 driver: every cuGetProcAddress request: CUDA_ERROR_NOT_FOUND, NULL"
+is "$(grep -c '^ASK gpa5 .* rc=0 status=1 fn=NULL$' "$CBT_TMP/nd-13.0.shim")" 18 \
+    "13.0 driver: every cuGetProcAddress_v2 request: CUDA_SUCCESS, SYMBOL_NOT_FOUND, NULL"
+is "$(grep -c '^ASK gpa4 .* rc=0 fn=NULL$' "$CBT_TMP/nd-13.0.shim")" 18 \
+    "13.0 driver: every cuGetProcAddress request: CUDA_SUCCESS, NULL"
 is "$(grep -c '^ASK dlsym_.* fn=NULL dlerror=yes$' "$CBT_TMP/nd-13.0.shim")" 12 \
     "13.0 driver: dlsym on the handle and RTLD_DEFAULT: NULL, with dlerror set (not the shim's own export)"
 # The 13.5 double: the single-op calls from 13020, the fabric batch from 13050.
 is "$(grep '^ASK gpa5 ' "$CBT_TMP/nd-13.5.shim" | awk '{print $3, $4, $6, $7, $8}' | sort | uniq -c | awk '{print $1, $2, $3, $4, $5, $6}' | tr '\n' ';')" \
-"2 cuFabricCpyBatchAsync 13000 rc=500 status=2 fn=NULL;2 cuFabricCpyBatchAsync 13020 rc=500 status=2 fn=NULL;2 cuFabricCpyBatchAsync 13050 rc=0 status=0 fn=fn;2 cuMemcpy3DWithAttributesAsync 13000 rc=500 status=2 fn=NULL;2 cuMemcpy3DWithAttributesAsync 13020 rc=0 status=0 fn=fn;2 cuMemcpy3DWithAttributesAsync 13050 rc=0 status=0 fn=fn;2 cuMemcpyWithAttributesAsync 13000 rc=500 status=2 fn=NULL;2 cuMemcpyWithAttributesAsync 13020 rc=0 status=0 fn=fn;2 cuMemcpyWithAttributesAsync 13050 rc=0 status=0 fn=fn;" \
+"2 cuFabricCpyBatchAsync 13000 rc=0 status=2 fn=NULL;2 cuFabricCpyBatchAsync 13020 rc=0 status=2 fn=NULL;2 cuFabricCpyBatchAsync 13050 rc=0 status=0 fn=fn;2 cuMemcpy3DWithAttributesAsync 13000 rc=0 status=2 fn=NULL;2 cuMemcpy3DWithAttributesAsync 13020 rc=0 status=0 fn=fn;2 cuMemcpy3DWithAttributesAsync 13050 rc=0 status=0 fn=fn;2 cuMemcpyWithAttributesAsync 13000 rc=0 status=2 fn=NULL;2 cuMemcpyWithAttributesAsync 13020 rc=0 status=0 fn=fn;2 cuMemcpyWithAttributesAsync 13050 rc=0 status=0 fn=fn;" \
     "13.5 double under the shim: found from the version that has them, VERSION_NOT_SUFFICIENT below"
 is "$(grep -c '^ASK dlsym_.* fn=fn dlerror=no$' "$CBT_TMP/nd-13.5.shim")" 12 "13.5 double under the shim: every dlsym finds its function"
 done_testing

@@ -617,7 +617,9 @@ static void proc(const char *sym, int ver, cuuint64_t flags, const char *want_sy
 
 static void check_get_proc_address(void)
 {
-    const CUresult NF = CUDA_ERROR_NOT_FOUND;
+    /* not handed out: CUDA_SUCCESS with NULL, symbolStatus saying why, as the
+     * 13.0 driver answers (measured: docs/gpu-results.md) */
+    const CUresult NF = CUDA_SUCCESS;
     const CUdriverProcAddressQueryResult S = CU_GET_PROC_ADDRESS_SUCCESS,
                                          VNS = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
                                          SNF = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -671,7 +673,7 @@ static void check_get_proc_address(void)
            "the 4-argument cuGetProcAddress resolves the same table");
     fn = (void *)1;
     r = cu.GetProcAddress4("cuMemcpy3DBatchAsync", &fn, 12000, 0);
-    tap_ok(r == NF && fn == NULL, "the 4-argument cuGetProcAddress reports a too-old version as NOT_FOUND, NULL");
+    tap_ok(r == NF && fn == NULL, "the 4-argument cuGetProcAddress answers a too-old version with CUDA_SUCCESS, NULL");
 }
 
 /* --------------------------------------------- pointers, streams, devices */
