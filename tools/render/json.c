@@ -269,12 +269,10 @@ json_t *cbt_agg_summary_json(struct cbt_agg *a, const char *const *inputs, int n
     json_object_set_new(root, "refused_in_capture_batches", JI(t.refused_in_capture));
     json_object_set_new(root, "no_driver_batches", JI(t.no_driver));
     json_object_set_new(root, "driver_ns", JI(t.driver_ns));
-    json_t *fab = json_object();
-    json_object_set_new(fab, "calls", JI(t.fabric_calls));
-    json_object_set_new(fab, "ops", JI(t.fabric_ops));
-    json_object_set_new(fab, "failed_calls", JI(t.fabric_failed));
-    json_object_set_new(fab, "driver_ns", JI(t.fabric_driver_ns));
-    json_object_set_new(root, "fabric", fab);
+    json_object_set_new(root, "fabric",
+                        json_pack("{s:I, s:I, s:I, s:I}", "calls", (json_int_t)t.fabric_calls, "ops",
+                                  (json_int_t)t.fabric_ops, "failed_calls", (json_int_t)t.fabric_failed, "driver_ns",
+                                  (json_int_t)t.fabric_driver_ns));
     json_t *unp = json_object();
     json_object_set_new(unp, "orphan_ops", JI(t.orphan_ops));
     json_object_set_new(unp, "incomplete_batches", JI(t.incomplete_batches));
