@@ -2883,9 +2883,17 @@ FC_ENTRY(CUresult, cuGetProcAddress_v2,
     return fc_get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
+/* The 4-argument form, measured on the 580 driver for names it lacks:
+ * CUDA_ERROR_NOT_FOUND, and *pfn not written (the caller's value stays). */
 FC_ENTRY(CUresult, cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags))
 {
-    return fc_get_proc(symbol, pfn, cudaVersion, flags, NULL);
+    void *keep = pfn ? *pfn : NULL;
+    CUresult r = fc_get_proc(symbol, pfn, cudaVersion, flags, NULL);
+    if (r == CUDA_SUCCESS && pfn && !*pfn) {
+        *pfn = keep;
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    return r;
 }
 
 #define FC_FN(f) ((void *)(f))
@@ -3066,8 +3074,9 @@ static CUresult fc_get_proc(const char *symbol, void **pfn, int version, cuuint6
         *status = fn ? CU_GET_PROC_ADDRESS_SUCCESS
                 : named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                         : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    /* Measured (580.159.04, CUDA 13.0; docs/gpu-results.md): a name the driver
-     * lacks, or a version below a function's, is CUDA_SUCCESS with NULL, and
-     * symbolStatus says which; cuGetProcAddress of 4 arguments the same. */
+    /* Measured (580.159.04, CUDA 13.0; docs/gpu-results*.md): cuGetProcAddress_v2
+     * answers a name the driver lacks, or a version below a function's, with
+     * CUDA_SUCCESS and NULL, symbolStatus saying which (a version above the
+     * driver's own is not measured: the same assumed). */
     return CUDA_SUCCESS;
 }

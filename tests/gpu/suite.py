@@ -796,23 +796,36 @@ def newdoors_same_case(case, workdir):
 
 
 def newdoors_13000_case(case, workdir):
-    """On a 13.0 driver (the GPU machine's 580): none of the new entry points exists, and through the shim
-    every request gets exactly that: NULL, with symbolStatus SYMBOL_NOT_FOUND and CUDA_SUCCESS (what the 580
-    driver answers for a name it lacks: measured, not CUDA_ERROR_NOT_FOUND), dlsym NULL with dlerror set."""
+    """On a 13.0 driver (the GPU machine's 580): none of the new entry points exists, and through the shim no
+    request hands one out (CUDA_SUCCESS with a pointer) by cuGetProcAddress_v2 or the 4-argument cuGetProcAddress,
+    and dlsym answers NULL with dlerror set.  The answers
+    themselves, tallied in the details, are the driver's (newdoors-same holds them equal to the bare driver's);
+    the test double models them (tests/fakecuda, docs/fakecuda.md)."""
     rc, lines, err = newdoors_run(True)
     version = next((int(l.split()[1]) for l in lines if l.startswith("DRIVER_VERSION ")), 0)
     if rc != 0 or not version:
         return False, "exit %d: %s" % (rc, err.strip()[-200:])
     if version >= 13020:
         return None, "driver %d has the 13.2 calls: this case is for a 13.0 driver (newdoors-same still compares)" % version
-    want = {"gpa5": re.compile(r" rc=0 status=1 fn=NULL$"), "gpa4": re.compile(r" rc=0 fn=NULL$"),
-            "dlsym_handle": re.compile(r" fn=NULL dlerror=yes$"), "dlsym_default": re.compile(r" fn=NULL dlerror=yes$")}
     asks = [l for l in lines if l.startswith("ASK ")]
-    bad = [l for l in asks if not want.get(l.split()[1], re.compile("^$")).search(l)]
+    bad, kinds = [], {}
+    for l in asks:
+        w = l.split()
+        how, ver = w[1], w[3] if w[1].startswith("gpa") else ""
+        fields = dict(x.split("=", 1) for x in w if "=" in x)
+        handed = fields.get("fn") != "NULL" and fields.get("rc") == "0"  # a pointer, and success
+        if how.startswith("dlsym"):
+            handed = fields.get("fn") != "NULL" or fields.get("dlerror") != "yes"
+        if handed:
+            bad.append(l)
+        key = "%s%s %s" % (how, " at %s" % ver if ver else "",
+                           " ".join("%s=%s" % (k, fields[k]) for k in ("rc", "status", "fn", "dlerror") if k in fields))
+        kinds[key] = kinds.get(key, 0) + 1
+    tally = "; ".join("%d x %s" % (n, k) for k, n in sorted(kinds.items()))
     if len(asks) != 48 or bad:
-        return False, "%d answers, %d not the 13.0 driver's SYMBOL_NOT_FOUND/NULL; first: %s" % (
-            len(asks), len(bad), bad[0] if bad else "")
-    return True, "driver %d: all 48 requests not found (NULL; CUDA_SUCCESS, SYMBOL_NOT_FOUND where asked) through the shim" % version
+        return False, "%d answers, %d hand out a function or leave no dlerror; first: %s; answers: %s" % (
+            len(asks), len(bad), bad[0] if bad else "", tally)
+    return True, "driver %d: no request hands out a function through the shim; answers: %s" % (version, tally)
 
 
 # ------------------------------------------------------------------ what the driver reads before it answers
@@ -1272,8 +1285,8 @@ def build_cases():
              "batch variants (3D and 1D) and for cuGetProcAddress itself", gpa_case),
         Case("newdoors-same", "a program asking for the CUDA 13.2/13.5 entry points gets the same answers with "
              "and without the shim (observe; strict with the stderr report)", newdoors_same_case),
-        Case("newdoors-13000", "13.0 driver: every request for the 13.2/13.5 entry points not found (NULL, "
-             "SYMBOL_NOT_FOUND) through the shim", newdoors_13000_case),
+        Case("newdoors-13000", "13.0 driver: no request for the 13.2/13.5 entry points hands out a function "
+             "through the shim (the driver's answers tallied)", newdoors_13000_case),
         Case("drv-v2", "direct link, cuMemcpy3DBatchAsync_v2: data arrives; trace api _v2, door symbol",
              data_case([b("drv"), "data", "v2"], API_V2, "symbol")),
         Case("drv-v2_ptsz", "direct link, cuMemcpy3DBatchAsync_v2_ptsz: data; api _v2_ptsz, door symbol",
