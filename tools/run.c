@@ -307,21 +307,45 @@ static int find_shim(char *buf, size_t len)
     return -1;
 }
 
+/* The file `name` (no directory) in a folder of LD_LIBRARY_PATH, into out;
+ * false when none holds it. */
+static bool on_library_path(const char *name, char *out, size_t n)
+{
+    const char *p = getenv("LD_LIBRARY_PATH");
+    while (p && *p) {
+        size_t len = strcspn(p, ":");
+        if (len && (size_t)snprintf(out, n, "%.*s/%s", (int)len, p, name) < n && access(out, R_OK) == 0)
+            return true;
+        p += len + (p[len] == ':');
+    }
+    return false;
+}
+
 /* LD_PRELOAD for the program: the caller's, then the shim, then
  * liblttng-ust-fork (children of a fork stay traced): the configured one or
- * CUBATCHTRACE_UST_FORK_LIB, left out with a warning when missing.  NULL
- * after one line. */
+ * CUBATCHTRACE_UST_FORK_LIB; a bare file name, or a configured library no
+ * longer where configure found it (LTTng moved, or installed elsewhere on
+ * this machine), is looked for in the folders of LD_LIBRARY_PATH; left out
+ * with a warning when missing.  NULL after one line. */
 static char *make_preload(void)
 {
-    char shim[PATH_MAX];
+    char shim[PATH_MAX], found[PATH_MAX];
     if (find_shim(shim, sizeof(shim)) != 0)
         return NULL;
     const char *old = getenv("LD_PRELOAD");
     const char *fork_lib = getenv("CUBATCHTRACE_UST_FORK_LIB");
-    if (!fork_lib || !*fork_lib)
+    bool configured = !fork_lib || !*fork_lib;
+    if (configured)
         fork_lib = CBT_LTTNG_UST_FORK_LIB;
-    if (*fork_lib && access(fork_lib, R_OK) != 0) {
-        cbt_err("run: %s not found: children the program forks are not traced", fork_lib);
+    bool bare = !strchr(fork_lib, '/');
+    if (*fork_lib && (bare || access(fork_lib, R_OK) != 0) && (bare || configured)) {
+        const char *base = strrchr(fork_lib, '/');
+        if (on_library_path(base ? base + 1 : fork_lib, found, sizeof(found)))
+            fork_lib = found;
+    }
+    if (*fork_lib && (!strchr(fork_lib, '/') || access(fork_lib, R_OK) != 0)) {
+        cbt_err("run: %s not found%s: children the program forks are not traced", fork_lib,
+                strchr(fork_lib, '/') ? "" : " in LD_LIBRARY_PATH");
         fork_lib = "";
     }
     size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(fork_lib) + 4;

@@ -86,4 +86,24 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 else
     diag "private-daemon path not tested (needs root, setpriv and a build tree user nobody can read)"
 fi
+# liblttng-ust-fork by a bare name: looked for in the folders of LD_LIBRARY_PATH
+# (LTTng installed outside the prefix configure saw), else left out, said once
+if [ -n "${CBT_LTTNG_UST_FORK_LIB:-}" ] && [ -f "$CBT_LTTNG_UST_FORK_LIB" ]; then
+    mkdir -p "$CBT_TMP/forkdir" "$CBT_TMP/nofork"
+    ln -s "$CBT_LTTNG_UST_FORK_LIB" "$CBT_TMP/forkdir/liblttng-ust-fork.so.1"
+    CUBATCHTRACE_UST_FORK_LIB=liblttng-ust-fork.so.1 LD_LIBRARY_PATH="$CBT_TMP/nofork:$CBT_TMP/forkdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$CBT" run -o "$CBT_TMP/fk1" -- sh -c 'printf "%s\n" "$LD_PRELOAD" >"$1"' sh "$CBT_TMP/fk1.preload" \
+        >/dev/null 2>"$CBT_TMP/fk1.err"
+    is "$(sed 's/.*://' "$CBT_TMP/fk1.preload")" "$CBT_TMP/forkdir/liblttng-ust-fork.so.1" \
+        "a bare fork library name: found in LD_LIBRARY_PATH, preloaded after the shim"
+    grep -q 'liblttng-ust-fork.*not found' "$CBT_TMP/fk1.err"; is $? 1 "found: no warning"
+    CUBATCHTRACE_UST_FORK_LIB=liblttng-ust-fork.so.1 LD_LIBRARY_PATH="$CBT_TMP/nofork" \
+        "$CBT" run -o "$CBT_TMP/fk2" -- sh -c 'printf "%s\n" "$LD_PRELOAD" >"$1"' sh "$CBT_TMP/fk2.preload" \
+        >/dev/null 2>"$CBT_TMP/fk2.err"
+    is "$(sed 's/.*://' "$CBT_TMP/fk2.preload")" "$CUBATCHTRACE_SHIM" "not in LD_LIBRARY_PATH: the shim preloaded last, no fork library"
+    is "$(grep -c 'run: liblttng-ust-fork.so.1 not found in LD_LIBRARY_PATH: children the program forks are not traced' \
+        "$CBT_TMP/fk2.err")" 1 "not found: one line says so"
+else
+    diag "fork library search not tested (configure found no liblttng-ust-fork)"
+fi
 done_testing
