@@ -307,14 +307,17 @@ static int find_shim(char *buf, size_t len)
     return -1;
 }
 
-/* The file `name` (no directory) in a folder of LD_LIBRARY_PATH, into out;
+/* The file `name` (no directory) in a folder of LD_LIBRARY_PATH, its
+ * absolute path into out (PATH_MAX bytes: the program may run elsewhere);
  * false when none holds it. */
-static bool on_library_path(const char *name, char *out, size_t n)
+static bool on_library_path(const char *name, char *out)
 {
     const char *p = getenv("LD_LIBRARY_PATH");
+    char cand[PATH_MAX];
     while (p && *p) {
         size_t len = strcspn(p, ":");
-        if (len && (size_t)snprintf(out, n, "%.*s/%s", (int)len, p, name) < n && access(out, R_OK) == 0)
+        if (len && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, name) < sizeof(cand) &&
+            access(cand, R_OK) == 0 && realpath(cand, out))
             return true;
         p += len + (p[len] == ':');
     }
@@ -337,15 +340,16 @@ static char *make_preload(void)
     bool configured = !fork_lib || !*fork_lib;
     if (configured)
         fork_lib = CBT_LTTNG_UST_FORK_LIB;
-    bool bare = !strchr(fork_lib, '/');
-    if (*fork_lib && (bare || access(fork_lib, R_OK) != 0) && (bare || configured)) {
-        const char *base = strrchr(fork_lib, '/');
-        if (on_library_path(base ? base + 1 : fork_lib, found, sizeof(found)))
-            fork_lib = found;
+    const char *base = strrchr(fork_lib, '/');
+    bool missing = *fork_lib && (!base || access(fork_lib, R_OK) != 0);
+    /* searched for: a bare name, or the configured library gone (an explicit path is taken as given) */
+    if (missing && (!base || configured) && on_library_path(base ? base + 1 : fork_lib, found)) {
+        fork_lib = found;
+        missing = false;
     }
-    if (*fork_lib && (!strchr(fork_lib, '/') || access(fork_lib, R_OK) != 0)) {
+    if (missing) {
         cbt_err("run: %s not found%s: children the program forks are not traced", fork_lib,
-                strchr(fork_lib, '/') ? "" : " in LD_LIBRARY_PATH");
+                base ? "" : " in LD_LIBRARY_PATH");
         fork_lib = "";
     }
     size_t need = (old ? strlen(old) : 0) + strlen(shim) + strlen(fork_lib) + 4;

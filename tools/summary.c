@@ -94,10 +94,7 @@ static void print_no_batch(struct cbt_agg *a, const struct cbt_summary_job *j)
     cbt_agg_totals(a, &t);
     printf("\n# no batch: the program ran with the shim but made no batch copy (3D or 1D)%s\n",
            ev || pk || uncounted ? "; the tracer discarded events: some may be lost" : "");
-    if (t.fabric_calls)
-        printf("# fabric batches: %" PRIu64 " cuFabricCpyBatchAsync calls of %" PRIu64 " ops (%" PRIu64
-               " failed); their copies are not read\n",
-               t.fabric_calls, t.fabric_ops, t.fabric_failed);
+    cbt_print_fabric_line(stdout, &t);
 }
 
 int cbt_summary_read(void *arg)

@@ -33,7 +33,7 @@ print(d["batches"], d["ops"], d["bytes"], f["calls"], f["ops"], f["failed_calls"
     "0 0 0 0 2 4 2 True" "summary --json: no copy batch, no op; the fabric calls counted apart (2 calls, 4 ops, 2 failed, their driver time)"
 "$top_builddir/tools/cubatchtrace" summary --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.txt" 2>&1
 is "$? $(grep '^# fabric batches:' "$CBT_TMP/$t.txt")" \
-    "0 # fabric batches: 2 cuFabricCpyBatchAsync calls of 4 ops (2 failed); their copies are not read" \
+    "0 # fabric batches: 2 cuFabricCpyBatchAsync calls of 4 ops (2 failed); their copies are not read, and no other figure counts them" \
     "summary: one line for the fabric calls"
 "$top_builddir/tools/cubatchtrace" report -o "$CBT_TMP/$t.html" --pid "$pid" "$CBT_TMP/$t" >"$CBT_TMP/$t.report" 2>&1
 is "$? $(grep -o 'Fabric batch calls[^<]*</t[dh]><t[dh][^>]*>[^<]*' "$CBT_TMP/$t.html" | sed 's/<[^>]*>/|/g')" \

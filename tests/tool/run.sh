@@ -90,12 +90,12 @@ fi
 # (LTTng installed outside the prefix configure saw), else left out, said once
 if [ -n "${CBT_LTTNG_UST_FORK_LIB:-}" ] && [ -f "$CBT_LTTNG_UST_FORK_LIB" ]; then
     mkdir -p "$CBT_TMP/forkdir" "$CBT_TMP/nofork"
-    ln -s "$CBT_LTTNG_UST_FORK_LIB" "$CBT_TMP/forkdir/liblttng-ust-fork.so.1"
+    cp "$CBT_LTTNG_UST_FORK_LIB" "$CBT_TMP/forkdir/liblttng-ust-fork.so.1"
     CUBATCHTRACE_UST_FORK_LIB=liblttng-ust-fork.so.1 LD_LIBRARY_PATH="$CBT_TMP/nofork:$CBT_TMP/forkdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         "$CBT" run -o "$CBT_TMP/fk1" -- sh -c 'printf "%s\n" "$LD_PRELOAD" >"$1"' sh "$CBT_TMP/fk1.preload" \
         >/dev/null 2>"$CBT_TMP/fk1.err"
-    is "$(sed 's/.*://' "$CBT_TMP/fk1.preload")" "$CBT_TMP/forkdir/liblttng-ust-fork.so.1" \
-        "a bare fork library name: found in LD_LIBRARY_PATH, preloaded after the shim"
+    is "$(sed 's/.*://' "$CBT_TMP/fk1.preload")" "$(cd "$CBT_TMP/forkdir" && pwd -P)/liblttng-ust-fork.so.1" \
+        "a bare fork library name: found in LD_LIBRARY_PATH, preloaded after the shim by its absolute path"
     grep -q 'liblttng-ust-fork.*not found' "$CBT_TMP/fk1.err"; is $? 1 "found: no warning"
     CUBATCHTRACE_UST_FORK_LIB=liblttng-ust-fork.so.1 LD_LIBRARY_PATH="$CBT_TMP/nofork" \
         "$CBT" run -o "$CBT_TMP/fk2" -- sh -c 'printf "%s\n" "$LD_PRELOAD" >"$1"' sh "$CBT_TMP/fk2.preload" \

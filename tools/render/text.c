@@ -514,6 +514,14 @@ static void print_advice_text(FILE *out, struct cbt_agg *a, const struct cbt_agg
     fprintf(out, "# every advice in words, with its call site and fix: cubatchtrace check\n");
 }
 
+void cbt_print_fabric_line(FILE *out, const struct cbt_agg_totals *t)
+{
+    if (t->fabric_calls)
+        fprintf(out, "# fabric batches: %" PRIu64 " cuFabricCpyBatchAsync calls of %" PRIu64 " ops (%" PRIu64
+                     " failed); their copies are not read, and no other figure counts them\n",
+                t->fabric_calls, t->fabric_ops, t->fabric_failed);
+}
+
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw)
 {
     cbt_agg_finish(a);
@@ -549,10 +557,7 @@ void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs,
     else
         fprintf(out, "# host time in the driver: %.3f ms\n", (double)t.driver_ns / 1e6);
     fprintf(out, "# findings: %" PRIu64 "\n", t.findings);
-    if (t.fabric_calls)
-        fprintf(out, "# fabric batches: %" PRIu64 " cuFabricCpyBatchAsync calls of %" PRIu64 " ops (%" PRIu64
-                     " failed); their copies are not read and are in none of the figures above\n",
-                t.fabric_calls, t.fabric_ops, t.fabric_failed);
+    cbt_print_fabric_line(out, &t);
     print_read_stats(a, out);
     if (t.untagged)
         fprintf(out, "# process identity: host and pid only for %" PRIu64 " batch%s (recorded before process images: "

@@ -15,6 +15,8 @@
  * first screen (totals, call sites, directions, findings) unless the
  * aggregate was made with CBT_BY_ALL. */
 void cbt_agg_print_text(struct cbt_agg *a, FILE *out, const char *const *inputs, int ninputs, bool raw);
+/* The `# fabric batches:` line (cuFabricCpyBatchAsync calls, counted apart), when there were any. */
+void cbt_print_fabric_line(FILE *out, const struct cbt_agg_totals *t);
 
 /* text after `first`, wrapped on spaces at `width` columns, the next lines
  * after `indent` spaces; ends the line. */
