@@ -6,8 +6,9 @@
  * instantiated from it, so the shim records a node's copies once (when it
  * is made or changed: cbt_record_node, a 1D batch of door graph_node), what
  * each executable graph holds (the ids of its nodes' latest records), and
- * each launch of such a graph as one small event (cubatchtrace:graph,
- * events.h); the reader expands a launch to the copies it ran.
+ * each launch of such a graph as one small event (cubatchtrace:launch,
+ * events.h; cubatchtrace:graph for one onto a stream being captured); the
+ * reader expands a launch to the copies it ran.
  *
  * Wrapped, through the doors the batch calls have (the exported symbol,
  * dlsym on the driver, cuGetProcAddress by the pointer the driver handed
@@ -23,9 +24,10 @@
  * record (cbt_graph_captured, nodes.c).
  *
  * Cost: a graph without batch nodes costs its launch one atomic load (no
- * executable graph with batch nodes known) or one lookup under the lock; a
- * launch of one with batch nodes adds two clock reads, on a driver with
- * batch nodes cuStreamIsCapturing, and the event.  What the shim knows
+ * executable graph with batch nodes known) or, where some are, the thread's
+ * answer for its last graph (one lookup under the lock when either changed);
+ * a launch of one with batch nodes adds two clock reads, on a driver with
+ * batch nodes once a capture began cuStreamIsCapturing, and the event.  What the shim knows
  * (the batch nodes and executable graphs, one struct behind one lock) is
  * in nodes.c, below the batch path, which asks it after each call.
  */
@@ -174,7 +176,7 @@ static void instantiated(CUgraphExec e, CUgraph g, void *caller)
     cbt_exec_forget(e, caller);
     if (n && cbt_grow((void **)&G.execs, &G.cap_execs, G.nexecs + 1, sizeof *G.execs)) {
         G.execs[G.nexecs++] = (struct cbt_exec_rec){e, items, n};
-        __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
+        cbt_execs_changed();
         cbt_graph_emit(CBT_GRAPH_EXEC, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, items, n, 0, caller);
     } else {
         free(items);
@@ -324,6 +326,42 @@ static CUresult exec_destroy(int fi, void *fn, CUgraphExec e, void *caller)
     return r;
 }
 
+/* The thread's last launch: its executable graph, whether it holds batch
+ * nodes, and the execs_gen that answer holds for (a program launches the
+ * same few graphs again and again; the lock is taken when one changes). */
+static CBT_TLS struct {
+    CUgraphExec exec;
+    uint64_t gen;
+    bool known;
+} last_launch;
+
+/* Launch ids, a block of the image's batch ids at a time (process.h), as a
+ * thread's batches take theirs: no locked add per launch. */
+static CBT_TLS uint64_t launch_id_next;
+static CBT_TLS uint32_t launch_id_left;
+static inline uint64_t launch_id(void)
+{
+    const uint64_t tag = cbt_image_id() & 0xffffffff00000000ull;
+    if (cbt_likely(launch_id_left && !((launch_id_next ^ tag) >> 32))) {
+        launch_id_left--;
+        return launch_id_next++;
+    }
+    return cbt_batch_ids_take(tag, &launch_id_next, &launch_id_left);
+}
+
+static inline bool holds_batch_nodes(CUgraphExec e)
+{
+    uint64_t gen = __atomic_load_n(&G.execs_gen, __ATOMIC_ACQUIRE);
+    if (cbt_likely(last_launch.exec == e && last_launch.gen == gen))
+        return last_launch.known;
+    pthread_mutex_lock(&G.lock);
+    bool known = cbt_exec_find(e) != NULL;
+    gen = G.execs_gen;
+    pthread_mutex_unlock(&G.lock);
+    last_launch.exec = e, last_launch.gen = gen, last_launch.known = known;
+    return known;
+}
+
 static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller)
 {
     if (cbt_unlikely(!fn))
@@ -331,10 +369,7 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     /* the one lookup a graph without batch nodes costs */
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
         return ((launch_fn)fn)(e, s);
-    pthread_mutex_lock(&G.lock);
-    bool known = cbt_exec_find(e) != NULL;
-    pthread_mutex_unlock(&G.lock);
-    if (!known || !cbt_tp_enabled(graph))
+    if (!holds_batch_nodes(e) || !cbt_tp_enabled(graph))
         return ((launch_fn)fn)(e, s);
     uint64_t t0 = cbt_mono_ns();
     CUresult r = ((launch_fn)fn)(e, s);
@@ -346,8 +381,17 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *) = cbt_real()->stream_is_capturing[ptsz];
     if (r == CUDA_SUCCESS && cbt_graph_captures_batches() && is_capturing)
         (void)is_capturing(s, &st);
-    cbt_graph_emit(st == CU_STREAM_CAPTURE_STATUS_NONE ? CBT_GRAPH_LAUNCH : CBT_GRAPH_LAUNCH_CAPTURED,
-               cbt_next_batch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL, 0, t1 - t0, caller);
+    if (cbt_unlikely(st != CU_STREAM_CAPTURE_STATUS_NONE)) {
+        cbt_graph_emit(CBT_GRAPH_LAUNCH_CAPTURED, launch_id(), (uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s, r, NULL,
+                       0, t1 - t0, caller);
+        return r;
+    }
+    struct cbt_ev_graph g = {.id = launch_id(), .exec = (uint64_t)(uintptr_t)e, .stream = (uint64_t)(uintptr_t)s,
+                             .result = (uint32_t)r, .tid = cbt_tid(), .driver_ns = t1 - t0,
+                             .caller = (uint64_t)(uintptr_t)caller};
+    uint64_t rec[CBT_EV_LAUNCH_WORDS];
+    cbt_ev_launch_pack(rec, &g);
+    cbt_tp(launch, rec, caller);
     return r;
 }
 

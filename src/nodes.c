@@ -76,7 +76,7 @@ void cbt_exec_forget(CUgraphExec e, void *caller)
         cbt_graph_emit(CBT_GRAPH_EXEC_GONE, 0, (uint64_t)(uintptr_t)e, 0, CUDA_SUCCESS, x->items, k, 0, caller);
     free(x->items);
     *x = G.execs[--G.nexecs];
-    __atomic_store_n(&G.nexecs_seen, G.nexecs, __ATOMIC_RELEASE);
+    cbt_execs_changed();
 }
 
 void cbt_graph_emit(uint8_t kind, uint64_t id, uint64_t exec, uint64_t stream, CUresult r,
@@ -122,6 +122,6 @@ void cbt_graph_after_fork_child(void)
     for (size_t i = 0; i < G.nexecs; i++)
         free(G.execs[i].items);
     G.nnodes = G.nexecs = 0;
-    __atomic_store_n(&G.nexecs_seen, 0, __ATOMIC_RELEASE);
+    cbt_execs_changed();
     __atomic_store_n(&G.nnodes_seen, 0, __ATOMIC_RELEASE);
 }

@@ -35,6 +35,7 @@ struct cbt_graphs {
     struct cbt_exec_rec *execs; /* executable graphs holding batch nodes */
     size_t nexecs, cap_execs;
     size_t nexecs_seen; /* nexecs, read without the lock at launch */
+    uint64_t execs_gen; /* raised (under the lock) whenever execs changes: a launch's cached answer stays good while it holds */
     size_t nnodes_seen; /* nnodes, read without the lock at cuGraphDestroy */
 };
 extern struct cbt_graphs cbt_graphs __attribute__((visibility("hidden")));
@@ -70,6 +71,13 @@ void cbt_graph_after_fork_child(void);
 struct cbt_node_rec *cbt_node_find(CUgraphNode n);
 void cbt_node_set(CUgraphNode n, uint64_t def);
 struct cbt_exec_rec *cbt_exec_find(CUgraphExec e);
+
+/* Under the lock: execs changed (an executable graph added or forgotten). */
+static inline void cbt_execs_changed(void)
+{
+    __atomic_store_n(&cbt_graphs.nexecs_seen, cbt_graphs.nexecs, __ATOMIC_RELEASE);
+    __atomic_store_n(&cbt_graphs.execs_gen, cbt_graphs.execs_gen + 1, __ATOMIC_RELEASE);
+}
 
 /* Under the lock: executable graph e forgotten (destroyed, or instantiated
  * anew), said with its own records, which go with it. */

@@ -18,7 +18,8 @@
  *   cubatchtrace:gpu_time   INFO     the GPU times of up to 32 batches, read back later (CUBATCHTRACE_GPU_TIME=N)
  *   cubatchtrace:stack      INFO     the callers of the next batch on the thread (CUBATCHTRACE_STACK=N only)
  *   cubatchtrace:fabric     INFO     one per cuFabricCpyBatchAsync (CUDA 13.5): api, op count, result
- *   cubatchtrace:graph      INFO     a CUDA graph holding batch nodes: its nodes, a launch (CUDA 13.5)
+ *   cubatchtrace:graph      INFO     a CUDA graph holding batch nodes: its nodes, a launch onto a capture (CUDA 13.5)
+ *   cubatchtrace:launch     INFO     a launch of such a graph: id, graph, stream, driver_ns, caller, result and tid
  * Format 2 (still read by the tool; the shim no longer writes the first four):
  *   cubatchtrace:batch      INFO     one per batch, on the calling thread: batch fields + first chunk of ops
  *   cubatchtrace:batch_ops  INFO     each further chunk of a large batch
@@ -345,6 +346,19 @@ LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, graph,
     )
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, graph, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
+/* A launch of an executable graph holding batch nodes, not onto a stream
+ * being captured (cbt_ev_launch_pack of events.h): one array of six
+ * 64-bit words, a single write, where eight fields would cost a recorder
+ * eight (bench/graph-launch.sh). */
+LTTNG_UST_TRACEPOINT_EVENT(cubatchtrace, launch,
+    LTTNG_UST_TP_ARGS(const uint64_t *, rec, void *, ip),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_unused(ip)
+        lttng_ust_field_array_hex(uint64_t, rec, rec, CBT_EV_LAUNCH_WORDS)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cubatchtrace, launch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
 /* Once per process image (again after exec and in a forked child), when the
  * shim loads the provider: who the process is in a job of many processes and

@@ -457,7 +457,10 @@ struct cbt_ev_rec {
  *                          driver_ns, caller (every kind has it); the
  *                          reader makes of it one batch of door
  *                          graph_launch holding the copies of exec's
- *                          latest defs whose size is not 0
+ *                          latest defs whose size is not 0.  The shim
+ *                          writes these as cubatchtrace:launch events
+ *                          (cbt_ev_launch_pack, below); the reader reads
+ *                          both
  *   kind CBT_GRAPH_NODE_GONE  a batch node destroyed: id, its latest record
  *   kind CBT_GRAPH_EXEC_GONE  an executable graph destroyed (or about to be
  *                          instantiated anew): exec; defs its own records,
@@ -490,6 +493,29 @@ struct cbt_ev_graph {
     uint32_t ndefs;
     const uint64_t *defs;
 };
+
+/*
+ * cubatchtrace:launch: a graph event of kind CBT_GRAPH_LAUNCH in one array
+ * `rec` of CBT_EV_LAUNCH_WORDS 64-bit words (one write for the recorder):
+ * the id, exec, stream, driver_ns, caller, then result in the low and tid
+ * in the high 32 bits of the last.
+ */
+#define CBT_EV_LAUNCH_WORDS 6
+enum { CBT_L_ID, CBT_L_EXEC, CBT_L_STREAM, CBT_L_DRIVER_NS, CBT_L_CALLER, CBT_L_RESULT_TID };
+static inline void cbt_ev_launch_pack(uint64_t rec[CBT_EV_LAUNCH_WORDS], const struct cbt_ev_graph *g)
+{
+    rec[CBT_L_ID] = g->id, rec[CBT_L_EXEC] = g->exec, rec[CBT_L_STREAM] = g->stream;
+    rec[CBT_L_DRIVER_NS] = g->driver_ns, rec[CBT_L_CALLER] = g->caller;
+    rec[CBT_L_RESULT_TID] = (uint64_t)g->result | (uint64_t)(uint32_t)g->tid << 32;
+}
+static inline void cbt_ev_launch_unpack(struct cbt_ev_graph *g, const uint64_t rec[CBT_EV_LAUNCH_WORDS])
+{
+    *g = (struct cbt_ev_graph){
+        .kind = CBT_GRAPH_LAUNCH, .id = rec[CBT_L_ID], .exec = rec[CBT_L_EXEC], .stream = rec[CBT_L_STREAM],
+        .driver_ns = rec[CBT_L_DRIVER_NS], .caller = rec[CBT_L_CALLER],
+        .result = (uint32_t)rec[CBT_L_RESULT_TID], .tid = (int32_t)(uint32_t)(rec[CBT_L_RESULT_TID] >> 32),
+    };
+}
 
 /* A stream description (cubatchtrace:stream) as the shim hands it to the tracepoint. */
 struct cbt_ev_stream {

@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..59"
+echo "1..61"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -77,6 +77,10 @@ is "$(grep -c '^    batch node of a CUDA graph' "$CBT_TMP/graph-update.show2")" 
 is "$(grep -c '^    cuGraphLaunch of graph 0x[0-9a-f]*: CUDA_SUCCESS' "$CBT_TMP/graph-update.show2")" 5 "update: show says each launch"
 is "$(q graph-update "SELECT count(*) FROM batch WHERE door = 'graph_launch' AND caller != 0 AND driver_ns > 0")" 5 \
     "update: each launch with its call site and its host time in cuGraphLaunch"
+is "$(cbt_trace_text graph-update | grep -c 'cubatchtrace:launch:')" 5 \
+    "update: each launch one cubatchtrace:launch event (the packed record)"
+is "$(q graph-update "SELECT count(*) || ':' || count(DISTINCT tid) || ':' || min(tid > 0) || ':' || max(result_code) FROM batch WHERE door = 'graph_launch'")" \
+    "5:1:1:0" "update: the launches' thread and result, unpacked"
 is "$(grep '^batch ' "$CBT_TMP/graph-update.show" | grep -c ' mark=graph_node')" 3 \
     "update: show marks the records of the two nodes made and of the one changed in the executable graph"
 
@@ -96,7 +100,7 @@ is "$(q graph-update2 "SELECT group_concat(ops || ':' || bytes, ' ') FROM (SELEC
 
 LAUNCHES=1000
 traced graph-empty "empty 1000"
-is "$(cbt_trace_text graph-empty | grep -c 'cubatchtrace:graph:')" 0 "a graph without batch nodes: no graph event"
+is "$(cbt_trace_text graph-empty | grep -c 'cubatchtrace:\(graph\|launch\):')" 0 "a graph without batch nodes: no graph or launch event"
 is "$(json_num "$CBT_TMP/graph-empty.json" batches)" 0 "a graph without batch nodes: no batch"
 
 LAUNCHES=3

@@ -43,7 +43,7 @@
 
 enum ev_kind {
     EK_OTHER, EK_BATCH, EK_BATCH_OPS, EK_BATCH_END, EK_FINDING, EK_CBT_OTHER, EK_BIN_INFO, EK_BATCH1D, EK_BATCH_ATTRS,
-    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK, EK_GRAPH, EK_FABRIC,
+    EK_PROCESS, EK_BUILD_ID, EK_GPU_TIME, EK_STACK, EK_GRAPH, EK_FABRIC, EK_LAUNCH,
     /* formats 3 and 4, the compact record (bs and cs read as b and c) */
     EK_B, EK_BO, EK_C, EK_CO, EK_CA, EK_OPERAND, EK_STREAM
 };
@@ -160,6 +160,7 @@ struct ecinfo {
     int st_frames;            /* stack: the sequence of return addresses */
     struct mem gr[8];         /* graph: kind, id, exec, stream, result, tid, driver_ns, caller */
     int gr_defs;              /* graph: the sequence of records */
+    int la_rec;               /* launch: its array of CBT_EV_LAUNCH_WORDS words */
     struct mem fa[F_COUNT_];  /* fabric */
 };
 
@@ -337,7 +338,7 @@ static const struct {
     {"cubatchtrace:batch1d", EK_BATCH1D},   {"cubatchtrace:batch_attrs", EK_BATCH_ATTRS},
     {"cubatchtrace:process", EK_PROCESS},   {"cubatchtrace:gpu_time", EK_GPU_TIME},
     {"cubatchtrace:stack", EK_STACK},       {"cubatchtrace:graph", EK_GRAPH},
-    {"cubatchtrace:fabric", EK_FABRIC},
+    {"cubatchtrace:fabric", EK_FABRIC},     {"cubatchtrace:launch", EK_LAUNCH},
     {"cubatchtrace:b", EK_B},               {"cubatchtrace:bs", EK_B}, /* a large 3D batch: as b, its ops in a sequence */
     {"cubatchtrace:bo", EK_BO},             {"cubatchtrace:c", EK_C},
     {"cubatchtrace:cs", EK_C}, /* a large 1D batch: as c, its copies in sequences */
@@ -410,6 +411,16 @@ static void describe_graph(struct ecinfo *e, const bt_field_class *pl)
     }
     e->gr_defs = member_index(pl, "defs", NULL);
     if (e->gr_defs < 0 || bytes_per_element(pl, e->gr_defs) != 8)
+        e->kind = EK_CBT_OTHER;
+}
+
+/* launch: its array of CBT_EV_LAUNCH_WORDS 64-bit words; else not the event we know */
+static void describe_launch(struct ecinfo *e, const bt_field_class *pl)
+{
+    e->la_rec = member_index(pl, "rec", NULL);
+    if (e->la_rec < 0 || bytes_per_element(pl, e->la_rec) != 8 ||
+        !field_is(pl, e->la_rec, BT_FIELD_CLASS_TYPE_STATIC_ARRAY) ||
+        bt_field_class_array_static_get_length(member_class(pl, e->la_rec)) != CBT_EV_LAUNCH_WORDS)
         e->kind = EK_CBT_OTHER;
 }
 
@@ -553,6 +564,8 @@ static struct ecinfo *ec_describe(struct reader *r, const bt_event_class *ec)
         describe_graph(e, pl);
     else if (e->kind == EK_FABRIC)
         describe_fabric(e, pl);
+    else if (e->kind == EK_LAUNCH)
+        describe_launch(e, pl);
     else if (!(e->kind >= EK_B ? describe_compact(r, e, pl, name) : describe_fields(r, e, pl, name))) {
         free(e);
         return NULL;
@@ -939,6 +952,21 @@ static void on_graph(struct reader *r, const struct ecinfo *e, const bt_message 
     free(defs);
 }
 
+/* cubatchtrace:launch: a graph event of kind CBT_GRAPH_LAUNCH, packed */
+static void on_launch(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
+                      struct cbt_where w)
+{
+    event_time(e, msg, &w);
+    const bt_field *a = bt_field_structure_borrow_member_field_by_index_const(pl, (uint64_t)e->la_rec);
+    uint64_t rec[CBT_EV_LAUNCH_WORDS];
+    for (uint64_t i = 0; i < CBT_EV_LAUNCH_WORDS; i++)
+        rec[i] = bt_field_integer_unsigned_get_value(bt_field_array_borrow_element_field_by_index_const(a, i));
+    struct cbt_ev_graph g;
+    cbt_ev_launch_unpack(&g, rec);
+    cbt_where_image_of_batch(&w, g.id);
+    cbt_asm_graph(r->as, &w, &g);
+}
+
 static void on_fabric(struct reader *r, const struct ecinfo *e, const bt_message *msg, const bt_field *pl,
                       struct cbt_where w)
 {
@@ -1095,6 +1123,9 @@ static int on_event(struct reader *r, const bt_message *msg)
         return 0;
     case EK_FABRIC:
         on_fabric(r, e, msg, pl, w);
+        return 0;
+    case EK_LAUNCH:
+        on_launch(r, e, msg, pl, w);
         return 0;
     case EK_BIN_INFO:
     case EK_BUILD_ID:
