@@ -159,6 +159,9 @@ CBT_DOOR_TESTS = tests/doors/symbol_direct.sh tests/doors/abi128.sh tests/doors/
 TESTS += $(CBT_DOOR_TESTS)
 EXTRA_DIST += tests/opbuild.h $(CBT_DOOR_TESTS) tests/doors/doors.sh tests/clients/cbt_ctypes.py \
 	tests/clients/binding_ctypes.py tests/clients/cuda_python_client.py
+# a trace of tests/clients/client_graph update whose launches are graph events
+# of kind 1 (the event the shim wrote before cubatchtrace:launch): graphs.sh reads it
+EXTRA_DIST += tests/doors/graphs-launch-as-graph-event
 
 # Ways a process ends right after its batches (tests/doors/loss.sh).
 check_PROGRAMS += tests/clients/client_loss

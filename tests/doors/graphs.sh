@@ -15,7 +15,7 @@ need_sessiond
 C="$top_builddir/tests/clients/client_graph"
 TOOL="$top_builddir/tools/cubatchtrace"
 [ -x "$C" ] || skip_all "tests/clients/client_graph is not built"
-echo "1..61"
+echo "1..62"
 
 json_num() { sed -n "s/^  \"$2\": *\([0-9]*\).*/\1/p" "$1" | head -n 1; }
 
@@ -91,6 +91,13 @@ for door in gpa dlsym; do
     [ "$got" = "5 22 28404" ] || diag "$(cat "$CBT_TMP/graph-update-$door.sum.err" "$CBT_TMP/graph-update-$door.err"; cbt_trace_text graph-update-$door | cut -c1-200 | head -20)"
     is "$got" "5 22 28404" "update through $door: the same launches, copies and bytes"
 done
+
+# The same program recorded by the shim of 82800fa, which wrote each launch
+# as a graph event of kind 1: the reader counts those launches alike
+old="$top_srcdir/tests/doors/graphs-launch-as-graph-event"
+"$TOOL" summary --json "$old" >"$CBT_TMP/graph-old.json" 2>"$CBT_TMP/graph-old.err"
+is "$(json_num "$CBT_TMP/graph-old.json" batches) $(json_num "$CBT_TMP/graph-old.json" ops) $(json_num "$CBT_TMP/graph-old.json" bytes) $("$BABELTRACE2" "$old" 2>&1 | grep -c 'cubatchtrace:graph:.*kind = 1,')" \
+    "5 22 28404 5" "a trace whose launches are graph events of kind 1: the same launches, copies and bytes"
 
 LAUNCHES=3
 traced graph-update2 update2
