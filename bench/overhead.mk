@@ -17,7 +17,7 @@ bench_floor_libcbtfloor_la_CFLAGS = $(AM_CFLAGS) -Wno-missing-field-initializers
 bench_floor_libcbtfloor_la_LIBADD = $(LTTNG_UST_LIBS) -lpthread
 bench_floor_libcbtfloor_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 
-EXTRA_DIST += bench/graph-launch.sh bench/profile bench/codelines.awk bench/README.md bench/overhead-run bench/ab.sh bench/abn.sh bench/process-verdicts bench/gputime-split.sh bench/gputime-costs.sh bench/report bench/summary.sh bench/timeline-size.sh bench/peak.c bench/gpu-time-cupti.c \
+EXTRA_DIST += bench/graph-launch.sh bench/launch-ir.sh bench/profile bench/codelines.awk bench/README.md bench/overhead-run bench/ab.sh bench/abn.sh bench/process-verdicts bench/gputime-split.sh bench/gputime-costs.sh bench/report bench/summary.sh bench/timeline-size.sh bench/peak.c bench/gpu-time-cupti.c \
 	bench/advice-costs.c bench/advice-costs.sh
 # bench/costs: the building blocks of the shim's path, one by one (driver
 # queries, clock, mincore, mutex); dlopens libcuda.so.1 like bench/overhead.

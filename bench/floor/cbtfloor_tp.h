@@ -58,6 +58,20 @@ LTTNG_UST_TRACEPOINT_EVENT(cbtfloor, batch1d,
 )
 LTTNG_UST_TRACEPOINT_LOGLEVEL(cbtfloor, batch1d, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
 
+/* One launch of an executable graph (cuGraphLaunch): the least a recorder
+ * of graph launches writes (the shim's cubatchtrace:graph launch record
+ * holds these and its batch id, thread, caller and kind). */
+LTTNG_UST_TRACEPOINT_EVENT(cbtfloor, launch,
+    LTTNG_UST_TP_ARGS(uint64_t, exec, uint64_t, stream, uint32_t, result, uint64_t, driver_ns),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_integer_hex(uint64_t, exec, exec)
+        lttng_ust_field_integer_hex(uint64_t, stream, stream)
+        lttng_ust_field_integer(uint32_t, result, result)
+        lttng_ust_field_integer(uint64_t, driver_ns, driver_ns)
+    )
+)
+LTTNG_UST_TRACEPOINT_LOGLEVEL(cbtfloor, launch, LTTNG_UST_TRACEPOINT_LOGLEVEL_INFO)
+
 #endif /* CBTFLOOR_TP_H */
 
 #include <lttng/tracepoint-event.h>

@@ -3,8 +3,10 @@
  * bench/floor: LTTng's floor for recording a batch, the yardstick the shim
  * is judged against (bench/overhead, bench/README.md).
  *
- * A preload-shaped library with two doors, cuMemcpy3DBatchAsync_v2 and the
- * 1D cuMemcpyBatchAsync_v2 (cbtfloor:batch1d: the arrays as raw bytes): it reads
+ * A preload-shaped library with three doors, cuMemcpy3DBatchAsync_v2, the
+ * 1D cuMemcpyBatchAsync_v2 (cbtfloor:batch1d: the arrays as raw bytes) and
+ * cuGraphLaunch (cbtfloor:launch, for bench/graph-launch.sh: every launch
+ * recorded, with its graph, stream, result and driver_ns).  A batch: it reads
  * the clock, forwards to the real driver, reads the clock again and records
  * one cbtfloor:batch event (num_ops, flags, stream, result, driver_ns and the
  * numOps * sizeof(CUDA_MEMCPY3D_BATCH_OP) bytes of the op list).  Nothing
@@ -41,8 +43,11 @@ typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long lon
 typedef CUresult (*batch1d_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
                                CUstream);
 
+typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
+
 static batch_fn real_batch;
 static batch1d_fn real_batch1d;
+static launch_fn real_launch;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
 /* CUBATCHTRACE_GPU_TIME=N: two events around one call in N (0: none). */
@@ -72,6 +77,8 @@ static void find_real_batch(void)
         else
             fprintf(stderr, "cbtfloor: no cuEventCreate or cuEventRecord in %s: no timing events\n", path);
     }
+    /* a driver older than CUDA 10 lacks it: the launch door then answers NOT_INITIALIZED */
+    __atomic_store_n(&real_launch, h ? (launch_fn)dlsym(h, "cuGraphLaunch") : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&real_batch1d, fn1d, __ATOMIC_RELEASE);
     __atomic_store_n(&real_batch, fn, __ATOMIC_RELEASE);
 }
@@ -169,5 +176,22 @@ __attribute__((visibility("default"))) CUresult cuMemcpyBatchAsync_v2(CUdevicept
         .attrs = (const uint8_t *)attrs, .idxs = (const uint8_t *)attrsIdxs,
     };
     lttng_ust_tracepoint(cbtfloor, batch1d, &a);
+    return r;
+}
+
+__attribute__((visibility("default"))) CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    launch_fn fn = __atomic_load_n(&real_launch, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        pthread_once(&real_once, find_real_batch);
+        fn = __atomic_load_n(&real_launch, __ATOMIC_ACQUIRE);
+        if (!fn)
+            return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    uint64_t t0 = monotonic_ns();
+    CUresult r = fn(hGraphExec, hStream);
+    uint64_t t1 = monotonic_ns();
+    lttng_ust_tracepoint(cbtfloor, launch, (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hStream, (uint32_t)r,
+                         t1 - t0);
     return r;
 }
