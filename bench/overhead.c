@@ -46,6 +46,11 @@
  *   d2d_1d        the same copies through the 1D call, cuMemcpyBatchAsync_v2
  *                 (one STREAM attribute for all; the doors named so in the
  *                 driver, the shim and the floor)
+ *   d2d_single    one such op through CUDA 13.2's cuMemcpy3DWithAttributesAsync
+ *   d2d_single1d  one such copy through cuMemcpyWithAttributesAsync (its
+ *                 STREAM attribute); the single-op kinds are of 1 op only
+ *                 (other sizes are left out) and need a driver that has
+ *                 them (the test double has; the CUDA 13.0 driver has not)
  *   h2d_pageable  malloc'd (pageable, touched) host memory -> device
  *   array         device -> one float CUDA array, 1024 x rows, one row per op
  *
@@ -164,6 +169,8 @@ static double gpu_slack_ns; /* GPU_TIME_SLACK_NS when CUBATCHTRACE_GPU_TIME is s
 #define MAX_BLOCK 1024
 
 typedef CUresult (*batch_fn)(size_t, CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*single_fn)(CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*single1d_fn)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *, CUstream);
 typedef CUresult (*batch1d_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t,
                                CUstream);
 
@@ -188,8 +195,13 @@ static struct {
     uint64_t (*drvclock_last_ns)(void);           /* only through bench/drvclock */
 } drv;
 
-enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_D2D_1D, K_COUNT };
-static const char *const kind_name[K_COUNT] = {"d2d", "h2d_pageable", "array", "d2d_1d"};
+enum kind { K_D2D, K_H2D_PAGEABLE, K_ARRAY, K_D2D_1D, K_SINGLE, K_SINGLE_1D, K_COUNT };
+static const char *const kind_name[K_COUNT] = {"d2d", "h2d_pageable", "array", "d2d_1d", "d2d_single", "d2d_single1d"};
+/* the kinds a run without --kinds measures (every driver since CUDA 12.8 has their calls) */
+#define K_DEFAULT_COUNT K_SINGLE
+/* a kind of the 1D call's copies (its arrays, its per-copy slack) */
+static inline bool kind_1d(enum kind k) { return k == K_D2D_1D || k == K_SINGLE_1D; }
+static inline bool kind_single(enum kind k) { return k == K_SINGLE || k == K_SINGLE_1D; }
 
 enum contender { C_BARE, C_SHIM, C_FLOOR, C_COUNT };
 static const char *const contender_name[C_COUNT] = {"bare", "shim", "floor"};
@@ -412,6 +424,8 @@ struct contenders {
     int count;              /* 2 (bare, shim) or 3 (bare, shim, floor) */
     batch_fn fn[3];
     batch1d_fn fn1d[3];
+    single_fn single[3];     /* NULL where the driver lacks it */
+    single1d_fn single1d[3];
 };
 
 static CUmemcpy3DOperand dptr_operand(CUdeviceptr p)
@@ -427,7 +441,7 @@ static void make_one(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOr
 {
     lists_built++;
     b->kind = k;
-    if (k == K_D2D_1D) {
+    if (kind_1d(k)) {
         for (size_t i = 0; i < n; i++) {
             b->srcs[i] = b->dsrc + i * OP_BYTES;
             b->dsts[i] = b->ddst + i * OP_BYTES;
@@ -445,6 +459,7 @@ static void make_one(struct bench *b, enum kind k, size_t n, CUmemcpySrcAccessOr
         op->extent.height = op->extent.depth = 1;
         switch (k) {
         case K_D2D:
+        case K_SINGLE:
             op->src = dptr_operand(b->dsrc + i * OP_BYTES);
             op->dst = dptr_operand(b->ddst + i * OP_BYTES);
             op->extent.width = OP_BYTES;
@@ -570,12 +585,29 @@ static void teardown(struct bench *b)
     }
 }
 
+static const char *call_name(enum kind k)
+{
+    switch (k) {
+    case K_D2D_1D: return "cuMemcpyBatchAsync_v2";
+    case K_SINGLE: return "cuMemcpy3DWithAttributesAsync";
+    case K_SINGLE_1D: return "cuMemcpyWithAttributesAsync";
+    default: return "cuMemcpy3DBatchAsync_v2";
+    }
+}
+
 /* One call of contender c on the batch of the current kind. */
 static inline CUresult call(const struct contenders *ct, int c, struct bench *b, size_t n)
 {
-    if (b->kind == K_D2D_1D)
+    switch (b->kind) {
+    case K_D2D_1D:
         return ct->fn1d[c](b->dsts, b->srcs, b->sizes, n, &b->attr, &b->idx0, 1, b->stream);
-    return ct->fn[c](n, b->ops, 0, b->stream);
+    case K_SINGLE:
+        return ct->single[c](b->ops, 0, b->stream);
+    case K_SINGLE_1D:
+        return ct->single1d[c](b->dsts[0], b->srcs[0], b->sizes[0], &b->attr, b->stream);
+    default:
+        return ct->fn[c](n, b->ops, 0, b->stream);
+    }
 }
 
 /* One timed call, the stream drained before it. */
@@ -586,7 +618,7 @@ static inline uint64_t timed_call(const struct contenders *ct, int c, struct ben
     CUresult r = call(ct, c, b, n);
     uint64_t t1 = now_ns();
     if (r != CUDA_SUCCESS)
-        die("%s %s of %zu ops failed: %d (%s)", who, b->kind == K_D2D_1D ? "cuMemcpyBatchAsync_v2" : "cuMemcpy3DBatchAsync_v2",
+        die("%s %s of %zu ops failed: %d (%s)", who, call_name(b->kind),
             n, (int)r, err_name(r));
     return t1 - t0;
 }
@@ -796,7 +828,7 @@ static double time_bound(enum kind kind, size_t n, double floor_ns)
 {
     if (n < PER_OP_FROM)
         return TIME_VS_FLOOR_RATIO * floor_ns + TIME_VS_FLOOR_SLACK_NS;
-    return floor_ns + (double)n * (kind == K_D2D_1D ? PER_OP_SLACK_1D_NS : PER_OP_SLACK_3D_NS);
+    return floor_ns + (double)n * (kind_1d(kind) ? PER_OP_SLACK_1D_NS : PER_OP_SLACK_3D_NS);
 }
 
 /* The statistics of the rounds so far. */
@@ -1306,12 +1338,12 @@ static void parse(int argc, char **argv, struct options *o)
             for (k = 0; k < K_COUNT && strcmp(t, kind_name[k]); k++)
                 ;
             if (k == K_COUNT)
-                die("unknown kind '%s' (d2d, h2d_pageable, array)", t);
+                die("unknown kind '%s' (d2d, h2d_pageable, array, d2d_1d, d2d_single, d2d_single1d)", t);
             o->kinds[k] = true;
         }
         free(copy);
     } else {
-        for (int k = 0; k < K_COUNT; k++)
+        for (int k = 0; k < K_DEFAULT_COUNT; k++)
             o->kinds[k] = true;
     }
     if (!o->shim)
@@ -1390,6 +1422,11 @@ int main(int argc, char **argv)
         die("cannot load the CUDA driver %s: %s", libcuda, dlerror());
     batch_fn bare = (batch_fn)need(hc, "cuMemcpy3DBatchAsync_v2");
     batch1d_fn bare1d = (batch1d_fn)need(hc, "cuMemcpyBatchAsync_v2");
+    single_fn bare_single = (single_fn)dlsym(hc, "cuMemcpy3DWithAttributesAsync");
+    single1d_fn bare_single1d = (single1d_fn)dlsym(hc, "cuMemcpyWithAttributesAsync");
+    if ((o.kinds[K_SINGLE] && !bare_single) || (o.kinds[K_SINGLE_1D] && !bare_single1d))
+        die("the driver has no cuMemcpy3DWithAttributesAsync or cuMemcpyWithAttributesAsync (CUDA 13.2): "
+            "no d2d_single or d2d_single1d kind");
     drv.init = need(hc, "cuInit");
     drv.driver_get_version = need(hc, "cuDriverGetVersion");
     drv.device_get = need(hc, "cuDeviceGet");
@@ -1413,7 +1450,9 @@ int main(int argc, char **argv)
     if (dladdr((void *)bare, &di) && di.dli_fname)
         snprintf(driver_path, sizeof driver_path, "%s", di.dli_fname);
 
-    struct contenders ct = {.count = 3, .fn = {bare, bare, bare}, .fn1d = {bare1d, bare1d, bare1d}};
+    struct contenders ct = {.count = 3, .fn = {bare, bare, bare}, .fn1d = {bare1d, bare1d, bare1d},
+                            .single = {bare_single, bare_single, bare_single},
+                            .single1d = {bare_single1d, bare_single1d, bare_single1d}};
     const char *floor_note = o.floor;
     if (o.no_floor || RUNNING_ON_VALGRIND) {
         ct.count = 2;
@@ -1428,6 +1467,12 @@ int main(int argc, char **argv)
         static const char floor_hint[] = "build it (make), pass --floor PATH / set CBT_FLOOR, or --no-floor";
         ct.fn[C_SHIM] = (batch_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
         ct.fn1d[C_SHIM] = (batch1d_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpyBatchAsync_v2", (void *)bare1d);
+        if (o.kinds[K_SINGLE])
+            ct.single[C_SHIM] = (single_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpy3DWithAttributesAsync",
+                                                     (void *)bare_single);
+        if (o.kinds[K_SINGLE_1D])
+            ct.single1d[C_SHIM] = (single1d_fn)load_door(o.shim, "shim", shim_hint, "cuMemcpyWithAttributesAsync",
+                                                         (void *)bare_single1d);
         void *hs = dlopen(o.shim, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
         churn_alloc = hs ? (CUresult(*)(CUdeviceptr *, size_t))dlsym(hs, "cuMemAlloc_v2") : NULL;
         churn_free = hs ? (CUresult(*)(CUdeviceptr))dlsym(hs, "cuMemFree_v2") : NULL;
@@ -1436,6 +1481,12 @@ int main(int argc, char **argv)
             ct.fn[C_FLOOR] = (batch_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpy3DBatchAsync_v2", (void *)bare);
             ct.fn1d[C_FLOOR] =
                 (batch1d_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpyBatchAsync_v2", (void *)bare1d);
+            if (o.kinds[K_SINGLE])
+                ct.single[C_FLOOR] = (single_fn)load_door(o.floor, "floor", floor_hint, "cuMemcpy3DWithAttributesAsync",
+                                                          (void *)bare_single);
+            if (o.kinds[K_SINGLE_1D])
+                ct.single1d[C_FLOOR] = (single1d_fn)load_door(o.floor, "floor", floor_hint,
+                                                              "cuMemcpyWithAttributesAsync", (void *)bare_single1d);
         }
     }
 
@@ -1591,6 +1642,8 @@ int main(int argc, char **argv)
         if (!o.kinds[k])
             continue;
         for (int s = 0; s < o.nsizes; s++) {
+            if (kind_single((enum kind)k) && o.sizes[s] != 1)
+                continue; /* a single-op call is of one op */
             struct row w;
             run_row(&ct, &b, (enum kind)k, o.sizes[s], &o, &w);
             judge_row(&w, &ct, session, o.null, fake);

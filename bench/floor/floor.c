@@ -3,8 +3,11 @@
  * bench/floor: LTTng's floor for recording a batch, the yardstick the shim
  * is judged against (bench/overhead, bench/README.md).
  *
- * A preload-shaped library with three doors, cuMemcpy3DBatchAsync_v2, the
- * 1D cuMemcpyBatchAsync_v2 (cbtfloor:batch1d: the arrays as raw bytes) and
+ * A preload-shaped library with five doors, cuMemcpy3DBatchAsync_v2, the
+ * 1D cuMemcpyBatchAsync_v2 (cbtfloor:batch1d: the arrays as raw bytes), the
+ * CUDA 13.2 single-op calls cuMemcpy3DWithAttributesAsync and
+ * cuMemcpyWithAttributesAsync (recorded as the batch of one they are: a
+ * cbtfloor:batch of one op, a cbtfloor:batch1d of one copy) and
  * cuGraphLaunch (cbtfloor:launch, for bench/graph-launch.sh: every launch
  * recorded, with its graph, stream, result and driver_ns).  A batch: it reads
  * the clock, forwards to the real driver, reads the clock again and records
@@ -44,10 +47,14 @@ typedef CUresult (*batch1d_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, C
                                CUstream);
 
 typedef CUresult (*launch_fn)(CUgraphExec, CUstream);
+typedef CUresult (*single_fn)(CUDA_MEMCPY3D_BATCH_OP *, unsigned long long, CUstream);
+typedef CUresult (*single1d_fn)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *, CUstream);
 
 static batch_fn real_batch;
 static batch1d_fn real_batch1d;
 static launch_fn real_launch;
+static single_fn real_single;     /* NULL: a driver older than CUDA 13.2 */
+static single1d_fn real_single1d;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 
 /* CUBATCHTRACE_GPU_TIME=N: two events around one call in N (0: none). */
@@ -77,6 +84,8 @@ static void find_real_batch(void)
         else
             fprintf(stderr, "cbtfloor: no cuEventCreate or cuEventRecord in %s: no timing events\n", path);
     }
+    __atomic_store_n(&real_single, h ? (single_fn)dlsym(h, "cuMemcpy3DWithAttributesAsync") : NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&real_single1d, h ? (single1d_fn)dlsym(h, "cuMemcpyWithAttributesAsync") : NULL, __ATOMIC_RELEASE);
     /* a driver older than CUDA 10 lacks it: the launch door then answers NOT_INITIALIZED */
     __atomic_store_n(&real_launch, h ? (launch_fn)dlsym(h, "cuGraphLaunch") : NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&real_batch1d, fn1d, __ATOMIC_RELEASE);
@@ -174,6 +183,63 @@ __attribute__((visibility("default"))) CUresult cuMemcpyBatchAsync_v2(CUdevicept
         .idxs_bytes = array_bytes(attrsIdxs, numAttrs, sizeof *attrsIdxs),
         .dsts = (const uint8_t *)dsts, .srcs = (const uint8_t *)srcs, .sizes = (const uint8_t *)sizes,
         .attrs = (const uint8_t *)attrs, .idxs = (const uint8_t *)attrsIdxs,
+    };
+    lttng_ust_tracepoint(cbtfloor, batch1d, &a);
+    return r;
+}
+
+/* The CUDA 13.2 single-op calls, as the batch of one each is (NOT_FOUND
+ * where the driver lacks them). */
+__attribute__((visibility("default"))) CUresult cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP *op,
+                                                                             unsigned long long flags,
+                                                                             CUstream hStream)
+{
+    single_fn fn = __atomic_load_n(&real_single, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        pthread_once(&real_once, find_real_batch);
+        fn = __atomic_load_n(&real_single, __ATOMIC_ACQUIRE);
+        if (!fn)
+            return CUDA_ERROR_NOT_FOUND;
+    }
+    bool gt = timed();
+    if (gt)
+        (void)ev_record(ev_start, hStream);
+    uint64_t t0 = monotonic_ns();
+    CUresult r = fn(op, flags, hStream);
+    uint64_t t1 = monotonic_ns();
+    if (gt)
+        (void)ev_record(ev_end, hStream);
+    lttng_ust_tracepoint(cbtfloor, batch, 1, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
+                         (const uint8_t *)op, ops_bytes(1, op));
+    return r;
+}
+
+__attribute__((visibility("default"))) CUresult cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src,
+                                                                           size_t size, CUmemcpyAttributes *attr,
+                                                                           CUstream hStream)
+{
+    single1d_fn fn = __atomic_load_n(&real_single1d, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        pthread_once(&real_once, find_real_batch);
+        fn = __atomic_load_n(&real_single1d, __ATOMIC_ACQUIRE);
+        if (!fn)
+            return CUDA_ERROR_NOT_FOUND;
+    }
+    bool gt = timed();
+    if (gt)
+        (void)ev_record(ev_start, hStream);
+    uint64_t t0 = monotonic_ns();
+    CUresult r = fn(dst, src, size, attr, hStream);
+    uint64_t t1 = monotonic_ns();
+    if (gt)
+        (void)ev_record(ev_end, hStream);
+    const size_t idx0 = 0;
+    struct cbtfloor_1d a = {
+        .count = 1, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = t1 - t0, .result = (uint32_t)r,
+        .array_bytes = 8, .attrs_bytes = array_bytes(attr, 1, sizeof *attr),
+        .idxs_bytes = attr ? (uint32_t)sizeof idx0 : 0,
+        .dsts = (const uint8_t *)&dst, .srcs = (const uint8_t *)&src, .sizes = (const uint8_t *)&size,
+        .attrs = (const uint8_t *)attr, .idxs = (const uint8_t *)&idx0,
     };
     lttng_ust_tracepoint(cbtfloor, batch1d, &a);
     return r;
