@@ -103,6 +103,20 @@ if want_sessiond; then
 else
     diag "no session: $CBT_NO_SESSIOND"
 fi
+# The CUDA 13.2 single-op calls: a row of one op each, other sizes left out;
+# a driver without them (the 13.0 double) refused with the reason
+"$bench" --quick --iters 20 --warmup 2 --sizes 1,4 --kinds d2d_single,d2d_single1d --mode none --floor "$floor" \
+    --csv "$CBT_TMP/single.csv" "$CBT_SHIM" >"$CBT_TMP/single.txt" 2>&1
+ok $? "bench/overhead runs the single-op kinds"
+is "$(awk -F, 'NR > 1 { printf "%s/%s ", $1, $2 }' "$CBT_TMP/single.csv")" "d2d_single/1 d2d_single1d/1 " \
+    "the single-op kinds: one row each, of one op"
+if [ -f "$CBT_FAKECUDA13_0_DIR/libcuda.so.1" ]; then
+    "$bench" --quick --sizes 1 --kinds d2d_single --mode none --floor "$floor" \
+        --libcuda "$CBT_FAKECUDA13_0_DIR/libcuda.so.1" "$CBT_SHIM" >"$CBT_TMP/single13.txt" 2>&1
+    st=$?
+    is "$st $(grep -c 'no cuMemcpy3DWithAttributesAsync or cuMemcpyWithAttributesAsync (CUDA 13.2)' "$CBT_TMP/single13.txt")" \
+        "1 1" "a driver without the single-op calls: the kinds refused, said why"
+fi
 bash "$top_srcdir/bench/overhead-run" --passes gputimex "$top_builddir" "$CBT_TMP/bad" >/dev/null 2>"$CBT_TMP/bad.err"
 is "$?" 2 "overhead-run: an unknown pass is refused"
 grep -q "unknown pass 'gputimex'" "$CBT_TMP/bad.err"; ok $? "overhead-run: and named"
