@@ -15,12 +15,13 @@
 #   ust      liblttng-ust alone preloaded: LTTng's threads in the process,
 #            which make glibc's locks, the driver's included, dearer than in
 #            a process of one thread;
-#   shim     the shim preloaded, no session: a graph without batch nodes
-#            costs its one lookup, one with batch nodes a locked find;
+#   shim     the shim preloaded, no session: a launch costs its one lookup
+#            (where graphs with batch nodes are known, the thread's answer
+#            for its last graph);
 #   floor    bench/floor preloaded in a session: LTTng's floor for recording
 #            a launch (one cbtfloor:launch event per launch, every graph);
 #   session  the shim preloaded in the same session: it records each launch
-#            of a graph holding batch nodes (cubatchtrace:graph), none other.
+#            of a graph holding batch nodes (cubatchtrace:launch), none other.
 # The floor and session passes run in an LTTng session this script makes
 # for them in each round (a blocking channel, as bench/overhead-run's, so
 # that no event is discarded), on a session daemon already running or one it
