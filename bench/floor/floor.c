@@ -116,6 +116,33 @@ static inline bool timed(void)
     return true;
 }
 
+/* The driver's function behind a door (`real`, found once: again here in
+ * case another library's constructor calls the door before this one ran);
+ * NULL where the driver lacks it. */
+#define REAL_FN(real)                                                                                                  \
+    ({                                                                                                                 \
+        __typeof__(real) f_ = __atomic_load_n(&(real), __ATOMIC_ACQUIRE);                                              \
+        if (!f_) {                                                                                                     \
+            pthread_once(&real_once, find_real_batch);                                                                 \
+            f_ = __atomic_load_n(&(real), __ATOMIC_ACQUIRE);                                                           \
+        }                                                                                                              \
+        f_;                                                                                                            \
+    })
+
+/* A copy's driver call between two clock reads (its driver_ns), with the
+ * two timing events around it where this call is timed (CUBATCHTRACE_GPU_TIME). */
+#define TIMED_CALL(stream, call, driver_ns)                                                                            \
+    do {                                                                                                               \
+        bool gt_ = timed();                                                                                            \
+        if (gt_)                                                                                                       \
+            (void)ev_record(ev_start, (stream));                                                                       \
+        uint64_t t0_ = monotonic_ns();                                                                                 \
+        call;                                                                                                          \
+        (driver_ns) = monotonic_ns() - t0_;                                                                            \
+        if (gt_)                                                                                                       \
+            (void)ev_record(ev_end, (stream));                                                                         \
+    } while (0)
+
 /* The op list as recorded: its bytes, or none where they cannot be read or
  * would not fit the sequence's 32-bit length. */
 static inline uint32_t ops_bytes(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *ops)
@@ -128,22 +155,13 @@ static inline uint32_t ops_bytes(size_t num_ops, const CUDA_MEMCPY3D_BATCH_OP *o
 __attribute__((visibility("default"))) CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
                                                                        unsigned long long flags, CUstream hStream)
 {
-    batch_fn fn = __atomic_load_n(&real_batch, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        pthread_once(&real_once, find_real_batch);
-        fn = __atomic_load_n(&real_batch, __ATOMIC_ACQUIRE);
-        if (!fn)
-            return CUDA_ERROR_NOT_INITIALIZED;
-    }
-    bool gt = timed();
-    if (gt)
-        (void)ev_record(ev_start, hStream);
-    uint64_t t0 = monotonic_ns();
-    CUresult r = fn(numOps, opList, flags, hStream);
-    uint64_t t1 = monotonic_ns();
-    if (gt)
-        (void)ev_record(ev_end, hStream);
-    lttng_ust_tracepoint(cbtfloor, batch, numOps, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
+    batch_fn fn = REAL_FN(real_batch);
+    if (!fn)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r;
+    uint64_t driver_ns;
+    TIMED_CALL(hStream, r = fn(numOps, opList, flags, hStream), driver_ns);
+    lttng_ust_tracepoint(cbtfloor, batch, numOps, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, driver_ns,
                          (const uint8_t *)opList, ops_bytes(numOps, opList));
     return r;
 }
@@ -161,23 +179,14 @@ __attribute__((visibility("default"))) CUresult cuMemcpyBatchAsync_v2(CUdevicept
                                                                      CUmemcpyAttributes *attrs, size_t *attrsIdxs,
                                                                      size_t numAttrs, CUstream hStream)
 {
-    batch1d_fn fn = __atomic_load_n(&real_batch1d, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        pthread_once(&real_once, find_real_batch);
-        fn = __atomic_load_n(&real_batch1d, __ATOMIC_ACQUIRE);
-        if (!fn)
-            return CUDA_ERROR_NOT_INITIALIZED;
-    }
-    bool gt = timed();
-    if (gt)
-        (void)ev_record(ev_start, hStream);
-    uint64_t t0 = monotonic_ns();
-    CUresult r = fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
-    uint64_t t1 = monotonic_ns();
-    if (gt)
-        (void)ev_record(ev_end, hStream);
+    batch1d_fn fn = REAL_FN(real_batch1d);
+    if (!fn)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r;
+    uint64_t driver_ns;
+    TIMED_CALL(hStream, r = fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream), driver_ns);
     struct cbtfloor_1d a = {
-        .count = count, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = t1 - t0, .result = (uint32_t)r,
+        .count = count, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = driver_ns, .result = (uint32_t)r,
         .array_bytes = dsts && srcs && sizes ? array_bytes(dsts, count, 8) : 0,
         .attrs_bytes = array_bytes(attrs, numAttrs, sizeof *attrs),
         .idxs_bytes = array_bytes(attrsIdxs, numAttrs, sizeof *attrsIdxs),
@@ -194,22 +203,13 @@ __attribute__((visibility("default"))) CUresult cuMemcpy3DWithAttributesAsync(CU
                                                                              unsigned long long flags,
                                                                              CUstream hStream)
 {
-    single_fn fn = __atomic_load_n(&real_single, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        pthread_once(&real_once, find_real_batch);
-        fn = __atomic_load_n(&real_single, __ATOMIC_ACQUIRE);
-        if (!fn)
-            return CUDA_ERROR_NOT_FOUND;
-    }
-    bool gt = timed();
-    if (gt)
-        (void)ev_record(ev_start, hStream);
-    uint64_t t0 = monotonic_ns();
-    CUresult r = fn(op, flags, hStream);
-    uint64_t t1 = monotonic_ns();
-    if (gt)
-        (void)ev_record(ev_end, hStream);
-    lttng_ust_tracepoint(cbtfloor, batch, 1, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, t1 - t0,
+    single_fn fn = REAL_FN(real_single);
+    if (!fn)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r;
+    uint64_t driver_ns;
+    TIMED_CALL(hStream, r = fn(op, flags, hStream), driver_ns);
+    lttng_ust_tracepoint(cbtfloor, batch, 1, flags, (uint64_t)(uintptr_t)hStream, (uint32_t)r, driver_ns,
                          (const uint8_t *)op, ops_bytes(1, op));
     return r;
 }
@@ -218,24 +218,15 @@ __attribute__((visibility("default"))) CUresult cuMemcpyWithAttributesAsync(CUde
                                                                            size_t size, CUmemcpyAttributes *attr,
                                                                            CUstream hStream)
 {
-    single1d_fn fn = __atomic_load_n(&real_single1d, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        pthread_once(&real_once, find_real_batch);
-        fn = __atomic_load_n(&real_single1d, __ATOMIC_ACQUIRE);
-        if (!fn)
-            return CUDA_ERROR_NOT_FOUND;
-    }
-    bool gt = timed();
-    if (gt)
-        (void)ev_record(ev_start, hStream);
-    uint64_t t0 = monotonic_ns();
-    CUresult r = fn(dst, src, size, attr, hStream);
-    uint64_t t1 = monotonic_ns();
-    if (gt)
-        (void)ev_record(ev_end, hStream);
+    single1d_fn fn = REAL_FN(real_single1d);
+    if (!fn)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r;
+    uint64_t driver_ns;
+    TIMED_CALL(hStream, r = fn(dst, src, size, attr, hStream), driver_ns);
     const size_t idx0 = 0;
     struct cbtfloor_1d a = {
-        .count = 1, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = t1 - t0, .result = (uint32_t)r,
+        .count = 1, .stream = (uint64_t)(uintptr_t)hStream, .driver_ns = driver_ns, .result = (uint32_t)r,
         .array_bytes = 8, .attrs_bytes = array_bytes(attr, 1, sizeof *attr),
         .idxs_bytes = attr ? (uint32_t)sizeof idx0 : 0,
         .dsts = (const uint8_t *)&dst, .srcs = (const uint8_t *)&src, .sizes = (const uint8_t *)&size,
@@ -247,13 +238,9 @@ __attribute__((visibility("default"))) CUresult cuMemcpyWithAttributesAsync(CUde
 
 __attribute__((visibility("default"))) CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-    launch_fn fn = __atomic_load_n(&real_launch, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        pthread_once(&real_once, find_real_batch);
-        fn = __atomic_load_n(&real_launch, __ATOMIC_ACQUIRE);
-        if (!fn)
-            return CUDA_ERROR_NOT_INITIALIZED;
-    }
+    launch_fn fn = REAL_FN(real_launch);
+    if (!fn)
+        return CUDA_ERROR_NOT_INITIALIZED;
     uint64_t t0 = monotonic_ns();
     CUresult r = fn(hGraphExec, hStream);
     uint64_t t1 = monotonic_ns();
