@@ -369,7 +369,8 @@ static CUresult launch(int fi, void *fn, CUgraphExec e, CUstream s, void *caller
     /* the one lookup a graph without batch nodes costs */
     if (cbt_likely(!__atomic_load_n(&G.nexecs_seen, __ATOMIC_ACQUIRE)))
         return ((launch_fn)fn)(e, s);
-    if (!holds_batch_nodes(e) || !cbt_tp_enabled(graph))
+    /* a launch is read against its graph's nodes (graph events): both recorded, or no launch timed */
+    if (!holds_batch_nodes(e) || !cbt_tp_enabled(launch) || !cbt_tp_enabled(graph))
         return ((launch_fn)fn)(e, s);
     uint64_t t0 = cbt_mono_ns();
     CUresult r = ((launch_fn)fn)(e, s);
